@@ -1,0 +1,1 @@
+"""Per-server catalogs of tool (and later resource and prompt) metadata."""

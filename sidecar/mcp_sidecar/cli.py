@@ -1,0 +1,148 @@
+"""`mcp-sidecar`: serve stdio JSON-RPC (no subcommand), or run one headless operation.
+
+Headless subcommands run the same services in-process and print JSON (`--json`) or text.
+Stdout carries only the JSON-RPC stream when serving, and only the result otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from mcp_sidecar import __version__
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcp-sidecar",
+        description="Owns MCP server connections for editors. With no command, serves JSON-RPC on stdio.",
+    )
+    parser.add_argument("--version", action="version", version=f"mcp-sidecar {__version__}")
+    parser.add_argument("--log-file", help="also write the sidecar's log to this file")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging on stderr (-vv: debug)")
+    parser.add_argument("--project", type=Path, help="workspace directory (its .mcp.json, cwd for stdio servers)")
+    parser.add_argument("--trust-project", action="store_true", help="read the project's .mcp.json")
+    parser.add_argument("--json", action="store_true", help="print results as JSON")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.add_parser("serve", help="serve JSON-RPC on stdio (the default)")
+    sub.add_parser("status", help="one row per configured server")
+    get = sub.add_parser("get", help="inspect a server (connection values hidden)")
+    get.add_argument("server")
+    tools = sub.add_parser("tools", help="a server's tool catalog, filters applied")
+    tools.add_argument("server")
+    logs = sub.add_parser("logs", help="a server's captured stderr (after this process connected it)")
+    logs.add_argument("server")
+    activate = sub.add_parser("activate", help="activate exact tool ids (server.tool)")
+    activate.add_argument("ids", nargs="+")
+    call = sub.add_parser("call", help="activate and call one tool: call SERVER.TOOL [JSON-ARGUMENTS]")
+    call.add_argument("id")
+    call.add_argument("arguments", nargs="?", default="{}")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from mcp_sidecar import logs
+
+    logs.setup(args.verbose, args.log_file)
+    project = args.project.resolve() if args.project else None
+    if args.command in (None, "serve"):
+        from mcp_sidecar.server import serve_stdio
+
+        return serve_stdio({"workspace": project or Path.cwd(), "trusted": args.trust_project})
+    return asyncio.run(_headless(args, project or Path.cwd()))
+
+
+async def _headless(args: argparse.Namespace, project: Path) -> int:
+    from mcp_sidecar.output import render
+    from mcp_sidecar.protocol.errors import SidecarError
+    from mcp_sidecar.services import activation, status
+    from mcp_sidecar.services.app import Sidecar
+
+    app = Sidecar(lambda method, params: None, workspace=project, trusted=args.trust_project)
+    app.ensure_loaded()
+    run: Callable[[], Awaitable[Any]]
+    text: Callable[[Any], str]
+    command = args.command
+    if command == "status":
+
+        async def run() -> Any:
+            return status.status(app)
+
+        text = render.status_matrix
+    elif command == "get":
+
+        async def run() -> Any:
+            return status.get_server(app, args.server)
+
+        text = _pretty
+    elif command == "tools":
+
+        async def run() -> Any:
+            return await status.server_tools(app, args.server)
+
+        text = render.tools_list
+    elif command == "logs":
+
+        async def run() -> Any:
+            return status.server_logs(app, args.server)
+
+        def text(result: Any) -> str:
+            return "\n".join(line["text"] for line in result["lines"]) or "(no output captured)"
+
+    elif command == "activate":
+
+        async def run() -> Any:
+            return await activation.activate(app, tuple(dict.fromkeys(args.ids)), "cli")
+
+        def text(result: Any) -> str:
+            return str(result["text"])
+
+    else:  # call
+        try:
+            arguments = json.loads(args.arguments)
+        except json.JSONDecodeError:
+            print("mcp-sidecar: the arguments must be a JSON object", file=sys.stderr)
+            return EXIT_USAGE
+        if not isinstance(arguments, dict):
+            print("mcp-sidecar: the arguments must be a JSON object", file=sys.stderr)
+            return EXIT_USAGE
+
+        async def run() -> Any:
+            activated = await activation.activate(app, (args.id,), "cli")
+            outcome = activated["results"][0]
+            if outcome["status"] == "not loaded":
+                return {"activation": activated}
+            return await activation.call_tool(app, args.id, arguments, "cli")
+
+        def text(result: Any) -> str:
+            if "activation" in result:
+                return str(result["activation"]["text"])
+            return render.tool_result(result)
+
+    try:
+        result = await run()
+    except SidecarError as exc:
+        diag = exc.diagnostic
+        if args.json:
+            print(json.dumps({"error": diag.to_json()}, indent=2, ensure_ascii=False))
+        else:
+            print(diag.render(), file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        await app.shutdown()
+    print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else text(result))
+    failed = "activation" in result or bool(result.get("isError")) if isinstance(result, dict) else False
+    return EXIT_FAILED if failed else 0
+
+
+def _pretty(result: Any) -> str:
+    return json.dumps(result, indent=2, ensure_ascii=False)

@@ -1,0 +1,1 @@
+"""Configuration: files, scopes, trust, validation and interpolation."""

@@ -1,0 +1,110 @@
+"""Resolve `${VAR}` references when a server connects, never earlier.
+
+`command`, `args`, `cwd`, `env`, `url` and `headers` take `${VAR}`. In `env` and `headers`,
+values also take `$VAR`, `$$` for a literal `$` and `$!` for a literal `!`; a value whose
+original text starts with `!` is a secret command (run by the connection layer, see
+docs/configuration.md). A missing variable stops this server only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mcp_sidecar.config.model import ServerConfig
+
+_BRACED = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_SHELL_STYLE = re.compile(r"\$(?:\$|!|\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+class MissingVariable(Exception):
+    def __init__(self, variable: str, field_name: str) -> None:
+        super().__init__(f"environment variable {variable} (used in `{field_name}`) is not set")
+        self.variable = variable
+        self.field_name = field_name
+
+
+@dataclass(frozen=True, slots=True)
+class SecretCommand:
+    """A `!command` value in env or headers; run at connect time."""
+
+    command: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedServer:
+    command: str | None
+    args: tuple[str, ...]
+    cwd: str | None
+    env: dict[str, str | SecretCommand]
+    url: str | None
+    headers: dict[str, str | SecretCommand]
+    secret_values: frozenset[str] = field(default=frozenset())
+    """Every value that came from the environment or a header/env field, for redaction."""
+
+
+def _braced(text: str, field_name: str, environ: Mapping[str, str], found: set[str]) -> str:
+    def sub(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in environ:
+            raise MissingVariable(name, field_name)
+        found.add(environ[name])
+        return environ[name]
+
+    return _BRACED.sub(sub, text)
+
+
+def _shell_style(text: str, field_name: str, environ: Mapping[str, str], found: set[str]) -> str:
+    def sub(match: re.Match[str]) -> str:
+        whole = match.group(0)
+        if whole == "$$":
+            return "$"
+        if whole == "$!":
+            return "!"
+        name = match.group(1) or match.group(2)
+        if name not in environ:
+            raise MissingVariable(name, field_name)
+        found.add(environ[name])
+        return environ[name]
+
+    return _SHELL_STYLE.sub(sub, text)
+
+
+def _secret_map(
+    values: Mapping[str, str], field_name: str, environ: Mapping[str, str], found: set[str]
+) -> dict[str, str | SecretCommand]:
+    out: dict[str, str | SecretCommand] = {}
+    for key, value in values.items():
+        if value.startswith("!"):
+            out[key] = SecretCommand(value[1:])
+        else:
+            resolved = _shell_style(value, f"{field_name}.{key}", environ, found)
+            found.add(resolved)
+            out[key] = resolved
+    return out
+
+
+def resolve(config: ServerConfig, workspace: Path | None, environ: Mapping[str, str] | None = None) -> ResolvedServer:
+    env_source = os.environ if environ is None else environ
+    found: set[str] = set()
+    command = _braced(config.command, "command", env_source, found) if config.command else None
+    args = tuple(_braced(a, "args", env_source, found) for a in config.args)
+    cwd: str | None = None
+    if config.transport == "stdio":
+        base = workspace or Path.cwd()
+        cwd = str(base / _braced(config.cwd, "cwd", env_source, found)) if config.cwd else str(base)
+    url = _braced(config.url, "url", env_source, found) if config.url else None
+    env = _secret_map(config.env, "env", env_source, found)
+    headers = _secret_map(config.headers, "headers", env_source, found)
+    return ResolvedServer(
+        command=command,
+        args=args,
+        cwd=cwd,
+        env=env,
+        url=url,
+        headers=headers,
+        secret_values=frozenset(v for v in found if len(v) >= 4),
+    )

@@ -1,0 +1,1 @@
+"""The only layer that imports the `mcp` SDK: one owner task per server connection."""

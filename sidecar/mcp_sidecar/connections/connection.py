@@ -1,0 +1,450 @@
+"""One MCP server connection, owned by exactly one task.
+
+The SDK's `Client` is an anyio task group that must be entered and left in the same task,
+so an owner task enters it, publishes the client, and waits until asked to stop. Request
+handlers (other tasks) call the published client; they never enter SDK context managers.
+Connecting is bounded by the server's timeout by cancelling the owner task, which also
+avoids the SDK's fixed 10 s discovery probe when a server never answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from mcp_sidecar import __version__, tasks
+from mcp_sidecar.config.interpolate import MissingVariable, ResolvedServer, SecretCommand, resolve
+from mcp_sidecar.config.model import ServerConfig
+from mcp_sidecar.connections.errors import FailureContext, classify
+from mcp_sidecar.connections.stderr_log import StderrLog, StderrPipe
+from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, fail
+
+if TYPE_CHECKING:
+    from mcp import Client
+
+log = logging.getLogger(__name__)
+
+State = Literal["idle", "connecting", "connected", "disabled", "failed"]
+
+MAX_CATALOG_ENTRIES = 10_000
+MAX_CATALOG_BYTES = 4 * 1024 * 1024
+
+
+class Connection:
+    def __init__(
+        self,
+        config: ServerConfig,
+        workspace: Path | None,
+        on_change: Callable[[Connection], None],
+        on_catalog_invalidated: Callable[[Connection, str], None],
+    ) -> None:
+        self.config = config
+        self.name = config.name
+        self.workspace = workspace
+        self.state: State = "disabled" if config.disabled else "idle"
+        self.last_diagnostic: Diagnostic | None = None
+        self.protocol_version: str | None = None
+        self.connected_at: float | None = None
+        self.log = StderrLog()
+        self._on_change = on_change
+        self._on_catalog_invalidated = on_catalog_invalidated
+        self._client: Client | None = None
+        self._owner: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._ready: asyncio.Future[None] | None = None
+        self._closing = False
+        self._http_status: int | None = None
+        self._garbage_lines = 0
+        self.tools_stale = False
+        """Set by a tools/list_changed notification; the next listing must go to the server."""
+        self.listening = False
+        """True while change notifications can arrive (always on handshake-era sessions)."""
+        self.generation = 0
+        """Increments on every new connection, so catalogs can tell which connection made them."""
+
+    # -- state -------------------------------------------------------------------------------
+
+    def _set_state(self, state: State, diag: Diagnostic | None = None) -> None:
+        changed = state != self.state or diag != self.last_diagnostic
+        self.state = state
+        if diag is not None or state in ("connected", "idle", "disabled"):
+            self.last_diagnostic = diag
+        if changed:
+            self._on_change(self)
+
+    def _ctx(self, operation: str, connecting: bool = False) -> FailureContext:
+        return FailureContext(
+            operation=operation,
+            server=self.name,
+            http_status=self._http_status,
+            garbage_lines=self._garbage_lines,
+            connecting=connecting,
+        )
+
+    # -- connecting --------------------------------------------------------------------------
+
+    async def connect(self, operation: str) -> Client:
+        """Return a live client, connecting first if needed; concurrent callers share one attempt."""
+        if self.config.disabled:
+            raise fail("server_disabled", operation, "The server is disabled.", self.name)
+        if self._client is not None and self.state == "connected":
+            return self._client
+        if self._ready is None or self._ready.done():
+            self._start_owner(operation)
+        assert self._ready is not None
+        # shield: one caller's cancellation must not abort the attempt other callers share.
+        await asyncio.shield(self._ready)
+        assert self._client is not None
+        return self._client
+
+    def _start_owner(self, operation: str) -> None:
+        self._stop = asyncio.Event()
+        self._ready = asyncio.get_running_loop().create_future()
+        self._http_status = None
+        self._garbage_lines = 0
+        self._set_state("connecting")
+        self._owner = tasks.spawn(self._own(operation, self._ready, self._stop), f"mcp-connection:{self.name}")
+        tasks.spawn(self._bound_connect(self._owner, self._ready, operation), f"mcp-connect-timer:{self.name}")
+
+    async def _bound_connect(self, owner: asyncio.Task[None], ready: asyncio.Future[None], operation: str) -> None:
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), self.config.request_timeout_s)
+        except TimeoutError:
+            owner.cancel()
+            with contextlib.suppress(BaseException):
+                await owner
+            if not ready.done():
+                error = classify(TimeoutError(), self._ctx(operation, connecting=True))
+                self._fail_ready(ready, error)
+        except BaseException:
+            return  # the attempt failed on its own; _own reported it
+
+    def _fail_ready(self, ready: asyncio.Future[None], error: SidecarError) -> None:
+        if not ready.done():
+            ready.set_exception(error)
+            ready.exception()  # mark retrieved: waiters may all have gone
+        self._client = None
+        self._set_state("failed", error.diagnostic)
+
+    async def _own(self, operation: str, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
+        pipe: StderrPipe | None = None
+        try:
+            resolved = self._resolve(operation)
+            self.log.set_secrets(resolved.secret_values)
+            from mcp import Client
+            from mcp_types import Implementation
+
+            if self.config.transport == "stdio":
+                pipe = StderrPipe(self.log)
+                await pipe.start()
+            transport = await self._transport(resolved, pipe)
+            client = Client(
+                transport,
+                mode=self.config.protocol,
+                read_timeout_seconds=self.config.request_timeout_s,
+                message_handler=self._on_message,
+                client_info=Implementation(name="mcp-sidecar", version=__version__),
+                cache=None,
+            )
+            async with client:
+                if pipe is not None:
+                    pipe.close_writer()
+                self._client = client
+                self.protocol_version = client.protocol_version
+                self.connected_at = time.time()
+                self.generation += 1
+                self.tools_stale = False
+                self.listening = not _is_modern(client.protocol_version)
+                if not ready.done():
+                    ready.set_result(None)
+                self._set_state("connected")
+                listener = None
+                if _is_modern(client.protocol_version):
+                    listener = tasks.spawn(self._listen(client), f"mcp-listen:{self.name}")
+                try:
+                    await stop.wait()
+                finally:
+                    self.listening = False
+                    if listener is not None:
+                        listener.cancel()
+                        with contextlib.suppress(BaseException):
+                            await listener
+        except asyncio.CancelledError:
+            if not ready.done():
+                self._fail_ready(ready, classify(TimeoutError(), self._ctx(operation, connecting=True)))
+            raise
+        except BaseException as exc:
+            error = classify(exc, self._ctx(operation, connecting=not ready.done()))
+            log.info("server %s: connection ended: %s", self.name, error.diagnostic.code)
+            if not ready.done():
+                self._fail_ready(ready, error)
+            elif not self._closing:
+                self._client = None
+                self._set_state("failed", error.diagnostic)
+        finally:
+            self._client = None
+            if pipe is not None:
+                pipe.close()
+
+    def _resolve(self, operation: str) -> ResolvedServer:
+        try:
+            resolved = resolve(self.config, self.workspace)
+        except MissingVariable as exc:
+            raise fail(
+                "configuration_invalid",
+                operation,
+                f"Environment variable {exc.variable} (used in `{exc.field_name}`) is not set.",
+                self.name,
+            ) from None
+        secret_fields = [k for k, v in {**resolved.env, **resolved.headers}.items() if isinstance(v, SecretCommand)]
+        if secret_fields:
+            raise fail(
+                "secret_lookup_failed",
+                operation,
+                f"Secret commands (values starting with `!`, in {', '.join(sorted(secret_fields))}) are not "
+                "supported by this version yet.",
+                self.name,
+            )
+        return resolved
+
+    async def _transport(self, resolved: ResolvedServer, pipe: StderrPipe | None) -> Any:
+        if self.config.transport == "stdio":
+            from mcp import StdioServerParameters
+            from mcp.client.stdio import stdio_client
+
+            assert resolved.command is not None
+            assert pipe is not None
+            env = {k: v for k, v in resolved.env.items() if isinstance(v, str)}
+            params = StdioServerParameters(
+                command=resolved.command, args=list(resolved.args), env=env or None, cwd=resolved.cwd
+            )
+            return self._watched(stdio_client(params, errlog=pipe.writer))  # type: ignore[arg-type]
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        assert resolved.url is not None
+        headers = {k: v for k, v in resolved.headers.items() if isinstance(v, str)}
+
+        async def record_status(response: httpx2.Response) -> None:
+            if response.status_code >= 400:
+                self._http_status = response.status_code
+
+        timeout = self.config.request_timeout_s
+        http = httpx2.AsyncClient(
+            headers=headers,
+            timeout=httpx2.Timeout(timeout, read=max(timeout, 300.0)),
+            event_hooks={"response": [record_status]},
+            follow_redirects=False,
+        )
+        return self._watched(streamable_http_client(resolved.url, http_client=http), http)
+
+    @asynccontextmanager
+    async def _watched(self, transport: Any, http: Any = None) -> AsyncIterator[tuple[Any, Any]]:
+        """Wrap the transport's read stream to notice garbage lines and the end of the stream."""
+        try:
+            async with transport as (read, write):
+                yield _WatchedReceive(read, self), write
+        finally:
+            if http is not None:
+                await http.aclose()
+
+    async def _listen(self, client: Client) -> None:
+        """Modern-era sessions announce list changes only on a `subscriptions/listen` stream."""
+        try:
+            async with client.listen(
+                tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True
+            ) as subscription:
+                self.listening = bool(subscription.honored.tools_list_changed)
+                async for event in subscription:
+                    kind = type(event).__name__
+                    if kind == "ToolsListChanged":
+                        self.tools_stale = True
+                        self._on_catalog_invalidated(self, "tools")
+                    elif kind == "ResourcesListChanged":
+                        self._on_catalog_invalidated(self, "resources")
+                    elif kind == "PromptsListChanged":
+                        self._on_catalog_invalidated(self, "prompts")
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.info("server %s: change stream unavailable (%s)", self.name, type(exc).__name__)
+        finally:
+            # Without a stream, changes can go unnoticed: callers re-list before trusting the catalog.
+            self.listening = False
+            self.tools_stale = True
+
+    def _on_eof(self) -> None:
+        if self._closing or self.state != "connected":
+            return
+        diag = fail("connection_failed", "connection", "The server closed the connection.", self.name)
+        log.info("server %s: stream ended", self.name)
+        self._client = None
+        self._set_state("failed", diag.diagnostic)
+        self._stop.set()
+
+    def _on_garbage(self) -> None:
+        self._garbage_lines += 1
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):
+            return  # garbage lines are counted by the watched stream
+        kind = type(message).__name__
+        if kind == "ToolListChangedNotification":
+            self.tools_stale = True
+            self._on_catalog_invalidated(self, "tools")
+        elif kind == "ResourceListChangedNotification":
+            self._on_catalog_invalidated(self, "resources")
+        elif kind == "PromptListChangedNotification":
+            self._on_catalog_invalidated(self, "prompts")
+
+    # -- requests ----------------------------------------------------------------------------
+
+    async def _request_failed(self, exc: BaseException, operation: str) -> SidecarError:
+        error = classify(exc, self._ctx(operation))
+        if error.diagnostic.code in ("connection_failed", "protocol_error"):
+            # The session is unusable; the next request reconnects.
+            await self.close(state="failed", diag=error.diagnostic)
+        return error
+
+    async def list_tools(self, operation: str) -> list[dict[str, Any]]:
+        client = await self.connect(operation)
+        try:
+            tools, cursor, size, seen = [], None, 0, set()
+            while True:
+                page = await client.list_tools(cursor=cursor)
+                for tool in page.tools:
+                    descriptor = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+                    size += len(json.dumps(descriptor, separators=(",", ":")))
+                    if tool.name in seen:
+                        raise fail(
+                            "protocol_error",
+                            operation,
+                            f"The tool catalog lists {tool.name!r} twice.",
+                            self.name,
+                        )
+                    seen.add(tool.name)
+                    tools.append(descriptor)
+                if len(tools) > MAX_CATALOG_ENTRIES or size > MAX_CATALOG_BYTES:
+                    raise fail(
+                        "protocol_error",
+                        operation,
+                        f"The tool catalog exceeds {MAX_CATALOG_ENTRIES} entries or 4 MiB of descriptors.",
+                        self.name,
+                    )
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+        except SidecarError:
+            raise
+        except Exception as exc:
+            raise await self._request_failed(exc, operation) from None
+        self.tools_stale = False
+        return tools
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], operation: str) -> dict[str, Any]:
+        client = await self.connect(operation)
+        try:
+            result = await client.call_tool(name, arguments, read_timeout_seconds=self.config.call_timeout_s)
+        except asyncio.CancelledError:
+            raise
+        except RuntimeError as exc:
+            from mcp import MCPError
+
+            if isinstance(exc, MCPError):
+                raise await self._request_failed(exc, operation) from None
+            raise fail(
+                "protocol_error",
+                operation,
+                "The tool's result does not match its declared output schema.",
+                self.name,
+            ) from None
+        except Exception as exc:
+            raise await self._request_failed(exc, operation) from None
+        dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        dumped.setdefault("isError", False)
+        return dumped
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def close(self, state: State | None = None, diag: Diagnostic | None = None) -> None:
+        """Close the connection (if any) and wait for the owner task to finish its cleanup."""
+        owner = self._owner
+        self._closing = True
+        try:
+            self._stop.set()
+            if self._ready is not None and not self._ready.done():
+                self._ready.cancel()
+            if owner is not None and not owner.done():
+                try:
+                    await asyncio.wait_for(asyncio.shield(owner), 10)
+                except (TimeoutError, asyncio.CancelledError):
+                    owner.cancel()
+                except BaseException:
+                    pass
+        finally:
+            self._closing = False
+            self._client = None
+            self._owner = None
+            self._ready = None
+        if state is None:
+            state = "disabled" if self.config.disabled else "idle"
+        self._set_state(state, diag)
+
+
+def _is_modern(version: str | None) -> bool:
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    return version in MODERN_PROTOCOL_VERSIONS
+
+
+class _WatchedReceive:
+    """Delegates to the transport's receive stream and reports garbage and end of stream."""
+
+    def __init__(self, inner: Any, connection: Connection) -> None:
+        self._inner = inner
+        self._connection = connection
+
+    async def receive(self) -> Any:
+        import anyio
+
+        try:
+            item = await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self._connection._on_eof()
+            raise
+        if isinstance(item, Exception):
+            self._connection._on_garbage()
+        return item
+
+    def __aiter__(self) -> _WatchedReceive:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def close(self) -> None:
+        self._inner.close()
+
+    async def __aenter__(self) -> _WatchedReceive:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)

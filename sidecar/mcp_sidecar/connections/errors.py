@@ -1,0 +1,122 @@
+"""Classify what the SDK, the transports and the OS raise into diagnostics.
+
+This is where exceptions stop: messages are ours and generic, chosen by exception type and
+JSON-RPC code, never by the exception's text (which can carry server output or secrets).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from mcp_sidecar.protocol.errors import SidecarError, fail
+
+
+@dataclass(slots=True)
+class FailureContext:
+    """What the connection observed around a failure, to classify it better."""
+
+    operation: str
+    server: str
+    http_status: int | None = None
+    garbage_lines: int = 0
+    connecting: bool = False
+
+
+def leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        out: list[BaseException] = []
+        for inner in exc.exceptions:
+            out.extend(leaves(inner))
+        return out
+    return [exc]
+
+
+def classify(exc: BaseException, ctx: FailureContext) -> SidecarError:
+    if isinstance(exc, SidecarError):
+        return exc
+    candidates = leaves(exc)
+    # Prefer the most specific leaf: a timeout or HTTP status over a generic closure.
+    for leaf in candidates:
+        error = _classify_leaf(leaf, ctx)
+        if error.diagnostic.code != "operation_failed":
+            return error
+    return _classify_leaf(candidates[0], ctx)
+
+
+def _classify_leaf(exc: BaseException, ctx: FailureContext) -> SidecarError:
+    op, server = ctx.operation, ctx.server
+    if ctx.http_status in (401,):
+        return fail("authentication_required", op, "The server requires authentication.", server)
+    if ctx.http_status == 403:
+        return fail("permission_denied", op, "The server denied access.", server)
+    if isinstance(exc, SidecarError):
+        return exc
+    if isinstance(exc, TimeoutError | asyncio.TimeoutError):
+        if ctx.garbage_lines:
+            return fail("protocol_error", op, "The server wrote output that is not MCP JSON-RPC.", server)
+        what = "connect" if ctx.connecting else "answer"
+        return fail("timeout", op, f"The server did not {what} within the time limit.", server)
+    if isinstance(exc, FileNotFoundError):
+        return fail("connection_failed", op, "The server command was not found.", server)
+    if isinstance(exc, PermissionError):
+        return fail("connection_failed", op, "The server command could not be executed (permission denied).", server)
+    if isinstance(exc, NotADirectoryError):
+        return fail("connection_failed", op, "The server's working directory is not a directory.", server)
+
+    from mcp import MCPError
+    from mcp_types import (
+        CONNECTION_CLOSED,
+        INTERNAL_ERROR,
+        INVALID_REQUEST,
+        METHOD_NOT_FOUND,
+        PARSE_ERROR,
+        REQUEST_TIMEOUT,
+        UNSUPPORTED_PROTOCOL_VERSION,
+    )
+    from pydantic import ValidationError
+
+    if isinstance(exc, MCPError):
+        code = exc.code
+        if code == REQUEST_TIMEOUT:
+            return fail("timeout", op, "The server did not answer within the time limit.", server)
+        if code == CONNECTION_CLOSED:
+            if ctx.garbage_lines:
+                return fail("protocol_error", op, "The server wrote output that is not MCP JSON-RPC.", server)
+            return fail("connection_failed", op, "The server closed the connection.", server)
+        if code == UNSUPPORTED_PROTOCOL_VERSION:
+            return fail("protocol_error", op, "The server supports no protocol version in common.", server)
+        if code in (METHOD_NOT_FOUND, PARSE_ERROR):
+            if ctx.connecting and ctx.http_status == 404:
+                return fail("connection_failed", op, "The server's endpoint was not found (HTTP 404).", server)
+            return fail("protocol_error", op, "The server does not support this MCP request.", server)
+        if code == INVALID_REQUEST and not ctx.connecting:
+            return fail("connection_failed", op, "The server ended the session.", server)
+        if code == INTERNAL_ERROR and ctx.http_status is not None and ctx.http_status >= 400:
+            return fail("connection_failed", op, f"The server answered HTTP {ctx.http_status}.", server)
+        return fail("operation_failed", op, f"The server answered with JSON-RPC error {code}.", server)
+    if isinstance(exc, ValidationError | UnicodeDecodeError):
+        return fail("protocol_error", op, "The server sent a message that is not valid MCP.", server)
+    if isinstance(exc, RuntimeError) and "schema" in type(exc).__name__.lower():
+        return fail("protocol_error", op, "The server's result does not match its output schema.", server)
+
+    import httpx2
+
+    if isinstance(exc, httpx2.TimeoutException):
+        return fail("timeout", op, "The HTTP request timed out.", server)
+    if isinstance(exc, httpx2.ConnectError):
+        return fail("connection_failed", op, "The HTTP endpoint refused or failed the connection.", server)
+    if isinstance(exc, httpx2.HTTPStatusError):
+        status = exc.response.status_code
+        if status == 401:
+            return fail("authentication_required", op, "The server requires authentication.", server)
+        if status == 403:
+            return fail("permission_denied", op, "The server denied access.", server)
+        return fail("connection_failed", op, f"The server answered HTTP {status}.", server)
+    if isinstance(exc, httpx2.TransportError | ConnectionError | EOFError):
+        return fail("connection_failed", op, "The connection to the server failed.", server)
+    if isinstance(exc, OSError):
+        return fail("connection_failed", op, "The server could not be started or reached.", server)
+    if isinstance(exc, RuntimeError) and ctx.connecting:
+        return fail("protocol_error", op, "The server's handshake could not be completed.", server)
+    return fail("operation_failed", op, "The request failed for an unclassified reason.", server)

@@ -1,0 +1,1 @@
+"""The bundled demo MCP server, configured when no configuration file exists."""

@@ -1,0 +1,1 @@
+"""Thin pygls handlers: parse typed params, call one service, return."""

@@ -1,0 +1,63 @@
+"""Every request handler, one line of glue each: params → service → result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_sidecar.handlers.base import Handler, guarded
+from mcp_sidecar.protocol import methods, params
+from mcp_sidecar.services import activation, status
+from mcp_sidecar.services.app import Sidecar
+
+
+def request_handlers(app: Sidecar) -> dict[str, Handler]:
+    @guarded("status")
+    async def on_status(raw: Any) -> Any:
+        params.parse_session("status", raw)  # validates that params, if any, are an object
+        return status.status(app)
+
+    @guarded("get")
+    async def on_get(raw: Any) -> Any:
+        return status.get_server(app, params.parse_server("get", raw).server)
+
+    @guarded("tools")
+    async def on_tools(raw: Any) -> Any:
+        return await status.server_tools(app, params.parse_server("tools", raw).server)
+
+    @guarded("reconnect")
+    async def on_reconnect(raw: Any) -> Any:
+        conn = await app.reconnect(params.parse_server("reconnect", raw).server)
+        return status.status_row(app, conn)
+
+    @guarded("logs")
+    async def on_logs(raw: Any) -> Any:
+        return status.server_logs(app, params.parse_server("logs", raw).server)
+
+    @guarded("activate")
+    async def on_activate(raw: Any) -> Any:
+        p = params.parse_activate("activate", raw)
+        return await activation.activate(app, p.ids, p.session)
+
+    @guarded("activeTools")
+    async def on_active_tools(raw: Any) -> Any:
+        return activation.active_tools(app, params.parse_session("activeTools", raw).session)
+
+    @guarded("call")
+    async def on_call_tool(raw: Any) -> Any:
+        p = params.parse_call_tool("call", raw)
+        return await activation.call_tool(app, p.id, p.arguments, p.session)
+
+    table: dict[str, Handler] = {
+        methods.STATUS: on_status,
+        methods.SERVER_GET: on_get,
+        methods.SERVER_TOOLS: on_tools,
+        methods.SERVER_RECONNECT: on_reconnect,
+        methods.SERVER_LOGS: on_logs,
+        methods.ACTIVATE: on_activate,
+        methods.ACTIVE_TOOLS: on_active_tools,
+        methods.CALL_TOOL: on_call_tool,
+    }
+    missing = set(methods.REQUESTS) - set(table)
+    if missing:
+        raise RuntimeError(f"no handler for {sorted(missing)}")
+    return table

@@ -1,0 +1,1 @@
+"""Result shaping: text renderings for people and models."""

@@ -1,0 +1,1 @@
+"""The wire contract: method names, diagnostics and parameter types. Imports nothing else of ours."""

@@ -1,0 +1,106 @@
+"""Diagnostics: the one shape every failure takes on the wire.
+
+A diagnostic is `{code, operation, server?, message, hint}`. Codes come from the spec's
+troubleshooting table; situations it lacks get their own snake_case code here, and each code
+has exactly one hint, written for the person reading it. Messages are written by us, never
+copied from an exception, an HTTP body or a server's stderr.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+# JSON-RPC error codes the sidecar answers with.
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+REQUEST_FAILED = -32000
+"""A request that was understood but failed; `data` carries the diagnostic."""
+
+HINTS: dict[str, str] = {
+    # From the spec's troubleshooting table.
+    "configuration_invalid": (
+        "Check JSON syntax, supported fields, transport type and required environment variables, "
+        "then reload the configuration."
+    ),
+    "authentication_required": "Log in to the server (mcp login <server>), or check its Authorization header.",
+    "permission_denied": "Check account permissions, OAuth scopes and the service's access policy.",
+    "credential_store_unavailable": "Unlock or enable the OS keyring; Linux needs a Secret Service session.",
+    "secret_lookup_failed": "Check the secret helper's installation, login, exit status, output and size.",
+    "connection_failed": (
+        "Check the server executable, working directory, endpoint, network and TLS configuration; "
+        "the server log (mcp/server/logs) may say more."
+    ),
+    "timeout": "Check the server's responsiveness and the applicable time limit (timeoutMs).",
+    "protocol_error": "Check the server's MCP compatibility and the `protocol` setting (auto or legacy).",
+    "tool_changed": (
+        "Check the server's tool filters and activate the exact tool again for its current schema; "
+        "reload if the connection configuration changed."
+    ),
+    "tool_error": "Check the server's tool result and inputs; verify the outcome before retrying.",
+    "resource_invalid": "Use an exact absolute resource URI from discovery or a tool-returned link.",
+    "resource_not_found": "Refresh resource metadata or obtain a new link.",
+    "resources_unsupported": "Use the server's tools instead, or choose a resource-capable server.",
+    "completions_unsupported": "Supply known template values; ask the user when a value is missing.",
+    "completion_invalid": "Use an advertised template variable and a string prefix.",
+    "subscriptions_unsupported": "Choose a server with subscription support, or read the resource when needed.",
+    "subscription_limit": "Remove a watch before adding another; the limit is 50 per connection.",
+    "catalog_changed": "Retry discovery after the server's catalog settles.",
+    "oauth_failed": "Check browser access to the callback and the server's support for public clients.",
+    "oauth_issuer_changed": "Verify the authorization-server change, then log out and log in again.",
+    "callback_unavailable": "Another process uses the callback port; change oauthCallbackPort or use --no-browser.",
+    "busy": "Wait for the running discovery to finish before reconnecting.",
+    "cancelled": "Retry when ready; verify any interrupted tool operation first.",
+    "operation_failed": "An unclassified failure; inspect the server's status and configuration.",
+    # Our own, for situations the table lacks (listed in docs/troubleshooting.md).
+    "invalid_params": "Check the request against docs/protocol.md.",
+    "server_not_found": "Check the server name with mcp/status; names are case-sensitive.",
+    "server_disabled": "Enable the server first (mcp enable <server>).",
+    "tool_not_found": "Use an exact tool id from discovery or mcp/server/tools.",
+    "tool_not_active": "Activate the tool in this session with mcp/activate before calling it.",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    code: str
+    operation: str
+    message: str
+    server: str | None = None
+    hint: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "operation": self.operation}
+        if self.server is not None:
+            out["server"] = self.server
+        out["message"] = self.message
+        out["hint"] = self.hint
+        return out
+
+    def render(self) -> str:
+        prefix = f"{self.server}: " if self.server else ""
+        return f"{prefix}[{self.code}] {self.message} {self.hint}".rstrip()
+
+
+def diagnostic(code: str, operation: str, message: str, server: str | None = None) -> Diagnostic:
+    """The only constructor of diagnostics: it attaches the code's hint."""
+    if code not in HINTS:
+        raise ValueError(f"unknown diagnostic code {code!r}")
+    return Diagnostic(code=code, operation=operation, message=message, server=server, hint=HINTS[code])
+
+
+class SidecarError(Exception):
+    """A failure that reaches the client as a diagnostic."""
+
+    def __init__(self, diag: Diagnostic, rpc_code: int = REQUEST_FAILED) -> None:
+        super().__init__(diag.message)
+        self.diagnostic = diag
+        self.rpc_code = rpc_code
+
+
+def fail(code: str, operation: str, message: str, server: str | None = None) -> SidecarError:
+    return SidecarError(diagnostic(code, operation, message, server))
+
+
+def invalid_params(operation: str, message: str) -> SidecarError:
+    return SidecarError(diagnostic("invalid_params", operation, message), rpc_code=INVALID_PARAMS)

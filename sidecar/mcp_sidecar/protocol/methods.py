@@ -1,0 +1,37 @@
+"""Every custom JSON-RPC method and notification the sidecar speaks.
+
+`docs/protocol.md` documents each of these; a test fails when one is missing there, and the
+editor clients mirror this table.
+"""
+
+from __future__ import annotations
+
+# Requests, client to sidecar.
+STATUS = "mcp/status"
+SERVER_GET = "mcp/server/get"
+SERVER_TOOLS = "mcp/server/tools"
+SERVER_RECONNECT = "mcp/server/reconnect"
+SERVER_LOGS = "mcp/server/logs"
+ACTIVATE = "mcp/activate"
+ACTIVE_TOOLS = "mcp/activeTools"
+CALL_TOOL = "mcp/callTool"
+
+REQUESTS: tuple[str, ...] = (
+    STATUS,
+    SERVER_GET,
+    SERVER_TOOLS,
+    SERVER_RECONNECT,
+    SERVER_LOGS,
+    ACTIVATE,
+    ACTIVE_TOOLS,
+    CALL_TOOL,
+)
+
+# Notifications, sidecar to client.
+SERVER_STATUS = "mcp/serverStatus"
+ACTIVE_TOOLS_CHANGED = "mcp/activeToolsChanged"
+CATALOG_CHANGED = "mcp/catalogChanged"
+
+NOTIFICATIONS: tuple[str, ...] = (SERVER_STATUS, ACTIVE_TOOLS_CHANGED, CATALOG_CHANGED)
+
+DEFAULT_SESSION = "default"

@@ -1,0 +1,117 @@
+"""Typed parameters for each request, checked in one place.
+
+Clients send camelCase JSON objects. Each `parse_*` function turns one into a frozen
+dataclass or raises `invalid_params` naming the offending field; nothing downstream sees
+an unchecked dict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_sidecar.protocol import methods
+from mcp_sidecar.protocol.errors import SidecarError, invalid_params
+
+MAX_ACTIVATE_IDS = 50
+MAX_SESSION_LENGTH = 200
+
+
+def _object(operation: str, params: Any) -> Mapping[str, Any]:
+    if params is None:
+        return {}
+    if not isinstance(params, Mapping):
+        raise invalid_params(operation, "Params must be a JSON object.")
+    return params
+
+
+def _str(operation: str, params: Mapping[str, Any], name: str, *, required: bool = True) -> str | None:
+    value = params.get(name)
+    if value is None:
+        if required:
+            raise invalid_params(operation, f"`{name}` is required.")
+        return None
+    if not isinstance(value, str) or not value:
+        raise invalid_params(operation, f"`{name}` must be a non-empty string.")
+    return value
+
+
+def _session(operation: str, params: Mapping[str, Any]) -> str:
+    session = _str(operation, params, "session", required=False) or methods.DEFAULT_SESSION
+    if len(session) > MAX_SESSION_LENGTH:
+        raise invalid_params(operation, f"`session` must be at most {MAX_SESSION_LENGTH} characters.")
+    return session
+
+
+@dataclass(frozen=True, slots=True)
+class ServerParams:
+    server: str
+
+
+@dataclass(frozen=True, slots=True)
+class ActivateParams:
+    ids: tuple[str, ...]
+    session: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionParams:
+    session: str
+
+
+@dataclass(frozen=True, slots=True)
+class CallToolParams:
+    id: str
+    arguments: dict[str, Any]
+    session: str
+
+
+def parse_server(operation: str, params: Any) -> ServerParams:
+    p = _object(operation, params)
+    server = _str(operation, p, "server")
+    assert server is not None
+    return ServerParams(server=server)
+
+
+def parse_session(operation: str, params: Any) -> SessionParams:
+    return SessionParams(session=_session(operation, _object(operation, params)))
+
+
+def parse_activate(operation: str, params: Any) -> ActivateParams:
+    p = _object(operation, params)
+    ids = p.get("ids")
+    if not isinstance(ids, list) or not ids:
+        raise invalid_params(operation, f"`ids` must be a list of 1 to {MAX_ACTIVATE_IDS} tool ids.")
+    if len(ids) > MAX_ACTIVATE_IDS:
+        raise invalid_params(operation, f"`ids` accepts at most {MAX_ACTIVATE_IDS} tool ids.")
+    if not all(isinstance(i, str) and i for i in ids):
+        raise invalid_params(operation, "Every entry of `ids` must be a non-empty string.")
+    # Duplicates are ignored; the first occurrence keeps its place.
+    unique = tuple(dict.fromkeys(ids))
+    return ActivateParams(ids=unique, session=_session(operation, p))
+
+
+def parse_call_tool(operation: str, params: Any) -> CallToolParams:
+    p = _object(operation, params)
+    tool_id = _str(operation, p, "id")
+    assert tool_id is not None
+    arguments = p.get("arguments", {})
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, Mapping):
+        raise invalid_params(operation, "`arguments` must be a JSON object.")
+    return CallToolParams(id=tool_id, arguments=dict(arguments), session=_session(operation, p))
+
+
+__all__ = [
+    "ActivateParams",
+    "CallToolParams",
+    "ServerParams",
+    "SessionParams",
+    "SidecarError",
+    "parse_activate",
+    "parse_call_tool",
+    "parse_server",
+    "parse_session",
+]

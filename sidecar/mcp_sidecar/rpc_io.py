@@ -1,0 +1,113 @@
+"""The stdio message loop: LSP framing with strict answers to malformed input.
+
+pygls' own loop logs and drops what it cannot parse. Ours answers every malformed message
+with the standard JSON-RPC error (parse error, invalid request, oversized message) and
+keeps reading, so a client's mistake never leaves a request unanswered or stops the sidecar.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from typing import Any
+
+from pygls.exceptions import JsonRpcException
+from pygls.protocol import JsonRPCProtocol
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+MAX_HEADER_LINES = 32
+_CONTENT_LENGTH = re.compile(rb"^content-length:\s*(\d+)\s*$", re.IGNORECASE)
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+
+
+def _error(protocol: JsonRPCProtocol, msg_id: Any, code: int, message: str) -> None:
+    protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
+
+
+async def serve(reader: asyncio.StreamReader, protocol: JsonRPCProtocol) -> None:
+    """Read framed messages until end of input."""
+    while True:
+        length: int | None = None
+        bad_header = False
+        for _ in range(MAX_HEADER_LINES):
+            line = await reader.readline()
+            if not line:
+                return
+            if line in (b"\r\n", b"\n"):
+                break
+            match = _CONTENT_LENGTH.match(line.rstrip(b"\r\n"))
+            if match:
+                length = int(match.group(1))
+            elif b":" not in line:
+                bad_header = True
+        else:
+            bad_header = True
+        if length is None:
+            what = "a malformed header" if bad_header else "no Content-Length header"
+            _error(protocol, None, PARSE_ERROR, f"Parse error: {what}.")
+            continue
+        if length > MAX_MESSAGE_BYTES:
+            await _discard(reader, length)
+            _error(protocol, None, INVALID_REQUEST, f"Message larger than {MAX_MESSAGE_BYTES} bytes.")
+            continue
+        try:
+            body = await reader.readexactly(length)
+        except asyncio.IncompleteReadError:
+            return
+        _dispatch(protocol, body)
+
+
+async def _discard(reader: asyncio.StreamReader, length: int) -> None:
+    remaining = length
+    while remaining:
+        chunk = await reader.read(min(remaining, 1 << 20))
+        if not chunk:
+            return
+        remaining -= len(chunk)
+
+
+def _dispatch(protocol: JsonRPCProtocol, body: bytes) -> None:
+    try:
+        text = body.decode("utf-8")
+        raw = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        _error(protocol, None, PARSE_ERROR, "Parse error: the message is not valid UTF-8 JSON.")
+        return
+    if not isinstance(raw, dict) or raw.get("jsonrpc") != "2.0":
+        _error(protocol, None, INVALID_REQUEST, "Invalid request: expected a JSON-RPC 2.0 object.")
+        return
+    msg_id = raw.get("id")
+    if "id" in raw and not (isinstance(msg_id, str | int) and not isinstance(msg_id, bool)):
+        _error(protocol, None, INVALID_REQUEST, "Invalid request: `id` must be a string or an integer.")
+        return
+    if "method" in raw and not isinstance(raw["method"], str):
+        _error(protocol, msg_id, INVALID_REQUEST, "Invalid request: `method` must be a string.")
+        return
+    if "method" not in raw and "id" not in raw:
+        _error(protocol, None, INVALID_REQUEST, "Invalid request: no `method`.")
+        return
+    try:
+        message = json.loads(text, object_hook=protocol.structure_message)
+    except JsonRpcException as exc:
+        if "method" in raw and "id" in raw:
+            _error(protocol, msg_id, exc.code, exc.message or "Invalid params.")
+        else:
+            log.warning("dropped an invalid notification or response (%s)", type(exc).__name__)
+        return
+    except Exception as exc:  # a converter failure must not stop the loop
+        log.warning("could not structure a message: %s", type(exc).__name__)
+        if "method" in raw and "id" in raw:
+            _error(protocol, msg_id, -32602, "Invalid params.")
+        return
+    try:
+        protocol.handle_message(message)
+    except Exception as exc:
+        log.error("handling a message failed: %s", type(exc).__name__)
+        if "method" in raw and "id" in raw:
+            _error(protocol, msg_id, -32603, "Internal error.")

@@ -1,0 +1,141 @@
+"""The pygls server: lifecycle, the handler table, and the stdio loop."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    default_converter,
+)
+from pygls.uris import to_fs_path
+
+from mcp_sidecar import __version__, tasks
+from mcp_sidecar.handlers.registry import request_handlers
+from mcp_sidecar.services.app import Sidecar
+
+log = logging.getLogger(__name__)
+
+
+def dict_converter() -> Any:
+    """Keep custom params and results as plain dicts.
+
+    pygls' default converter turns params of unknown methods into namedtuples (renaming
+    `_meta`, `$schema`, ...). Our protocol types parse dicts themselves.
+    """
+    converter = default_converter()  # type: ignore[no-untyped-call]
+    for message_type in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(message_type, lambda obj, cls: cls(**obj))
+    return converter
+
+
+class SidecarServer(LanguageServer):
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # Never echo an exception to the client as a message; the log has its type.
+        log.error("server error (%s): %s", getattr(source, "__name__", source), type(error).__name__)
+
+
+def _workspace_from(params: lsp.InitializeParams) -> Path | None:
+    uri = None
+    if params.workspace_folders:
+        uri = params.workspace_folders[0].uri
+    elif params.root_uri:
+        uri = params.root_uri
+    if uri:
+        path = to_fs_path(uri)
+        return Path(path) if path else None
+    if params.root_path:
+        return Path(params.root_path)
+    return None
+
+
+def _bool_option(options: Any, name: str, default: bool) -> bool:
+    if not isinstance(options, dict) or name not in options:
+        return default
+    value = options[name]
+    if isinstance(value, bool):
+        return value
+    log.warning("initializationOptions.%s must be a boolean; using %s", name, default)
+    return default
+
+
+def create_server(app_defaults: dict[str, Any] | None = None) -> tuple[SidecarServer, Sidecar]:
+    server = SidecarServer("mcp-sidecar", __version__, converter_factory=dict_converter)
+    defaults = app_defaults or {}
+
+    def notify(method: str, params: dict[str, Any]) -> None:
+        server.protocol.notify(method, params)
+
+    app = Sidecar(
+        notify,
+        workspace=defaults.get("workspace"),
+        trusted=bool(defaults.get("trusted", False)),
+        interactive=bool(defaults.get("interactive", False)),
+    )
+
+    @server.feature(lsp.INITIALIZE)
+    def on_initialize(params: lsp.InitializeParams) -> None:
+        options = params.initialization_options
+        if options is not None and not isinstance(options, dict):
+            log.warning("initializationOptions must be an object; using defaults")
+        app.configure(
+            workspace=_workspace_from(params) or app.workspace,
+            trusted=_bool_option(options, "trustedWorkspace", app.trusted),
+            interactive=_bool_option(options, "interactive", True),
+        )
+
+    @server.feature(lsp.INITIALIZED)
+    def on_initialized(params: Any) -> None:
+        # The SDK import costs seconds; pay it now, off the event loop, not on first use.
+        tasks.spawn(asyncio.to_thread(_warm_imports), "warm-imports")
+
+    @server.feature(lsp.SHUTDOWN)
+    async def on_shutdown(params: Any) -> None:
+        await app.shutdown()
+
+    for method, handler in request_handlers(app).items():
+        server.feature(method)(handler)
+    return server, app
+
+
+def _warm_imports() -> None:
+    import mcp
+    import mcp.client.streamable_http  # noqa: F401
+
+
+async def _run(server: SidecarServer, app: Sidecar) -> None:
+    from pygls.io_ import StdoutWriter
+
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=1 << 20)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+    from mcp_sidecar.rpc_io import serve
+
+    try:
+        await serve(reader, server.protocol)
+    finally:
+        # End of input without `exit`: still close every server process cleanly.
+        await app.shutdown()
+
+
+def serve_stdio(app_defaults: dict[str, Any] | None = None) -> int:
+    server, app = create_server(app_defaults)
+    try:
+        asyncio.run(_run(server, app))
+    except SystemExit as exc:  # pygls' `exit` handler
+        return int(exc.code or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        log.error("the client closed the connection")
+        return 1
+    return 0

@@ -1,0 +1,1 @@
+"""The behaviour of the spec: no pygls here, and no SDK (that lives in connections/)."""

@@ -1,0 +1,161 @@
+"""Exact activation of tools into a session, and calls re-validated against the live catalog.
+
+Activation never guesses: an id that does not name a catalog tool exactly is `not loaded`,
+with nearby exact names to retry with. Calls refuse tools that are not active in the
+session, and tools whose live definition changed or disappeared since activation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mcp_sidecar.catalog.tools import canonical, tool_view
+from mcp_sidecar.protocol.errors import SidecarError, fail
+from mcp_sidecar.services.app import ActiveTool
+
+if TYPE_CHECKING:
+    from mcp_sidecar.services.app import Sidecar
+
+MAX_NEARBY = 5
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRef:
+    server: str
+    tool: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.server}.{self.tool}"
+
+
+def parse_tool_id(tool_id: str, servers: list[str]) -> ToolRef | None:
+    """`server.tool` or `mcp__server__tool`; server names are matched exactly, longest first."""
+    if tool_id.startswith("mcp__"):
+        rest, sep = tool_id[len("mcp__") :], "__"
+    else:
+        rest, sep = tool_id, "."
+    for server in sorted(servers, key=len, reverse=True):
+        prefix = server + sep
+        if rest.startswith(prefix) and len(rest) > len(prefix):
+            return ToolRef(server, rest[len(prefix) :])
+    return None
+
+
+def _nearby(word: str, choices: list[str]) -> list[str]:
+    return difflib.get_close_matches(word, choices, n=MAX_NEARBY, cutoff=0.5)
+
+
+async def _activate_one(app: Sidecar, tool_id: str, session: dict[str, ActiveTool]) -> dict[str, Any]:
+    servers = list(app.connections)
+    ref = parse_tool_id(tool_id, servers)
+    if ref is None:
+        head = tool_id.removeprefix("mcp__").split("__" if tool_id.startswith("mcp__") else ".")[0]
+        return {
+            "id": tool_id,
+            "status": "not loaded",
+            "reason": "The id does not start with a configured server name.",
+            "nearby": [f"{s}." for s in _nearby(head, servers)],
+        }
+    conn = app.connections[ref.server]
+    if conn.config.disabled:
+        return {
+            "id": ref.id,
+            "status": "not loaded",
+            "reason": f"Server {ref.server!r} is disabled.",
+            "nearby": [],
+        }
+    try:
+        catalog = await app.tool_catalog(conn, "activate")
+    except SidecarError as exc:
+        return {
+            "id": ref.id,
+            "status": "not loaded",
+            "reason": "The server's tool catalog is unavailable.",
+            "diagnostic": exc.diagnostic.to_json(),
+            "nearby": [],
+        }
+    visible = catalog.visible(conn.config)
+    descriptor = visible.get(ref.tool)
+    if descriptor is None:
+        filtered = ref.tool in catalog.all_names()
+        reason = (
+            f"Tool {ref.tool!r} is excluded by the server's tool filters."
+            if filtered
+            else f"Server {ref.server!r} has no tool named {ref.tool!r}."
+        )
+        return {
+            "id": ref.id,
+            "status": "not loaded",
+            "reason": reason,
+            "nearby": [f"{ref.server}.{n}" for n in _nearby(ref.tool, list(visible))],
+        }
+    text = canonical(descriptor)
+    existing = session.get(ref.id)
+    if existing is not None and existing.canonical == text:
+        return {"id": ref.id, "status": "already loaded", "tool": tool_view(ref.server, descriptor)}
+    session[ref.id] = ActiveTool(ref.server, ref.tool, descriptor, text, conn.config.fingerprint())
+    return {"id": ref.id, "status": "loaded", "tool": tool_view(ref.server, descriptor)}
+
+
+async def activate(app: Sidecar, ids: tuple[str, ...], session_id: str) -> dict[str, Any]:
+    app.ensure_loaded()
+    session = app.sessions.setdefault(session_id, {})
+    # Catalog fetches are bounded by the app's discovery slots; ids resolve concurrently.
+    outcomes = await asyncio.gather(*(_activate_one(app, i, session) for i in ids))
+    results: list[dict[str, Any]] = []
+    tools: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for outcome in outcomes:
+        tool = outcome.pop("tool", None)
+        if tool is not None and tool["id"] not in seen:
+            seen.add(tool["id"])
+            tools.append(tool)
+        if outcome["status"] != "not loaded" and outcome["id"] in {r["id"] for r in results}:
+            continue  # `server.tool` and `mcp__server__tool` spellings of one tool
+        results.append(outcome)
+    return {"session": session_id, "results": results, "tools": tools, "text": _render(results)}
+
+
+def _render(results: list[dict[str, Any]]) -> str:
+    lines = ["mcp activate"]
+    for r in results:
+        if r["status"] == "not loaded":
+            line = f" ✘ {r['id']} · not loaded: {r['reason']}"
+            if r.get("nearby"):
+                line += f" Nearby: {', '.join(r['nearby'])}"
+        else:
+            line = f" ✔ {r['id']} · {r['status']}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def active_tools(app: Sidecar, session_id: str) -> dict[str, Any]:
+    session = app.sessions.get(session_id, {})
+    return {"session": session_id, "tools": [tool_view(t.server, t.descriptor) for t in session.values()]}
+
+
+async def call_tool(app: Sidecar, tool_id: str, arguments: dict[str, Any], session_id: str) -> dict[str, Any]:
+    op = "call"
+    app.ensure_loaded()
+    ref = parse_tool_id(tool_id, list(app.connections))
+    if ref is None:
+        raise fail("tool_not_found", op, f"{tool_id!r} does not name a configured server's tool.")
+    session = app.sessions.get(session_id, {})
+    active = session.get(ref.id)
+    if active is None:
+        raise fail("tool_not_active", op, f"Tool {ref.id!r} is not active in session {session_id!r}.", ref.server)
+    conn = app.connection(ref.server, op)
+    if conn.config.disabled:
+        raise fail("server_disabled", op, "The server is disabled.", ref.server)
+    catalog = await app.tool_catalog(conn, op, live=True)
+    live = catalog.visible(conn.config).get(ref.tool)
+    if live is None:
+        raise fail("tool_changed", op, f"Tool {ref.id!r} was removed or filtered out since activation.", ref.server)
+    if canonical(live) != active.canonical:
+        raise fail("tool_changed", op, f"Tool {ref.id!r} changed since activation.", ref.server)
+    result = await conn.call_tool(ref.tool, arguments, op)
+    return {"id": ref.id, "server": ref.server, "tool": ref.tool, **result}

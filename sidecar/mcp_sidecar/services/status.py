@@ -1,0 +1,115 @@
+"""Status rows, `get` and logs: inspection that never reveals a connection value."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mcp_sidecar.catalog.tools import tool_view
+from mcp_sidecar.connections.connection import Connection
+
+if TYPE_CHECKING:
+    from mcp_sidecar.services.app import Sidecar
+
+HIDDEN = "hidden"
+
+
+def loaded_count(app: Sidecar, server: str) -> int:
+    ids = {tool_id for active in app.sessions.values() for tool_id, t in active.items() if t.server == server}
+    return len(ids)
+
+
+def status_row(app: Sidecar, conn: Connection) -> dict[str, Any]:
+    config = conn.config
+    catalog = app.tool_catalogs.get(conn.name)
+    return {
+        "name": conn.name,
+        "scope": config.scope,
+        "transport": config.transport,
+        "state": conn.state,
+        "description": config.description,
+        "protocolVersion": conn.protocol_version,
+        "catalog": {
+            "tools": len(catalog.visible(config)) if catalog is not None else None,
+            "resources": None,
+            "templates": None,
+            "prompts": None,
+        },
+        "catalogSource": catalog.source if catalog is not None else None,
+        "loaded": loaded_count(app, conn.name),
+        "lastDiagnostic": conn.last_diagnostic.to_json() if conn.last_diagnostic else None,
+    }
+
+
+def status(app: Sidecar) -> dict[str, Any]:
+    app.ensure_loaded()
+    files = app.config.files if app.config else ()
+    return {
+        "servers": [status_row(app, c) for c in app.connections.values()],
+        "configFiles": [{"scope": f.scope, "path": f.path, "exists": f.exists, "read": f.read} for f in files],
+        "trustedWorkspace": app.trusted,
+        "diagnostics": [d.to_json() for d in app.config_errors],
+    }
+
+
+def _hidden_map(values: dict[str, str]) -> dict[str, str]:
+    return dict.fromkeys(values, HIDDEN)
+
+
+def get_server(app: Sidecar, name: str) -> dict[str, Any]:
+    conn = app.connection(name, "get")
+    config = conn.config
+    connection: dict[str, Any]
+    if config.transport == "stdio":
+        connection = {
+            "command": HIDDEN,
+            "args": f"{HIDDEN} ({len(config.args)} values)",
+            "cwd": HIDDEN if config.cwd else None,
+            "env": _hidden_map(config.env),
+        }
+    else:
+        connection = {"url": HIDDEN, "headers": _hidden_map(config.headers)}
+    has_auth_header = any(k.lower() == "authorization" for k in config.headers)
+    credentials = "externally managed" if (config.env or config.headers) else "none"
+    shadowed = app.config.shadowed.get(name) if app.config else None
+    return {
+        "name": name,
+        "scope": config.scope,
+        "overridesGlobal": shadowed is not None,
+        "description": config.description,
+        "disabled": config.disabled,
+        "transport": config.transport,
+        "protocol": {"configured": config.protocol, "negotiated": conn.protocol_version},
+        "filters": config.filters_json(),
+        "timeouts": {
+            "requestMs": int(config.request_timeout_s * 1000),
+            "toolCallMs": int(config.call_timeout_s * 1000),
+        },
+        "connection": connection,
+        "authentication": {
+            "kind": "header" if has_auth_header else ("oauth" if config.transport == "http" else "none"),
+            "credentials": credentials,
+            "tokensStored": None,
+        },
+        "status": status_row(app, conn),
+    }
+
+
+async def server_tools(app: Sidecar, name: str) -> dict[str, Any]:
+    conn = app.connection(name, "tools")
+    catalog = await app.tool_catalog(conn, "tools", live=True)
+    visible = catalog.visible(conn.config)
+    return {
+        "server": name,
+        "source": catalog.source,
+        "tools": [tool_view(name, d) for d in visible.values()],
+        "hiddenByFilters": len(catalog.descriptors) - len(visible),
+    }
+
+
+def server_logs(app: Sidecar, name: str) -> dict[str, Any]:
+    conn = app.connection(name, "logs")
+    return {
+        "server": name,
+        "lines": [{"time": line.time, "text": line.text} for line in conn.log.lines],
+        "dropped": conn.log.dropped,
+    }
