@@ -126,9 +126,9 @@ def parse_server(name: str, definition: Any, scope: Scope) -> ServerConfig:
             need = "`command`" if declared == "stdio" else "`url`"
             bad("type", f'is "{declared}", which conflicts with the definition; "{declared}" needs {need}.')
 
-    if transport == "http" and isinstance(url, str) and "${" not in url:
-        if not re.match(r"^https?://[^/\s]+", url, re.IGNORECASE):
-            bad("url", "must be an http:// or https:// URL.")
+    plain_url = transport == "http" and isinstance(url, str) and "${" not in url
+    if plain_url and not re.match(r"^https?://[^/\s]+", str(url), re.IGNORECASE):
+        bad("url", "must be an http:// or https:// URL.")
 
     args = definition.get("args", [])
     if not _str_list(args):
