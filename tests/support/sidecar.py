@@ -1,0 +1,114 @@
+"""Start the real sidecar (`python -m mcp_sidecar`) over stdio and talk to it with pytest-lsp's client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from collections import defaultdict
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp.client import register_lsp_features
+
+from mcp_sidecar.protocol import methods
+from mcp_sidecar.server import dict_converter
+
+NOTIFICATIONS = methods.NOTIFICATIONS
+
+
+class SidecarClient:
+    """A pytest-lsp client plus the notifications the sidecar sent, by method."""
+
+    def __init__(self, client: LanguageClient, home: Path) -> None:
+        self.lsp = client
+        self.home = home
+        self.notifications: dict[str, list[dict[str, Any]]] = defaultdict(list)
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, timeout: float = 60) -> Any:
+        return await asyncio.wait_for(self.lsp.protocol.send_request_async(method, params or {}), timeout)
+
+    async def error(self, method: str, params: dict[str, Any] | None = None, timeout: float = 60) -> JsonRpcException:
+        """Send a request that must fail; return the JSON-RPC error (its `data` is the diagnostic)."""
+        try:
+            result = await self.request(method, params, timeout)
+        except JsonRpcException as exc:
+            return exc
+        raise AssertionError(f"{method} succeeded unexpectedly: {result!r}")
+
+    async def wait_for(self, predicate: Callable[[], bool], timeout: float = 30, what: str = "condition") -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}")
+            await asyncio.sleep(0.02)
+
+    def log_text(self) -> str:
+        path = self.home / "sidecar.log"
+        return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+
+
+def make_client() -> LanguageClient:
+    client = LanguageClient(converter_factory=dict_converter)
+    register_lsp_features(client)
+    return client
+
+
+def write_config(home: Path, servers: dict[str, Any], name: str = "mcp.json") -> Path:
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / name
+    path.write_text(json.dumps({"mcpServers": servers}, indent=2), encoding="utf-8")
+    return path
+
+
+@asynccontextmanager
+async def start_sidecar(
+    home: Path,
+    *,
+    project: Path | None = None,
+    trusted: bool = False,
+    interactive: bool = False,
+    initialize: bool = True,
+    env: dict[str, str] | None = None,
+) -> AsyncIterator[SidecarClient]:
+    server_env = {**os.environ, "MCP_SIDECAR_HOME": str(home), **(env or {})}
+    command = [sys.executable, "-m", "mcp_sidecar", "-v", "--log-file", str(home / "sidecar.log")]
+    if project is not None:
+        command += ["--project", str(project)]
+    config = ClientServerConfig(server_command=command, client_factory=make_client, server_env=server_env)
+    lsp = await config.start()
+    sidecar = SidecarClient(lsp, home)
+    for method in NOTIFICATIONS:
+
+        def record(params: Any, method: str = method) -> None:
+            sidecar.notifications[method].append(params)
+
+        lsp.feature(method)(record)
+    try:
+        if initialize:
+            await asyncio.wait_for(
+                lsp.initialize_session(
+                    types.InitializeParams(
+                        capabilities=types.ClientCapabilities(),
+                        root_uri=project.as_uri() if project else None,
+                        initialization_options={"trustedWorkspace": trusted, "interactive": interactive},
+                    )
+                ),
+                30,
+            )
+        yield sidecar
+    finally:
+        if initialize:
+            try:
+                await asyncio.wait_for(lsp.shutdown_session(), 30)
+            except Exception:
+                await lsp.stop()
+        else:
+            await lsp.stop()
