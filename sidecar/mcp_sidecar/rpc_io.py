@@ -20,7 +20,9 @@ log = logging.getLogger(__name__)
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 MAX_HEADER_LINES = 32
-_CONTENT_LENGTH = re.compile(rb"^content-length:\s*(\d+)\s*$", re.IGNORECASE)
+# Not anchored at the start: after a frame without Content-Length, its unread body runs into
+# the next header line, and finding the header there puts the stream back in step.
+_CONTENT_LENGTH = re.compile(rb"(?<![\w-])content-length:\s*(\d+)\s*$", re.IGNORECASE)
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -41,7 +43,7 @@ async def serve(reader: asyncio.StreamReader, protocol: JsonRPCProtocol) -> None
                 return
             if line in (b"\r\n", b"\n"):
                 break
-            match = _CONTENT_LENGTH.match(line.rstrip(b"\r\n"))
+            match = _CONTENT_LENGTH.search(line.rstrip(b"\r\n"))
             if match:
                 length = int(match.group(1))
             elif b":" not in line:
@@ -79,12 +81,16 @@ def _dispatch(protocol: JsonRPCProtocol, body: bytes) -> None:
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         _error(protocol, None, PARSE_ERROR, "Parse error: the message is not valid UTF-8 JSON.")
         return
-    if not isinstance(raw, dict) or raw.get("jsonrpc") != "2.0":
+    if not isinstance(raw, dict):
         _error(protocol, None, INVALID_REQUEST, "Invalid request: expected a JSON-RPC 2.0 object.")
         return
     msg_id = raw.get("id")
     if "id" in raw and not (isinstance(msg_id, str | int) and not isinstance(msg_id, bool)):
         _error(protocol, None, INVALID_REQUEST, "Invalid request: `id` must be a string or an integer.")
+        return
+    if raw.get("jsonrpc") != "2.0":
+        # The id is readable, so the client can match the answer to its request.
+        _error(protocol, msg_id, INVALID_REQUEST, "Invalid request: expected a JSON-RPC 2.0 object.")
         return
     if "method" in raw and not isinstance(raw["method"], str):
         _error(protocol, msg_id, INVALID_REQUEST, "Invalid request: `method` must be a string.")

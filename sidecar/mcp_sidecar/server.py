@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import attrs
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
@@ -33,8 +34,13 @@ def dict_converter() -> Any:
     """
     converter = default_converter()  # type: ignore[no-untyped-call]
     for message_type in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
-        converter.register_structure_hook(message_type, lambda obj, cls: cls(**obj))
+        converter.register_structure_hook(message_type, _plain_message)
     return converter
+
+
+def _plain_message(obj: dict[str, Any], cls: Any) -> Any:
+    # JSON-RPC 2.0 lets a message omit `params`; members the type lacks are ignored.
+    return cls(**{field.name: obj.get(field.name) for field in attrs.fields(cls)})
 
 
 class SidecarServer(LanguageServer):

@@ -68,26 +68,45 @@ def http_server(
     The server's stderr is kept in a temporary file and included in the error on failure.
     """
     chosen = port if port is not None else free_port()
+    argv = [sys.executable, str(fixture_path(script)), "http", "--port", str(chosen), *args]
+    with _listening(argv, chosen, env, timeout, script):
+        yield f"http://127.0.0.1:{chosen}/mcp"
+
+
+@contextmanager
+def server_everything_http(timeout: float = 30) -> Iterator[str]:
+    """Run `PORT=P node SERVER_EVERYTHING_JS streamableHttp`; yield `http://127.0.0.1:P/mcp`.
+
+    Needs the pinned package installed (`cd tests && npm ci`); readiness as for `http_server`.
+    """
+    chosen = free_port()
+    argv = ["node", str(SERVER_EVERYTHING_JS), "streamableHttp"]
+    with _listening(argv, chosen, {"PORT": str(chosen)}, timeout, "server-everything"):
+        yield f"http://127.0.0.1:{chosen}/mcp"
+
+
+@contextmanager
+def _listening(argv: list[str], port: int, env: dict[str, str] | None, timeout: float, name: str) -> Iterator[None]:
+    """Run `argv` until the context ends, after waiting (bounded) until it listens on `port`."""
     full_env = dict(os.environ)
     if env:
         full_env.update(env)
-    argv = [sys.executable, str(fixture_path(script)), "http", "--port", str(chosen), *args]
     with open(os.devnull, "wb") as devnull, tempfile.TemporaryFile() as stderr_file:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=devnull, stderr=stderr_file, env=full_env)
         try:
             deadline = time.monotonic() + timeout
-            while not _port_open(chosen):
+            while not _port_open(port):
                 code = proc.poll()
                 if code is not None:
                     raise RuntimeError(
-                        f"{script} exited with code {code} before listening on port {chosen}: {_read_tail(stderr_file)}"
+                        f"{name} exited with code {code} before listening on port {port}: {_read_tail(stderr_file)}"
                     )
                 if time.monotonic() > deadline:
                     raise TimeoutError(
-                        f"{script} did not listen on 127.0.0.1:{chosen} within {timeout}s: {_read_tail(stderr_file)}"
+                        f"{name} did not listen on 127.0.0.1:{port} within {timeout}s: {_read_tail(stderr_file)}"
                     )
                 time.sleep(_POLL_INTERVAL)
-            yield f"http://127.0.0.1:{chosen}/mcp"
+            yield
         finally:
             _stop(proc)
 
@@ -106,3 +125,36 @@ def server_everything_js() -> Path | None:
     Install with `cd tests && npm ci`.
     """
     return SERVER_EVERYTHING_JS if SERVER_EVERYTHING_JS.is_file() else None
+
+
+def basic_stdio(*args: str, **options: object) -> dict[str, object]:
+    """A config entry running `basic.py stdio *args`; `options` are extra definition fields."""
+    return {"command": sys.executable, "args": [str(fixture_path("basic.py")), "stdio", *args], **options}
+
+
+def fixture_stdio(script: str, *args: str, **options: object) -> dict[str, object]:
+    """A config entry running `python FIXTURES/script *args` over stdio."""
+    return {"command": sys.executable, "args": [str(fixture_path(script)), *args], **options}
+
+
+def started_pids(counter_file: Path) -> list[int]:
+    """The pids a `--counter-file` fixture recorded, one per start (empty if it never started)."""
+    if not counter_file.exists():
+        return []
+    return [int(line) for line in counter_file.read_text(encoding="utf-8").split()]
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie still answers signal 0; only a reaped or running process is conclusive here,
+    # so check /proc where it exists.
+    status = Path(f"/proc/{pid}/status")
+    try:
+        return "State:\tZ" not in status.read_text(encoding="utf-8")
+    except OSError:
+        return not status.parent.parent.exists()

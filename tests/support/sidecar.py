@@ -50,9 +50,26 @@ class SidecarClient:
                 raise AssertionError(f"timed out waiting for {what}")
             await asyncio.sleep(0.02)
 
+    def states(self, server: str) -> list[str]:
+        """The states `mcp/serverStatus` reported for `server`, in order, repeats collapsed."""
+        out: list[str] = []
+        for row in self.notifications[methods.SERVER_STATUS]:
+            if row["name"] == server and (not out or out[-1] != row["state"]):
+                out.append(row["state"])
+        return out
+
     def log_text(self) -> str:
         path = self.home / "sidecar.log"
         return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+
+
+async def wait_until(predicate: Callable[[], bool], timeout: float = 30, what: str = "condition") -> None:
+    """Poll `predicate` until it holds, failing after `timeout` seconds (no client needed)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.02)
 
 
 def make_client() -> LanguageClient:

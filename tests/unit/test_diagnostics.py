@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from mcp_sidecar.protocol.errors import HINTS, diagnostic
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC_CODES = {
+    "configuration_invalid",
+    "authentication_required",
+    "permission_denied",
+    "credential_store_unavailable",
+    "secret_lookup_failed",
+    "connection_failed",
+    "timeout",
+    "protocol_error",
+    "tool_changed",
+    "tool_error",
+    "resource_invalid",
+    "resource_not_found",
+    "resources_unsupported",
+    "completions_unsupported",
+    "completion_invalid",
+    "subscriptions_unsupported",
+    "subscription_limit",
+    "catalog_changed",
+    "oauth_failed",
+    "oauth_issuer_changed",
+    "callback_unavailable",
+    "busy",
+    "cancelled",
+    "operation_failed",
+}
+
+
+def test_every_spec_code_has_a_hint() -> None:
+    assert SPEC_CODES <= set(HINTS)
+    assert all(hint.endswith(".") for hint in HINTS.values())
+
+
+def test_every_code_is_documented_in_troubleshooting() -> None:
+    text = (ROOT / "docs" / "troubleshooting.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^\| `([a-z_]+)` \|", text, re.MULTILINE))
+    assert set(HINTS) == documented
+
+
+def test_diagnostic_shape_and_rendering() -> None:
+    diag = diagnostic("authentication_required", "call", "Authentication is required.", "linear")
+    assert diag.to_json() == {
+        "code": "authentication_required",
+        "operation": "call",
+        "server": "linear",
+        "message": "Authentication is required.",
+        "hint": HINTS["authentication_required"],
+    }
+    assert diag.render().startswith("linear: [authentication_required] Authentication is required. ")
+    assert "server" not in diagnostic("busy", "reconnect", "Busy.").to_json()
+
+
+def test_unknown_codes_are_refused() -> None:
+    with pytest.raises(ValueError, match="unknown diagnostic code"):
+        diagnostic("made_up", "x", "y")
