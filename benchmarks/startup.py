@@ -205,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
         args.runs, args.warmup = 3, 1
     if args.runs < 1:
         parser.error("--runs must be at least 1")
+    if args.quick:
+        print("--quick: a smoke run; too few samples for the verdicts below to mean anything\n")
     return asyncio.run(run(args.runs, args.warmup))
 
 

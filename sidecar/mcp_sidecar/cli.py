@@ -139,8 +139,13 @@ async def _headless(args: argparse.Namespace, project: Path) -> int:
         return EXIT_FAILED
     finally:
         await app.shutdown()
-    print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else text(result))
-    failed = "activation" in result or bool(result.get("isError")) if isinstance(result, dict) else False
+    not_called = isinstance(result, dict) and "activation" in result
+    if args.json:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        # A call that never ran is a failure like any diagnostic: its reason goes to stderr.
+        print(text(result), file=sys.stderr if not_called else sys.stdout)
+    failed = not_called or bool(result.get("isError")) if isinstance(result, dict) else False
     return EXIT_FAILED if failed else 0
 
 

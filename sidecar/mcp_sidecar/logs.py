@@ -8,16 +8,23 @@ credentials.
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+_LONG_TOKEN = re.compile(r"[A-Za-z0-9+/=_\-.]{16,}")
 
 
 class ForeignRecordScrubber(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if not record.name.startswith("mcp_sidecar"):
+            if record.levelno < logging.WARNING:
+                return False  # their INFO and DEBUG text can embed bodies and session ids
             if record.args:
                 record.msg = f"{record.msg} [arguments withheld]"
+            elif isinstance(record.msg, str):
+                # A pre-formatted message may embed anything: keep its start, mask long tokens.
+                record.msg = _LONG_TOKEN.sub("***", record.msg[:200])
             record.args = None
             record.exc_info = None
             record.exc_text = None
@@ -46,3 +53,4 @@ def setup(verbosity: int, log_file: str | None) -> None:
     # pygls logs whole message bodies at INFO and DEBUG.
     logging.getLogger("pygls").setLevel(logging.WARNING)
     logging.getLogger("httpx2").setLevel(logging.WARNING)
+    logging.getLogger("mcp").setLevel(logging.WARNING)

@@ -8,9 +8,11 @@ keeps reading, so a client's mistake never leaves a request unanswered or stops 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import re
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from pygls.exceptions import JsonRpcException
@@ -26,19 +28,34 @@ _CONTENT_LENGTH = re.compile(rb"(?<![\w-])content-length:\s*(\d+)\s*$", re.IGNOR
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+REQUEST_CANCELLED = -32800
 
 
 def _error(protocol: JsonRPCProtocol, msg_id: Any, code: int, message: str) -> None:
     protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
 
 
-async def serve(reader: asyncio.StreamReader, protocol: JsonRPCProtocol) -> None:
-    """Read framed messages until end of input."""
+FastHandler = Callable[[Any], Coroutine[Any, Any, Any]]
+
+
+async def serve(
+    reader: asyncio.StreamReader, protocol: JsonRPCProtocol, fast: Mapping[str, FastHandler] | None = None
+) -> None:
+    """Read framed messages until end of input.
+
+    Requests for methods in `fast` (the sidecar's own `mcp/*` methods, whose params and
+    results are plain JSON) run their handler directly, skipping pygls' generic structuring;
+    they are still tracked by the protocol, so `$/cancelRequest` and `shutdown` cancel them.
+    """
     while True:
         length: int | None = None
         bad_header = False
         for _ in range(MAX_HEADER_LINES):
-            line = await reader.readline()
+            try:
+                line = await reader.readline()
+            except ValueError:  # a line over the reader's limit: asyncio drops what it buffered
+                bad_header = True
+                continue
             if not line:
                 return
             if line in (b"\r\n", b"\n"):
@@ -62,7 +79,7 @@ async def serve(reader: asyncio.StreamReader, protocol: JsonRPCProtocol) -> None
             body = await reader.readexactly(length)
         except asyncio.IncompleteReadError:
             return
-        _dispatch(protocol, body)
+        _dispatch(protocol, body, fast or {})
 
 
 async def _discard(reader: asyncio.StreamReader, length: int) -> None:
@@ -74,7 +91,7 @@ async def _discard(reader: asyncio.StreamReader, length: int) -> None:
         remaining -= len(chunk)
 
 
-def _dispatch(protocol: JsonRPCProtocol, body: bytes) -> None:
+def _dispatch(protocol: JsonRPCProtocol, body: bytes, fast: Mapping[str, FastHandler]) -> None:
     try:
         text = body.decode("utf-8")
         raw = json.loads(text)
@@ -98,8 +115,16 @@ def _dispatch(protocol: JsonRPCProtocol, body: bytes) -> None:
     if "method" not in raw and "id" not in raw:
         _error(protocol, None, INVALID_REQUEST, "Invalid request: no `method`.")
         return
+    if protocol._shutdown and "method" in raw and "id" in raw:
+        # pygls drops requests after `shutdown` silently; LSP wants them refused, and answered.
+        _error(protocol, msg_id, INVALID_REQUEST, "Invalid request: the sidecar is shutting down.")
+        return
+    method = raw.get("method")
+    if "id" in raw and isinstance(method, str) and method in fast:
+        _run_fast(protocol, msg_id, fast[method], raw.get("params"))
+        return
     try:
-        message = json.loads(text, object_hook=protocol.structure_message)
+        message = protocol.structure_message(raw)
     except JsonRpcException as exc:
         if "method" in raw and "id" in raw:
             _error(protocol, msg_id, exc.code, exc.message or "Invalid params.")
@@ -117,3 +142,28 @@ def _dispatch(protocol: JsonRPCProtocol, body: bytes) -> None:
         log.error("handling a message failed: %s", type(exc).__name__)
         if "method" in raw and "id" in raw:
             _error(protocol, msg_id, -32603, "Internal error.")
+
+
+def _run_fast(protocol: JsonRPCProtocol, msg_id: Any, handler: FastHandler, params: Any) -> None:
+    task: asyncio.Task[Any] = asyncio.get_running_loop().create_task(handler(params))
+    protocol._request_futures[msg_id] = task  # type: ignore[assignment]  # a Task is a Future
+    task.add_done_callback(functools.partial(_reply, protocol, msg_id))
+
+
+def _reply(protocol: JsonRPCProtocol, msg_id: Any, task: asyncio.Task[Any]) -> None:
+    if protocol._request_futures.get(msg_id) is task:  # type: ignore[comparison-overlap]
+        del protocol._request_futures[msg_id]
+    if task.cancelled():
+        _error(protocol, msg_id, REQUEST_CANCELLED, f'Request with id "{msg_id}" is canceled')
+        return
+    exc = task.exception()
+    if exc is None:
+        protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "result": task.result()})
+    elif isinstance(exc, JsonRpcException):
+        error: dict[str, Any] = {"code": exc.code, "message": exc.message}
+        if exc.data is not None:
+            error["data"] = exc.data
+        protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
+    else:
+        log.error("request handler failed: %s", type(exc).__name__)
+        _error(protocol, msg_id, -32603, "Internal error.")

@@ -20,10 +20,13 @@ from pygls.protocol import (
 from pygls.uris import to_fs_path
 
 from mcp_sidecar import __version__, tasks
+from mcp_sidecar.connections.connection import load_sdk
 from mcp_sidecar.handlers.registry import request_handlers
 from mcp_sidecar.services.app import Sidecar
 
 log = logging.getLogger(__name__)
+
+EOF_DRAIN_SECONDS = 60.0
 
 
 def dict_converter() -> Any:
@@ -44,6 +47,8 @@ def _plain_message(obj: dict[str, Any], cls: Any) -> Any:
 
 
 class SidecarServer(LanguageServer):
+    fast_handlers: dict[str, Any] = {}  # noqa: RUF012 - replaced per instance in create_server
+
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Never echo an exception to the client as a message; the log has its type.
         log.error("server error (%s): %s", getattr(source, "__name__", source), type(error).__name__)
@@ -101,20 +106,16 @@ def create_server(app_defaults: dict[str, Any] | None = None) -> tuple[SidecarSe
     @server.feature(lsp.INITIALIZED)
     def on_initialized(params: Any) -> None:
         # The SDK import costs seconds; pay it now, off the event loop, not on first use.
-        tasks.spawn(asyncio.to_thread(_warm_imports), "warm-imports")
+        tasks.spawn(load_sdk(), "warm-imports")
 
     @server.feature(lsp.SHUTDOWN)
     async def on_shutdown(params: Any) -> None:
         await app.shutdown()
 
-    for method, handler in request_handlers(app).items():
+    server.fast_handlers = request_handlers(app)
+    for method, handler in server.fast_handlers.items():
         server.feature(method)(handler)
     return server, app
-
-
-def _warm_imports() -> None:
-    import mcp
-    import mcp.client.streamable_http  # noqa: F401
 
 
 async def _run(server: SidecarServer, app: Sidecar) -> None:
@@ -127,7 +128,11 @@ async def _run(server: SidecarServer, app: Sidecar) -> None:
     from mcp_sidecar.rpc_io import serve
 
     try:
-        await serve(reader, server.protocol)
+        await serve(reader, server.protocol, server.fast_handlers)
+        # End of input: answer what was already asked (a script may pipe requests and close).
+        pending = [f for f in server.protocol._request_futures.values() if not f.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=EOF_DRAIN_SECONDS)  # type: ignore[type-var]
     finally:
         # End of input without `exit`: still close every server process cleanly.
         await app.shutdown()

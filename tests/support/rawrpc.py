@@ -142,8 +142,10 @@ class RawClient:
 
 @asynccontextmanager
 async def raw_sidecar(home: Path, *args: str, env: dict[str, str] | None = None) -> AsyncIterator[RawClient]:
-    """`python -m mcp_sidecar *args` on pipes, with MCP_SIDECAR_HOME=home; killed if still running at the end."""
-    home.mkdir(parents=True, exist_ok=True)
+    """`python -m mcp_sidecar *args` on pipes, with MCP_SIDECAR_HOME=home (an existing directory).
+
+    The process is killed if it still runs at the end; its stderr goes to `home/sidecar.stderr`.
+    """
     stderr_path = home / "sidecar.stderr"
     with stderr_path.open("wb") as stderr:
         proc = await asyncio.create_subprocess_exec(

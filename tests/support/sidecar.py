@@ -63,9 +63,9 @@ class SidecarClient:
         return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
 
 
-async def wait_until(predicate: Callable[[], bool], timeout: float = 30, what: str = "condition") -> None:
-    """Poll `predicate` until it holds, failing after `timeout` seconds (no client needed)."""
-    deadline = time.monotonic() + timeout
+async def wait_until(predicate: Callable[[], bool], within: float = 30, what: str = "condition") -> None:
+    """Poll `predicate` until it holds, failing after `within` seconds (no client needed)."""
+    deadline = time.monotonic() + within
     while not predicate():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
@@ -129,3 +129,9 @@ async def start_sidecar(
                 await lsp.stop()
         else:
             await lsp.stop()
+
+
+def diagnostic_of(error: JsonRpcException) -> dict[str, Any]:
+    """The diagnostic a failed request carries in `error.data`."""
+    assert isinstance(error.data, dict), f"no diagnostic in {error!r}"
+    return error.data

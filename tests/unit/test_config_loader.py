@@ -52,7 +52,7 @@ def test_untrusted_project_file_is_never_read(home: Path, tmp_path: Path) -> Non
     (project / ".mcp.json").write_text("{ this is not json", encoding="utf-8")
     config = loader.load(project, trusted=False)
     assert list(config.servers) == ["g"]
-    project_file = [f for f in config.files if f.scope == "project"][0]
+    project_file = next(f for f in config.files if f.scope == "project")
     assert (project_file.exists, project_file.read) == (True, False)
 
 

@@ -37,7 +37,7 @@ SPEC_CODES = {
 
 
 def test_every_spec_code_has_a_hint() -> None:
-    assert SPEC_CODES <= set(HINTS)
+    assert set(HINTS) >= SPEC_CODES
     assert all(hint.endswith(".") for hint in HINTS.values())
 
 

@@ -28,6 +28,14 @@ class ToolCatalog:
     """The connection generation that fetched it (0 for a disk cache)."""
     fetched_at: float = field(default_factory=time.time)
     _visible: dict[str, dict[str, Any]] | None = None
+    _canonical: dict[str, str] = field(default_factory=dict)
+
+    def canonical_of(self, descriptor: dict[str, Any]) -> str:
+        """canonical(descriptor), computed once per catalog and tool."""
+        text = self._canonical.get(descriptor["name"])
+        if text is None:
+            text = self._canonical[descriptor["name"]] = canonical(descriptor)
+        return text
 
     def visible(self, config: ServerConfig) -> dict[str, dict[str, Any]]:
         """name → descriptor for the tools the server's filters expose, in server order."""

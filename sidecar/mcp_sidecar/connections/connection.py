@@ -97,10 +97,20 @@ class Connection:
         if self._client is not None and self.state == "connected":
             return self._client
         if self._ready is None or self._ready.done():
+            # The SDK import costs seconds on a cold process; it must not eat into timeoutMs.
+            await load_sdk()
+        if self._ready is None or self._ready.done():
             self._start_owner(operation)
         assert self._ready is not None
-        # shield: one caller's cancellation must not abort the attempt other callers share.
-        await asyncio.shield(self._ready)
+        try:
+            # shield: one caller's cancellation must not abort the attempt other callers share.
+            await asyncio.shield(self._ready)
+        except asyncio.CancelledError:
+            if _cancelled_by_caller():
+                raise
+            raise fail(
+                "cancelled", operation, "The connection attempt was stopped by a reconnect or shutdown.", self.name
+            ) from None
         assert self._client is not None
         return self._client
 
@@ -306,15 +316,21 @@ class Connection:
 
     # -- requests ----------------------------------------------------------------------------
 
-    async def _request_failed(self, exc: BaseException, operation: str) -> SidecarError:
+    async def _request_failed(
+        self, exc: BaseException, operation: str, owner: asyncio.Task[None] | None
+    ) -> SidecarError:
         error = classify(exc, self._ctx(operation))
-        if error.diagnostic.code in ("connection_failed", "protocol_error"):
+        # Only while the failed session is still the current one: a request that outlived its
+        # connection (a reconnect or shutdown closed it) must not close or mark its successor.
+        current = owner is self._owner and not self._closing
+        if current and error.diagnostic.code in ("connection_failed", "protocol_error"):
             # The session is unusable; the next request reconnects.
             await self.close(state="failed", diag=error.diagnostic)
         return error
 
     async def list_tools(self, operation: str) -> list[dict[str, Any]]:
         client = await self.connect(operation)
+        owner = self._owner
         try:
             tools, cursor, size, seen = [], None, 0, set()
             while True:
@@ -344,21 +360,25 @@ class Connection:
         except SidecarError:
             raise
         except Exception as exc:
-            raise await self._request_failed(exc, operation) from None
+            raise await self._request_failed(exc, operation, owner) from None
         self.tools_stale = False
         return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any], operation: str) -> dict[str, Any]:
         client = await self.connect(operation)
+        owner = self._owner
         try:
             result = await client.call_tool(name, arguments, read_timeout_seconds=self.config.call_timeout_s)
         except asyncio.CancelledError:
-            raise
+            if _cancelled_by_caller():
+                raise
+            # The SDK can cancel a waiter whose connection is torn down under it (seen on HTTP).
+            raise await self._request_failed(ConnectionError(), operation, owner) from None
         except RuntimeError as exc:
             from mcp import MCPError
 
             if isinstance(exc, MCPError):
-                raise await self._request_failed(exc, operation) from None
+                raise await self._request_failed(exc, operation, owner) from None
             raise fail(
                 "protocol_error",
                 operation,
@@ -366,7 +386,7 @@ class Connection:
                 self.name,
             ) from None
         except Exception as exc:
-            raise await self._request_failed(exc, operation) from None
+            raise await self._request_failed(exc, operation, owner) from None
         dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         dumped.setdefault("isError", False)
         return dumped
@@ -376,12 +396,15 @@ class Connection:
     async def close(self, state: State | None = None, diag: Diagnostic | None = None) -> None:
         """Close the connection (if any) and wait for the owner task to finish its cleanup."""
         owner = self._owner
+        connecting = self._ready is not None and not self._ready.done()
         self._closing = True
         try:
             self._stop.set()
             if self._ready is not None and not self._ready.done():
                 self._ready.cancel()
             if owner is not None and not owner.done():
+                if connecting:
+                    owner.cancel()  # no session to close gracefully yet; do not wait out the attempt
                 try:
                     await asyncio.wait_for(asyncio.shield(owner), 10)
                 except (TimeoutError, asyncio.CancelledError):
@@ -396,6 +419,29 @@ class Connection:
         if state is None:
             state = "disabled" if self.config.disabled else "idle"
         self._set_state(state, diag)
+
+
+def _cancelled_by_caller() -> bool:
+    """True when the current task itself is being cancelled, not merely handed a CancelledError."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+_sdk_loaded = False
+
+
+async def load_sdk() -> None:
+    """Import the MCP SDK off the event loop (once); `initialize` never waits for it."""
+    global _sdk_loaded
+    if not _sdk_loaded:
+        await asyncio.to_thread(_import_sdk)
+        _sdk_loaded = True
+
+
+def _import_sdk() -> None:
+    import mcp
+    import mcp.client.stdio
+    import mcp.client.streamable_http  # noqa: F401
 
 
 def _is_modern(version: str | None) -> bool:

@@ -79,7 +79,8 @@ def _classify_leaf(exc: BaseException, ctx: FailureContext) -> SidecarError:
     if isinstance(exc, MCPError):
         code = exc.code
         if code == REQUEST_TIMEOUT:
-            return fail("timeout", op, "The server did not answer within the time limit.", server)
+            what = "connect" if ctx.connecting else "answer"
+            return fail("timeout", op, f"The server did not {what} within the time limit.", server)
         if code == CONNECTION_CLOSED:
             if ctx.garbage_lines:
                 return fail("protocol_error", op, "The server wrote output that is not MCP JSON-RPC.", server)

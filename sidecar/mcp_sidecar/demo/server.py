@@ -16,7 +16,8 @@ def build() -> Any:
 
     @server.tool(description="Add two numbers and return the sum.")
     def add(a: float, b: float) -> float:
-        return a + b
+        total = a + b
+        return int(total) if total.is_integer() else total  # 2 + 3 prints as 5, not 5.0
 
     @server.tool(description="Echo the given text back unchanged.")
     def echo(text: str) -> str:

@@ -125,6 +125,8 @@ def _render(results: list[dict[str, Any]]) -> str:
     for r in results:
         if r["status"] == "not loaded":
             line = f" ✘ {r['id']} · not loaded: {r['reason']}"
+            if r.get("diagnostic"):
+                line += f" [{r['diagnostic']['code']}] {r['diagnostic']['message']}"
             if r.get("nearby"):
                 line += f" Nearby: {', '.join(r['nearby'])}"
         else:
@@ -155,7 +157,7 @@ async def call_tool(app: Sidecar, tool_id: str, arguments: dict[str, Any], sessi
     live = catalog.visible(conn.config).get(ref.tool)
     if live is None:
         raise fail("tool_changed", op, f"Tool {ref.id!r} was removed or filtered out since activation.", ref.server)
-    if canonical(live) != active.canonical:
+    if catalog.canonical_of(live) != active.canonical:
         raise fail("tool_changed", op, f"Tool {ref.id!r} changed since activation.", ref.server)
     result = await conn.call_tool(ref.tool, arguments, op)
     return {"id": ref.id, "server": ref.server, "tool": ref.tool, **result}

@@ -55,6 +55,7 @@ class Sidecar:
         self.sessions: dict[str, dict[str, ActiveTool]] = {}
         self.discovery_slots = asyncio.Semaphore(MAX_DISCOVERIES_IN_FLIGHT)
         self._catalog_locks: dict[str, asyncio.Lock] = {}
+        self._sent_rows: dict[str, dict[str, Any]] = {}
         self._loaded = False
 
     # -- configuration -----------------------------------------------------------------------
@@ -145,9 +146,14 @@ class Sidecar:
     def _connection_changed(self, conn: Connection) -> None:
         if self.connections.get(conn.name) is not conn:
             return
-        from mcp_sidecar.services.status import status_row
+        self._notify_status(conn)
 
-        self.notify(methods.SERVER_STATUS, status_row(self, conn))
+    def _notify_status(self, conn: Connection) -> None:
+        """Send the server's row only when it changed: re-listing a catalog usually changes nothing."""
+        row = _row(self, conn)
+        if self._sent_rows.get(conn.name) != row:
+            self._sent_rows[conn.name] = row
+            self.notify(methods.SERVER_STATUS, row)
 
     def _catalog_invalidated(self, conn: Connection, kind: str) -> None:
         if self.connections.get(conn.name) is not conn:
@@ -168,7 +174,7 @@ class Sidecar:
             catalog = ToolCatalog(conn.name, descriptors, source="live", generation=conn.generation)
             if self.connections.get(conn.name) is conn:
                 self.tool_catalogs[conn.name] = catalog
-                self.notify(methods.SERVER_STATUS, _row(self, conn))
+                self._notify_status(conn)
             return catalog
 
     async def reconnect(self, name: str) -> Connection:
@@ -192,7 +198,9 @@ def _needs_fetch(catalog: ToolCatalog, conn: Connection, live: bool) -> bool:
         return live
     if conn.tools_stale:
         return True
-    return live and not conn.listening
+    # Over HTTP a change notice travels on its own stream and can trail the answer that caused
+    # it; only stdio's single pipe delivers it first, so calls over HTTP always re-list.
+    return live and (not conn.listening or conn.config.transport == "http")
 
 
 def _row(app: Sidecar, conn: Connection) -> dict[str, Any]:

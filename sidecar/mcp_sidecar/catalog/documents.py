@@ -1,0 +1,91 @@
+"""Turn catalog descriptors (tools, resources, templates, prompts) into searchable documents."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from mcp_sidecar.catalog.index import Document
+
+_VARIABLE = re.compile(r"\{[+#./;?&]?([^}]*)\}")
+
+
+def template_variables(template: str) -> list[str]:
+    """RFC 6570 variable names of a URI template, in order, without modifiers."""
+    names: list[str] = []
+    for expression in _VARIABLE.findall(template):
+        for part in expression.split(","):
+            name = part.split(":")[0].rstrip("*").strip()
+            if name and name not in names:
+                names.append(name)
+    return names
+
+
+def _title(descriptor: dict[str, Any]) -> str:
+    title = descriptor.get("title")
+    if not title and isinstance(descriptor.get("annotations"), dict):
+        title = descriptor["annotations"].get("title")
+    return title if isinstance(title, str) else ""
+
+
+def tool_document(server: str, descriptor: dict[str, Any], position: int) -> Document:
+    name = descriptor["name"]
+    title = _title(descriptor)
+    exact = {name.lower(), f"{server}.{name}".lower(), f"mcp__{server}__{name}".lower()}
+    if title:
+        exact.add(title.lower())
+    return Document(
+        kind="tool",
+        server=server,
+        key=name,
+        fields={"name": name, "title": title, "description": descriptor.get("description") or "", "extra": server},
+        exact=frozenset(exact),
+        position=position,
+        payload=descriptor,
+    )
+
+
+def resource_document(server: str, descriptor: dict[str, Any], position: int) -> Document:
+    uri = descriptor["uri"]
+    name = descriptor.get("name") or ""
+    title = _title(descriptor)
+    return Document(
+        kind="resource",
+        server=server,
+        key=uri,
+        fields={"name": name, "title": title, "description": descriptor.get("description") or "", "extra": uri},
+        exact=frozenset(s.lower() for s in (uri, name, title) if s),
+        position=position,
+        payload=descriptor,
+    )
+
+
+def template_document(server: str, descriptor: dict[str, Any], position: int) -> Document:
+    template = descriptor["uriTemplate"]
+    name = descriptor.get("name") or ""
+    title = _title(descriptor)
+    extra = f"{template} {' '.join(template_variables(template))}"
+    return Document(
+        kind="template",
+        server=server,
+        key=template,
+        fields={"name": name, "title": title, "description": descriptor.get("description") or "", "extra": extra},
+        exact=frozenset(s.lower() for s in (template, name, title) if s),
+        position=position,
+        payload=descriptor,
+    )
+
+
+def prompt_document(server: str, descriptor: dict[str, Any], position: int) -> Document:
+    name = descriptor["name"]
+    title = _title(descriptor)
+    arguments = " ".join(a.get("name", "") for a in descriptor.get("arguments") or [] if isinstance(a, dict))
+    return Document(
+        kind="prompt",
+        server=server,
+        key=name,
+        fields={"name": name, "title": title, "description": descriptor.get("description") or "", "extra": arguments},
+        exact=frozenset(s.lower() for s in (name, f"{server}.{name}", title) if s),
+        position=position,
+        payload=descriptor,
+    )

@@ -1,0 +1,183 @@
+"""The headless CLI as a user runs it: `mcp-sidecar SUBCOMMAND` in a fresh process.
+
+Independent invocations run concurrently: each one starts the SDK and often an MCP server,
+which is most of the cost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mcp_sidecar import __version__
+from support.servers import basic_stdio
+from support.sidecar import write_config
+
+CONSOLE_SCRIPT = Path(sys.executable).with_name("mcp-sidecar")
+NOT_FOUND_HINT = "Check the server name with mcp/status; names are case-sensitive."
+CONNECTION_HINT = (
+    "Check the server executable, working directory, endpoint, network and TLS configuration; "
+    "the server log (mcp/server/logs) may say more."
+)
+
+
+@dataclass(frozen=True)
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+async def cli(home: Path, *args: str) -> Run:
+    command = [str(CONSOLE_SCRIPT)] if CONSOLE_SCRIPT.exists() else [sys.executable, "-m", "mcp_sidecar"]
+    proc = await asyncio.create_subprocess_exec(
+        *command,
+        *args,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "MCP_SIDECAR_HOME": str(home)},
+        cwd=home,
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise
+    assert proc.returncode is not None
+    return Run(proc.returncode, out.decode(), err.decode())
+
+
+async def clis(home: Path, *commands: tuple[str, ...]) -> list[Run]:
+    return list(await asyncio.gather(*(cli(home, *command) for command in commands)))
+
+
+async def test_version(home: Path) -> None:
+    run = await cli(home, "--version")
+    assert run == Run(0, f"mcp-sidecar {__version__}\n", "")
+
+
+async def test_without_configuration_the_demo_server_is_configured(home: Path) -> None:
+    status, status_json, get, get_json, logs_json = await clis(
+        home, ("status",), ("--json", "status"), ("get", "demo"), ("--json", "get", "demo"), ("--json", "logs", "demo")
+    )
+    assert status == Run(
+        0,
+        "   Server  State  Scope    Transport  Tools  Loaded\n○  demo    idle   builtin  stdio      —      0\n",
+        "",
+    )
+    rows = status_json.json()["servers"]
+    assert [(r["name"], r["scope"], r["transport"], r["state"]) for r in rows] == [("demo", "builtin", "stdio", "idle")]
+    assert status_json.json()["configFiles"][0] == {
+        "scope": "global",
+        "path": str(home / "mcp.json"),
+        "exists": False,
+        "read": False,
+    }
+    # `get` prints JSON either way, and hides how the server is started.
+    for run in (get, get_json):
+        assert run.code == 0
+        settings = run.json()
+        assert (settings["name"], settings["scope"], settings["description"]) == (
+            "demo",
+            "builtin",
+            "Bundled demo server",
+        )
+        assert settings["connection"] == {"command": "hidden", "args": "hidden (2 values)", "cwd": None, "env": {}}
+        assert sys.executable not in run.stdout
+        assert "mcp_sidecar.demo" not in run.stdout
+    assert logs_json.code == 0
+    assert logs_json.json() == {"server": "demo", "lines": [], "dropped": 0}
+
+
+async def test_demo_tools_activate_and_call(home: Path) -> None:
+    tools, activate, call, call_json = await clis(
+        home,
+        ("tools", "demo"),
+        ("activate", "demo.add", "demo.ad"),
+        ("call", "demo.add", '{"a": 2, "b": 3}'),
+        ("--json", "call", "demo.add", '{"a": 2, "b": 3}'),
+    )
+    assert tools == Run(
+        0,
+        "demo · 4 tools (live)\n"
+        "  demo.add(a, b)  Add two numbers and return the sum.\n"
+        "  demo.echo(text)  Echo the given text back unchanged.\n"
+        "  demo.count_words(text)  Count the words, lines and characters of a text.\n"
+        "  demo.current_time()  The current date and time in UTC, in ISO 8601 form.\n",
+        "",
+    )
+    assert activate == Run(
+        0,
+        "mcp activate\n"
+        " ✔ demo.add · loaded\n"
+        " ✘ demo.ad · not loaded: Server 'demo' has no tool named 'ad'. Nearby: demo.add\n",
+        "",
+    )
+    assert call == Run(0, "mcp call\n ✔ demo.add\n5\n", "")
+    assert call_json.code == 0
+    result = call_json.json()
+    assert (result["id"], result["isError"], result["structuredContent"]) == ("demo.add", False, {"result": 5})
+    assert result["content"] == [{"type": "text", "text": "5"}]
+
+
+async def test_failures_exit_non_zero_with_the_diagnostic_on_stderr(home: Path) -> None:
+    unknown, unknown_json, not_an_object, not_json, missing, missing_json = await clis(
+        home,
+        ("call", "demo.nope", "{}"),
+        ("--json", "call", "demo.nope", "{}"),
+        ("call", "demo.add", "[2, 3]"),
+        ("call", "demo.add", "{a: 2}"),
+        ("get", "nosuch"),
+        ("--json", "tools", "nosuch"),
+    )
+    assert unknown == Run(1, "", "mcp activate\n ✘ demo.nope · not loaded: Server 'demo' has no tool named 'nope'.\n")
+    assert unknown_json.code == 1
+    assert unknown_json.json()["activation"]["results"] == [
+        {"id": "demo.nope", "status": "not loaded", "reason": "Server 'demo' has no tool named 'nope'.", "nearby": []}
+    ]
+    usage = Run(2, "", "mcp-sidecar: the arguments must be a JSON object\n")
+    assert (not_an_object, not_json) == (usage, usage)
+    message = "No server named 'nosuch' is configured."
+    assert missing == Run(1, "", f"nosuch: [server_not_found] {message} {NOT_FOUND_HINT}\n")
+    assert missing_json.code == 1
+    assert missing_json.json() == {
+        "error": {
+            "code": "server_not_found",
+            "operation": "tools",
+            "server": "nosuch",
+            "message": message,
+            "hint": NOT_FOUND_HINT,
+        }
+    }
+
+
+async def test_server_failures_in_a_call(home: Path) -> None:
+    write_config(
+        home,
+        {"basic": basic_stdio(), "broken": {"command": str(home / "no-such-server")}},
+    )
+    broken, crash, tool_error = await clis(
+        home,
+        ("call", "broken.echo", '{"text": "x"}'),
+        ("call", "basic.crash"),
+        ("call", "basic.fail", '{"message": "boom"}'),
+    )
+    assert broken == Run(
+        1,
+        "",
+        "mcp activate\n ✘ broken.echo · not loaded: The server's tool catalog is unavailable. "
+        "[connection_failed] The server command was not found.\n",
+    )
+    assert crash == Run(1, "", f"basic: [connection_failed] The server closed the connection. {CONNECTION_HINT}\n")
+    # A tool's own error is its result: printed as such, with a failing exit status.
+    assert tool_error == Run(1, "mcp call\n ✘ basic.fail\nError executing tool fail: boom\n", "")
