@@ -1,4 +1,4 @@
-"""Run every benchmark in turn (startup, call latency, memory); `--quick` is passed through.
+"""Run every benchmark in turn (startup, call latency, memory, discovery); `--quick` is passed through.
 
 Each script runs in its own process, one after the other, so they do not compete for the CPU.
 Exits non-zero only if a script itself failed (a missed goal is reported, not a failure).
@@ -13,7 +13,14 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCRIPTS = ("startup.py", "call_latency.py", "memory.py")
+SCRIPTS = (
+    "startup.py",
+    "call_latency.py",
+    "memory.py",
+    "discover_latency.py",
+    "discover_coldstart.py",
+    "retrieval_quality.py",
+)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,7 +2,7 @@
 
     python examples/stdio_client.py [path/to/mcp-sidecar]
 
-It starts the sidecar, initializes, lists server status, activates a tool of the demo
+It starts the sidecar, initializes, lists server status, discovers and activates a tool of the demo
 server, calls it, prints every notification it receives, then shuts down. Copy it as the
 start of your own script; docs/scripting.md explains each message.
 """
@@ -81,7 +81,9 @@ def main() -> int:
     if not any(s["name"] == "demo" for s in status["servers"]):
         print("no demo server (a configuration exists); stopping here")
         return sidecar.close()
-    activated = sidecar.request("mcp/activate", {"ids": ["demo.count_words"]})
+    found = sidecar.request("mcp/discover", {"query": "count words", "kind": "tools"})
+    print("→ mcp/discover:", [c["id"] for c in found["candidates"]])
+    activated = sidecar.request("mcp/activate", {"ids": [found["candidates"][0]["id"]]})
     print("→ mcp/activate:", [(r["id"], r["status"]) for r in activated["results"]])
     result = sidecar.request("mcp/callTool", {"id": "demo.count_words", "arguments": {"text": "one two three\nfour"}})
     print("→ mcp/callTool:", json.dumps(result.get("structuredContent") or result["content"]))

@@ -40,8 +40,17 @@ def _parser() -> argparse.ArgumentParser:
     tools.add_argument("server")
     logs = sub.add_parser("logs", help="a server's captured stderr (after this process connected it)")
     logs.add_argument("server")
+    discover = sub.add_parser("discover", help="ranked search over tools, resources, templates and prompts")
+    discover.add_argument("query")
+    discover.add_argument("--kind", choices=["all", "tools", "resources", "prompts"], default="all")
+    discover.add_argument("--server")
+    discover.add_argument("--limit", type=int, default=5, help="1 to 50 candidates (default 5)")
+    refresh = sub.add_parser("refresh", help="fetch a server's tool, resource and prompt metadata again")
+    refresh.add_argument("server")
     activate = sub.add_parser("activate", help="activate exact tool ids (server.tool)")
     activate.add_argument("ids", nargs="+")
+    run = sub.add_parser("run", help="run one /mcp command line, e.g. run 'add --scope global docs https://...'")
+    run.add_argument("line", nargs=argparse.REMAINDER, help="the line as one quoted argument (or as separate words)")
     call = sub.add_parser("call", help="activate and call one tool: call SERVER.TOOL [JSON-ARGUMENTS]")
     call.add_argument("id")
     call.add_argument("arguments", nargs="?", default="{}")
@@ -58,7 +67,41 @@ def main(argv: list[str] | None = None) -> int:
         from mcp_sidecar.server import serve_stdio
 
         return serve_stdio({"workspace": project or Path.cwd(), "trusted": args.trust_project})
+    if args.command == "run":
+        return asyncio.run(_run_line(args, project or Path.cwd()))
     return asyncio.run(_headless(args, project or Path.cwd()))
+
+
+def _command_line(words: list[str]) -> str:
+    """One argument is the line itself; several are words the shell already split (kept literal)."""
+    if len(words) == 1:
+        return words[0]
+    from mcp_sidecar.output.command_text import quote_word
+
+    return " ".join(quote_word(word) for word in words)
+
+
+async def _run_line(args: argparse.Namespace, project: Path) -> int:
+    from mcp_sidecar.protocol.errors import SidecarError
+    from mcp_sidecar.services.app import Sidecar
+    from mcp_sidecar.services.commands import run_line
+
+    app = Sidecar(lambda method, params: None, workspace=project, trusted=args.trust_project, watch_config=False)
+    try:
+        result = await run_line(app, _command_line(args.line))
+    except SidecarError as exc:
+        diag = exc.diagnostic
+        if args.json:
+            print(json.dumps({"error": diag.to_json()}, indent=2, ensure_ascii=False))
+        else:
+            print(diag.render(), file=sys.stderr)
+            if diag.usage:
+                print(diag.usage, file=sys.stderr)
+        return EXIT_USAGE if diag.code == "command_invalid" else EXIT_FAILED
+    finally:
+        await app.shutdown()
+    print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else result["text"])
+    return 0
 
 
 async def _headless(args: argparse.Namespace, project: Path) -> int:
@@ -67,7 +110,7 @@ async def _headless(args: argparse.Namespace, project: Path) -> int:
     from mcp_sidecar.services import activation, status
     from mcp_sidecar.services.app import Sidecar
 
-    app = Sidecar(lambda method, params: None, workspace=project, trusted=args.trust_project)
+    app = Sidecar(lambda method, params: None, workspace=project, trusted=args.trust_project, watch_config=False)
     app.ensure_loaded()
     run: Callable[[], Awaitable[Any]]
     text: Callable[[Any], str]
@@ -97,6 +140,36 @@ async def _headless(args: argparse.Namespace, project: Path) -> int:
 
         def text(result: Any) -> str:
             return "\n".join(line["text"] for line in result["lines"]) or "(no output captured)"
+
+    elif command == "discover":
+        from mcp_sidecar.protocol.params import parse_discover
+        from mcp_sidecar.services import discovery
+
+        request = {"query": args.query, "kind": args.kind, "limit": args.limit}
+        if args.server:
+            request["server"] = args.server
+
+        async def run() -> Any:
+            p = parse_discover("discover", request)
+            return await discovery.discover(app, p.query, p.kind, p.server, p.limit, "cli")
+
+        def text(result: Any) -> str:
+            return str(result["text"])
+
+    elif command == "refresh":
+
+        async def run() -> Any:
+            return await app.refresh(args.server)
+
+        def text(result: Any) -> str:
+            row = result["status"]
+            counts = ", ".join(f"{k} {'—' if v is None else v}" for k, v in row["catalog"].items())
+            lines = [f"{result['server']}: {counts}"]
+            lines += [
+                f"  {d['kind']}: [{d['diagnostic']['code']}] {d['diagnostic']['message']}"
+                for d in result["diagnostics"]
+            ]
+            return "\n".join(lines)
 
     elif command == "activate":
 

@@ -22,11 +22,13 @@ from pygls.uris import to_fs_path
 from mcp_sidecar import __version__, tasks
 from mcp_sidecar.connections.connection import load_sdk
 from mcp_sidecar.handlers.registry import request_handlers
+from mcp_sidecar.protocol import methods
 from mcp_sidecar.services.app import Sidecar
 
 log = logging.getLogger(__name__)
 
 EOF_DRAIN_SECONDS = 60.0
+WARM_UP_DELAY_SECONDS = 1.0
 
 
 def dict_converter() -> Any:
@@ -106,16 +108,35 @@ def create_server(app_defaults: dict[str, Any] | None = None) -> tuple[SidecarSe
     @server.feature(lsp.INITIALIZED)
     def on_initialized(params: Any) -> None:
         # The SDK import costs seconds; pay it now, off the event loop, not on first use.
-        tasks.spawn(load_sdk(), "warm-imports")
+        tasks.spawn(_warm_sdk(), "warm-imports")
 
     @server.feature(lsp.SHUTDOWN)
     async def on_shutdown(params: Any) -> None:
         await app.shutdown()
 
+    @server.command(methods.EXECUTE_COMMAND)
+    async def on_execute_command(*arguments: Any) -> Any:
+        # Generic LSP clients run `/mcp` lines here: the same handler as `mcp/command`.
+        return await server.fast_handlers[methods.COMMAND](_command_params(arguments))
+
     server.fast_handlers = request_handlers(app)
     for method, handler in server.fast_handlers.items():
         server.feature(method)(handler)
     return server, app
+
+
+async def _warm_sdk() -> None:
+    # Let the editor's first requests (often a discovery from the disk cache) run before the
+    # import competes with them for the interpreter; a connection imports at once if it must.
+    await asyncio.sleep(WARM_UP_DELAY_SECONDS)
+    await load_sdk()
+
+
+def _command_params(arguments: tuple[Any, ...]) -> Any:
+    """`arguments: [line]` or `[{line}]`; anything else fails `mcp/command`'s own validation."""
+    if len(arguments) == 1 and isinstance(arguments[0], dict):
+        return arguments[0]
+    return {"line": arguments[0] if len(arguments) == 1 else None}
 
 
 async def _run(server: SidecarServer, app: Sidecar) -> None:

@@ -72,7 +72,8 @@ async def test_without_configuration_the_demo_server_is_configured(home: Path) -
     )
     assert status == Run(
         0,
-        "   Server  State  Scope    Transport  Tools  Loaded\n○  demo    idle   builtin  stdio      —      0\n",
+        "   Server  State  Scope    Transport  Tools  Resources  Prompts  Loaded\n"
+        "○  demo    idle   builtin  stdio      —      —          —        0\n",
         "",
     )
     rows = status_json.json()["servers"]

@@ -41,3 +41,10 @@ def test_each_request_section_states_params_and_result() -> None:
         section = text.split(f"### `{method}`", 1)[1].split("\n### ", 1)[0]
         assert "Params:" in section, method
         assert "Result" in section, method
+
+
+def test_generic_lsp_clients_get_the_command_line_through_execute_command() -> None:
+    from mcp_sidecar.server import create_server
+
+    server, _ = create_server()
+    assert list(server.protocol.fm.commands) == [methods.EXECUTE_COMMAND]

@@ -1,10 +1,11 @@
 """Tool catalogs cached on disk, privately, for 24 hours.
 
-One JSON file per server, named by a hash of the server's definition as written (its
-`${VAR}` references, never their values) and the working directory. Files hold tool
-descriptors only, never a credential or an interpolated value. The directory is 0700 and
-files 0600; writes are atomic (temporary file in the same directory, fsync, rename), so a
-crash leaves the old file or the new one, never half of one.
+One JSON file per server, named by a hash of the server's name, its definition as written
+(its `${VAR}` references, never their values) and the working directory: two servers with
+the same definition keep files of their own, so one's change notice never drops the
+other's. Files hold tool descriptors only, never a credential or an interpolated value. The
+directory is 0700 and files 0600; writes are atomic (temporary file in the same directory,
+fsync, rename), so a crash leaves the old file or the new one, never half of one.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ TTL_SECONDS = 24 * 3600
 FORMAT_VERSION = 1
 
 
-def cache_key(fingerprint: str, workspace: Path | None) -> str:
-    material = json.dumps({"v": FORMAT_VERSION, "server": fingerprint, "cwd": str(workspace or "")})
+def cache_key(server: str, fingerprint: str, workspace: Path | None) -> str:
+    material = json.dumps({"v": FORMAT_VERSION, "name": server, "server": fingerprint, "cwd": str(workspace or "")})
     return hashlib.sha256(material.encode()).hexdigest()[:40]
 
 
@@ -53,7 +54,7 @@ class ToolCache:
         tools = data.get("tools")
         if not isinstance(fetched_at, int | float) or not isinstance(tools, list):
             return None
-        age = (now or time.time()) - fetched_at
+        age = (time.time() if now is None else now) - fetched_at
         if age < 0 or age > TTL_SECONDS:
             return None
         if not all(isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools):

@@ -28,6 +28,23 @@ def _title(descriptor: dict[str, Any]) -> str:
     return title if isinstance(title, str) else ""
 
 
+def parameter_text(schema: Any, depth: int = 0) -> str:
+    """Property names and descriptions of an input schema, including nested objects and array items."""
+    if not isinstance(schema, dict) or depth > 3:
+        return ""
+    parts: list[str] = []
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        for name, prop in properties.items():
+            parts.append(str(name))
+            if isinstance(prop, dict):
+                if isinstance(prop.get("description"), str):
+                    parts.append(prop["description"])
+                parts.append(parameter_text(prop, depth + 1))
+    parts.append(parameter_text(schema.get("items"), depth + 1))
+    return " ".join(p for p in parts if p)
+
+
 def tool_document(server: str, descriptor: dict[str, Any], position: int) -> Document:
     name = descriptor["name"]
     title = _title(descriptor)
@@ -38,7 +55,13 @@ def tool_document(server: str, descriptor: dict[str, Any], position: int) -> Doc
         kind="tool",
         server=server,
         key=name,
-        fields={"name": name, "title": title, "description": descriptor.get("description") or "", "extra": server},
+        fields={
+            "name": name,
+            "title": title,
+            "description": descriptor.get("description") or "",
+            "parameters": parameter_text(descriptor.get("inputSchema")),
+            "extra": server,
+        },
         exact=frozenset(exact),
         position=position,
         payload=descriptor,

@@ -16,15 +16,46 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_sidecar.catalog.tokens import STOPWORDS, stem, terms, tokenize
+from mcp_sidecar.catalog.tokens import STOPWORDS, stem, tokenize
 
 K1 = 1.2
 B = 0.75
-FIELD_WEIGHTS = {"name": 3.0, "title": 2.0, "description": 1.0, "extra": 0.5}
+FIELD_WEIGHTS = {"name": 3.0, "title": 2.0, "description": 1.0, "parameters": 0.5, "extra": 0.5}
 PREFIX_DISCOUNT = 0.8
 """A prefix-only match of the last query word counts a little less than the whole word."""
 EXACT_BOOST = 1_000.0
 MAX_PREFIX_EXPANSIONS = 64
+SYNONYM_DISCOUNT = 0.6
+"""A synonym of a query word counts less than the word itself."""
+SYNONYM_GROUPS = (
+    ("directory", "folder", "dir"),
+    ("delete", "remove", "erase", "forget", "drop"),
+    ("create", "make", "new", "add"),
+    ("url", "website", "site", "webpage", "web"),
+    ("fetch", "download", "retrieve"),
+    ("size", "big", "large", "bytes"),
+    ("move", "rename"),
+    ("search", "find", "lookup", "look"),
+    ("read", "open", "view"),
+    ("write", "save"),
+    ("edit", "modify", "change"),
+    ("log", "history"),
+    ("diff", "changed", "difference"),
+    ("timezone", "zone"),
+    ("sampling", "llm", "model", "completion"),
+    ("elicitation", "ask", "input"),
+    ("observation", "fact", "note"),
+    ("entity", "person", "people", "someone"),
+    ("relation", "link", "relationship", "connect"),
+    ("gzip", "compress", "zip"),
+    ("image", "picture", "photo"),
+    ("memory", "remember", "graph", "knowledge"),
+)
+"""Words people use for the vocabulary of tool catalogs; matched both ways, on stems."""
+MIN_ABBREVIATION = 2
+"""An earlier query word that no entry contains is read as an abbreviation from this length on."""
+VECTOR_THRESHOLD = 600
+"""Above this many postings touched by a query, scoring switches to numpy arrays."""
 KIND_ORDER = {"tool": 0, "resource": 1, "template": 2, "prompt": 3}
 
 
@@ -43,21 +74,29 @@ class Document:
 
 @dataclass(slots=True)
 class Index:
-    """One server's entries of one catalog, with postings as arrays for vectorised scoring."""
+    """One server's entries of one catalog.
+
+    Postings are plain lists, so building an index needs no numpy; a query that touches many
+    postings converts them once to arrays and scores them vectorised.
+    """
 
     server: str
     documents: list[Document]
-    postings: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    postings: dict[str, tuple[list[int], list[float]]] = field(default_factory=dict)
+    """term → (document ids, weighted term frequencies)."""
+    lengths: list[float] = field(default_factory=list)
+    _arrays: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    _length_array: Any = None
     """term → (document ids, weighted term frequencies), both numpy arrays."""
-    lengths: Any = None
     total_length: float = 0.0
     vocabulary: list[str] = field(default_factory=list)
+    """Sorted surface words (as written, lowercased) and terms, for prefix matching."""
+    surface: dict[str, str] = field(default_factory=dict)
+    """A word as written → its term: "queri" must reach "query" while "queries" is typed."""
     exact: dict[str, list[int]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, server: str, documents: Sequence[Document]) -> Index:
-        import numpy as np
-
         index = cls(server, list(documents))
         postings: dict[str, dict[int, float]] = {}
         lengths: list[float] = []
@@ -65,34 +104,66 @@ class Index:
             length = 0.0
             for name, text in doc.fields.items():
                 weight = FIELD_WEIGHTS.get(name, 1.0)
-                for term in terms(text):
+                for word in tokenize(text):
+                    term = index.surface.setdefault(word, stem(word))
                     bucket = postings.setdefault(term, {})
                     bucket[doc_id] = bucket.get(doc_id, 0.0) + weight
                     length += weight
             for spelling in doc.exact:
                 index.exact.setdefault(spelling, []).append(doc_id)
             lengths.append(length)
-        index.lengths = np.asarray(lengths, dtype=np.float64)
+        index.lengths = lengths
         index.total_length = float(sum(lengths))
-        index.postings = {
-            term: (np.fromiter(docs.keys(), np.int64, len(docs)), np.fromiter(docs.values(), np.float64, len(docs)))
-            for term, docs in postings.items()
-        }
-        index.vocabulary = sorted(index.postings)
+        index.postings = {term: (list(docs.keys()), list(docs.values())) for term, docs in postings.items()}
+        index.vocabulary = sorted(index.postings.keys() | index.surface.keys())
         return index
+
+    def arrays(self, term: str) -> tuple[Any, Any] | None:
+        found = self._arrays.get(term)
+        if found is None:
+            posting = self.postings.get(term)
+            if posting is None:
+                return None
+            import numpy as np
+
+            found = self._arrays[term] = (np.asarray(posting[0], np.int64), np.asarray(posting[1], np.float64))
+        return found
+
+    def length_array(self) -> Any:
+        if self._length_array is None:
+            import numpy as np
+
+            self._length_array = np.asarray(self.lengths, np.float64)
+        return self._length_array
 
     def df(self, term: str) -> int:
         found = self.postings.get(term)
         return 0 if found is None else len(found[0])
 
-    def with_prefix(self, prefix: str) -> list[str]:
+    def with_prefix(self, prefix: str) -> set[str]:
+        """The terms of every word or term that starts with `prefix`."""
         start = bisect_left(self.vocabulary, prefix)
-        out: list[str] = []
-        for term in self.vocabulary[start:]:
-            if not term.startswith(prefix):
+        out: set[str] = set()
+        for word in self.vocabulary[start:]:
+            if not word.startswith(prefix):
                 break
-            out.append(term)
+            if word in self.postings:
+                out.add(word)
+            if word in self.surface:
+                out.add(self.surface[word])
         return out
+
+
+def _synonyms() -> dict[str, tuple[str, ...]]:
+    table: dict[str, set[str]] = {}
+    for group in SYNONYM_GROUPS:
+        stems = {stem(w) for w in group}
+        for term in stems:
+            table.setdefault(term, set()).update(stems - {term})
+    return {term: tuple(sorted(others)) for term, others in table.items()}
+
+
+SYNONYMS = _synonyms()
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +179,8 @@ class Query:
     prefix: str | None
     """The last word, raw, when it may still be being typed."""
     exact: str
+    raw: tuple[str, ...] = ()
+    """The words as typed (lowercased), aligned with `words`."""
 
 
 def parse_query(text: str) -> Query:
@@ -118,7 +191,7 @@ def parse_query(text: str) -> Query:
         prefix = tokens[-1]
         tokens = tokens[:-1]
     words = [t for t in tokens if t not in STOPWORDS] or tokens
-    return Query(words=tuple(stem(t) for t in words), prefix=prefix, exact=exact)
+    return Query(words=tuple(stem(t) for t in words), prefix=prefix, exact=exact, raw=tuple(words))
 
 
 def search(
@@ -141,55 +214,120 @@ def search(
         df = sum(ix.df(term) for ix in pool)
         return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
 
-    # The last word: itself (stemmed) at full weight, and every longer term it starts.
-    groups: list[list[tuple[str, float]]] = [[(w, idf(w))] for w in dict.fromkeys(query.words)]
-    if query.prefix:
-        whole = stem(query.prefix)
-        expansions: set[str] = set()
-        if not query.prefix.isdigit():
-            expansions = {t for ix in pool for t in ix.with_prefix(query.prefix)}
-        expansions.discard(whole)
+    def with_e_variant(term: str) -> list[tuple[str, float]]:
+        # The stemmer leaves "change" and "changes" at "change" but "changed" at "chang":
+        # a term also matches its spelling with the final e added or removed.
+        out = [(term, idf(term))]
+        if len(term) > 3 and term.isalpha():
+            other = term[:-1] if term.endswith("e") else term + "e"
+            if any(ix.df(other) for ix in pool):
+                out.append((other, idf(other)))
+        out += [(s, idf(s) * SYNONYM_DISCOUNT) for s in SYNONYMS.get(term, ()) if s != term]
+        return out
+
+    def completions(prefix: str, whole: str) -> list[tuple[str, float]]:
+        if prefix.isdigit():
+            return []
+        expansions = {t for ix in pool for t in ix.with_prefix(prefix)}
+        expansions.difference_update(t for t, _ in with_e_variant(whole))
         if len(expansions) > MAX_PREFIX_EXPANSIONS:
             # The most frequent completions are what a person typing most likely means.
             frequency = {t: sum(ix.df(t) for ix in pool) for t in expansions}
             expansions = set(sorted(expansions, key=lambda t: (-frequency[t], t))[:MAX_PREFIX_EXPANSIONS])
-        group = [(whole, idf(whole))] + [(t, idf(t) * PREFIX_DISCOUNT) for t in sorted(expansions)]
+        return [(t, idf(t) * PREFIX_DISCOUNT) for t in sorted(expansions)]
+
+    # Each word: itself (stemmed, e-variant) at full weight. An earlier word that no entry
+    # contains is read as an abbreviation ("mov fi", "sea fil"), and the last word, unless a
+    # space ends it, as still being typed: their completions count too, a little less.
+    groups: list[list[tuple[str, float]]] = []
+    pairs = list(zip(query.words, query.raw or query.words, strict=True))
+    last = len(pairs) - 1 if query.prefix is None else len(pairs)  # "lis " is a whole word
+    seen: set[str] = set()
+    for i, (word, raw) in enumerate(pairs):
+        if word in seen:
+            continue
+        seen.add(word)
+        group = with_e_variant(word)
+        if i < last and len(raw) >= MIN_ABBREVIATION and not any(ix.df(t) for ix in pool for t, _ in group):
+            group += completions(raw, word)
         groups.append(group)
+    if query.prefix:
+        whole = stem(query.prefix)
+        groups.append(with_e_variant(whole) + completions(query.prefix, whole))
 
-    import numpy as np
-
+    touched = sum(ix.df(term) for ix in pool for group in groups for term, _ in group)
+    score = _score_arrays if touched > VECTOR_THRESHOLD else _score_lists
     hits: list[Hit] = []
     for ix in pool:
-        if not ix.documents:
-            continue
-        scores = np.zeros(len(ix.documents))
-        denominator_base = K1 * (1 - B + B * ix.lengths / avg_length)
-        for group in groups:
-            best: Any = None
-            for term, weight in group:
-                found = ix.postings.get(term)
-                if found is None:
-                    continue
-                docs, tf = found
-                value = weight * tf * (K1 + 1) / (tf + denominator_base[docs])
-                if best is None:
-                    best = np.zeros(len(ix.documents))
-                best[docs] = np.maximum(best[docs], value)
-            if best is not None:
-                scores += best
-        for doc_id in ix.exact.get(query.exact, ()):
-            scores[doc_id] += EXACT_BOOST
-        if kinds is not None:
-            allowed = np.fromiter((d.kind in kinds for d in ix.documents), bool, len(ix.documents))
-            scores[~allowed] = 0.0
-        matched = np.flatnonzero(scores > 0)
-        if len(matched) > limit:
-            # Keep every entry tied with the limit-th score, so ordering stays deterministic.
-            threshold = np.partition(scores[matched], len(matched) - limit)[len(matched) - limit]
-            matched = matched[scores[matched] >= threshold]
-        hits.extend(Hit(float(scores[i]), ix.documents[i]) for i in matched)
+        if ix.documents:
+            hits.extend(score(ix, groups, avg_length, query.exact, kinds, limit))
     hits.sort(key=_order)
     return hits[:limit]
+
+
+Groups = list[list[tuple[str, float]]]
+
+
+def _score_lists(
+    ix: Index, groups: Groups, avg_length: float, exact: str, kinds: frozenset[str] | None, limit: int
+) -> list[Hit]:
+    """Plain-Python scoring: fastest when a query touches few postings, and needs no numpy."""
+    lengths = ix.lengths
+    scores: dict[int, float] = {}
+    for group in groups:
+        best: dict[int, float] = {}
+        for term, weight in group:
+            posting = ix.postings.get(term)
+            if posting is None:
+                continue
+            for doc_id, tf in zip(*posting, strict=True):
+                value = weight * tf * (K1 + 1) / (tf + K1 * (1 - B + B * lengths[doc_id] / avg_length))
+                if value > best.get(doc_id, 0.0):
+                    best[doc_id] = value
+        for doc_id, value in best.items():
+            scores[doc_id] = scores.get(doc_id, 0.0) + value
+    for doc_id in ix.exact.get(exact, ()):
+        scores[doc_id] = scores.get(doc_id, 0.0) + EXACT_BOOST
+    docs = ix.documents
+    found = [(value, i) for i, value in scores.items() if value > 0 and (kinds is None or docs[i].kind in kinds)]
+    if len(found) > limit:
+        # Keep every entry tied with the limit-th score, so ordering stays deterministic.
+        threshold = sorted((v for v, _ in found), reverse=True)[limit - 1]
+        found = [(v, i) for v, i in found if v >= threshold]
+    return [Hit(v, docs[i]) for v, i in found]
+
+
+def _score_arrays(
+    ix: Index, groups: Groups, avg_length: float, exact: str, kinds: frozenset[str] | None, limit: int
+) -> list[Hit]:
+    """Vectorised scoring for queries that touch many postings."""
+    import numpy as np
+
+    scores = np.zeros(len(ix.documents))
+    denominator_base = K1 * (1 - B + B * ix.length_array() / avg_length)
+    for group in groups:
+        best: Any = None
+        for term, weight in group:
+            found = ix.arrays(term)
+            if found is None:
+                continue
+            docs, tf = found
+            value = weight * tf * (K1 + 1) / (tf + denominator_base[docs])
+            if best is None:
+                best = np.zeros(len(ix.documents))
+            best[docs] = np.maximum(best[docs], value)
+        if best is not None:
+            scores += best
+    for doc_id in ix.exact.get(exact, ()):
+        scores[doc_id] += EXACT_BOOST
+    if kinds is not None:
+        allowed = np.fromiter((d.kind in kinds for d in ix.documents), bool, len(ix.documents))
+        scores[~allowed] = 0.0
+    matched = np.flatnonzero(scores > 0)
+    if len(matched) > limit:
+        threshold = np.partition(scores[matched], len(matched) - limit)[len(matched) - limit]
+        matched = matched[scores[matched] >= threshold]
+    return [Hit(float(scores[i]), ix.documents[i]) for i in matched]
 
 
 def _order(hit: Hit) -> tuple[float, int, str, int]:

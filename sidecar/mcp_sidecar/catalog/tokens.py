@@ -56,7 +56,6 @@ STOPWORDS = frozenset(
         "on",
         "or",
         "please",
-        "show",
         "some",
         "that",
         "the",

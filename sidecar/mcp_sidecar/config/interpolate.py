@@ -45,6 +45,15 @@ class ResolvedServer:
     secret_values: frozenset[str] = field(default=frozenset())
     """Every value that came from the environment or a header/env field, for redaction."""
 
+    def secret_commands(self) -> dict[str, str]:
+        """The `!command` values still to run, by field (`env.KEY`, `headers.Name`)."""
+        return {
+            f"{group}.{key}": value.command
+            for group, values in (("env", self.env), ("headers", self.headers))
+            for key, value in values.items()
+            if isinstance(value, SecretCommand)
+        }
+
 
 def _braced(text: str, field_name: str, environ: Mapping[str, str], found: set[str]) -> str:
     def sub(match: re.Match[str]) -> str:

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_sidecar import __version__, tasks
-from mcp_sidecar.config.interpolate import MissingVariable, ResolvedServer, SecretCommand, resolve
+from mcp_sidecar.config import secrets
+from mcp_sidecar.config.interpolate import MissingVariable, ResolvedServer, resolve
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.connections.errors import FailureContext, classify
 from mcp_sidecar.connections.stderr_log import StderrLog, StderrPipe
@@ -64,6 +65,10 @@ class Connection:
         self._garbage_lines = 0
         self.tools_stale = False
         """Set by a tools/list_changed notification; the next listing must go to the server."""
+        self._listed_early: set[str] = set()
+        """Kinds listed on a modern session before its change stream was acknowledged."""
+        self.stale_kinds: set[str] = set()
+        """Resource or prompt lists to fetch again before trusting a memory copy."""
         self.listening = False
         """True while change notifications can arrive (always on handshake-era sessions)."""
         self.generation = 0
@@ -121,7 +126,6 @@ class Connection:
         self._garbage_lines = 0
         self._set_state("connecting")
         self._owner = tasks.spawn(self._own(operation, self._ready, self._stop), f"mcp-connection:{self.name}")
-        tasks.spawn(self._bound_connect(self._owner, self._ready, operation), f"mcp-connect-timer:{self.name}")
 
     async def _bound_connect(self, owner: asyncio.Task[None], ready: asyncio.Future[None], operation: str) -> None:
         try:
@@ -146,8 +150,12 @@ class Connection:
     async def _own(self, operation: str, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
         pipe: StderrPipe | None = None
         try:
-            resolved = self._resolve(operation)
+            resolved = await self._resolve(operation)
             self.log.set_secrets(resolved.secret_values)
+            # The connect time limit starts now: secret commands have a limit of their own.
+            owner = asyncio.current_task()
+            assert owner is not None
+            tasks.spawn(self._bound_connect(owner, ready, operation), f"mcp-connect-timer:{self.name}")
             from mcp import Client
             from mcp_types import Implementation
 
@@ -171,6 +179,8 @@ class Connection:
                 self.connected_at = time.time()
                 self.generation += 1
                 self.tools_stale = False
+                self._listed_early = set()
+                self.stale_kinds = set()
                 self.listening = not _is_modern(client.protocol_version)
                 if not ready.done():
                     ready.set_result(None)
@@ -203,7 +213,12 @@ class Connection:
             if pipe is not None:
                 pipe.close()
 
-    def _resolve(self, operation: str) -> ResolvedServer:
+    async def _resolve(self, operation: str) -> ResolvedServer:
+        """References and secret commands, resolved for this connection attempt only.
+
+        Runs in the owner task, so concurrent requests share one resolution, and a reconnect
+        or shutdown that cancels the attempt also kills a pending secret command.
+        """
         try:
             resolved = resolve(self.config, self.workspace)
         except MissingVariable as exc:
@@ -213,16 +228,16 @@ class Connection:
                 f"Environment variable {exc.variable} (used in `{exc.field_name}`) is not set.",
                 self.name,
             ) from None
-        secret_fields = [k for k, v in {**resolved.env, **resolved.headers}.items() if isinstance(v, SecretCommand)]
-        if secret_fields:
-            raise fail(
-                "secret_lookup_failed",
-                operation,
-                f"Secret commands (values starting with `!`, in {', '.join(sorted(secret_fields))}) are not "
-                "supported by this version yet.",
-                self.name,
-            )
-        return resolved
+        if not resolved.secret_commands():
+            return resolved
+        cwd = resolved.cwd or str(self.workspace or Path.cwd())
+        try:
+            filled = await secrets.fill_secrets(resolved, cwd, secrets.time_limit(self.config.timeout_ms))
+        except secrets.SecretLookupFailed as exc:
+            message = f"The secret command in `{exc.field_name}` {exc.reason}."
+            raise fail("secret_lookup_failed", operation, message, self.name) from None
+        log.info("server %s: ran %d secret command(s)", self.name, len(resolved.secret_commands()))
+        return filled
 
     async def _transport(self, resolved: ResolvedServer, pipe: StderrPipe | None) -> Any:
         if self.config.transport == "stdio":
@@ -272,6 +287,11 @@ class Connection:
                 tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True
             ) as subscription:
                 self.listening = bool(subscription.honored.tools_list_changed)
+                # A change between connecting and this acknowledgement was announced to no one:
+                # lists fetched in that window may be stale, so they are fetched again once.
+                self.stale_kinds |= self._listed_early
+                self.tools_stale = self.tools_stale or "tools" in self._listed_early
+                self._listed_early.clear()
                 async for event in subscription:
                     kind = type(event).__name__
                     if kind == "ToolsListChanged":
@@ -305,6 +325,8 @@ class Connection:
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
             return  # garbage lines are counted by the watched stream
+        if _is_modern(self.protocol_version):
+            return  # the SDK also hands listen-stream events here; `_listen` handles them once
         kind = type(message).__name__
         if kind == "ToolListChangedNotification":
             self.tools_stale = True
@@ -329,40 +351,81 @@ class Connection:
         return error
 
     async def list_tools(self, operation: str) -> list[dict[str, Any]]:
+        descriptors = await self._list_all("tools", operation)
+        self.tools_stale = False
+        return descriptors
+
+    async def list_resources(self, operation: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Resources and resource templates; both empty when the server has no resources capability."""
+        resources = await self._list_all("resources", operation)
+        templates = await self._list_all("resource templates", operation)
+        return resources, templates
+
+    async def list_prompts(self, operation: str) -> list[dict[str, Any]]:
+        return await self._list_all("prompts", operation)
+
+    async def _list_all(self, kind: str, operation: str) -> list[dict[str, Any]]:
+        """Every page of one list, within the catalog limits; a bad catalog fails whole."""
         client = await self.connect(operation)
         owner = self._owner
+        capabilities = client.server_capabilities
+        capability = {"tools": "tools", "resources": "resources", "resource templates": "resources"}.get(
+            kind, "prompts"
+        )
+        if getattr(capabilities, capability, None) is None:
+            return []
+        key = {"tools": "name", "resources": "uri", "resource templates": "uriTemplate", "prompts": "name"}[kind]
+        fetch = {
+            "tools": (client.list_tools, "tools"),
+            "resources": (client.list_resources, "resources"),
+            "resource templates": (client.list_resource_templates, "resource_templates"),
+            "prompts": (client.list_prompts, "prompts"),
+        }[kind]
+        descriptors: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        cursors: set[str] = set()
+        size = 0
+
+        def invalid(why: str) -> SidecarError:
+            return fail("protocol_error", operation, f"The {kind} catalog {why}", self.name)
+
         try:
-            tools, cursor, size, seen = [], None, 0, set()
+            cursor: str | None = None
             while True:
-                page = await client.list_tools(cursor=cursor)
-                for tool in page.tools:
-                    descriptor = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
-                    size += len(json.dumps(descriptor, separators=(",", ":")))
-                    if tool.name in seen:
-                        raise fail(
-                            "protocol_error",
-                            operation,
-                            f"The tool catalog lists {tool.name!r} twice.",
-                            self.name,
-                        )
-                    seen.add(tool.name)
-                    tools.append(descriptor)
-                if len(tools) > MAX_CATALOG_ENTRIES or size > MAX_CATALOG_BYTES:
-                    raise fail(
-                        "protocol_error",
-                        operation,
-                        f"The tool catalog exceeds {MAX_CATALOG_ENTRIES} entries or 4 MiB of descriptors.",
-                        self.name,
-                    )
+                page = await fetch[0](cursor=cursor)
+                for item in getattr(page, fetch[1]):
+                    descriptor = item.model_dump(by_alias=True, mode="json", exclude_none=True)
+                    size += len(json.dumps(descriptor, separators=(",", ":"), ensure_ascii=False).encode())
+                    name = descriptor.get(key)
+                    if not isinstance(name, str) or not name:
+                        raise invalid(f"has an entry without a valid `{key}`.")
+                    if name in seen:
+                        raise invalid(f"lists {name!r} twice.")
+                    seen.add(name)
+                    descriptors.append(descriptor)
+                if len(descriptors) > MAX_CATALOG_ENTRIES or size > MAX_CATALOG_BYTES:
+                    raise invalid(f"exceeds {MAX_CATALOG_ENTRIES} entries or 4 MiB of descriptors.")
                 cursor = page.next_cursor
                 if cursor is None:
                     break
+                if cursor in cursors:
+                    raise invalid("repeats a pagination cursor.")
+                cursors.add(cursor)
         except SidecarError:
             raise
         except Exception as exc:
+            from mcp import MCPError
+            from mcp_types import METHOD_NOT_FOUND
+
+            if isinstance(exc, MCPError) and exc.code == METHOD_NOT_FOUND and kind != "tools":
+                return []  # advertised the capability but not this list: nothing to show
             raise await self._request_failed(exc, operation, owner) from None
-        self.tools_stale = False
-        return tools
+        group = "resources" if kind == "resource templates" else kind
+        if kind != "resource templates":
+            self.stale_kinds.discard(group)
+        if not self.listening and _is_modern(self.protocol_version):
+            self._listed_early.add(group)
+        return descriptors
 
     async def call_tool(self, name: str, arguments: dict[str, Any], operation: str) -> dict[str, Any]:
         client = await self.connect(operation)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_sidecar.handlers.base import Handler, guarded
+from mcp_sidecar.handlers.config import config_handlers
 from mcp_sidecar.protocol import methods, params
-from mcp_sidecar.services import activation, status
+from mcp_sidecar.services import activation, discovery, model_tool, status
 from mcp_sidecar.services.app import Sidecar
 
 
@@ -47,6 +48,25 @@ def request_handlers(app: Sidecar) -> dict[str, Handler]:
         p = params.parse_call_tool("call", raw)
         return await activation.call_tool(app, p.id, p.arguments, p.session)
 
+    @guarded("discover")
+    async def on_discover(raw: Any) -> Any:
+        p = params.parse_discover("discover", raw)
+        return await discovery.discover(app, p.query, p.kind, p.server, p.limit, p.session)
+
+    @guarded("refresh")
+    async def on_refresh(raw: Any) -> Any:
+        return await app.refresh(params.parse_server("refresh", raw).server)
+
+    @guarded("modelTool")
+    async def on_model_tool_definition(raw: Any) -> Any:
+        params.parse_session("modelTool", raw)
+        return model_tool.definition()
+
+    @guarded("mcp_tools")
+    async def on_model_tool_invoke(raw: Any) -> Any:
+        p = params.parse_model_tool("mcp_tools", raw)
+        return await model_tool.invoke(app, p.arguments, p.session)
+
     table: dict[str, Handler] = {
         methods.STATUS: on_status,
         methods.SERVER_GET: on_get,
@@ -56,6 +76,11 @@ def request_handlers(app: Sidecar) -> dict[str, Handler]:
         methods.ACTIVATE: on_activate,
         methods.ACTIVE_TOOLS: on_active_tools,
         methods.CALL_TOOL: on_call_tool,
+        methods.DISCOVER: on_discover,
+        methods.SERVER_REFRESH: on_refresh,
+        methods.MODEL_TOOL_DEFINITION: on_model_tool_definition,
+        methods.MODEL_TOOL_INVOKE: on_model_tool_invoke,
+        **config_handlers(app),
     }
     missing = set(methods.REQUESTS) - set(table)
     if missing:

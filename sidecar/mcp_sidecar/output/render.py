@@ -11,11 +11,18 @@ def _count(value: int | None) -> str:
     return "—" if value is None else str(value)
 
 
+def _resources(catalog: dict[str, Any]) -> str:
+    if catalog["resources"] is None:
+        return "—"
+    templates = catalog.get("templates") or 0
+    return f"{catalog['resources']}+{templates}t" if templates else str(catalog["resources"])
+
+
 def status_matrix(status: dict[str, Any]) -> str:
     rows = status["servers"]
     lines: list[str] = []
     if rows:
-        header = ("", "Server", "State", "Scope", "Transport", "Tools", "Loaded")
+        header = ("", "Server", "State", "Scope", "Transport", "Tools", "Resources", "Prompts", "Loaded")
         table = [header]
         for r in rows:
             table.append(
@@ -25,7 +32,9 @@ def status_matrix(status: dict[str, Any]) -> str:
                     r["state"],
                     r["scope"],
                     r["transport"],
-                    _count(r["catalog"]["tools"]),
+                    _count(r["catalog"]["tools"]) + (" (cached)" if r.get("catalogSource") == "cache" else ""),
+                    _resources(r["catalog"]),
+                    _count(r["catalog"]["prompts"]),
                     str(r["loaded"]),
                 )
             )

@@ -58,6 +58,13 @@ HINTS: dict[str, str] = {
     "server_disabled": "Enable the server first (mcp enable <server>).",
     "tool_not_found": "Use an exact tool id from discovery or mcp/server/tools.",
     "tool_not_active": "Activate the tool in this session with mcp/activate before calling it.",
+    "not_supported": "This version of the sidecar does not offer this operation yet; see docs/protocol.md.",
+    "command_invalid": "Check the command against its usage (mcp help <command>); quote values with spaces.",
+    "server_exists": "Choose another name, or pass --replace to replace the definition or override the other scope.",
+    "project_untrusted": "Trust the workspace (trustedWorkspace, or --trust-project on the CLI) or use --scope global.",
+    "config_conflict": "Make the global and project configuration separate files, then edit by scope.",
+    "config_write_failed": "Check the configuration directory's permissions and free space, then retry.",
+    "import_invalid": "Check the file's path and format: mcpServers JSON, VS Code `servers` JSON or Codex TOML.",
 }
 
 
@@ -68,6 +75,8 @@ class Diagnostic:
     message: str
     server: str | None = None
     hint: str = ""
+    usage: str | None = None
+    """The command's usage text, on `command_invalid` diagnostics of `mcp/command`."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"code": self.code, "operation": self.operation}
@@ -75,6 +84,8 @@ class Diagnostic:
             out["server"] = self.server
         out["message"] = self.message
         out["hint"] = self.hint
+        if self.usage is not None:
+            out["usage"] = self.usage
         return out
 
     def render(self) -> str:
@@ -104,3 +115,11 @@ def fail(code: str, operation: str, message: str, server: str | None = None) -> 
 
 def invalid_params(operation: str, message: str) -> SidecarError:
     return SidecarError(diagnostic("invalid_params", operation, message), rpc_code=INVALID_PARAMS)
+
+
+def command_invalid(operation: str, message: str, usage: str) -> SidecarError:
+    """A command line that does not parse: invalid params, with the usage text to show."""
+    diag = diagnostic("command_invalid", operation, message)
+    return SidecarError(
+        Diagnostic(diag.code, diag.operation, diag.message, hint=diag.hint, usage=usage), rpc_code=INVALID_PARAMS
+    )

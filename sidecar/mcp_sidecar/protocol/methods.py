@@ -15,6 +15,16 @@ SERVER_LOGS = "mcp/server/logs"
 ACTIVATE = "mcp/activate"
 ACTIVE_TOOLS = "mcp/activeTools"
 CALL_TOOL = "mcp/callTool"
+DISCOVER = "mcp/discover"
+SERVER_REFRESH = "mcp/server/refresh"
+MODEL_TOOL_DEFINITION = "mcp/modelTool/definition"
+MODEL_TOOL_INVOKE = "mcp/modelTool/invoke"
+COMMAND = "mcp/command"
+CONFIG_ADD = "mcp/config/add"
+CONFIG_REMOVE = "mcp/config/remove"
+CONFIG_SET_ENABLED = "mcp/config/setEnabled"
+CONFIG_RELOAD = "mcp/config/reload"
+CONFIG_IMPORT = "mcp/config/import"
 
 REQUESTS: tuple[str, ...] = (
     STATUS,
@@ -25,7 +35,20 @@ REQUESTS: tuple[str, ...] = (
     ACTIVATE,
     ACTIVE_TOOLS,
     CALL_TOOL,
+    DISCOVER,
+    SERVER_REFRESH,
+    MODEL_TOOL_DEFINITION,
+    MODEL_TOOL_INVOKE,
+    COMMAND,
+    CONFIG_ADD,
+    CONFIG_REMOVE,
+    CONFIG_SET_ENABLED,
+    CONFIG_RELOAD,
+    CONFIG_IMPORT,
 )
+
+EXECUTE_COMMAND = "mcp.command"
+"""The `workspace/executeCommand` command that runs one `/mcp` line (for generic LSP clients)."""
 
 # Notifications, sidecar to client.
 SERVER_STATUS = "mcp/serverStatus"

@@ -15,6 +15,10 @@ from mcp_sidecar.protocol import methods
 from mcp_sidecar.protocol.errors import SidecarError, invalid_params
 
 MAX_ACTIVATE_IDS = 50
+MAX_DISCOVER_LIMIT = 50
+DEFAULT_DISCOVER_LIMIT = 5
+MAX_QUERY_CHARS = 1_000
+DISCOVER_KINDS = ("all", "tools", "resources", "prompts")
 MAX_SESSION_LENGTH = 200
 
 
@@ -67,6 +71,46 @@ class CallToolParams:
     session: str
 
 
+@dataclass(frozen=True, slots=True)
+class DiscoverParams:
+    query: str
+    kind: str
+    server: str | None
+    limit: int
+    session: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelToolParams:
+    arguments: dict[str, Any]
+    session: str
+
+
+def parse_discover(operation: str, params: Any) -> DiscoverParams:
+    p = _object(operation, params)
+    query = p.get("query", "")
+    if not isinstance(query, str):
+        raise invalid_params(operation, "`query` must be a string.")
+    if len(query) > MAX_QUERY_CHARS:
+        raise invalid_params(operation, f"`query` must be at most {MAX_QUERY_CHARS} characters.")
+    kind = p.get("kind", "all")
+    if kind not in DISCOVER_KINDS:
+        raise invalid_params(operation, f"`kind` must be one of {', '.join(DISCOVER_KINDS)}.")
+    server = _str(operation, p, "server", required=False)
+    limit = p.get("limit", DEFAULT_DISCOVER_LIMIT)
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_DISCOVER_LIMIT:
+        raise invalid_params(operation, f"`limit` must be an integer from 1 to {MAX_DISCOVER_LIMIT}.")
+    return DiscoverParams(query=query, kind=kind, server=server, limit=limit, session=_session(operation, p))
+
+
+def parse_model_tool(operation: str, params: Any) -> ModelToolParams:
+    p = _object(operation, params)
+    arguments = p.get("arguments", {})
+    if not isinstance(arguments, Mapping):
+        raise invalid_params(operation, "`arguments` must be a JSON object.")
+    return ModelToolParams(arguments=dict(arguments), session=_session(operation, p))
+
+
 def parse_server(operation: str, params: Any) -> ServerParams:
     p = _object(operation, params)
     server = _str(operation, p, "server")
@@ -107,11 +151,15 @@ def parse_call_tool(operation: str, params: Any) -> CallToolParams:
 __all__ = [
     "ActivateParams",
     "CallToolParams",
+    "DiscoverParams",
+    "ModelToolParams",
     "ServerParams",
     "SessionParams",
     "SidecarError",
     "parse_activate",
     "parse_call_tool",
+    "parse_discover",
+    "parse_model_tool",
     "parse_server",
     "parse_session",
 ]

@@ -13,18 +13,58 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcp_sidecar import tasks
+from mcp_sidecar.catalog.disk_cache import ToolCache
 from mcp_sidecar.catalog.tools import ToolCatalog
-from mcp_sidecar.config import loader
+from mcp_sidecar.config import loader, paths
 from mcp_sidecar.config.loader import EffectiveConfig
 from mcp_sidecar.config.validate import ConfigProblems
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.protocol import methods
 from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, diagnostic, fail
+from mcp_sidecar.services.catalogs import Catalogs, Group
+from mcp_sidecar.services.config_watch import ConfigWatcher, Signature, signature
 
 log = logging.getLogger(__name__)
 
 Notifier = Callable[[str, dict[str, Any]], None]
 MAX_DISCOVERIES_IN_FLIGHT = 4
+
+
+@dataclass(frozen=True, slots=True)
+class ReloadSummary:
+    """What a reload changed. `applied` is False when the files were invalid (nothing changed)."""
+
+    applied: bool
+    added: list[str]
+    removed: list[str]
+    changed: list[str]
+    unchanged: list[str]
+    deactivated: list[dict[str, Any]]
+    """The `mcp/activeToolsChanged` payloads sent."""
+    diagnostics: list[dict[str, Any]]
+
+    @classmethod
+    def not_applied(cls, diagnostics: list[dict[str, Any]]) -> ReloadSummary:
+        return cls(False, [], [], [], [], [], diagnostics)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "applied": self.applied,
+            "added": self.added,
+            "removed": self.removed,
+            "changed": self.changed,
+            "unchanged": self.unchanged,
+            "deactivated": self.deactivated,
+            "diagnostics": self.diagnostics,
+        }
+
+    def describe(self) -> str:
+        if not self.applied:
+            return f"not applied: {len(self.diagnostics)} configuration problem(s); the previous setup stays in use"
+        parts = [f"{len(getattr(self, k))} {k}" for k in ("added", "removed", "changed", "unchanged")]
+        tools = sum(len(d["removed"]) for d in self.deactivated)
+        return ", ".join(parts) + f"; {tools} active tool(s) deactivated"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +83,8 @@ class Sidecar:
         workspace: Path | None = None,
         trusted: bool = False,
         interactive: bool = False,
+        use_disk_cache: bool = True,
+        watch_config: bool = True,
     ) -> None:
         self.notify = notify
         self.workspace = workspace
@@ -51,12 +93,17 @@ class Sidecar:
         self.config: EffectiveConfig | None = None
         self.config_errors: list[Diagnostic] = []
         self.connections: dict[str, Connection] = {}
-        self.tool_catalogs: dict[str, ToolCatalog] = {}
         self.sessions: dict[str, dict[str, ActiveTool]] = {}
-        self.discovery_slots = asyncio.Semaphore(MAX_DISCOVERIES_IN_FLIGHT)
-        self._catalog_locks: dict[str, asyncio.Lock] = {}
+        self.catalogs = Catalogs(
+            ToolCache(paths.cache_dir() / "catalogs") if use_disk_cache else None,
+            asyncio.Semaphore(MAX_DISCOVERIES_IN_FLIGHT),
+            on_tools_changed=self._tools_fetched,
+        )
         self._sent_rows: dict[str, dict[str, Any]] = {}
         self._loaded = False
+        self._watch_config = watch_config
+        self._watcher: ConfigWatcher | None = None
+        self._reload_lock = asyncio.Lock()
 
     # -- configuration -----------------------------------------------------------------------
 
@@ -70,7 +117,52 @@ class Sidecar:
     def ensure_loaded(self) -> None:
         if not self._loaded:
             self._loaded = True
-            self._apply(self._read_config())
+            seen = self._watched_signature()
+            _, closing = self._apply(self._read_config())
+            for conn in closing:
+                tasks.spawn(conn.close(), f"close:{conn.name}")
+            self._start_watching(seen)
+
+    async def reload(self, *, close_all: bool = False) -> ReloadSummary:
+        """Read the configuration files again and reconcile; invalid files keep the previous setup.
+
+        Connections of changed, removed or disabled definitions close (all of them with
+        `close_all`, an explicit reload); they reopen on demand. Tools of those definitions
+        are deactivated; unchanged active tools stay.
+        """
+        async with self._reload_lock:
+            self.ensure_loaded()  # so a first reload compares against what the files said before
+            seen = self._watched_signature()
+            summary, closing = self._apply(self._read_config(), close_all=close_all)
+            self._start_watching(seen)
+            await asyncio.gather(*(conn.close() for conn in closing), return_exceptions=True)
+            return summary
+
+    def watched_files(self) -> list[Path]:
+        files = [paths.global_config_path()]
+        if self.workspace is not None and self.trusted:
+            files.append(paths.project_config_path(self.workspace))
+        return files
+
+    def _watched_signature(self) -> Signature:
+        return signature(self.watched_files())
+
+    def _start_watching(self, seen: Signature) -> None:
+        """Start the file watcher once the configuration is loaded (never without an event loop)."""
+        if not self._watch_config:
+            return
+        if self._watcher is None:
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                return
+            self._watcher = ConfigWatcher(self.watched_files, self._reload_after_change)
+            self._watcher.start()
+        self._watcher.mark_loaded(seen)
+
+    async def _reload_after_change(self) -> None:
+        summary = await self.reload()
+        log.info("configuration reloaded after a file change: %s", summary.describe())
 
     def _read_config(self) -> EffectiveConfig | None:
         try:
@@ -84,45 +176,76 @@ class Sidecar:
         self.config_errors = []
         return config
 
-    def _apply(self, config: EffectiveConfig | None) -> None:
-        """Swap in a new configuration; connections of changed definitions are replaced."""
+    def _apply(
+        self, config: EffectiveConfig | None, *, close_all: bool = False
+    ) -> tuple[ReloadSummary, list[Connection]]:
+        """Swap in a new configuration; connections of changed definitions are replaced.
+
+        Returns what changed and the connections the caller must close.
+        """
         if config is None:
             if self.config is None:
                 self.config = EffectiveConfig(servers={}, files=())
-            return  # invalid: keep the previous setup
+            # Invalid: keep the previous setup.
+            return ReloadSummary.not_applied([d.to_json() for d in self.config_errors]), []
         old = self.connections
+        first_load = self.config is None
         self.config = config
         self.connections = {}
-        removed: list[str] = []
+        added: list[str] = []
+        changed: list[str] = []
+        unchanged: list[str] = []
+        closing: list[Connection] = []
         for name, server in config.servers.items():
             previous = old.get(name)
             if previous is not None and previous.config.fingerprint() == server.fingerprint():
                 previous.workspace = self.workspace
                 self.connections[name] = previous
+                unchanged.append(name)
+                if close_all and previous.state in ("connecting", "connected", "failed"):
+                    closing.append(previous)
             else:
+                (changed if previous is not None else added).append(name)
                 self.connections[name] = Connection(
                     server, self.workspace, self._connection_changed, self._catalog_invalidated
                 )
-                self.tool_catalogs.pop(name, None)
+                self.catalogs.forget(name)
+        removed: list[str] = []
         for name, conn in old.items():
             if self.connections.get(name) is not conn:
-                removed.append(name)
-                self.tool_catalogs.pop(name, None)
-                from mcp_sidecar import tasks
+                if name not in config.servers:
+                    removed.append(name)
+                self.catalogs.forget(name)
+                closing.append(conn)
+        deactivated = self._deactivate_stale()
+        if not first_load:
+            for name in [*added, *changed]:
+                self._notify_status(self.connections[name])
+        summary = ReloadSummary(True, added, removed, changed, unchanged, deactivated, [])
+        return summary, closing
 
-                tasks.spawn(conn.close(), f"close:{name}")
-        self._deactivate_stale(reason="configuration changed")
-
-    def _deactivate_stale(self, reason: str) -> None:
+    def _deactivate_stale(self) -> list[dict[str, Any]]:
+        """Drop active tools whose server was removed, disabled or changed; one notification per reason."""
+        sent: list[dict[str, Any]] = []
         for session, active in self.sessions.items():
-            dropped = []
+            dropped: dict[str, list[str]] = {}
             for tool_id, tool in list(active.items()):
                 conn = self.connections.get(tool.server)
-                if conn is None or conn.config.disabled or conn.config.fingerprint() != tool.config_fingerprint:
-                    dropped.append(tool_id)
-                    del active[tool_id]
-            if dropped:
-                self.notify(methods.ACTIVE_TOOLS_CHANGED, {"session": session, "removed": dropped, "reason": reason})
+                if conn is None:
+                    reason = "server removed"
+                elif conn.config.disabled:
+                    reason = "server disabled"
+                elif conn.config.fingerprint() != tool.config_fingerprint:
+                    reason = "definition changed"
+                else:
+                    continue
+                dropped.setdefault(reason, []).append(tool_id)
+                del active[tool_id]
+            for reason, ids in dropped.items():
+                payload = {"session": session, "removed": ids, "reason": reason}
+                sent.append(payload)
+                self.notify(methods.ACTIVE_TOOLS_CHANGED, payload)
+        return sent
 
     # -- connections -------------------------------------------------------------------------
 
@@ -146,7 +269,17 @@ class Sidecar:
     def _connection_changed(self, conn: Connection) -> None:
         if self.connections.get(conn.name) is not conn:
             return
+        if conn.state in ("idle", "failed", "disabled"):
+            # Disconnection invalidates resource and prompt metadata; tools keep their copy
+            # (and the disk cache) for browsing, and calls re-list on the next connection.
+            self.catalogs.drop(conn.name, "resources")
+            self.catalogs.drop(conn.name, "prompts")
         self._notify_status(conn)
+
+    def _tools_fetched(self, server: str) -> None:
+        conn = self.connections.get(server)
+        if conn is not None:
+            self._notify_status(conn)
 
     def _notify_status(self, conn: Connection) -> None:
         """Send the server's row only when it changed: re-listing a catalog usually changes nothing."""
@@ -158,49 +291,49 @@ class Sidecar:
     def _catalog_invalidated(self, conn: Connection, kind: str) -> None:
         if self.connections.get(conn.name) is not conn:
             return
-        if kind == "tools":
-            self.tool_catalogs.pop(conn.name, None)
+        group: Group = "tools" if kind == "tools" else "resources" if kind == "resources" else "prompts"
+        self.catalogs.drop(conn.name, group, disk=True, conn=conn)
         self.notify(methods.CATALOG_CHANGED, {"server": conn.name, "kind": kind})
+        self._notify_status(conn)
 
     async def tool_catalog(self, conn: Connection, operation: str, *, live: bool = False) -> ToolCatalog:
-        """The server's tool catalog; `live` demands one fetched on the current, listening connection."""
-        lock = self._catalog_locks.setdefault(conn.name, asyncio.Lock())
-        async with lock:
-            current = self.tool_catalogs.get(conn.name)
-            if current is not None and not _needs_fetch(current, conn, live):
-                return current
-            async with self.discovery_slots:
-                descriptors = await conn.list_tools(operation)
-            catalog = ToolCatalog(conn.name, descriptors, source="live", generation=conn.generation)
-            if self.connections.get(conn.name) is conn:
-                self.tool_catalogs[conn.name] = catalog
-                self._notify_status(conn)
-            return catalog
+        """The server's tool catalog; `live` demands one fetched on the current connection and still current."""
+        return await self.catalogs.tool_catalog(conn, operation, live=live)
 
     async def reconnect(self, name: str) -> Connection:
         conn = self.connection(name, "reconnect")
         if conn.config.disabled:
             raise fail("server_disabled", "reconnect", "The server is disabled.", name)
         await conn.close()
-        self.tool_catalogs.pop(name, None)
-        await self.tool_catalog(conn, "reconnect", live=True)
+        self.catalogs.forget(name)
+        await self.catalogs.tool_catalog(conn, "reconnect", live=True)
         return conn
 
+    async def refresh(self, name: str) -> dict[str, Any]:
+        """Fetch tool, resource and prompt metadata again; read no resource, load no tool."""
+        op = "refresh"
+        conn = self.connection(name, op)
+        if conn.config.disabled:
+            raise fail("server_disabled", op, "The server is disabled.", name)
+        self.catalogs.forget(name)
+        diagnostics: list[dict[str, Any]] = []
+        async with self.catalogs.slot(name):
+            tools = await self.catalogs.tool_catalog(conn, op, live=True)  # raises: nothing else can work
+            for group in ("resources", "prompts"):
+                try:
+                    if group == "resources":
+                        await self.catalogs.resource_catalog(conn, op)
+                    else:
+                        await self.catalogs.prompt_catalog(conn, op)
+                except SidecarError as exc:
+                    diagnostics.append({"kind": group, "diagnostic": exc.diagnostic.to_json()})
+        self._notify_status(conn)
+        return {"server": name, "status": _row(self, conn), "toolsSource": tools.source, "diagnostics": diagnostics}
+
     async def shutdown(self) -> None:
+        if self._watcher is not None:
+            await self._watcher.stop()
         await asyncio.gather(*(c.close() for c in self.connections.values()), return_exceptions=True)
-
-
-def _needs_fetch(catalog: ToolCatalog, conn: Connection, live: bool) -> bool:
-    if catalog.source == "cache":
-        return live
-    if conn.state != "connected" or catalog.generation != conn.generation:
-        # A catalog from an earlier connection still serves browsing; calls demand a live one.
-        return live
-    if conn.tools_stale:
-        return True
-    # Over HTTP a change notice travels on its own stream and can trail the answer that caused
-    # it; only stdio's single pipe delivers it first, so calls over HTTP always re-list.
-    return live and (not conn.listening or conn.config.transport == "http")
 
 
 def _row(app: Sidecar, conn: Connection) -> dict[str, Any]:

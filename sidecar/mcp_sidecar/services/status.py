@@ -20,7 +20,9 @@ def loaded_count(app: Sidecar, server: str) -> int:
 
 def status_row(app: Sidecar, conn: Connection) -> dict[str, Any]:
     config = conn.config
-    catalog = app.tool_catalogs.get(conn.name)
+    catalog = app.catalogs.tools.get(conn.name)
+    resources = app.catalogs.resources.get(conn.name)
+    prompts = app.catalogs.prompts.get(conn.name)
     return {
         "name": conn.name,
         "scope": config.scope,
@@ -30,9 +32,9 @@ def status_row(app: Sidecar, conn: Connection) -> dict[str, Any]:
         "protocolVersion": conn.protocol_version,
         "catalog": {
             "tools": len(catalog.visible(config)) if catalog is not None else None,
-            "resources": None,
-            "templates": None,
-            "prompts": None,
+            "resources": len(resources.items) if resources is not None else None,
+            "templates": len(resources.templates) if resources is not None else None,
+            "prompts": len(prompts.items) if prompts is not None else None,
         },
         "catalogSource": catalog.source if catalog is not None else None,
         "loaded": loaded_count(app, conn.name),
@@ -42,6 +44,9 @@ def status_row(app: Sidecar, conn: Connection) -> dict[str, Any]:
 
 def status(app: Sidecar) -> dict[str, Any]:
     app.ensure_loaded()
+    for conn in app.connections.values():
+        if not conn.config.disabled:
+            app.catalogs.cached_tools(conn)  # counts from the disk cache; never connects
     files = app.config.files if app.config else ()
     return {
         "servers": [status_row(app, c) for c in app.connections.values()],

@@ -1,0 +1,436 @@
+"""Read another client's MCP configuration and convert its servers to our `mcpServers` format.
+
+Supported: the `mcpServers` JSON of Claude Desktop, Claude Code and Cursor; VS Code's
+`servers` JSON (`.vscode/mcp.json`, or `mcp.servers` in settings.json) with its `inputs`;
+and Codex's TOML (`[mcp_servers.NAME]`). Nothing here runs, connects or authenticates
+anything: it only reads one file the user named.
+
+Conversion keeps the meaning of each value:
+- `${env:VAR}` becomes our `${VAR}`; `${userHome}` becomes `${HOME}`.
+- Values only the other client can fill in (VS Code `${input:id}`, `${workspaceFolder}`)
+  become clear environment placeholders (`${VSCODE_INPUT_ID}`), listed in the preview, so a
+  server never connects with a half-filled value.
+- In `env` and `headers`, where our format gives `$` and a leading `!` a meaning, literal
+  ones are escaped (`$$`, `$!`): an imported value never becomes a secret command.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcp_sidecar.config.model import MAX_TIMEOUT_MS, MIN_TIMEOUT_MS
+from mcp_sidecar.config.validate import KNOWN_FIELDS, ConfigProblems, parse_server
+
+MAX_IMPORT_BYTES = 4 * 1024 * 1024
+FORMAT_LABELS = {
+    "mcpServers": "mcpServers JSON (Claude Desktop, Claude Code, Cursor)",
+    "vscode": "VS Code servers JSON",
+    "codex": "Codex TOML",
+}
+_REFERENCE = re.compile(r"\$\{([^}]*)\}")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# VS Code's (and Cursor's) predefined variables: only the other client knows their values.
+_PREDEFINED = frozenset(
+    {
+        "workspaceFolder",
+        "workspaceFolderBasename",
+        "workspaceRoot",
+        "file",
+        "fileBasename",
+        "fileDirname",
+        "relativeFile",
+        "cwd",
+        "pathSeparator",
+        "execPath",
+        "lineNumber",
+        "selectedText",
+    }
+)
+_HTTP_TYPES = frozenset({"http", "streamable-http", "streamableHttp", "streamable_http"})
+_CONNECTION_STRINGS = ("command", "cwd", "url")
+
+
+class ImportInvalid(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(slots=True)
+class Placeholder:
+    field: str
+    variable: str
+    source: str
+    """What the other client would have filled in, e.g. `input:api-key` or `workspaceFolder`."""
+    description: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"field": self.field, "variable": self.variable, "source": self.source, "description": self.description}
+
+
+@dataclass(slots=True)
+class Candidate:
+    name: str
+    definition: dict[str, Any] | None
+    """Our `mcpServers` definition, or None when the server cannot be imported."""
+    transport: str | None = None
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    placeholders: list[Placeholder] = field(default_factory=list)
+
+    @property
+    def importable(self) -> bool:
+        return self.definition is not None and not self.problems
+
+
+@dataclass(slots=True)
+class ImportSource:
+    path: Path
+    format: str
+    candidates: list[Candidate]
+
+    def candidate(self, name: str) -> Candidate | None:
+        return next((c for c in self.candidates if c.name == name), None)
+
+
+def read_import(path: Path) -> ImportSource:
+    """Parse `path`; ImportInvalid when it cannot be read or is no supported format."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_IMPORT_BYTES:
+            raise ImportInvalid(f"{path}: the file is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MiB.")
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ImportInvalid(f"{path}: no such file.") from None
+    except IsADirectoryError:
+        raise ImportInvalid(f"{path}: is a directory, not a configuration file.") from None
+    except OSError as exc:
+        raise ImportInvalid(f"{path}: the file cannot be read ({exc.strerror or 'error'}).") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ImportInvalid(f"{path}: the file is not UTF-8 text.") from None
+    if path.suffix.lower() == ".toml":
+        return _codex(path, text)
+    try:
+        document = json.loads(strip_jsonc(text))
+    except (json.JSONDecodeError, RecursionError):
+        try:
+            return _codex(path, text)  # a TOML file with another name
+        except ImportInvalid:
+            raise ImportInvalid(f"{path}: neither JSON nor TOML.") from None
+    if not isinstance(document, dict):
+        raise ImportInvalid(f"{path}: the top level must be an object.")
+    if isinstance(document.get("mcpServers"), dict):
+        return _convert_all(path, "mcpServers", document["mcpServers"], {})
+    nested = document.get("mcp")
+    vscode: dict[str, Any] = nested if isinstance(nested, dict) else document
+    if isinstance(vscode.get("servers"), dict):
+        inputs = _inputs(vscode.get("inputs"))
+        return _convert_all(path, "vscode", vscode["servers"], inputs)
+    raise ImportInvalid(f"{path}: no `mcpServers`, `servers` or `mcp_servers` table found.")
+
+
+def _codex(path: Path, text: str) -> ImportSource:
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        raise ImportInvalid(f"{path}: invalid TOML.") from None
+    servers = document.get("mcp_servers")
+    if not isinstance(servers, dict):
+        raise ImportInvalid(f"{path}: no `[mcp_servers.NAME]` tables found.")
+    return ImportSource(path, "codex", [_from_codex(name, raw) for name, raw in servers.items()])
+
+
+def _convert_all(path: Path, fmt: str, servers: dict[str, Any], inputs: dict[str, str | None]) -> ImportSource:
+    return ImportSource(path, fmt, [_from_json(name, raw, fmt, inputs) for name, raw in servers.items()])
+
+
+def _inputs(raw: Any) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    if isinstance(raw, list):
+        for item in raw:
+            if isinstance(item, dict) and isinstance(item.get("id"), str):
+                description = item.get("description")
+                out[item["id"]] = description if isinstance(description, str) else None
+    return out
+
+
+class _Converter:
+    def __init__(self, candidate: Candidate, inputs: dict[str, str | None]) -> None:
+        self.candidate = candidate
+        self.inputs = inputs
+
+    def string(self, value: str, field_name: str, *, escape: bool) -> str:
+        """Convert one value; `escape` for env and headers, where `$` and `!` mean something to us."""
+        pieces: list[str] = []
+        position = 0
+        for match in _REFERENCE.finditer(value):
+            literal = value[position : match.start()]
+            pieces.append(_escape_dollars(literal) if escape else literal)
+            pieces.append(self.reference(match.group(1), field_name))
+            position = match.end()
+        tail = value[position:]
+        pieces.append(_escape_dollars(tail) if escape else tail)
+        out = "".join(pieces)
+        if escape and out.startswith("!"):
+            out = "$" + out  # `$!` is a literal `!`: never a secret command
+        return out
+
+    def reference(self, inner: str, field_name: str) -> str:
+        if inner.startswith("env:") and _ENV_NAME.match(inner[4:]):
+            return "${" + inner[4:] + "}"
+        if inner == "userHome":
+            return "${HOME}"
+        if ":-" in inner and _ENV_NAME.match(inner.split(":-", 1)[0]):
+            name = inner.split(":-", 1)[0]
+            self.candidate.notes.append(
+                f"`{field_name}`: the default of ${{{name}:-…}} is not supported; kept ${{{name}}}."
+            )
+            return "${" + name + "}"
+        if _ENV_NAME.match(inner) and inner not in _PREDEFINED:
+            return "${" + inner + "}"
+        # Something only the other client can fill in: a clear placeholder for the user to define.
+        kind, _, rest = inner.partition(":")
+        words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", inner)  # workspaceFolder -> workspace_Folder
+        variable = "VSCODE_" + re.sub(r"[^A-Za-z0-9]+", "_", words).strip("_").upper()
+        description = self.inputs.get(rest) if kind == "input" else None
+        self.candidate.placeholders.append(Placeholder(field_name, variable, inner, description))
+        return "${" + variable + "}"
+
+    def strings(self, values: Any, field_name: str) -> list[str] | None:
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            self.candidate.problems.append(f"`{field_name}` must be a list of strings.")
+            return None
+        return [self.string(v, field_name, escape=False) for v in values]
+
+    def mapping(self, values: Any, field_name: str) -> dict[str, str] | None:
+        if not isinstance(values, dict):
+            self.candidate.problems.append(f"`{field_name}` must be an object of strings.")
+            return None
+        out: dict[str, str] = {}
+        for key, value in values.items():
+            if isinstance(value, bool | int | float) and not isinstance(value, bool):
+                value = str(value)
+            if not isinstance(value, str):
+                self.candidate.problems.append(f"`{field_name}.{key}` must be a string.")
+                continue
+            out[str(key)] = self.string(value, f"{field_name}.{key}", escape=True)
+        return out
+
+
+def _escape_dollars(text: str) -> str:
+    return text.replace("$", "$$")
+
+
+def _from_json(name: str, raw: Any, fmt: str, inputs: dict[str, str | None]) -> Candidate:
+    candidate = Candidate(name, None)
+    if not isinstance(raw, dict):
+        candidate.problems.append("the definition is not an object.")
+        return candidate
+    convert = _Converter(candidate, inputs)
+    declared = raw.get("type")
+    if declared == "sse" or (fmt == "vscode" and declared == "sse"):
+        candidate.problems.append("uses SSE, which is not supported (only stdio and Streamable HTTP).")
+        return candidate
+    if declared is not None and declared != "stdio" and declared not in _HTTP_TYPES:
+        candidate.problems.append(f"has an unsupported transport type {str(declared)[:40]!r}.")
+        return candidate
+    definition: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key == "type":
+            continue
+        if key in _CONNECTION_STRINGS:
+            if isinstance(value, str):
+                definition[key] = convert.string(value, key, escape=False)
+            else:
+                candidate.problems.append(f"`{key}` must be a string.")
+        elif key == "args":
+            converted = convert.strings(value, key)
+            if converted is not None:
+                definition[key] = converted
+        elif key in ("env", "headers"):
+            mapped = convert.mapping(value, key)
+            if mapped is not None:
+                definition[key] = mapped
+        elif key in KNOWN_FIELDS:
+            definition[key] = value
+        else:
+            candidate.notes.append(f"dropped `{key}`, which this sidecar does not support.")
+    _finish(candidate, definition)
+    return candidate
+
+
+def _from_codex(name: str, raw: Any) -> Candidate:
+    candidate = Candidate(name, None)
+    if not isinstance(raw, dict):
+        candidate.problems.append("the definition is not a table.")
+        return candidate
+    definition: dict[str, Any] = {}
+    headers: dict[str, str] = {}
+    timeouts: list[float] = []
+    for key, value in raw.items():
+        if key in ("command", "cwd", "url"):
+            if isinstance(value, str):
+                # Codex does not interpolate: a literal `${` stays literal only by luck, so flag it.
+                if "${" in value:
+                    candidate.notes.append(f"`{key}` contains `${{`, which this sidecar treats as a reference.")
+                definition[key] = value
+            else:
+                candidate.problems.append(f"`{key}` must be a string.")
+        elif key == "args":
+            if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                definition["args"] = list(value)
+            else:
+                candidate.problems.append("`args` must be a list of strings.")
+        elif key == "env":
+            mapped = _literal_map(candidate, value, "env")
+            if mapped is not None:
+                definition.setdefault("env", {}).update(mapped)
+        elif key == "env_vars":
+            if isinstance(value, list) and all(isinstance(v, str) and _ENV_NAME.match(v) for v in value):
+                env = definition.setdefault("env", {})
+                for variable in value:
+                    env.setdefault(variable, "${" + variable + "}")
+            else:
+                candidate.problems.append("`env_vars` must be a list of variable names.")
+        elif key == "http_headers":
+            mapped = _literal_map(candidate, value, "http_headers")
+            if mapped is not None:
+                headers.update(mapped)
+        elif key == "env_http_headers":
+            if isinstance(value, dict) and all(isinstance(v, str) and _ENV_NAME.match(v) for v in value.values()):
+                headers.update({str(h): "${" + v + "}" for h, v in value.items()})
+            else:
+                candidate.problems.append("`env_http_headers` must map header names to variable names.")
+        elif key == "bearer_token_env_var":
+            if isinstance(value, str) and _ENV_NAME.match(value):
+                headers["Authorization"] = "Bearer ${" + value + "}"
+            else:
+                candidate.problems.append("`bearer_token_env_var` must be a variable name.")
+        elif key == "enabled":
+            if value is False:
+                definition["disabled"] = True
+        elif key == "enabled_tools":
+            definition["includeTools"] = value
+        elif key == "disabled_tools":
+            definition["excludeTools"] = value
+        elif key in ("startup_timeout_sec", "tool_timeout_sec", "startup_timeout_ms"):
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                timeouts.append(value / 1000 if key.endswith("_ms") else float(value))
+        else:
+            candidate.notes.append(f"dropped `{key}`, which this sidecar does not support.")
+    if headers:
+        definition["headers"] = headers
+    if timeouts:
+        ms = int(max(timeouts) * 1000)
+        definition["timeoutMs"] = min(max(ms, MIN_TIMEOUT_MS), MAX_TIMEOUT_MS)
+        if ms != definition["timeoutMs"]:
+            candidate.notes.append(f"the timeout was clamped to {MIN_TIMEOUT_MS}..{MAX_TIMEOUT_MS} ms.")
+    _finish(candidate, definition)
+    return candidate
+
+
+def _literal_map(candidate: Candidate, value: Any, field_name: str) -> dict[str, str] | None:
+    """Codex values are literal: escape what our format would interpret."""
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        candidate.problems.append(f"`{field_name}` must be a table of strings.")
+        return None
+    out: dict[str, str] = {}
+    for key, text in value.items():
+        escaped = _escape_dollars(text)
+        out[str(key)] = "$" + escaped if escaped.startswith("!") else escaped
+    return out
+
+
+def _finish(candidate: Candidate, definition: dict[str, Any]) -> None:
+    """Validate the converted definition with the same rules as our own files."""
+    if candidate.problems:
+        return
+    try:
+        config = parse_server(candidate.name, definition, "global")
+    except ConfigProblems as exc:
+        candidate.problems.extend(p.split(": ", 1)[1] if ": " in p else p for p in exc.problems)
+        return
+    candidate.definition = definition
+    candidate.transport = config.transport
+
+
+_REFERENCES_IN_VALUE = re.compile(r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_])")
+
+
+def inline_values(definition: dict[str, Any]) -> list[str]:
+    """`env` and `headers` fields holding only literal text: possibly an inline credential."""
+    out: list[str] = []
+    for group in ("env", "headers"):
+        values = definition.get(group)
+        if isinstance(values, dict):
+            for key, value in values.items():
+                literal = isinstance(value, str) and not value.startswith("!")
+                if literal and value and not _REFERENCES_IN_VALUE.search(value):
+                    out.append(f"{group}.{key}")
+    return out
+
+
+def strip_jsonc(text: str) -> str:
+    """JSON with comments and trailing commas (VS Code's and Cursor's files) as strict JSON."""
+    return _without_trailing_commas(_without_comments(text))
+
+
+def _without_comments(text: str) -> str:
+    out: list[str] = []
+    i, n = 0, len(text)
+    in_string = escaped = False
+    while i < n:
+        ch = text[i]
+        if in_string:
+            out.append(ch)
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+            i += 1
+        elif ch == '"':
+            in_string = True
+            out.append(ch)
+            i += 1
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _without_trailing_commas(text: str) -> str:
+    out: list[str] = []
+    in_string = escaped = False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch == ",":
+            j = i + 1
+            while j < len(text) and text[j] in " \t\r\n":
+                j += 1
+            if j < len(text) and text[j] in "}]":
+                continue
+        out.append(ch)
+    return "".join(out)

@@ -1,0 +1,50 @@
+"""Handlers of `mcp/command` and the `mcp/config/*` methods: params → service → result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_sidecar.handlers.base import Handler, guarded
+from mcp_sidecar.protocol import config_params, methods, params
+from mcp_sidecar.services import commands, config_edits
+from mcp_sidecar.services.app import Sidecar
+
+
+def config_handlers(app: Sidecar) -> dict[str, Handler]:
+    @guarded("command")
+    async def on_command(raw: Any) -> Any:
+        return await commands.run_line(app, config_params.parse_command("command", raw).line)
+
+    @guarded("add")
+    async def on_add(raw: Any) -> Any:
+        p = config_params.parse_config_add("add", raw)
+        return await config_edits.add(app, p.scope, p.server, p.definition, p.replace)
+
+    @guarded("remove")
+    async def on_remove(raw: Any) -> Any:
+        p = config_params.parse_config_remove("remove", raw)
+        return await config_edits.remove(app, p.scope, p.server)
+
+    @guarded("setEnabled")
+    async def on_set_enabled(raw: Any) -> Any:
+        p = config_params.parse_set_enabled("setEnabled", raw)
+        return await config_edits.set_enabled(app, p.server, p.enabled)
+
+    @guarded("reload")
+    async def on_reload(raw: Any) -> Any:
+        params.parse_session("reload", raw)  # validates that params, if any, are an object
+        return await config_edits.reload(app)
+
+    @guarded("import")
+    async def on_import(raw: Any) -> Any:
+        p = config_params.parse_config_import("import", raw)
+        return await config_edits.import_servers(app, p.file, p.scope, p.select, p.confirm, p.replace)
+
+    return {
+        methods.COMMAND: on_command,
+        methods.CONFIG_ADD: on_add,
+        methods.CONFIG_REMOVE: on_remove,
+        methods.CONFIG_SET_ENABLED: on_set_enabled,
+        methods.CONFIG_RELOAD: on_reload,
+        methods.CONFIG_IMPORT: on_import,
+    }

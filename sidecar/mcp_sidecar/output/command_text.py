@@ -1,0 +1,171 @@
+"""Readable text for `/mcp` command results (the structured result travels beside it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_sidecar.output.render import GLYPHS
+
+
+def quote_word(word: str) -> str:
+    """A word as the `/mcp` command parser reads it back (single quotes keep everything)."""
+    if word and all(c.isalnum() or c in "-_./:,=@%+" for c in word):
+        return word
+    return "'" + word.replace("'", "'\"'\"'") + "'"
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(names)
+
+
+def reload_summary(summary: dict[str, Any]) -> str:
+    if not summary["applied"]:
+        lines = ["Configuration not applied: it is invalid, so the previous setup stays in use."]
+        lines += [f"  [{d['code']}] {d['message']}" for d in summary["diagnostics"]]
+        return "\n".join(lines)
+    parts = []
+    for key in ("added", "removed", "changed"):
+        if summary[key]:
+            parts.append(f"{key} {_names(summary[key])}")
+    parts.append(f"{len(summary['unchanged'])} unchanged")
+    lines = ["Configuration applied: " + "; ".join(parts) + "."]
+    for d in summary["deactivated"]:
+        lines.append(f"  Deactivated in session {d['session']!r} ({d['reason']}): {_names(d['removed'])}")
+    return "\n".join(lines)
+
+
+def _applied_tail(result: dict[str, Any]) -> list[str]:
+    summary = result.get("reload")
+    if summary is None or summary["applied"]:
+        return []
+    return [reload_summary(summary)]
+
+
+def added(result: dict[str, Any]) -> str:
+    verb = "Replaced" if result["action"] == "replaced" else "Added"
+    where = "in" if result["action"] == "replaced" else "to"
+    lines = [f"{verb} {result['server']!r} {where} the {result['scope']} configuration ({result['path']})."]
+    if result.get("overrides"):
+        lines.append(f"It overrides the global definition of {result['server']!r}.")
+    lines.append("Nothing was started: it connects when first needed.")
+    lines += result["notes"]
+    return "\n".join(lines + _applied_tail(result))
+
+
+def removed(result: dict[str, Any]) -> str:
+    lines = [f"Removed {result['server']!r} from the {result['scope']} configuration ({result['path']})."]
+    if result["remaining"]:
+        lines.append(f"A {result['remaining']} definition of {result['server']!r} remains and is now in effect.")
+    lines += result["notes"]
+    return "\n".join(lines + _applied_tail(result))
+
+
+def toggled(result: dict[str, Any]) -> str:
+    state = "enabled" if result["enabled"] else "disabled"
+    where = f"the {result['scope']} configuration ({result['path']})"
+    if not result["changed"]:
+        lines = [f"{result['server']!r} is already {state} in {where}; nothing changed."]
+    else:
+        lines = [f"{state.capitalize()} {result['server']!r} in {where}."]
+        if result["enabled"]:
+            lines.append("Nothing was connected: it connects when first needed.")
+        else:
+            tools = result["deactivated"]
+            lines.append(
+                "It will not connect (an open connection was closed)"
+                + (f"; {len(tools)} active tool(s) were deactivated: {_names(tools)}." if tools else ".")
+            )
+    return "\n".join(lines + _applied_tail(result))
+
+
+def server_details(result: dict[str, Any]) -> str:
+    row = result["status"]
+    glyph = GLYPHS.get(row["state"], "?")
+    lines = [f"{glyph} {result['name']} · {row['state']} · {result['scope']} · {result['transport']}"]
+    if result["description"]:
+        lines.append(f"  {result['description']}")
+    if result["overridesGlobal"]:
+        lines.append("  overrides a global definition of the same name")
+    protocol = result["protocol"]
+    lines.append(f"  protocol: {protocol['configured']} (negotiated: {protocol['negotiated'] or '—'})")
+    filters = result["filters"]
+    include = filters["includeTools"]
+    lines.append(
+        f"  tools filter: include {', '.join(include) if include is not None else 'all'}"
+        f"; exclude {', '.join(filters['excludeTools']) or 'none'}"
+    )
+    timeouts = result["timeouts"]
+    lines.append(f"  timeouts: requests {timeouts['requestMs']} ms, tool calls {timeouts['toolCallMs']} ms")
+    for key, value in result["connection"].items():
+        if isinstance(value, dict):
+            shown = ", ".join(f"{k}={v}" for k, v in value.items()) or "none"
+            lines.append(f"  {key}: {shown}")
+        elif value is not None:
+            lines.append(f"  {key}: {value}")
+    auth = result["authentication"]
+    lines.append(f"  authentication: {auth['kind']}, credentials {auth['credentials']}")
+    catalog = row["catalog"]
+    counts = ", ".join(f"{k} {'—' if v is None else v}" for k, v in catalog.items())
+    lines.append(f"  catalog: {counts}; loaded {row['loaded']}")
+    if row["lastDiagnostic"]:
+        d = row["lastDiagnostic"]
+        lines.append(f"  last failure: [{d['code']}] {d['message']}")
+    return "\n".join(lines)
+
+
+def reconnected(row: dict[str, Any]) -> str:
+    tools = row["catalog"]["tools"]
+    return f"Reconnected {row['name']!r}: {GLYPHS.get(row['state'], '?')} {row['state']}, {tools} tools."
+
+
+def refreshed(result: dict[str, Any]) -> str:
+    row = result["status"]
+    counts = ", ".join(f"{k} {'—' if v is None else v}" for k, v in row["catalog"].items())
+    lines = [f"Refreshed {result['server']!r}: {counts}."]
+    lines += [f"  {d['kind']}: [{d['diagnostic']['code']}] {d['diagnostic']['message']}" for d in result["diagnostics"]]
+    return "\n".join(lines)
+
+
+def import_result(result: dict[str, Any]) -> str:
+    head = f"mcp import · {result['file']} ({result['formatLabel']})"
+    lines = [head]
+    if result["written"]:
+        lines.append(
+            f"Imported {_names(result['imported'])} into the {result['scope']} configuration ({result['path']})."
+        )
+        lines.append("Nothing was started or authenticated: imported servers connect when first needed.")
+    for server in result["servers"]:
+        mark = "✘" if not server["importable"] else ("●" if server["selected"] else "○")
+        row = f" {mark} {server['name']}"
+        if server["importable"]:
+            row += f" · {server['transport']}"
+            fields = []
+            for key, value in server["connection"].items():
+                fields.append(f"{key} [{', '.join(value)}]" if isinstance(value, dict) else key)
+            row += " · " + ", ".join(fields) + " (values hidden)"
+            if server["disabled"]:
+                row += " · disabled"
+        else:
+            row += " · cannot import: " + " ".join(server["problems"])
+        lines.append(row)
+        if server["inlineValues"]:
+            lines.append(f"     inline values (possibly credentials): {', '.join(server['inlineValues'])}")
+        for p in server["placeholders"]:
+            described = f" ({p['description']})" if p["description"] else ""
+            lines.append(f"     placeholder: `{p['field']}` needs ${{{p['variable']}}} for {p['source']}{described}")
+        if server["alreadyDefined"]:
+            lines.append(f"     already defined in: {', '.join(server['alreadyDefined'])} (needs --replace)")
+        for note in server["notes"]:
+            lines.append(f"     note: {note}")
+    if not result["written"]:
+        importable = [s["name"] for s in result["servers"] if s["importable"]]
+        lines.append(
+            "Preview only: nothing was written. Review the file before trusting it: inline credentials are copied "
+            "with each selected definition, and imported servers can run programs when used."
+        )
+        if importable:
+            lines.append(
+                f"To import: import --scope {result['scope']} {quote_word(result['file'])} "
+                f"--select {','.join(importable)} --confirm"
+            )
+    return "\n".join(lines + _applied_tail(result))

@@ -1,0 +1,118 @@
+"""Typed parameters of `mcp/command` and the `mcp/config/*` methods, checked in one place."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mcp_sidecar.protocol.errors import invalid_params
+from mcp_sidecar.protocol.params import _object, _str
+
+MAX_LINE_CHARS = 64 * 1024
+Scope = Literal["global", "project"]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandParams:
+    line: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigAddParams:
+    scope: Scope
+    server: str
+    definition: dict[str, Any]
+    replace: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigRemoveParams:
+    scope: Scope
+    server: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetEnabledParams:
+    server: str
+    enabled: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigImportParams:
+    file: str
+    scope: Scope
+    select: tuple[str, ...] | None
+    confirm: bool
+    replace: bool
+
+
+def _bool(operation: str, params: Mapping[str, Any], name: str, default: bool | None = None) -> bool:
+    value = params.get(name, default)
+    if not isinstance(value, bool):
+        raise invalid_params(operation, f"`{name}` must be true or false.")
+    return value
+
+
+def _scope(operation: str, params: Mapping[str, Any]) -> Scope:
+    scope = params.get("scope")
+    if scope == "global":
+        return "global"
+    if scope == "project":
+        return "project"
+    raise invalid_params(operation, '`scope` must be "global" or "project".')
+
+
+def _required(operation: str, params: Mapping[str, Any], name: str) -> str:
+    value = _str(operation, params, name)
+    assert value is not None
+    return value
+
+
+def parse_command(operation: str, params: Any) -> CommandParams:
+    p = _object(operation, params)
+    line = p.get("line")
+    if not isinstance(line, str):
+        raise invalid_params(operation, "`line` must be a string (an empty line shows the status).")
+    if len(line) > MAX_LINE_CHARS:
+        raise invalid_params(operation, f"`line` must be at most {MAX_LINE_CHARS} characters.")
+    return CommandParams(line=line)
+
+
+def parse_config_add(operation: str, params: Any) -> ConfigAddParams:
+    p = _object(operation, params)
+    definition = p.get("definition")
+    if not isinstance(definition, Mapping):
+        raise invalid_params(operation, "`definition` must be a JSON object (an `mcpServers` entry).")
+    return ConfigAddParams(
+        scope=_scope(operation, p),
+        server=_required(operation, p, "server"),
+        definition=dict(definition),
+        replace=_bool(operation, p, "replace", False),
+    )
+
+
+def parse_config_remove(operation: str, params: Any) -> ConfigRemoveParams:
+    p = _object(operation, params)
+    return ConfigRemoveParams(scope=_scope(operation, p), server=_required(operation, p, "server"))
+
+
+def parse_set_enabled(operation: str, params: Any) -> SetEnabledParams:
+    p = _object(operation, params)
+    return SetEnabledParams(server=_required(operation, p, "server"), enabled=_bool(operation, p, "enabled"))
+
+
+def parse_config_import(operation: str, params: Any) -> ConfigImportParams:
+    p = _object(operation, params)
+    select = p.get("select")
+    if select is not None:
+        if not isinstance(select, list) or not select or not all(isinstance(s, str) and s for s in select):
+            raise invalid_params(operation, "`select` must be a non-empty list of server names.")
+        select = tuple(dict.fromkeys(select))
+    return ConfigImportParams(
+        file=_required(operation, p, "file"),
+        scope=_scope(operation, p),
+        select=select,
+        confirm=_bool(operation, p, "confirm", False),
+        replace=_bool(operation, p, "replace", False),
+    )

@@ -1,0 +1,225 @@
+"""Catalog fetching and caching for every kind, and the ranking indexes built on them.
+
+Tools: memory, then the 24-hour disk cache (tool-only discovery and activation need no
+connection), then the server. Resources, templates and prompts: memory only, for at most
+five minutes. A list-changed notification, a disconnection or an explicit refresh drops the
+affected copies. Fetches of different servers are bounded by the discovery slots (at most
+four in flight); one server's lists are fetched under a single slot.
+
+A slot belongs to a server, not to a task: every task working on a server (a discovery's
+three lists, an activation, a call) shares the slot the first one took. So a discovery that
+holds a server's slot while waiting for that server's catalog lock never waits for a second
+slot behind it, and discoveries and activations of the same servers cannot deadlock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from mcp_sidecar.catalog import documents
+from mcp_sidecar.catalog.disk_cache import TTL_SECONDS, ToolCache, cache_key
+from mcp_sidecar.catalog.index import Document, Index
+from mcp_sidecar.catalog.tools import ToolCatalog
+from mcp_sidecar.connections.connection import Connection
+
+Group = Literal["tools", "resources", "prompts"]
+GROUPS: tuple[Group, ...] = ("tools", "resources", "prompts")
+MEMORY_TTL_SECONDS = 300.0
+
+
+@dataclass(slots=True)
+class ListCatalog:
+    """Resource (with templates) or prompt metadata, held in memory only."""
+
+    server: str
+    items: list[dict[str, Any]]
+    templates: list[dict[str, Any]]
+    generation: int
+    kind: str = "resources"
+    fetched_at: float = field(default_factory=time.monotonic)
+
+    def fresh(self, conn: Connection) -> bool:
+        return (
+            time.monotonic() - self.fetched_at <= MEMORY_TTL_SECONDS
+            and conn.state == "connected"
+            and conn.generation == self.generation
+            and self.kind not in conn.stale_kinds
+        )
+
+
+@dataclass(slots=True)
+class _ServerSlot:
+    acquired: asyncio.Future[bool]
+    users: int = 0
+
+
+@dataclass(slots=True)
+class _IndexEntry:
+    source: object
+    index: Index
+
+
+class Catalogs:
+    def __init__(
+        self, cache: ToolCache | None, slots: asyncio.Semaphore, on_tools_changed: Callable[[str], None]
+    ) -> None:
+        self.cache = cache
+        self.slots = slots
+        self.tools: dict[str, ToolCatalog] = {}
+        self.resources: dict[str, ListCatalog] = {}
+        self.prompts: dict[str, ListCatalog] = {}
+        self._indexes: dict[tuple[str, Group], _IndexEntry] = {}
+        self._locks: dict[tuple[str, Group], asyncio.Lock] = {}
+        self._slots_held: dict[str, _ServerSlot] = {}
+        self._on_tools_changed = on_tools_changed
+
+    # -- invalidation ------------------------------------------------------------------------
+
+    def drop(
+        self, server: str, group: Group | None = None, *, disk: bool = False, conn: Connection | None = None
+    ) -> None:
+        for g in (group,) if group else GROUPS:
+            if g == "tools":
+                self.tools.pop(server, None)
+            elif g == "resources":
+                self.resources.pop(server, None)
+            else:
+                self.prompts.pop(server, None)
+            self._indexes.pop((server, g), None)
+        if disk and conn is not None and self.cache is not None and group in (None, "tools"):
+            self.cache.invalidate(self.key(conn))
+
+    def forget(self, server: str) -> None:
+        self.drop(server)
+
+    def key(self, conn: Connection) -> str:
+        return cache_key(conn.name, conn.config.fingerprint(), conn.workspace)
+
+    # -- tools -------------------------------------------------------------------------------
+
+    def cached_tools(self, conn: Connection) -> ToolCatalog | None:
+        """The memory copy, else a fresh disk copy; never contacts the server."""
+        current = self.tools.get(conn.name)
+        if current is not None and current.source == "cache" and time.time() - current.fetched_at > TTL_SECONDS:
+            # A disk copy expires after 24 hours in memory too, however long the sidecar runs.
+            self.drop(conn.name, "tools")
+            current = None
+        if current is not None:
+            return current
+        if self.cache is None:
+            return None
+        loaded = self.cache.load(self.key(conn))
+        if loaded is None:
+            return None
+        descriptors, fetched_at = loaded
+        catalog = ToolCatalog(conn.name, descriptors, source="cache", generation=0, fetched_at=fetched_at)
+        self.tools[conn.name] = catalog
+        return catalog
+
+    async def tool_catalog(self, conn: Connection, operation: str, *, live: bool = False) -> ToolCatalog:
+        """The server's tools; `live` demands a copy fetched on the current connection and still current."""
+        async with self._lock(conn.name, "tools"):
+            current = self.cached_tools(conn) if not live else self.tools.get(conn.name)
+            if current is not None and not tools_need_fetch(current, conn, live):
+                return current
+            async with self.slot(conn.name):
+                descriptors = await conn.list_tools(operation)
+            catalog = ToolCatalog(conn.name, descriptors, source="live", generation=conn.generation)
+            self.tools[conn.name] = catalog
+            self._indexes.pop((conn.name, "tools"), None)
+            if self.cache is not None:
+                self.cache.store(self.key(conn), conn.name, descriptors, time.time())
+            self._on_tools_changed(conn.name)
+            return catalog
+
+    # -- resources and prompts ---------------------------------------------------------------
+
+    async def resource_catalog(self, conn: Connection, operation: str) -> ListCatalog:
+        async with self._lock(conn.name, "resources"):
+            current = self.resources.get(conn.name)
+            if current is not None and current.fresh(conn):
+                return current
+            async with self.slot(conn.name):
+                resources, templates = await conn.list_resources(operation)
+            catalog = ListCatalog(conn.name, resources, templates, conn.generation)
+            self.resources[conn.name] = catalog
+            self._indexes.pop((conn.name, "resources"), None)
+            return catalog
+
+    async def prompt_catalog(self, conn: Connection, operation: str) -> ListCatalog:
+        async with self._lock(conn.name, "prompts"):
+            current = self.prompts.get(conn.name)
+            if current is not None and current.fresh(conn):
+                return current
+            async with self.slot(conn.name):
+                prompts = await conn.list_prompts(operation)
+            catalog = ListCatalog(conn.name, prompts, [], conn.generation, kind="prompts")
+            self.prompts[conn.name] = catalog
+            self._indexes.pop((conn.name, "prompts"), None)
+            return catalog
+
+    # -- indexes -----------------------------------------------------------------------------
+
+    def index(self, conn: Connection, group: Group, source: ToolCatalog | ListCatalog) -> Index:
+        """The ranking index of one catalog, rebuilt only when that catalog object changes."""
+        entry = self._indexes.get((conn.name, group))
+        if entry is not None and entry.source is source:
+            return entry.index
+        docs: list[Document] = []
+        if isinstance(source, ToolCatalog):
+            visible = source.visible(conn.config)
+            docs = [documents.tool_document(conn.name, d, i) for i, d in enumerate(visible.values())]
+        elif group == "resources":
+            docs = [documents.resource_document(conn.name, d, i) for i, d in enumerate(source.items)]
+            offset = len(docs)
+            docs += [documents.template_document(conn.name, d, offset + i) for i, d in enumerate(source.templates)]
+        else:
+            docs = [documents.prompt_document(conn.name, d, i) for i, d in enumerate(source.items)]
+        index = Index.build(conn.name, docs)
+        self._indexes[(conn.name, group)] = _IndexEntry(source, index)
+        return index
+
+    @asynccontextmanager
+    async def slot(self, server: str) -> AsyncIterator[None]:
+        """The server's discovery slot: taken by its first user, shared until its last one leaves."""
+        entry = self._slots_held.get(server)
+        if entry is None:
+            entry = self._slots_held[server] = _ServerSlot(asyncio.ensure_future(self.slots.acquire()))
+        entry.users += 1
+        try:
+            # shield: one user's cancellation must not abort the acquisition the others wait for.
+            await asyncio.shield(entry.acquired)
+            yield
+        finally:
+            entry.users -= 1
+            if entry.users == 0:
+                del self._slots_held[server]
+                if entry.acquired.done() and not entry.acquired.cancelled():
+                    self.slots.release()
+                else:
+                    entry.acquired.cancel()  # Semaphore.acquire gives back a slot granted meanwhile
+
+    def _lock(self, server: str, group: Group) -> asyncio.Lock:
+        return self._locks.setdefault((server, group), asyncio.Lock())
+
+
+def tools_need_fetch(catalog: ToolCatalog, conn: Connection, live: bool) -> bool:
+    """Whether the server must be asked again before `catalog` is used (`live`: for a call)."""
+    if catalog.source == "cache":
+        return live
+    if conn.state != "connected":
+        # A copy from an earlier connection still serves browsing; calls demand a live one.
+        return live
+    if catalog.generation != conn.generation:
+        # Reconnected: changes announced while no connection was open were lost.
+        return True
+    if conn.tools_stale:
+        return True
+    # Over HTTP a change notice travels on its own stream and can trail the answer that caused
+    # it; only stdio's single pipe delivers it first, so calls over HTTP always re-list.
+    return live and (not conn.listening or conn.config.transport == "http")

@@ -1,0 +1,381 @@
+"""Parse one `/mcp` command line: the same parser for every editor and the CLI.
+
+Words are split like a POSIX shell splits them, without ever evaluating anything:
+
+- whitespace separates words; adjacent quoted and unquoted pieces join into one word;
+- single quotes keep everything literally, backslashes included (Windows paths);
+- double quotes keep everything but `\\"`, `\\\\`, `\\$` and `` \\` ``, which lose their backslash;
+- outside quotes a backslash makes the next character literal (`my\\ server`);
+- `$(...)`, `${VAR}`, pipes, redirections, `;`, `&` and globs are ordinary characters.
+
+An unclosed quote, an unknown command or a bad option raises CommandLineError with the
+usage text to show.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any
+
+SCOPES = ("global", "project")
+TRANSPORTS = ("http", "stdio")
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    usage: str
+    summary: str
+
+
+COMMANDS: dict[str, CommandSpec] = {
+    "list": CommandSpec("list", "Show the server status matrix (also `status`, or an empty line)."),
+    "status": CommandSpec("status", "Show the server status matrix."),
+    "add": CommandSpec(
+        "add --scope global|project [--transport http|stdio] [--replace] [--header 'Name: value']... "
+        "[--env KEY=value]... [--oauth-client-id ID] [--oauth-scope SCOPE]... [--oauth-callback-port PORT] "
+        "NAME (URL | -- COMMAND [ARGS...])",
+        "Save an HTTP server (URL) or a stdio server (after --) without connecting.",
+    ),
+    "remove": CommandSpec(
+        "remove --scope global|project NAME", "Delete a definition from one scope (credentials are kept)."
+    ),
+    "get": CommandSpec("get NAME", "Inspect a server's status and settings, connection values hidden."),
+    "tools": CommandSpec("tools NAME", "List a server's tools without activating any."),
+    "reload": CommandSpec("reload", "Apply configuration file changes now."),
+    "enable": CommandSpec("enable NAME", "Enable a server in the file that defines it (connects nothing)."),
+    "disable": CommandSpec("disable NAME", "Disable a server, close its connection and deactivate its tools."),
+    "login": CommandSpec("login NAME [--no-browser]", "Authenticate an HTTP server with OAuth."),
+    "logout": CommandSpec("logout NAME", "Remove a server's stored OAuth credentials."),
+    "reconnect": CommandSpec("reconnect NAME", "Replace a server's connection and refresh its tool catalog."),
+    "refresh": CommandSpec("refresh NAME", "Fetch tool, resource and prompt metadata again."),
+    "subscribe": CommandSpec("subscribe NAME URI", "Watch one resource for changes."),
+    "unsubscribe": CommandSpec("unsubscribe NAME URI", "Stop watching one resource."),
+    "subscriptions": CommandSpec("subscriptions", "List the active resource watches."),
+    "prompt": CommandSpec("prompt NAME PROMPT [ARG=VALUE]...", "Preview a server's prompt."),
+    "import": CommandSpec(
+        "import --scope global|project FILE [--select NAME[,NAME...]] [--confirm] [--replace]",
+        "Preview another client's servers (values hidden); write the selection with --confirm.",
+    ),
+    "help": CommandSpec("help [COMMAND]", "Show this help, or one command's usage."),
+}
+
+# Options each command accepts: "flag", "value" (once) or "multi" (repeatable).
+_OPTIONS: dict[str, dict[str, str]] = {
+    "add": {
+        "--scope": "value",
+        "--transport": "value",
+        "--replace": "flag",
+        "--header": "multi",
+        "--env": "multi",
+        "--oauth-client-id": "value",
+        "--oauth-scope": "multi",
+        "--oauth-callback-port": "value",
+    },
+    "remove": {"--scope": "value"},
+    "login": {"--no-browser": "flag"},
+    "import": {"--scope": "value", "--select": "multi", "--confirm": "flag", "--replace": "flag"},
+}
+# Positional arguments: (names, variadic last).
+_POSITIONALS: dict[str, tuple[tuple[str, ...], bool]] = {
+    "list": ((), False),
+    "status": ((), False),
+    "remove": (("NAME",), False),
+    "get": (("NAME",), False),
+    "tools": (("NAME",), False),
+    "reload": ((), False),
+    "enable": (("NAME",), False),
+    "disable": (("NAME",), False),
+    "login": (("NAME",), False),
+    "logout": (("NAME",), False),
+    "reconnect": (("NAME",), False),
+    "refresh": (("NAME",), False),
+    "subscribe": (("NAME", "URI"), False),
+    "unsubscribe": (("NAME", "URI"), False),
+    "subscriptions": ((), False),
+    "prompt": (("NAME", "PROMPT"), True),
+    "import": (("FILE",), False),
+}
+
+
+class CommandLineError(Exception):
+    """`message` says what is wrong; `usage` is the text to show with it."""
+
+    def __init__(self, message: str, usage: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.usage = usage
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedCommand:
+    name: str
+    """The canonical command (`list` for `status` and an empty line)."""
+    server: str | None = None
+    scope: str | None = None
+    replace: bool = False
+    definition: dict[str, Any] = field(default_factory=dict)
+    """`add`: the definition to save, in the `mcpServers` format."""
+    file: str | None = None
+    select: tuple[str, ...] | None = None
+    confirm: bool = False
+    uri: str | None = None
+    rest: tuple[str, ...] = ()
+    no_browser: bool = False
+    topic: str | None = None
+    """`help`: the command asked about."""
+
+
+def usage_of(command: str | None = None) -> str:
+    if command is not None and command in COMMANDS:
+        spec = COMMANDS[command]
+        return f"Usage: {spec.usage}\n  {spec.summary}"
+    lines = ["Usage: COMMAND [OPTIONS] [ARGUMENTS]", "Commands:"]
+    for spec in COMMANDS.values():
+        lines.append(f"  {spec.usage}")
+        lines.append(f"      {spec.summary}")
+    lines.append('Quote values with spaces (\'...\' keeps backslashes, "..." allows \\" escapes); nothing is run.')
+    return "\n".join(lines)
+
+
+def split_words(line: str) -> list[str]:
+    """Split a line into words (see the module docstring); CommandLineError on an unclosed quote."""
+    words: list[str] = []
+    current: list[str] = []
+    in_word = False
+    i, n = 0, len(line)
+    while i < n:
+        ch = line[i]
+        if ch in " \t\r\n":
+            if in_word:
+                words.append("".join(current))
+                current, in_word = [], False
+            i += 1
+            continue
+        in_word = True
+        if ch == "'":
+            end = line.find("'", i + 1)
+            if end < 0:
+                raise CommandLineError("The line has an unclosed single quote (').", usage_of())
+            current.append(line[i + 1 : end])
+            i = end + 1
+        elif ch == '"':
+            i += 1
+            while True:
+                if i >= n:
+                    raise CommandLineError('The line has an unclosed double quote (").', usage_of())
+                ch = line[i]
+                if ch == '"':
+                    i += 1
+                    break
+                if ch == "\\" and i + 1 < n and line[i + 1] in '"\\$`':
+                    current.append(line[i + 1])
+                    i += 2
+                else:
+                    current.append(ch)
+                    i += 1
+        elif ch == "\\":
+            if i + 1 >= n:
+                raise CommandLineError("The line ends with a backslash that escapes nothing.", usage_of())
+            if line[i + 1] == "\n":
+                i += 2  # a line continuation
+                continue
+            current.append(line[i + 1])
+            i += 2
+        else:
+            current.append(ch)
+            i += 1
+    if in_word:
+        words.append("".join(current))
+    return words
+
+
+def parse_line(line: str) -> ParsedCommand:
+    words = split_words(line)
+    if words and words[0] == "/mcp":
+        words = words[1:]
+    if not words:
+        return ParsedCommand("list")
+    command, args = words[0], words[1:]
+    if command not in COMMANDS:
+        near = difflib.get_close_matches(command, list(COMMANDS), n=1, cutoff=0.6)
+        hint = f" Did you mean {near[0]!r}?" if near else ""
+        raise CommandLineError(f"Unknown command {command!r}.{hint}", usage_of())
+    if command == "help":
+        if len(args) > 1 or (args and args[0] not in COMMANDS):
+            raise CommandLineError("help takes one command name.", usage_of())
+        return ParsedCommand("help", topic=args[0] if args else None)
+    if command == "add":
+        return _parse_add(args)
+    options, positionals = _split_options(command, args, stop_at_positional=False)
+    names, variadic = _POSITIONALS[command]
+    if len(positionals) < len(names):
+        missing = names[len(positionals)]
+        raise CommandLineError(f"{command} needs {missing}.", usage_of(command))
+    if len(positionals) > len(names) and not variadic:
+        extra = positionals[len(names)]
+        raise CommandLineError(f"Unexpected argument {_show(extra)} for {command}.", usage_of(command))
+    name = "list" if command == "status" else command
+    scope = _scope(command, options) if command in ("remove", "import") else None
+    if command == "import":
+        select = _selection(options.get("--select"))
+        return ParsedCommand(
+            "import",
+            scope=scope,
+            file=positionals[0],
+            select=select,
+            confirm=bool(options.get("--confirm")),
+            replace=bool(options.get("--replace")),
+        )
+    server = positionals[0] if names and names[0] == "NAME" else None
+    return ParsedCommand(
+        name,
+        server=server,
+        scope=scope,
+        uri=positionals[1] if command in ("subscribe", "unsubscribe") else None,
+        rest=tuple(positionals[1:]) if command == "prompt" else (),
+        no_browser=bool(options.get("--no-browser")),
+    )
+
+
+def _show(word: str) -> str:
+    return repr(word if len(word) <= 40 else word[:40] + "…")
+
+
+def _split_options(command: str, args: list[str], *, stop_at_positional: bool) -> tuple[dict[str, Any], list[str]]:
+    """Options (by name) and positional words; `--` ends the options."""
+    spec = _OPTIONS.get(command, {})
+    options: dict[str, Any] = {}
+    positionals: list[str] = []
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word == "--":
+            if stop_at_positional:
+                break
+            positionals.extend(args[i + 1 :])
+            break
+        if word.startswith("--") and len(word) > 2:
+            name, eq, inline = word.partition("=")
+            kind = spec.get(name)
+            if kind is None:
+                raise CommandLineError(f"Unknown option {_show(name)} for {command}.", usage_of(command))
+            if kind == "flag":
+                if eq:
+                    raise CommandLineError(f"{name} takes no value.", usage_of(command))
+                options[name] = True
+                i += 1
+                continue
+            if eq:
+                value = inline
+                i += 1
+            else:
+                if i + 1 >= len(args):
+                    raise CommandLineError(f"{name} needs a value.", usage_of(command))
+                value = args[i + 1]
+                i += 2
+            if kind == "multi":
+                options.setdefault(name, []).append(value)
+            elif name in options:
+                raise CommandLineError(f"{name} is given twice.", usage_of(command))
+            else:
+                options[name] = value
+            continue
+        if stop_at_positional:
+            break
+        positionals.append(word)
+        i += 1
+    if stop_at_positional:
+        options["__rest__"] = args[i:]
+    return options, positionals
+
+
+def _scope(command: str, options: dict[str, Any]) -> str:
+    scope = options.get("--scope")
+    if scope is None:
+        raise CommandLineError(f"{command} needs --scope global or --scope project.", usage_of(command))
+    if scope not in SCOPES:
+        raise CommandLineError(f"--scope must be global or project, not {_show(scope)}.", usage_of(command))
+    return str(scope)
+
+
+def _selection(values: list[str] | None) -> tuple[str, ...] | None:
+    if values is None:
+        return None
+    names = [name.strip() for value in values for name in value.split(",")]
+    if not all(names):
+        raise CommandLineError("--select takes server names separated by commas.", usage_of("import"))
+    return tuple(dict.fromkeys(names))
+
+
+def _parse_add(args: list[str]) -> ParsedCommand:
+    usage = usage_of("add")
+    options, _ = _split_options("add", args, stop_at_positional=True)
+    rest: list[str] = options.pop("__rest__")
+    scope = _scope("add", options)
+    if not rest or rest[0] == "--":
+        raise CommandLineError("add needs a server NAME (after the options).", usage)
+    name, tail = rest[0], rest[1:]
+    definition: dict[str, Any] = {}
+    if tail and tail[0] == "--":
+        command = tail[1:]
+        if not command:
+            raise CommandLineError("add needs a COMMAND after --.", usage)
+        transport = "stdio"
+        definition["command"] = command[0]
+        if command[1:]:
+            definition["args"] = command[1:]
+    else:
+        misplaced = next((w for w in tail if w.startswith("--")), None)
+        if misplaced is not None:
+            raise CommandLineError(
+                f"Put options before the server name ({_show(misplaced)} comes after {_show(name)}).", usage
+            )
+        if not tail:
+            raise CommandLineError("add needs a URL, or -- and a COMMAND, after the server name.", usage)
+        if len(tail) > 1:
+            raise CommandLineError(
+                f"Unexpected argument {_show(tail[1])} after the URL (use -- COMMAND for stdio).", usage
+            )
+        transport = "http"
+        definition["url"] = tail[0]
+    declared = options.get("--transport")
+    if declared is not None:
+        if declared not in TRANSPORTS:
+            raise CommandLineError(f"--transport must be http or stdio, not {_show(declared)}.", usage)
+        if declared != transport:
+            form = "a URL" if declared == "http" else "-- COMMAND [ARGS...]"
+            raise CommandLineError(f"--transport {declared} needs {form} after the server name.", usage)
+    headers = _pairs(options.get("--header", []), ":", "--header", "'Name: value'", usage, fold=True)
+    env = _pairs(options.get("--env", []), "=", "--env", "KEY=value", usage, fold=False)
+    if headers:
+        definition["headers"] = headers
+    if env:
+        definition["env"] = env
+    if "--oauth-client-id" in options:
+        definition["oauthClientId"] = options["--oauth-client-id"]
+    if "--oauth-scope" in options:
+        definition["oauthScopes"] = list(options["--oauth-scope"])
+    if "--oauth-callback-port" in options:
+        port = options["--oauth-callback-port"]
+        if not port.isdigit():
+            raise CommandLineError(f"--oauth-callback-port must be a port number, not {_show(port)}.", usage)
+        definition["oauthCallbackPort"] = int(port)
+    return ParsedCommand("add", server=name, scope=scope, replace=bool(options.get("--replace")), definition=definition)
+
+
+def _pairs(values: list[str], separator: str, option: str, form: str, usage: str, *, fold: bool) -> dict[str, str]:
+    """`Name: value` or `KEY=value` pairs with distinct names (header names compare case-insensitively)."""
+    out: dict[str, str] = {}
+    seen: set[str] = set()
+    for value in values:
+        key, sep, rest = value.partition(separator)
+        key = key.strip()
+        if not sep or not key or any(c.isspace() for c in key):
+            raise CommandLineError(f"{option} takes {form}.", usage)
+        folded = key.lower() if fold else key
+        if folded in seen:
+            raise CommandLineError(f"{option} {key} is given twice; repeat {option} for different names.", usage)
+        seen.add(folded)
+        out[key] = rest.strip() if separator == ":" else rest
+    return out

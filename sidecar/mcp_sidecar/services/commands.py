@@ -1,0 +1,133 @@
+"""Run one `/mcp` command line: parse it, call the service, and render its text.
+
+Every editor and the CLI come through here, so a command behaves the same everywhere. The
+result is `{command, data, text}`: `data` is what the matching structured method returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from mcp_sidecar.config.edit import EditScope
+from mcp_sidecar.output import command_text, render
+from mcp_sidecar.protocol.errors import command_invalid, fail
+from mcp_sidecar.services import config_edits, status
+from mcp_sidecar.services.command_line import CommandLineError, ParsedCommand, parse_line, usage_of
+
+if TYPE_CHECKING:
+    from mcp_sidecar.services.app import Sidecar
+
+Outcome = tuple[Any, str]
+Runner = Callable[["Sidecar", ParsedCommand], Awaitable[Outcome]]
+
+_LATER = {
+    "login": "OAuth login is not available in this version yet.",
+    "logout": "OAuth logout is not available in this version yet.",
+    "subscribe": "Resource watches are not available in this version yet.",
+    "unsubscribe": "Resource watches are not available in this version yet.",
+    "subscriptions": "Resource watches are not available in this version yet.",
+    "prompt": "Prompt previews are not available in this version yet.",
+}
+
+
+async def run_line(app: Sidecar, line: str) -> dict[str, Any]:
+    try:
+        parsed = parse_line(line)
+    except CommandLineError as exc:
+        raise command_invalid("command", exc.message, exc.usage) from None
+    data, text = await _RUNNERS.get(parsed.name, _later)(app, parsed)
+    return {"command": parsed.name, "data": data, "text": text}
+
+
+def _server(parsed: ParsedCommand) -> str:
+    assert parsed.server is not None
+    return parsed.server
+
+
+def _scope(parsed: ParsedCommand) -> EditScope:
+    return "project" if parsed.scope == "project" else "global"
+
+
+async def _list(app: Sidecar, parsed: ParsedCommand) -> Outcome:
+    result = status.status(app)
+    return result, render.status_matrix(result)
+
+
+async def _get(app: Sidecar, parsed: ParsedCommand) -> Outcome:
+    result = status.get_server(app, _server(parsed))
+    return result, command_text.server_details(result)
+
+
+async def _tools(app: Sidecar, parsed: ParsedCommand) -> Outcome:
+    result = await status.server_tools(app, _server(parsed))
+    return result, render.tools_list(result)
+
+
+async def _reload(app: Sidecar, parsed: ParsedCommand) -> Outcome:
+    result = await config_edits.reload(app)
+    return result, command_text.reload_summary(result)
+
+
+async def _toggle(app: Sidecar, parsed: ParsedCommand) -> Outcome:
+    result = await config_edits.set_enabled(app, _server(parsed), parsed.name == "enable")
+    return result, command_text.toggled(result)
+
+
+async def _add(app: Sidecar, parsed: ParsedCommand) -> Outcome:
+    result = await config_edits.add(app, _scope(parsed), _server(parsed), parsed.definition, parsed.replace)
+    return result, command_text.added(result)
+
+
+async def _remove(app: Sidecar, parsed: ParsedCommand) -> Outcome:
+    result = await config_edits.remove(app, _scope(parsed), _server(parsed))
+    return result, command_text.removed(result)
+
+
+async def _reconnect(app: Sidecar, parsed: ParsedCommand) -> Outcome:
+    conn = await app.reconnect(_server(parsed))
+    row = status.status_row(app, conn)
+    return row, command_text.reconnected(row)
+
+
+async def _refresh(app: Sidecar, parsed: ParsedCommand) -> Outcome:
+    result = await app.refresh(_server(parsed))
+    return result, command_text.refreshed(result)
+
+
+async def _import(app: Sidecar, parsed: ParsedCommand) -> Outcome:
+    if parsed.confirm and not parsed.select:
+        raise command_invalid("import", "--confirm needs --select naming the servers to import.", usage_of("import"))
+    assert parsed.file is not None
+    result = await config_edits.import_servers(
+        app, parsed.file, _scope(parsed), parsed.select, parsed.confirm, parsed.replace
+    )
+    return result, command_text.import_result(result)
+
+
+async def _help(app: Sidecar, parsed: ParsedCommand) -> Outcome:
+    text = usage_of(parsed.topic)
+    return {"usage": text}, text
+
+
+async def _later(app: Sidecar, parsed: ParsedCommand) -> Outcome:
+    """Commands whose feature arrives later: a clear diagnostic, after checking the server exists."""
+    if parsed.server is not None:
+        app.connection(parsed.server, parsed.name)
+    raise fail("not_supported", parsed.name, _LATER[parsed.name], parsed.server)
+
+
+_RUNNERS: dict[str, Runner] = {
+    "list": _list,
+    "get": _get,
+    "tools": _tools,
+    "reload": _reload,
+    "enable": _toggle,
+    "disable": _toggle,
+    "add": _add,
+    "remove": _remove,
+    "reconnect": _reconnect,
+    "refresh": _refresh,
+    "import": _import,
+    "help": _help,
+}

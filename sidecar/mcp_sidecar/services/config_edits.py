@@ -1,0 +1,352 @@
+"""Configuration edits: add, remove, enable/disable, import, and reload.
+
+Every edit validates first, writes one file through `config.edit` (locked, atomic, in a
+worker thread), then reloads through `Sidecar.reload`, so the sidecar applies exactly what
+the files say, the same way a file change made elsewhere is applied. Edits never connect a
+server, run a secret command, open a browser or activate a tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mcp_sidecar.config import edit, imports, paths
+from mcp_sidecar.config.edit import Document, EditRefused, EditScope, Target
+from mcp_sidecar.config.interpolate import MissingVariable, resolve
+from mcp_sidecar.config.model import ServerConfig
+from mcp_sidecar.config.validate import ConfigProblems, parse_server
+from mcp_sidecar.protocol.errors import SidecarError, fail, invalid_params
+
+if TYPE_CHECKING:
+    from mcp_sidecar.services.app import Sidecar
+
+T = TypeVar("T")
+HIDDEN = "hidden"
+_HTTP_URL = re.compile(r"^https?://[^/\s]+", re.IGNORECASE)
+
+
+def _refused(exc: EditRefused, operation: str, server: str | None) -> SidecarError:
+    return fail(exc.code, operation, exc.message, server)
+
+
+async def _in_thread(work: Callable[[], T], operation: str, server: str | None) -> T:
+    try:
+        return await asyncio.to_thread(work)
+    except EditRefused as exc:
+        raise _refused(exc, operation, server) from None
+
+
+def _target(app: Sidecar, scope: EditScope, operation: str, server: str | None) -> Target:
+    try:
+        return edit.target(scope, app.workspace, app.trusted)
+    except EditRefused as exc:
+        raise _refused(exc, operation, server) from None
+
+
+def _other(app: Sidecar, scope: EditScope) -> Target | None:
+    """The other readable scope's file: the project only when trusted."""
+    other: EditScope = "project" if scope == "global" else "global"
+    return edit.readable_targets(app.workspace, app.trusted).get(other)
+
+
+def _defines(t: Target | None, name: str) -> bool:
+    if t is None:
+        return False
+    try:
+        return edit.read(t).has(name)
+    except EditRefused:
+        return False  # an unreadable file defines nothing we can see; reload reports it
+
+
+def validate_definition(app: Sidecar, name: str, definition: dict[str, Any], operation: str) -> ServerConfig:
+    """The same rules as the files, plus the resolved values: every `${VAR}` must be defined now.
+
+    The references are what gets saved; their values are only checked, never stored or shown.
+    Secret commands are not run.
+    """
+    try:
+        config = parse_server(name, definition, "global")
+    except ConfigProblems as exc:
+        raise fail("configuration_invalid", operation, " ".join(exc.problems), name) from None
+    try:
+        resolved = resolve(config, app.workspace)
+    except MissingVariable as exc:
+        raise fail(
+            "configuration_invalid",
+            operation,
+            f"Environment variable {exc.variable} (used in `{exc.field_name}`) is not set; define it first "
+            "(the reference is saved, never its value).",
+            name,
+        ) from None
+    if resolved.url is not None and not _HTTP_URL.match(resolved.url):
+        raise fail(
+            "configuration_invalid", operation, f"server {name!r}: field `url` must resolve to an http(s) URL.", name
+        )
+    return config
+
+
+def _literal_notes(definition: dict[str, Any]) -> list[str]:
+    return [
+        f"`{field}` holds a literal value; prefer a ${{VAR}} reference or a secret command (!command) for credentials."
+        for field in imports.inline_values(definition)
+    ]
+
+
+async def add(app: Sidecar, scope: EditScope, name: str, definition: dict[str, Any], replace: bool) -> dict[str, Any]:
+    op = "add"
+    app.ensure_loaded()  # so the reload summary says what this edit changed
+    validate_definition(app, name, definition, op)
+    target = _target(app, scope, op, name)
+    other = _other(app, scope)
+
+    def write() -> dict[str, Any]:
+        with edit.editing(target, create=True) as doc:
+            in_target = doc.has(name)
+            in_other = _defines(other, name)
+            if (in_target or in_other) and not replace:
+                where = scope if in_target else ("project" if scope == "global" else "global")
+                raise EditRefused(
+                    "server_exists",
+                    f"A server named {name!r} is already defined in the {where} configuration; "
+                    "pass --replace to replace it" + (" (or override it)." if not in_target else "."),
+                )
+            doc.set_server(name, definition)
+            return {
+                "action": "replaced" if in_target else "added",
+                "overrides": "global" if scope == "project" and in_other else None,
+                "overriddenBy": "project" if scope == "global" and in_other else None,
+            }
+
+    outcome = await _in_thread(write, op, name)
+    notes = _literal_notes(definition)
+    if outcome["overriddenBy"]:
+        notes.append(f"The project definition of {name!r} takes precedence; this global one applies only without it.")
+    summary = await app.reload()
+    return {
+        "server": name,
+        "scope": scope,
+        "path": str(target.path),
+        **outcome,
+        "notes": notes,
+        "reload": summary.to_json(),
+    }
+
+
+async def remove(app: Sidecar, scope: EditScope, name: str) -> dict[str, Any]:
+    op = "remove"
+    app.ensure_loaded()  # so the reload summary says what this edit changed
+    target = _target(app, scope, op, name)
+    other = _other(app, scope)
+
+    def write() -> str | None:
+        with edit.editing(target, create=False) as doc:
+            if not doc.has(name):
+                raise EditRefused(
+                    "server_not_found",
+                    f"No server named {name!r} in the {scope} configuration ({target.path}); nothing was changed.",
+                )
+            definition = doc.servers[name]
+            doc.remove_server(name)
+        return "http" if isinstance(definition, dict) and "url" in definition else "stdio"
+
+    transport = await _in_thread(write, op, name)
+    remaining = ("project" if scope == "global" else "global") if _defines(other, name) else None
+    summary = await app.reload()
+    notes = []
+    if transport == "http":
+        notes.append(f"OAuth credentials are kept; run `logout {name}` to remove them.")
+    return {
+        "server": name,
+        "scope": scope,
+        "path": str(target.path),
+        "remaining": remaining,
+        "notes": notes,
+        "reload": summary.to_json(),
+    }
+
+
+async def set_enabled(app: Sidecar, name: str, enabled: bool) -> dict[str, Any]:
+    """Change only `disabled`: in the trusted project file when it defines the server, else the global one."""
+    op = "enable" if enabled else "disable"
+    app.ensure_loaded()  # so the reload summary says what this edit changed
+    _target(app, "global", op, name)  # refuses when the global and project paths are one file
+    readable = edit.readable_targets(app.workspace, app.trusted)
+    order = [t for t in (readable.get("project"), readable["global"]) if t is not None]
+
+    def write() -> tuple[Target, bool] | None:
+        for target in order:
+            with edit.editing(target, create=False) as doc:
+                if doc.has(name):
+                    return target, doc.set_disabled(name, not enabled)
+        return None
+
+    outcome = await _in_thread(write, op, name)
+    if outcome is None:
+        app.ensure_loaded()
+        conn = app.connections.get(name)
+        if conn is not None and conn.config.scope == "builtin":
+            message = f"Server {name!r} is built in, not defined in a configuration file."
+            raise fail("server_not_found", op, message, name)
+        raise fail("server_not_found", op, f"No configuration file defines a server named {name!r}.", name)
+    target, changed = outcome
+    summary = await app.reload()
+    deactivated = sorted({i for d in summary.deactivated for i in d["removed"] if i.startswith(f"{name}.")})
+    return {
+        "server": name,
+        "scope": target.scope,
+        "path": str(target.path),
+        "enabled": enabled,
+        "changed": changed,
+        "deactivated": deactivated,
+        "reload": summary.to_json(),
+    }
+
+
+async def reload(app: Sidecar) -> dict[str, Any]:
+    """An explicit reload: every connection closes (they reopen on demand)."""
+    summary = await app.reload(close_all=True)
+    if not summary.applied:
+        problems = [d["message"] for d in summary.diagnostics]
+        raise fail(
+            "configuration_invalid",
+            "reload",
+            "The configuration is invalid; the previous setup stays in use: " + " ".join(problems),
+        )
+    return summary.to_json()
+
+
+# -- imports -----------------------------------------------------------------------------------
+
+
+def hidden_connection(definition: dict[str, Any]) -> dict[str, Any]:
+    """Field names only: any connection value can hold a credential."""
+    out: dict[str, Any] = {}
+    for key in ("command", "url", "cwd"):
+        if key in definition:
+            out[key] = HIDDEN
+    if "args" in definition:
+        out["args"] = f"{HIDDEN} ({len(definition['args'])} values)"
+    for key in ("env", "headers"):
+        if key in definition:
+            out[key] = dict.fromkeys(definition[key], HIDDEN)
+    return out
+
+
+def _import_path(app: Sidecar, file: str) -> Path:
+    path = Path(file).expanduser()
+    if not path.is_absolute():
+        path = (app.workspace or Path.cwd()) / path
+    return Path(os.path.abspath(path))
+
+
+async def import_servers(
+    app: Sidecar,
+    file: str,
+    scope: EditScope,
+    select: tuple[str, ...] | None,
+    confirm: bool,
+    replace: bool,
+) -> dict[str, Any]:
+    op = "import"
+    app.ensure_loaded()  # so the reload summary says what this edit changed
+    if confirm and not select:
+        raise invalid_params(op, "Importing needs an explicit selection (`select`, --select NAME[,NAME...]).")
+    path = _import_path(app, file)
+    if app.workspace is not None and not app.trusted and edit.same_file(path, paths.project_config_path(app.workspace)):
+        raise fail(
+            "project_untrusted", op, "The workspace is not trusted, so its configuration is neither read nor imported."
+        )
+    target = _target(app, scope, op, None)
+    other = _other(app, scope)
+    try:
+        source = await asyncio.to_thread(imports.read_import, path)
+    except imports.ImportInvalid as exc:
+        raise fail("import_invalid", op, exc.message) from None
+
+    def defined_in(name: str, doc: Document | None) -> list[str]:
+        scopes: list[str] = []
+        if doc is not None and doc.has(name):
+            scopes.append(scope)
+        if _defines(other, name):
+            scopes.append("project" if scope == "global" else "global")
+        return scopes
+
+    if select is not None:
+        unknown = [n for n in select if source.candidate(n) is None]
+        if unknown:
+            raise fail("import_invalid", op, f"The file defines no server named {', '.join(map(repr, unknown))}.")
+    if not confirm:
+        try:
+            current = await asyncio.to_thread(edit.read, target)
+        except EditRefused as exc:
+            raise _refused(exc, op, None) from None
+        servers = [_preview(c, select, defined_in(c.name, current)) for c in source.candidates]
+        return {
+            "file": str(path),
+            "format": source.format,
+            "formatLabel": imports.FORMAT_LABELS[source.format],
+            "scope": scope,
+            "path": str(target.path),
+            "written": False,
+            "servers": servers,
+            "imported": [],
+        }
+    assert select is not None
+    chosen = [source.candidate(n) for n in select]
+    blocked = [c for c in chosen if c is not None and not c.importable]
+    if blocked:
+        first = blocked[0]
+        raise fail("import_invalid", op, f"Server {first.name!r} cannot be imported: {' '.join(first.problems)}")
+
+    def write() -> list[str]:
+        with edit.editing(target, create=True) as doc:
+            if not replace:
+                taken = [c.name for c in chosen if c is not None and defined_in(c.name, doc)]
+                if taken:
+                    raise EditRefused(
+                        "server_exists",
+                        f"Already defined in the global or project configuration: {', '.join(map(repr, taken))}; "
+                        "pass --replace to replace or override them.",
+                    )
+            for candidate in chosen:
+                assert candidate is not None
+                assert candidate.definition is not None
+                doc.set_server(candidate.name, candidate.definition)
+        return [c.name for c in chosen if c is not None]
+
+    imported = await _in_thread(write, op, None)
+    summary = await app.reload()
+    servers = [_preview(c, select, []) for c in source.candidates if c.name in imported]
+    return {
+        "file": str(path),
+        "format": source.format,
+        "formatLabel": imports.FORMAT_LABELS[source.format],
+        "scope": scope,
+        "path": str(target.path),
+        "written": True,
+        "servers": servers,
+        "imported": imported,
+        "reload": summary.to_json(),
+    }
+
+
+def _preview(candidate: imports.Candidate, select: tuple[str, ...] | None, existing: list[str]) -> dict[str, Any]:
+    definition = candidate.definition or {}
+    return {
+        "name": candidate.name,
+        "transport": candidate.transport,
+        "importable": candidate.importable,
+        "selected": select is not None and candidate.name in select,
+        "connection": hidden_connection(definition),
+        "disabled": definition.get("disabled", False) is True,
+        "inlineValues": imports.inline_values(definition),
+        "placeholders": [p.to_json() for p in candidate.placeholders],
+        "problems": candidate.problems,
+        "notes": candidate.notes,
+        "alreadyDefined": existing,
+    }

@@ -1,0 +1,226 @@
+"""Discovery: ranked local search over every server's tool, resource, template and prompt metadata.
+
+Discovery reads metadata only: it never reads resource content, never activates a tool and
+never starts OAuth. A server that cannot be searched is reported in `unavailable` with its
+diagnostic, never mistaken for an empty catalog, and healthy servers' candidates are still
+returned. Cached tool metadata (memory or the 24-hour disk cache) is searched without
+connecting; anything else is fetched with at most four server discoveries in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from mcp_sidecar.catalog import index as ranking
+from mcp_sidecar.catalog.documents import template_variables
+from mcp_sidecar.catalog.index import Hit, Index
+from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.protocol.errors import SidecarError, fail
+from mcp_sidecar.services.catalogs import Group, ListCatalog, tools_need_fetch
+
+if TYPE_CHECKING:
+    from mcp_sidecar.services.app import Sidecar
+
+KIND_GROUPS: dict[str, tuple[Group, ...]] = {
+    "all": ("tools", "resources", "prompts"),
+    "tools": ("tools",),
+    "resources": ("resources",),
+    "prompts": ("prompts",),
+}
+DESCRIPTION_CHARS = 160
+
+
+def short(text: str | None, limit: int = DESCRIPTION_CHARS) -> str:
+    """The first paragraph, on one line, cut at a word boundary."""
+    if not text:
+        return ""
+    first = re.split(r"\n\s*\n", text.strip(), maxsplit=1)[0]
+    first = " ".join(first.split())
+    if len(first) <= limit:
+        return first
+    cut = first[: limit - 1].rsplit(" ", 1)[0]
+    return cut + "…"
+
+
+async def _server_indexes(
+    app: Sidecar, conn: Connection, groups: tuple[Group, ...], operation: str
+) -> tuple[list[Index], list[dict[str, Any]]]:
+    catalogs = app.catalogs
+    indexes: list[Index] = []
+    unavailable: list[dict[str, Any]] = []
+
+    async def one(group: Group) -> None:
+        try:
+            source: Any
+            if group == "tools":
+                source = await catalogs.tool_catalog(conn, operation)
+            elif group == "resources":
+                source = await catalogs.resource_catalog(conn, operation)
+            else:
+                source = await catalogs.prompt_catalog(conn, operation)
+        except SidecarError as exc:
+            unavailable.append({"server": conn.name, "kind": group, "diagnostic": exc.diagnostic.to_json()})
+            return
+        indexes.append(catalogs.index(conn, group, source))
+
+    needs_fetch = any(not _cached(app, conn, g) for g in groups)
+    if needs_fetch:
+        async with catalogs.slot(conn.name):
+            await asyncio.gather(*(one(g) for g in groups))
+    else:
+        await asyncio.gather(*(one(g) for g in groups))
+    return indexes, unavailable
+
+
+def _cached(app: Sidecar, conn: Connection, group: Group) -> bool:
+    if group == "tools":
+        catalog = app.catalogs.cached_tools(conn)
+        return catalog is not None and not tools_need_fetch(catalog, conn, live=False)
+    store = app.catalogs.resources if group == "resources" else app.catalogs.prompts
+    current: ListCatalog | None = store.get(conn.name)
+    return current is not None and current.fresh(conn)
+
+
+async def discover(
+    app: Sidecar,
+    query: str,
+    kind: str = "all",
+    server: str | None = None,
+    limit: int = 5,
+    session_id: str = "default",
+) -> dict[str, Any]:
+    op = "discover"
+    app.ensure_loaded()
+    groups = KIND_GROUPS[kind]
+    if server is not None:
+        conn = app.connection(server, op)
+        if conn.config.disabled:
+            raise fail("server_disabled", op, "The server is disabled.", server)
+        conns = [conn]
+    else:
+        conns = [c for c in app.connections.values() if not c.config.disabled]
+    outcomes = await asyncio.gather(*(_server_indexes(app, c, groups, op) for c in conns))
+    indexes = [ix for found, _ in outcomes for ix in found]
+    unavailable = [u for _, missing in outcomes for u in missing]
+    unavailable.sort(key=lambda u: (u["server"], u["kind"]))
+    hits = ranking.search(indexes, query, limit=limit)
+    active = app.sessions.get(session_id, {})
+    candidates = [candidate(hit, active) for hit in hits]
+    return {
+        "query": query,
+        "kind": kind,
+        "session": session_id,
+        "candidates": candidates,
+        "unavailable": unavailable,
+        "text": render(query, candidates, unavailable),
+    }
+
+
+def candidate(hit: Hit, active: dict[str, Any]) -> dict[str, Any]:
+    doc = hit.document
+    d: dict[str, Any] = doc.payload
+    score = round(hit.score, 4)
+    if doc.kind == "tool":
+        tool_id = f"{doc.server}.{doc.key}"
+        loaded = tool_id in active
+        schema = d.get("inputSchema")
+        listed = schema.get("required", []) if isinstance(schema, dict) else []
+        required = [r for r in listed if isinstance(r, str)] if isinstance(listed, list) else []
+        next_call = (
+            {"method": "mcp/callTool", "params": {"id": tool_id, "arguments": {}}}
+            if loaded
+            else {"method": "mcp/activate", "params": {"ids": [tool_id]}}
+        )
+        out: dict[str, Any] = {"kind": "tool", "id": tool_id, "server": doc.server, "name": doc.key}
+        if d.get("title"):
+            out["title"] = d["title"]
+        out.update(
+            description=short(d.get("description")), required=required, loaded=loaded, next=next_call, score=score
+        )
+        return out
+    if doc.kind == "resource":
+        out = {"kind": "resource", "server": doc.server, "name": d.get("name") or doc.key, "uri": doc.key}
+        if d.get("title"):
+            out["title"] = d["title"]
+        out["description"] = short(d.get("description"))
+        if d.get("mimeType"):
+            out["mimeType"] = d["mimeType"]
+        out["next"] = {"method": "mcp/read", "params": {"server": doc.server, "uri": doc.key}}
+        out["score"] = score
+        return out
+    if doc.kind == "template":
+        variables = template_variables(doc.key)
+        out = {
+            "kind": "template",
+            "label": "template",
+            "server": doc.server,
+            "name": d.get("name") or doc.key,
+            "uriTemplate": doc.key,
+            "variables": variables,
+        }
+        if d.get("title"):
+            out["title"] = d["title"]
+        out["description"] = short(d.get("description"))
+        if d.get("mimeType"):
+            out["mimeType"] = d["mimeType"]
+        out["next"] = {
+            "method": "mcp/read",
+            "params": {"server": doc.server, "template": doc.key, "arguments": {v: f"<{v}>" for v in variables}},
+        }
+        out["score"] = score
+        return out
+    arguments = [
+        {"name": a["name"], "required": bool(a.get("required", False))}
+        for a in d.get("arguments") or []
+        if isinstance(a, dict) and isinstance(a.get("name"), str)
+    ]
+    out = {"kind": "prompt", "server": doc.server, "name": doc.key}
+    if d.get("title"):
+        out["title"] = d["title"]
+    out.update(
+        description=short(d.get("description")),
+        arguments=arguments,
+        next={
+            "method": "mcp/prompt/preview",
+            "params": {"server": doc.server, "name": doc.key, "arguments": {a["name"]: "" for a in arguments}},
+        },
+        score=score,
+    )
+    return out
+
+
+def _row(c: dict[str, Any]) -> str:
+    kind = c["kind"]
+    desc = f" — {c['description']}" if c.get("description") else ""
+    if kind == "tool":
+        mark = "●" if c["loaded"] else "○"
+        return f"{mark} {c['id']}({', '.join(c['required'])}){desc}"
+    if kind == "resource":
+        title = c.get("title") or c["name"]
+        mime = f" [{c['mimeType']}]" if c.get("mimeType") else ""
+        return f"○ {c['server']} · {title} · {c['uri']}{mime}{desc}"
+    if kind == "template":
+        variables = ", ".join(c["variables"])
+        return f"○ {c['server']} · [template] {c['uriTemplate']} ({variables}){desc}"
+    arguments = ", ".join(a["name"] + ("*" if a["required"] else "") for a in c["arguments"])
+    return f"○ {c['server']} · [prompt] {c['name']}({arguments}){desc}"
+
+
+def render(query: str, candidates: list[dict[str, Any]], unavailable: list[dict[str, Any]]) -> str:
+    """Compact, deterministic text for a model: one row per candidate, then what to do next."""
+    lines = [f"mcp discover {json.dumps(query, ensure_ascii=False)}"]
+    if not candidates:
+        lines.append(" (no matching candidates)")
+    lines.extend(f" {_row(c)}" for c in candidates)
+    for u in unavailable:
+        diag = u["diagnostic"]
+        lines.append(f" ✘ {u['server']} {u['kind']} unavailable: [{diag['code']}] {diag['message']}")
+    to_activate = [c["id"] for c in candidates if c["kind"] == "tool" and not c["loaded"]]
+    if to_activate:
+        lines.append(f"Activate tools with exact ids: {json.dumps(to_activate)}")
+    if any(c["kind"] in ("resource", "template") for c in candidates):
+        lines.append("Read a resource with its server and exact uri, or a template with its arguments.")
+    return "\n".join(lines)

@@ -1,0 +1,112 @@
+"""Discovery's pure parts, and tool catalog caching, without a subprocess."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_sidecar.catalog.disk_cache import TTL_SECONDS
+from mcp_sidecar.catalog.tools import ToolCatalog
+from mcp_sidecar.services.app import Sidecar
+from mcp_sidecar.services.discovery import DESCRIPTION_CHARS, render, short
+
+TOOLS: list[dict[str, Any]] = [{"name": "echo", "description": "Echo.", "inputSchema": {"type": "object"}}]
+
+
+@pytest.fixture
+def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sidecar:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("MCP_SIDECAR_HOME", str(home))
+    servers = {"s": {"command": str(tmp_path / "never-run")}}
+    (home / "mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    sidecar = Sidecar(lambda method, params: None, workspace=tmp_path)
+    sidecar.ensure_loaded()
+    return sidecar
+
+
+def test_a_disk_copy_is_served_from_memory_then_expires_there_too(app: Sidecar) -> None:
+    conn = app.connections["s"]
+    assert app.catalogs.cache is not None
+    fetched = time.time() - TTL_SECONDS + 60
+    app.catalogs.cache.store(app.catalogs.key(conn), "s", TOOLS, fetched)
+    catalog = app.catalogs.cached_tools(conn)
+    assert catalog is not None
+    assert (catalog.source, catalog.descriptors, catalog.fetched_at) == ("cache", TOOLS, fetched)
+    assert app.catalogs.cached_tools(conn) is catalog  # memory now
+    # The sidecar ran past the 24 hours: memory and disk copies are both too old now.
+    expired = time.time() - TTL_SECONDS - 1
+    catalog.fetched_at = expired
+    app.catalogs.cache.store(app.catalogs.key(conn), "s", TOOLS, expired)
+    assert app.catalogs.cached_tools(conn) is None
+    assert "s" not in app.catalogs.tools
+
+
+def test_a_live_copy_is_not_subject_to_the_disk_expiry(app: Sidecar) -> None:
+    conn = app.connections["s"]
+    live = ToolCatalog("s", TOOLS, source="live", generation=1, fetched_at=time.time() - 2 * TTL_SECONDS)
+    app.catalogs.tools["s"] = live
+    assert app.catalogs.cached_tools(conn) is live
+
+
+def test_no_disk_cache_means_memory_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_SIDECAR_HOME", str(tmp_path))
+    (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"s": {"command": "x"}}}), encoding="utf-8")
+    sidecar = Sidecar(lambda method, params: None, use_disk_cache=False)
+    sidecar.ensure_loaded()
+    assert sidecar.catalogs.cached_tools(sidecar.connections["s"]) is None
+    assert not (tmp_path / "cache").exists()
+
+
+def test_status_counts_are_null_until_fetched(app: Sidecar) -> None:
+    from mcp_sidecar.services.status import status_row
+
+    row = status_row(app, app.connections["s"])
+    assert (row["catalog"], row["catalogSource"]) == (
+        {"tools": None, "resources": None, "templates": None, "prompts": None},
+        None,
+    )
+    app.catalogs.tools["s"] = ToolCatalog("s", TOOLS, source="cache", generation=0)
+    row = status_row(app, app.connections["s"])
+    assert (row["catalog"]["tools"], row["catalogSource"]) == (1, "cache")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (None, ""),
+        ("", ""),
+        ("  One line.  ", "One line."),
+        ("First paragraph\nwraps here.\n\nSecond paragraph.", "First paragraph wraps here."),
+        ("word " * 100, ("word " * 31).strip() + "…"),
+    ],
+    ids=["none", "empty", "strip", "first-paragraph", "cut-at-a-word"],
+)
+def test_short_descriptions(text: str | None, expected: str) -> None:
+    assert short(text) == expected
+    assert len(short(text)) <= DESCRIPTION_CHARS
+
+
+def test_render_lists_unavailable_servers_after_candidates() -> None:
+    unavailable = [
+        {
+            "server": "jira",
+            "kind": "tools",
+            "diagnostic": {"code": "timeout", "message": "The server did not answer in time."},
+        }
+    ]
+    assert render("q", [], unavailable) == "\n".join(
+        [
+            'mcp discover "q"',
+            " (no matching candidates)",
+            " ✘ jira tools unavailable: [timeout] The server did not answer in time.",
+        ]
+    )
+
+
+def test_render_quotes_the_query_as_json() -> None:
+    assert render('say "hi"', [], []).splitlines()[0] == 'mcp discover "say \\"hi\\""'

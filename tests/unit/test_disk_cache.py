@@ -1,0 +1,202 @@
+"""The on-disk tool catalog cache: private files, 24-hour expiry, atomic writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_sidecar.catalog import disk_cache
+from mcp_sidecar.catalog.disk_cache import FORMAT_VERSION, TTL_SECONDS, ToolCache, atomic_write, cache_key
+
+TOOLS: list[dict[str, Any]] = [
+    {"name": "echo", "description": "Echo.", "inputSchema": {"type": "object", "required": ["text"]}},
+    {"name": "add", "title": "Add", "inputSchema": {"type": "object"}},
+]
+NOW = 1_800_000_000.0
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> ToolCache:
+    return ToolCache(tmp_path / "cache" / "catalogs")
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_round_trip(cache: ToolCache) -> None:
+    key = cache_key("basic", "fingerprint", Path("/work/app"))
+    cache.store(key, "basic", TOOLS, NOW)
+    assert cache.load(key, now=NOW + 1) == (TOOLS, NOW)
+    [path] = cache.directory.iterdir()
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data == {"version": FORMAT_VERSION, "key": key, "server": "basic", "fetchedAt": NOW, "tools": TOOLS}
+
+
+def test_absent_is_a_miss(cache: ToolCache) -> None:
+    assert cache.load("nothing", now=NOW) is None
+
+
+@pytest.mark.parametrize(
+    ("age", "hit"),
+    [
+        (0, True),
+        (TTL_SECONDS - 1, True),
+        (TTL_SECONDS, True),
+        (TTL_SECONDS + 1, False),
+        (25 * 3600, False),
+        (-60, False),
+    ],
+    ids=["fresh", "almost-24h", "exactly-24h", "just-expired", "25h", "from-the-future"],
+)
+def test_entries_expire_after_24_hours(cache: ToolCache, age: float, hit: bool) -> None:
+    cache.store("k", "basic", TOOLS, NOW)
+    assert (cache.load("k", now=NOW + age) is not None) is hit
+
+
+def test_now_zero_is_a_time_not_a_default(cache: ToolCache) -> None:
+    cache.store("k", "basic", TOOLS, 1000.0)
+    assert cache.load("k", now=0.0) is None  # fetched "in the future" of t=0: ignored
+
+
+def test_an_expired_file_is_not_deleted_but_a_new_store_replaces_it(cache: ToolCache) -> None:
+    cache.store("k", "basic", TOOLS, NOW)
+    assert cache.load("k", now=NOW + 2 * TTL_SECONDS) is None
+    cache.store("k", "basic", TOOLS[:1], NOW + 2 * TTL_SECONDS)
+    assert cache.load("k", now=NOW + 2 * TTL_SECONDS) == (TOOLS[:1], NOW + 2 * TTL_SECONDS)
+
+
+def test_key_depends_on_name_definition_and_workspace() -> None:
+    base = cache_key("s", "fp", Path("/a"))
+    assert base == cache_key("s", "fp", Path("/a"))
+    others = {
+        cache_key("t", "fp", Path("/a")),  # same definition under another name: a file of its own
+        cache_key("s", "fp2", Path("/a")),
+        cache_key("s", "fp", Path("/b")),
+        cache_key("s", "fp", None),
+    }
+    assert len({base, *others}) == 5
+
+
+def rewrite(cache: ToolCache, key: str, **changes: Any) -> None:
+    path = cache.directory / f"tools-{key}.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data.update(changes)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_a_file_written_for_another_key_is_ignored(cache: ToolCache) -> None:
+    cache.store("first", "basic", TOOLS, NOW)
+    os.replace(cache.directory / "tools-first.json", cache.directory / "tools-second.json")
+    assert cache.load("second", now=NOW) is None
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"version": FORMAT_VERSION + 1},
+        {"version": None},
+        {"fetchedAt": "yesterday"},
+        {"tools": {"echo": {}}},
+        {"tools": [{"description": "no name"}]},
+        {"tools": ["echo"]},
+    ],
+    ids=["newer-version", "no-version", "bad-time", "tools-not-a-list", "tool-without-name", "tool-not-an-object"],
+)
+def test_a_file_of_another_format_is_ignored(cache: ToolCache, changes: dict[str, Any]) -> None:
+    cache.store("k", "basic", TOOLS, NOW)
+    rewrite(cache, "k", **changes)
+    assert cache.load("k", now=NOW) is None
+
+
+@pytest.mark.parametrize("content", [b"", b"{not json", b"[1, 2]", b"\xff\xfe\x00garbage"])
+def test_a_corrupt_file_is_ignored(cache: ToolCache, content: bytes) -> None:
+    cache.store("k", "basic", TOOLS, NOW)
+    (cache.directory / "tools-k.json").write_bytes(content)
+    assert cache.load("k", now=NOW) is None
+
+
+def test_directory_is_0700_and_files_0600(cache: ToolCache) -> None:
+    old = os.umask(0o022)
+    try:
+        cache.store("k", "basic", TOOLS, NOW)
+    finally:
+        os.umask(old)
+    assert mode(cache.directory) == 0o700
+    assert mode(cache.directory / "tools-k.json") == 0o600
+
+
+def test_an_existing_open_directory_is_made_private(cache: ToolCache) -> None:
+    cache.directory.mkdir(parents=True)
+    os.chmod(cache.directory, 0o755)
+    cache.store("k", "basic", TOOLS, NOW)
+    assert mode(cache.directory) == 0o700
+
+
+def test_a_write_leaves_no_temporary_file(cache: ToolCache) -> None:
+    cache.store("k", "basic", TOOLS, NOW)
+    cache.store("k", "basic", TOOLS[:1], NOW + 1)
+    cache.store("other", "basic", TOOLS, NOW)
+    assert sorted(p.name for p in cache.directory.iterdir()) == ["tools-k.json", "tools-other.json"]
+
+
+def test_atomic_write_failure_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "file.json"
+    atomic_write(target, "old")
+
+    def broken_fsync(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(disk_cache.os, "fsync", broken_fsync)
+    with pytest.raises(OSError, match="No space left"):
+        atomic_write(target, "new")
+    assert target.read_text(encoding="utf-8") == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["file.json"]
+
+
+def test_atomic_write_failure_on_rename_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "file.json"
+    atomic_write(target, "old")
+
+    def broken_replace(src: str, dst: str) -> None:
+        raise OSError(5, "I/O error")
+
+    monkeypatch.setattr(disk_cache.os, "replace", broken_replace)
+    with pytest.raises(OSError, match="I/O error"):
+        atomic_write(target, "new")
+    assert target.read_text(encoding="utf-8") == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["file.json"]
+
+
+def test_a_failed_store_is_logged_not_raised_and_keeps_the_old_entry(
+    cache: ToolCache, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache.store("k", "basic", TOOLS, NOW)
+
+    def broken_fsync(fd: int) -> None:
+        raise OSError(28, "No space left on device /secret/path")
+
+    monkeypatch.setattr(disk_cache.os, "fsync", broken_fsync)
+    cache.store("k", "basic", TOOLS[:1], NOW + 1)
+    assert cache.load("k", now=NOW + 1) == (TOOLS, NOW)
+    assert "could not write the tool cache: OSError" in caplog.text
+    assert "/secret/path" not in caplog.text
+
+
+def test_store_into_an_unusable_directory_does_not_raise(tmp_path: Path) -> None:
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the directory should be", encoding="utf-8")
+    ToolCache(blocker / "catalogs").store("k", "basic", TOOLS, NOW)
+
+
+def test_invalidate_removes_the_entry_and_tolerates_absence(cache: ToolCache) -> None:
+    cache.store("k", "basic", TOOLS, NOW)
+    cache.invalidate("k")
+    assert cache.load("k", now=NOW) is None
+    cache.invalidate("k")
+    cache.invalidate("never-stored")

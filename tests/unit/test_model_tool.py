@@ -1,0 +1,246 @@
+"""`mcp_tools` without a subprocess: a real `Sidecar` whose tool catalog is already in memory.
+
+The configured server's command does not exist, so a test that made the sidecar connect
+would see `unavailable`/`not loaded` instead of the expected candidates.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_sidecar.catalog.tools import ToolCatalog
+from mcp_sidecar.protocol.errors import HINTS
+from mcp_sidecar.services import model_tool
+from mcp_sidecar.services.app import Sidecar
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "list_tables",
+        "description": "List the tables of a schema.\n\nLonger details nobody needs in a list.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"schema": {"type": "string"}, "limit": {"type": "integer"}},
+            "required": ["schema"],
+        },
+    },
+    {"name": "run_query", "description": "Run a SQL query.", "inputSchema": {"type": "object"}},
+]
+ONE_OF = "Pass exactly one of `query`, `activate`, `read` or `complete`."
+QUERY_ONLY = "`kind`, `server` and `limit` apply to `query` only."
+
+
+@pytest.fixture
+def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sidecar:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("MCP_SIDECAR_HOME", str(home))
+    servers = {
+        "warehouse": {"command": str(tmp_path / "never-run")},
+        "off": {"command": str(tmp_path / "never-run"), "disabled": True},
+    }
+    (home / "mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    sidecar = Sidecar(lambda method, params: None, workspace=tmp_path, use_disk_cache=False)
+    sidecar.ensure_loaded()
+    sidecar.catalogs.tools["warehouse"] = ToolCatalog("warehouse", TOOLS, source="cache", generation=0)
+    return sidecar
+
+
+def invalid(message: str) -> dict[str, Any]:
+    hint = HINTS["invalid_params"]
+    return {
+        "text": f"[invalid_params] {message} {hint}",
+        "isError": True,
+        "details": {
+            "diagnostic": {"code": "invalid_params", "operation": "mcp_tools", "message": message, "hint": hint}
+        },
+    }
+
+
+def test_definition_shape() -> None:
+    definition = model_tool.definition()
+    assert set(definition) == {"name", "description", "inputSchema"}
+    assert definition["name"] == "mcp_tools"
+    schema = definition["inputSchema"]
+    assert schema["type"] == "object"
+    assert schema["additionalProperties"] is False
+    assert "required" not in schema  # exactly-one-of is checked by invoke, with a message for the model
+    props = schema["properties"]
+    assert list(props) == ["query", "kind", "server", "limit", "activate", "read", "complete"]
+    assert props["kind"]["enum"] == ["all", "tools", "resources", "prompts"]
+    assert (props["limit"]["minimum"], props["limit"]["maximum"]) == (1, 50)
+    assert (props["activate"]["minItems"], props["activate"]["maxItems"]) == (1, 50)
+    assert props["read"]["required"] == ["server"]
+    assert set(props["read"]["properties"]) == {"server", "uri", "template", "arguments"}
+    assert props["complete"]["required"] == ["server", "template", "argument"]
+    for word in ("query", "activate", "read", "complete", "exactly one"):
+        assert word in definition["description"]
+
+
+def test_definition_is_json_and_stable() -> None:
+    assert json.loads(json.dumps(model_tool.definition())) == model_tool.definition()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({}, ONE_OF),
+        ({"kind": "tools"}, ONE_OF),
+        ({"query": "tables", "activate": ["warehouse.list_tables"]}, ONE_OF),
+        ({"read": {"server": "warehouse", "uri": "x://y"}, "complete": {}}, ONE_OF),
+        ({"query": "tables", "bogus": 1, "other": 2}, "Unknown argument(s): bogus, other."),
+        ({"activate": ["warehouse.list_tables"], "limit": 3}, QUERY_ONLY),
+        ({"activate": ["warehouse.list_tables"], "kind": "tools"}, QUERY_ONLY),
+        ({"read": {"server": "warehouse", "uri": "x://y"}, "server": "warehouse"}, QUERY_ONLY),
+        ({"query": "tables", "limit": 0}, "`limit` must be an integer from 1 to 50."),
+        ({"query": "tables", "limit": 51}, "`limit` must be an integer from 1 to 50."),
+        ({"query": "tables", "limit": True}, "`limit` must be an integer from 1 to 50."),
+        ({"query": "tables", "kind": "files"}, "`kind` must be one of all, tools, resources, prompts."),
+        ({"query": 3}, "`query` must be a string."),
+        ({"activate": []}, "`ids` must be a list of 1 to 50 tool ids."),
+        ({"activate": "warehouse.list_tables"}, "`ids` must be a list of 1 to 50 tool ids."),
+    ],
+    ids=[
+        "none",
+        "kind-alone",
+        "query-and-activate",
+        "read-and-complete",
+        "unknown",
+        "limit-with-activate",
+        "kind-with-activate",
+        "server-with-read",
+        "limit-0",
+        "limit-51",
+        "limit-bool",
+        "bad-kind",
+        "query-not-string",
+        "activate-empty",
+        "activate-not-list",
+    ],
+)
+async def test_invalid_arguments_are_error_results(app: Sidecar, arguments: dict[str, Any], message: str) -> None:
+    assert await model_tool.invoke(app, arguments, "s") == invalid(message)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"read": {"server": "warehouse", "uri": "x://y"}},
+        {"complete": {"server": "warehouse", "template": "x://{y}", "argument": {"name": "y", "value": ""}}},
+    ],
+    ids=["read", "complete"],
+)
+async def test_read_and_complete_are_not_supported_yet(app: Sidecar, arguments: dict[str, Any]) -> None:
+    operation = next(iter(arguments))
+    message = f"`{operation}` is not available in this version of the sidecar; use `query` and `activate`."
+    hint = HINTS["not_supported"]
+    assert await model_tool.invoke(app, arguments, "s") == {
+        "text": f"[not_supported] {message} {hint}",
+        "isError": True,
+        "details": {
+            "diagnostic": {"code": "not_supported", "operation": "mcp_tools", "message": message, "hint": hint}
+        },
+    }
+
+
+async def test_query_returns_text_and_discovery_details(app: Sidecar) -> None:
+    result = await model_tool.invoke(app, {"query": "lis tab", "kind": "tools", "server": "warehouse"}, "s")
+    assert result["isError"] is False
+    details = result["details"]
+    assert (details["query"], details["kind"], details["session"]) == ("lis tab", "tools", "s")
+    assert details["unavailable"] == []
+    [first, *_] = details["candidates"]
+    score = first.pop("score")
+    assert isinstance(score, float)
+    assert score > 0
+    assert first == {
+        "kind": "tool",
+        "id": "warehouse.list_tables",
+        "server": "warehouse",
+        "name": "list_tables",
+        "description": "List the tables of a schema.",
+        "required": ["schema"],
+        "loaded": False,
+        "next": {"method": "mcp/activate", "params": {"ids": ["warehouse.list_tables"]}},
+    }
+    assert result["text"] == details["text"]
+    assert result["text"].splitlines()[:2] == [
+        'mcp discover "lis tab"',
+        " ○ warehouse.list_tables(schema) — List the tables of a schema.",
+    ]
+
+
+async def test_query_defaults_to_five_and_honours_limit(app: Sidecar) -> None:
+    app.catalogs.tools["warehouse"] = ToolCatalog(
+        "warehouse", [{"name": f"tool_{i}", "description": "A tool."} for i in range(12)], "cache", 0
+    )
+    default = await model_tool.invoke(app, {"query": "tool"}, "s")
+    assert [c["name"] for c in default["details"]["candidates"]] == [f"tool_{i}" for i in range(5)]
+    more = await model_tool.invoke(app, {"query": "tool", "limit": 50}, "s")
+    assert len(more["details"]["candidates"]) == 12
+
+
+async def test_activate_then_query_shows_loaded(app: Sidecar) -> None:
+    activated = await model_tool.invoke(app, {"activate": ["warehouse.list_tables", "warehouse.nope"]}, "s")
+    assert activated["isError"] is False  # partial success
+    assert [(r["id"], r["status"]) for r in activated["details"]["results"]] == [
+        ("warehouse.list_tables", "loaded"),
+        ("warehouse.nope", "not loaded"),
+    ]
+    assert [t["id"] for t in activated["details"]["tools"]] == ["warehouse.list_tables"]
+    assert activated["text"].startswith("mcp activate\n ✔ warehouse.list_tables · loaded\n ✘ warehouse.nope")
+    found = await model_tool.invoke(app, {"query": "warehouse.list_tables"}, "s")
+    [first, *_] = found["details"]["candidates"]
+    assert first["loaded"] is True
+    assert first["next"] == {"method": "mcp/callTool", "params": {"id": "warehouse.list_tables", "arguments": {}}}
+    assert found["text"].splitlines()[1] == " ● warehouse.list_tables(schema) — List the tables of a schema."
+    # Another session never sees it loaded.
+    other = await model_tool.invoke(app, {"query": "warehouse.list_tables"}, "other")
+    assert other["details"]["candidates"][0]["loaded"] is False
+
+
+async def test_activate_with_nothing_loaded_is_an_error_result(app: Sidecar) -> None:
+    result = await model_tool.invoke(app, {"activate": ["warehouse.nope", "elsewhere.tool"]}, "s")
+    assert result["isError"] is True
+    assert [r["status"] for r in result["details"]["results"]] == ["not loaded", "not loaded"]
+
+
+@pytest.mark.parametrize(
+    ("server", "code", "message"),
+    [
+        ("nowhere", "server_not_found", "No server named 'nowhere' is configured."),
+        ("off", "server_disabled", "The server is disabled."),
+    ],
+)
+async def test_query_of_a_missing_or_disabled_server_is_an_error_result(
+    app: Sidecar, server: str, code: str, message: str
+) -> None:
+    result = await model_tool.invoke(app, {"query": "x", "server": server}, "s")
+    assert result["isError"] is True
+    assert result["details"]["diagnostic"] == {
+        "code": code,
+        "operation": "discover",
+        "server": server,
+        "message": message,
+        "hint": HINTS[code],
+    }
+    assert result["text"] == f"{server}: [{code}] {message} {HINTS[code]}"
+
+
+async def test_no_match_says_so(app: Sidecar) -> None:
+    result = await model_tool.invoke(app, {"query": "zebra ", "kind": "tools"}, "s")
+    assert result == {
+        "text": 'mcp discover "zebra "\n (no matching candidates)',
+        "isError": False,
+        "details": {
+            "query": "zebra ",
+            "kind": "tools",
+            "session": "s",
+            "candidates": [],
+            "unavailable": [],
+            "text": 'mcp discover "zebra "\n (no matching candidates)',
+        },
+    }
