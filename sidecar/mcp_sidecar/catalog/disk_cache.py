@@ -15,10 +15,11 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from mcp_sidecar.fs import atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -77,18 +78,3 @@ class ToolCache:
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         if self.directory.stat().st_mode & 0o077:
             os.chmod(self.directory, 0o700)
-
-
-def atomic_write(path: Path, text: str, mode: int = 0o600) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise

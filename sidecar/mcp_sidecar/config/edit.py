@@ -22,7 +22,6 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mcp_sidecar.config import paths
+from mcp_sidecar.fs import atomic_write
 
 if sys.platform != "win32":
     import fcntl
@@ -215,18 +215,7 @@ def write_atomic(path: Path, text: str) -> None:
         mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:
         mode = NEW_FILE_MODE
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, text, mode)
     _fsync_directory(path.parent)
 
 
