@@ -1,4 +1,4 @@
-"""Run every benchmark in turn (startup, call latency, memory, discovery); `--quick` is passed through.
+"""Run every benchmark in turn (startup, call latency, memory, discovery, large results); `--quick` is passed through.
 
 Each script runs in its own process, one after the other, so they do not compete for the CPU.
 Exits non-zero only if a script itself failed (a missed goal is reported, not a failure).
@@ -20,6 +20,7 @@ SCRIPTS = (
     "discover_latency.py",
     "discover_coldstart.py",
     "retrieval_quality.py",
+    "large_result.py",
 )
 
 

@@ -54,11 +54,29 @@ def _parser() -> argparse.ArgumentParser:
     call = sub.add_parser("call", help="activate and call one tool: call SERVER.TOOL [JSON-ARGUMENTS]")
     call.add_argument("id")
     call.add_argument("arguments", nargs="?", default="{}")
+    read = sub.add_parser("read", help="read a resource: read SERVER URI, or read SERVER --template T NAME=VALUE...")
+    read.add_argument("server")
+    read.add_argument("uri", nargs="?")
+    read.add_argument("--template", help="an advertised URI template; values as NAME=VALUE (repeat NAME for arrays)")
+    read.add_argument("values", nargs="*", default=[], metavar="NAME=VALUE")
+    complete = sub.add_parser("complete", help="suggest values: complete SERVER TEMPLATE NAME [VALUE]")
+    complete.add_argument("server")
+    complete.add_argument("template")
+    complete.add_argument("name")
+    complete.add_argument("value", nargs="?", default="")
+    complete.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE", help="a known variable")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    # `read SERVER --template T NAME=VALUE...`: values after the option are positionals that
+    # argparse leaves over; only `read` takes them.
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        if args.command != "read":
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.values = [*args.values, *extra]
     from mcp_sidecar import logs
 
     logs.setup(args.verbose, args.log_file)
@@ -179,6 +197,37 @@ async def _headless(args: argparse.Namespace, project: Path) -> int:
         def text(result: Any) -> str:
             return str(result["text"])
 
+    elif command == "read":
+        read_request = _read_request(args)
+        if read_request is None:
+            return EXIT_USAGE
+
+        async def run() -> Any:
+            from mcp_sidecar.protocol.params import parse_read
+            from mcp_sidecar.services import reading
+
+            p = parse_read("read", read_request)
+            return await reading.read(app, p.server, p.uri, p.template, p.arguments)
+
+        def text(result: Any) -> str:
+            return str(result["text"])
+
+    elif command == "complete":
+        context = _pairs(args.arg)
+        if context is None or any(isinstance(v, list) for v in context.values()):
+            print("mcp-sidecar: --arg takes NAME=VALUE, once per name", file=sys.stderr)
+            return EXIT_USAGE
+
+        async def run() -> Any:
+            from mcp_sidecar.services import completion
+
+            return await completion.complete(
+                app, args.server, ("template", args.template), (args.name, args.value), context
+            )
+
+        def text(result: Any) -> str:
+            return str(result["text"])
+
     else:  # call
         try:
             arguments = json.loads(args.arguments)
@@ -220,6 +269,35 @@ async def _headless(args: argparse.Namespace, project: Path) -> int:
         print(text(result), file=sys.stderr if not_called else sys.stdout)
     failed = not_called or bool(result.get("isError")) if isinstance(result, dict) else False
     return EXIT_FAILED if failed else 0
+
+
+def _pairs(words: list[str]) -> dict[str, Any] | None:
+    """NAME=VALUE words; a repeated NAME collects an array of strings."""
+    out: dict[str, Any] = {}
+    for word in words:
+        name, sep, value = word.partition("=")
+        if not sep or not name:
+            return None
+        if name in out:
+            previous = out[name]
+            out[name] = [*previous, value] if isinstance(previous, list) else [previous, value]
+        else:
+            out[name] = value
+    return out
+
+
+def _read_request(args: argparse.Namespace) -> dict[str, Any] | None:
+    if args.template is None:
+        if args.uri is None or args.values:
+            print("mcp-sidecar: read SERVER URI, or read SERVER --template T NAME=VALUE...", file=sys.stderr)
+            return None
+        return {"server": args.server, "uri": args.uri}
+    words = ([args.uri] if args.uri is not None else []) + list(args.values)
+    arguments = _pairs(words)
+    if arguments is None:
+        print("mcp-sidecar: template values are NAME=VALUE", file=sys.stderr)
+        return None
+    return {"server": args.server, "template": args.template, "arguments": arguments}
 
 
 def _pretty(result: Any) -> str:

@@ -182,3 +182,26 @@ async def test_server_failures_in_a_call(home: Path) -> None:
     assert crash == Run(1, "", f"basic: [connection_failed] The server closed the connection. {CONNECTION_HINT}\n")
     # A tool's own error is its result: printed as such, with a failing exit status.
     assert tool_error == Run(1, "mcp call\n ✘ basic.fail\nError executing tool fail: boom\n", "")
+
+
+async def test_read_and_complete(home: Path) -> None:
+    write_config(home, {"notes": basic_stdio("--resources", "--completions")})
+    exact, template, complete, bad, usage, watch = await clis(
+        home,
+        ("read", "notes", "notes://readme"),
+        ("--json", "read", "notes", "--template", "notes://{folder}/{name}", "folder=inbox", "name=todo"),
+        ("complete", "notes", "notes://{folder}/{name}", "name", "t", "--arg", "folder=ideas"),
+        ("read", "notes", "readme"),
+        ("read", "notes"),
+        ("run", "subscribe notes notes://readme"),
+    )
+    assert exact.code == 0
+    assert exact.stdout.splitlines()[:2] == ["mcp read", " ✔ notes · notes://readme"]
+    assert exact.stdout.endswith("--- notes://readme (text/markdown)\ncontents of notes://readme\n")
+    result = template.json()
+    assert (template.code, result["uri"], result["contents"][0]["text"]) == (0, "notes://inbox/todo", "note inbox/todo")
+    assert complete.code == 0
+    assert complete.stdout.splitlines()[-3:] == ["- tools", "- talks", "(2 in total)"]
+    assert (bad.code, bad.stderr.split("]")[0]) == (1, "notes: [resource_invalid")
+    assert usage.code == 2
+    assert (watch.code, watch.stderr.split("]")[0]) == (1, "notes: [interactive_required")

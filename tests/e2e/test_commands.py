@@ -277,15 +277,20 @@ async def test_inspection_and_lifecycle_commands(env: Env) -> None:
         ("login browse", "OAuth login is not available in this version yet."),
         ("login browse --no-browser", "OAuth login is not available in this version yet."),
         ("logout browse", "OAuth logout is not available in this version yet."),
-        ("subscribe browse file:///x", "Resource watches are not available in this version yet."),
-        ("unsubscribe browse file:///x", "Resource watches are not available in this version yet."),
-        ("subscriptions", "Resource watches are not available in this version yet."),
         ("prompt browse review_code code=x", "Prompt previews are not available in this version yet."),
     ],
 )
 async def test_later_features_answer_not_supported(env: Env, line: str, message: str) -> None:
     diag = await env.fails(line)
     assert (diag["code"], diag["message"]) == ("not_supported", message)
+
+
+async def test_watch_commands_need_an_interactive_client(env: Env) -> None:
+    # This module's client is headless (interactive: false); watches are for a person.
+    diag = await env.fails("subscribe browse file:///x")
+    assert (diag["code"], diag["server"]) == ("interactive_required", "browse")
+    assert (await env.run("subscriptions"))["text"] == "No resource watches."
+    assert (await env.run("unsubscribe browse file:///x"))["text"] == "file:///x on 'browse' was not watched."
 
 
 async def test_login_for_an_unknown_server_says_so_first(env: Env) -> None:

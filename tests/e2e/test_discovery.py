@@ -437,20 +437,9 @@ async def test_model_tool_query_activate_and_read(env: Env) -> None:
     assert again["text"].splitlines()[1] == " ● warehouse.list_tables(query) — List the tables of a schema."
 
     read = {"arguments": {"read": {"server": "warehouse", "uri": "notes://readme"}}, "session": session}
-    refused = await env.sidecar.request(invoke, read)
-    message = "`read` is not available in this version of the sidecar; use `query` and `activate`."
-    assert refused == {
-        "text": f"[not_supported] {message} {HINTS['not_supported']}",
-        "isError": True,
-        "details": {
-            "diagnostic": {
-                "code": "not_supported",
-                "operation": "mcp_tools",
-                "message": message,
-                "hint": HINTS["not_supported"],
-            }
-        },
-    }
+    done = await env.sidecar.request(invoke, read)
+    # Reads are served now (issue 4); test_resources.py covers them in depth.
+    assert (done["isError"], done["details"]["contents"][0]["text"]) == (False, "contents of notes://readme")
 
     both = await env.sidecar.request(invoke, {"arguments": {"query": "x", "activate": ["warehouse.echo"]}})
     assert both["isError"] is True

@@ -126,24 +126,44 @@ async def test_invalid_arguments_are_error_results(app: Sidecar, arguments: dict
 
 
 @pytest.mark.parametrize(
-    "arguments",
+    ("arguments", "code", "message"),
     [
-        {"read": {"server": "warehouse", "uri": "x://y"}},
-        {"complete": {"server": "warehouse", "template": "x://{y}", "argument": {"name": "y", "value": ""}}},
+        (
+            {"read": {"server": "warehouse", "uri": "relative"}},
+            "resource_invalid",
+            "The URI is not an exact absolute URI (scheme:...).",
+        ),
+        (
+            {"read": {"server": "warehouse", "uri": "x://y", "template": "x://{y}"}},
+            "invalid_params",
+            "Pass exactly one of `uri` or `template`.",
+        ),
+        (
+            {"read": {"server": "nowhere", "uri": "x://y"}},
+            "server_not_found",
+            "No server named 'nowhere' is configured.",
+        ),
+        (
+            {"complete": {"server": "warehouse", "template": "x://{y}", "argument": {"name": "y", "value": 1}}},
+            "invalid_params",
+            "`argument.value` must be a string (it may be empty).",
+        ),
+        (
+            {"complete": {"server": "warehouse", "prompt": "p", "argument": {"name": "y", "value": ""}}},
+            "invalid_params",
+            "`complete` takes a `template`, not a `prompt`.",
+        ),
     ],
-    ids=["read", "complete"],
+    ids=["read-relative", "read-both", "read-unknown-server", "complete-value", "complete-prompt"],
 )
-async def test_read_and_complete_are_not_supported_yet(app: Sidecar, arguments: dict[str, Any]) -> None:
-    operation = next(iter(arguments))
-    message = f"`{operation}` is not available in this version of the sidecar; use `query` and `activate`."
-    hint = HINTS["not_supported"]
-    assert await model_tool.invoke(app, arguments, "s") == {
-        "text": f"[not_supported] {message} {hint}",
-        "isError": True,
-        "details": {
-            "diagnostic": {"code": "not_supported", "operation": "mcp_tools", "message": message, "hint": hint}
-        },
-    }
+async def test_read_and_complete_failures_are_results(
+    app: Sidecar, arguments: dict[str, Any], code: str, message: str
+) -> None:
+    # None of these reach the server (its command does not exist).
+    result = await model_tool.invoke(app, arguments, "s")
+    assert result["isError"] is True
+    diagnostic = result["details"]["diagnostic"]
+    assert (diagnostic["code"], diagnostic["message"]) == (code, message)
 
 
 async def test_query_returns_text_and_discovery_details(app: Sidecar) -> None:

@@ -36,6 +36,8 @@ State = Literal["idle", "connecting", "connected", "disabled", "failed"]
 
 MAX_CATALOG_ENTRIES = 10_000
 MAX_CATALOG_BYTES = 4 * 1024 * 1024
+RESOURCE_NOT_FOUND = -32002
+"""The MCP specification's JSON-RPC code for a resource that does not exist."""
 
 
 class Connection:
@@ -45,6 +47,8 @@ class Connection:
         workspace: Path | None,
         on_change: Callable[[Connection], None],
         on_catalog_invalidated: Callable[[Connection, str], None],
+        on_resource_updated: Callable[[Connection, str], None] | None = None,
+        on_watches_lost: Callable[[Connection], None] | None = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -56,6 +60,14 @@ class Connection:
         self.log = StderrLog()
         self._on_change = on_change
         self._on_catalog_invalidated = on_catalog_invalidated
+        self._on_resource_updated = on_resource_updated or (lambda conn, uri: None)
+        self._on_watches_lost = on_watches_lost or (lambda conn: None)
+        self.capabilities: frozenset[str] = frozenset()
+        """What the server advertised on the current connection: resources, subscribe, completions, prompts."""
+        self._watch_stream: asyncio.Task[None] | None = None
+        """Modern sessions: the `subscriptions/listen` stream carrying the watched URIs."""
+        self._watch_uris: frozenset[str] = frozenset()
+        self._watch_lock = asyncio.Lock()
         self._client: Client | None = None
         self._owner: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
@@ -176,6 +188,8 @@ class Connection:
                     pipe.close_writer()
                 self._client = client
                 self.protocol_version = client.protocol_version
+                self.capabilities = _capabilities(client)
+                self._watch_uris = frozenset()
                 self.connected_at = time.time()
                 self.generation += 1
                 self.tools_stale = False
@@ -192,10 +206,14 @@ class Connection:
                     await stop.wait()
                 finally:
                     self.listening = False
-                    if listener is not None:
-                        listener.cancel()
+                    streams = [t for t in (listener, self._watch_stream) if t is not None]
+                    self._watch_stream = None
+                    self._watch_uris = frozenset()
+                    for stream in streams:
+                        stream.cancel()
+                    for stream in streams:
                         with contextlib.suppress(BaseException):
-                            await listener
+                            await stream
         except asyncio.CancelledError:
             if not ready.done():
                 self._fail_ready(ready, classify(TimeoutError(), self._ctx(operation, connecting=True)))
@@ -328,7 +346,9 @@ class Connection:
         if _is_modern(self.protocol_version):
             return  # the SDK also hands listen-stream events here; `_listen` handles them once
         kind = type(message).__name__
-        if kind == "ToolListChangedNotification":
+        if kind == "ResourceUpdatedNotification":
+            self._on_resource_updated(self, str(message.params.uri))
+        elif kind == "ToolListChangedNotification":
             self.tools_stale = True
             self._on_catalog_invalidated(self, "tools")
         elif kind == "ResourceListChangedNotification":
@@ -454,6 +474,206 @@ class Connection:
         dumped.setdefault("isError", False)
         return dumped
 
+    async def _mapped_failure(
+        self,
+        exc: BaseException,
+        operation: str,
+        owner: asyncio.Task[None] | None,
+        codes: dict[int, tuple[str, str]],
+    ) -> SidecarError:
+        """A server's JSON-RPC error in `codes` becomes that diagnostic; anything else is classified."""
+        from mcp import MCPError
+
+        if isinstance(exc, MCPError) and exc.code in codes:
+            code, message = codes[exc.code]
+            return fail(code, operation, message, self.name)
+        if isinstance(exc, asyncio.CancelledError):
+            # The SDK can cancel a waiter whose connection is torn down under it (seen on HTTP).
+            exc = ConnectionError()
+        return await self._request_failed(exc, operation, owner)
+
+    async def read_resource(self, uri: str, operation: str) -> dict[str, Any]:
+        """One `resources/read`, always on the wire (the client has no cache), whole before returning."""
+        client = await self.connect(operation)
+        owner = self._owner
+        if "resources" not in self.capabilities:
+            raise fail("resources_unsupported", operation, "The server does not offer resources.", self.name)
+        from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
+
+        codes = {
+            RESOURCE_NOT_FOUND: ("resource_not_found", "The server has no resource at that URI."),
+            INVALID_PARAMS: ("resource_not_found", "The server could not read that URI."),
+            METHOD_NOT_FOUND: ("resources_unsupported", "The server does not serve resources/read."),
+        }
+        try:
+            result = await client.read_resource(uri, cache_mode="bypass")
+        except asyncio.CancelledError as exc:
+            if _cancelled_by_caller():
+                raise
+            raise await self._mapped_failure(exc, operation, owner, codes) from None
+        except Exception as exc:
+            raise await self._mapped_failure(exc, operation, owner, codes) from None
+        dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return dumped
+
+    async def complete(
+        self,
+        reference: tuple[Literal["template", "prompt"], str],
+        argument: tuple[str, str],
+        context: dict[str, str],
+        operation: str,
+    ) -> dict[str, Any]:
+        """`completion/complete` for one template variable or prompt argument: `{values, total?, hasMore?}`."""
+        client = await self.connect(operation)
+        owner = self._owner
+        if "completions" not in self.capabilities:
+            raise fail("completions_unsupported", operation, "The server does not offer completions.", self.name)
+        from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND, PromptReference, ResourceTemplateReference
+
+        kind, name = reference
+        ref = ResourceTemplateReference(uri=name) if kind == "template" else PromptReference(name=name)
+        codes = {
+            INVALID_PARAMS: ("completion_invalid", "The server rejected the completion request."),
+            METHOD_NOT_FOUND: ("completions_unsupported", "The server does not serve completion/complete."),
+        }
+        try:
+            result = await client.complete(
+                ref, {"name": argument[0], "value": argument[1]}, context_arguments=context or None
+            )
+        except asyncio.CancelledError as exc:
+            if _cancelled_by_caller():
+                raise
+            raise await self._mapped_failure(exc, operation, owner, codes) from None
+        except Exception as exc:
+            raise await self._mapped_failure(exc, operation, owner, codes) from None
+        completion = result.completion
+        out: dict[str, Any] = {"values": list(completion.values)}
+        if completion.total is not None:
+            out["total"] = completion.total
+        if completion.has_more is not None:
+            out["hasMore"] = completion.has_more
+        return out
+
+    # -- resource watches --------------------------------------------------------------------
+
+    async def subscribe_resource(self, uri: str, operation: str) -> int:
+        """Ask for updates of `uri` on the negotiated protocol; returns the connection generation.
+
+        Handshake-era sessions use `resources/subscribe`; modern ones a `subscriptions/listen`
+        stream whose filter names every watched URI (replaced when the set changes).
+        """
+        client = await self.connect(operation)
+        owner = self._owner
+        generation = self.generation
+        if "resources" not in self.capabilities:
+            raise fail("resources_unsupported", operation, "The server does not offer resources.", self.name)
+        if "subscribe" not in self.capabilities:
+            raise fail(
+                "subscriptions_unsupported", operation, "The server does not offer resource subscriptions.", self.name
+            )
+        if _is_modern(self.protocol_version):
+            await self._set_watch_filter(client, self._watch_uris | {uri}, operation, owner)
+            if uri not in self._watch_uris:
+                raise fail(
+                    "subscriptions_unsupported",
+                    operation,
+                    "The server did not accept a subscription to that URI.",
+                    self.name,
+                )
+            return generation
+        from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
+
+        codes = {
+            RESOURCE_NOT_FOUND: ("resource_not_found", "The server has no resource at that URI."),
+            INVALID_PARAMS: ("resource_not_found", "The server could not subscribe to that URI."),
+            METHOD_NOT_FOUND: ("subscriptions_unsupported", "The server does not serve resources/subscribe."),
+        }
+        try:
+            await client.subscribe_resource(uri)
+        except asyncio.CancelledError as exc:
+            if _cancelled_by_caller():
+                raise
+            raise await self._mapped_failure(exc, operation, owner, codes) from None
+        except Exception as exc:
+            raise await self._mapped_failure(exc, operation, owner, codes) from None
+        return generation
+
+    async def unsubscribe_resource(self, uri: str, operation: str) -> None:
+        """Stop updates of `uri` on the current session (best effort: failures are the caller's to ignore)."""
+        client = self._client
+        if client is None or self.state != "connected":
+            return  # the session that held the subscription is gone, and with it the subscription
+        owner = self._owner
+        if _is_modern(self.protocol_version):
+            await self._set_watch_filter(client, self._watch_uris - {uri}, operation, owner)
+            return
+        try:
+            await client.unsubscribe_resource(uri)
+        except asyncio.CancelledError as exc:
+            if _cancelled_by_caller():
+                raise
+            raise await self._mapped_failure(exc, operation, owner, {}) from None
+        except Exception as exc:
+            raise await self._mapped_failure(exc, operation, owner, {}) from None
+
+    async def _set_watch_filter(
+        self, client: Client, uris: frozenset[str], operation: str, owner: asyncio.Task[None] | None
+    ) -> None:
+        """Replace the watch stream with one for `uris`, make before break: the new stream is
+        acknowledged before the old one closes, so no update falls between them."""
+        async with self._watch_lock:
+            if uris == self._watch_uris and (self._watch_stream is not None or not uris):
+                return
+            old = self._watch_stream
+            new: asyncio.Task[None] | None = None
+            honored: frozenset[str] = frozenset()
+            if uris:
+                acked: asyncio.Future[frozenset[str]] = asyncio.get_running_loop().create_future()
+                new = tasks.spawn(self._watch(client, uris, acked), f"mcp-watch:{self.name}")
+                try:
+                    honored = await asyncio.shield(acked)
+                except asyncio.CancelledError:
+                    new.cancel()
+                    raise
+                except Exception as exc:
+                    new.cancel()
+                    from mcp_types import METHOD_NOT_FOUND
+
+                    codes = {
+                        METHOD_NOT_FOUND: ("subscriptions_unsupported", "The server does not serve subscriptions.")
+                    }
+                    raise await self._mapped_failure(exc, operation, owner, codes) from None
+            if owner is not self._owner:
+                if new is not None:
+                    new.cancel()
+                return  # the session closed meanwhile; its streams went with it
+            self._watch_stream, self._watch_uris = new, honored
+            if old is not None:
+                old.cancel()
+                with contextlib.suppress(BaseException):
+                    await old
+
+    async def _watch(self, client: Client, uris: frozenset[str], acked: asyncio.Future[frozenset[str]]) -> None:
+        try:
+            async with client.listen(resource_subscriptions=sorted(uris)) as subscription:
+                acked.set_result(frozenset(subscription.honored.resource_subscriptions or ()))
+                async for event in subscription:
+                    uri = getattr(event, "uri", None)
+                    if type(event).__name__ == "ResourceUpdated" and isinstance(uri, str):
+                        self._on_resource_updated(self, uri)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if not acked.done():
+                acked.set_exception(exc)
+                acked.exception()  # mark retrieved: the waiter may have gone
+                return
+            log.info("server %s: watch stream lost (%s)", self.name, type(exc).__name__)
+        if asyncio.current_task() is self._watch_stream and not self._closing:
+            # Watches are never re-established automatically: the owner of the watches is told.
+            self._watch_stream, self._watch_uris = None, frozenset()
+            self._on_watches_lost(self)
+
     # -- lifecycle ---------------------------------------------------------------------------
 
     async def close(self, state: State | None = None, diag: Diagnostic | None = None) -> None:
@@ -502,9 +722,31 @@ async def load_sdk() -> None:
 
 
 def _import_sdk() -> None:
+    import warnings
+
     import mcp
     import mcp.client.stdio
     import mcp.client.streamable_http  # noqa: F401
+    from mcp.shared.exceptions import MCPDeprecationWarning
+
+    # resources/subscribe is how handshake-era servers offer watches; the SDK warns on every use.
+    warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+
+
+def _capabilities(client: Client) -> frozenset[str]:
+    capabilities = client.server_capabilities
+    found: set[str] = set()
+    if capabilities is None:
+        return frozenset()
+    resources = getattr(capabilities, "resources", None)
+    if resources is not None:
+        found.add("resources")
+        if getattr(resources, "subscribe", None):
+            found.add("subscribe")
+    for name in ("completions", "prompts", "tools"):
+        if getattr(capabilities, name, None) is not None:
+            found.add(name)
+    return frozenset(found)
 
 
 def _is_modern(version: str | None) -> bool:

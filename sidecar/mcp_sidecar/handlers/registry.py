@@ -6,6 +6,7 @@ from typing import Any
 
 from mcp_sidecar.handlers.base import Handler, guarded
 from mcp_sidecar.handlers.config import config_handlers
+from mcp_sidecar.handlers.resources import resource_handlers
 from mcp_sidecar.protocol import methods, params
 from mcp_sidecar.services import activation, discovery, model_tool, status
 from mcp_sidecar.services.app import Sidecar
@@ -81,6 +82,7 @@ def request_handlers(app: Sidecar) -> dict[str, Handler]:
         methods.MODEL_TOOL_DEFINITION: on_model_tool_definition,
         methods.MODEL_TOOL_INVOKE: on_model_tool_invoke,
         **config_handlers(app),
+        **resource_handlers(app),
     }
     missing = set(methods.REQUESTS) - set(table)
     if missing:

@@ -169,3 +169,27 @@ def import_result(result: dict[str, Any]) -> str:
                 f"--select {','.join(importable)} --confirm"
             )
     return "\n".join(lines + _applied_tail(result))
+
+
+def subscribed(result: dict[str, Any]) -> str:
+    watch = result["watch"]
+    if not result["created"]:
+        return f"Already watching {watch['uri']} on {watch['server']!r}."
+    return f"Watching {watch['uri']} on {watch['server']!r}. An update marks it changed (↻); nothing is read."
+
+
+def unsubscribed(result: dict[str, Any]) -> str:
+    if not result["removed"]:
+        return f"{result['uri']} on {result['server']!r} was not watched."
+    return f"Stopped watching {result['uri']} on {result['server']!r}."
+
+
+def subscriptions(result: dict[str, Any]) -> str:
+    watches = result["watches"]
+    if not watches:
+        return "No resource watches."
+    lines = [f"{len(watches)} resource watch(es):"]
+    for w in watches:
+        mark = "↻" if w["changed"] else "·"
+        lines.append(f" {mark} {w['server']} · {w['uri']}" + (" (changed)" if w["changed"] else ""))
+    return "\n".join(lines)

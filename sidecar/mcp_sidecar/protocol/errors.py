@@ -65,6 +65,10 @@ HINTS: dict[str, str] = {
     "config_conflict": "Make the global and project configuration separate files, then edit by scope.",
     "config_write_failed": "Check the configuration directory's permissions and free space, then retry.",
     "import_invalid": "Check the file's path and format: mcpServers JSON, VS Code `servers` JSON or Codex TOML.",
+    "interactive_required": (
+        "Watches need an interactive client: editors send initializationOptions.interactive = true; "
+        "scripts read the resource when needed instead."
+    ),
 }
 
 

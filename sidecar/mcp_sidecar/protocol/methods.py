@@ -25,6 +25,13 @@ CONFIG_REMOVE = "mcp/config/remove"
 CONFIG_SET_ENABLED = "mcp/config/setEnabled"
 CONFIG_RELOAD = "mcp/config/reload"
 CONFIG_IMPORT = "mcp/config/import"
+READ = "mcp/read"
+COMPLETE = "mcp/complete"
+RESOURCE_SUBSCRIBE = "mcp/resource/subscribe"
+RESOURCE_UNSUBSCRIBE = "mcp/resource/unsubscribe"
+RESOURCE_SUBSCRIPTIONS = "mcp/resource/subscriptions"
+SPILL_LIST = "mcp/spill/list"
+SPILL_CLEAN = "mcp/spill/clean"
 
 REQUESTS: tuple[str, ...] = (
     STATUS,
@@ -45,6 +52,13 @@ REQUESTS: tuple[str, ...] = (
     CONFIG_SET_ENABLED,
     CONFIG_RELOAD,
     CONFIG_IMPORT,
+    READ,
+    COMPLETE,
+    RESOURCE_SUBSCRIBE,
+    RESOURCE_UNSUBSCRIBE,
+    RESOURCE_SUBSCRIPTIONS,
+    SPILL_LIST,
+    SPILL_CLEAN,
 )
 
 EXECUTE_COMMAND = "mcp.command"
@@ -54,7 +68,15 @@ EXECUTE_COMMAND = "mcp.command"
 SERVER_STATUS = "mcp/serverStatus"
 ACTIVE_TOOLS_CHANGED = "mcp/activeToolsChanged"
 CATALOG_CHANGED = "mcp/catalogChanged"
+RESOURCE_UPDATED = "mcp/resourceUpdated"
+WATCHES_CLEARED = "mcp/watchesCleared"
 
-NOTIFICATIONS: tuple[str, ...] = (SERVER_STATUS, ACTIVE_TOOLS_CHANGED, CATALOG_CHANGED)
+NOTIFICATIONS: tuple[str, ...] = (
+    SERVER_STATUS,
+    ACTIVE_TOOLS_CHANGED,
+    CATALOG_CHANGED,
+    RESOURCE_UPDATED,
+    WATCHES_CLEARED,
+)
 
 DEFAULT_SESSION = "default"

@@ -148,18 +148,121 @@ def parse_call_tool(operation: str, params: Any) -> CallToolParams:
     return CallToolParams(id=tool_id, arguments=dict(arguments), session=_session(operation, p))
 
 
+@dataclass(frozen=True, slots=True)
+class ReadParams:
+    server: str
+    uri: str | None
+    template: str | None
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class CompleteParams:
+    server: str
+    kind: str
+    """`template` or `prompt`."""
+    name: str
+    argument_name: str
+    argument_value: str
+    arguments: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceParams:
+    server: str
+    uri: str
+
+
+@dataclass(frozen=True, slots=True)
+class SpillCleanParams:
+    older_than_days: float | None
+
+
+def parse_read(operation: str, params: Any) -> ReadParams:
+    """`{server, uri}` or `{server, template, arguments?}`, never both."""
+    p = _object(operation, params)
+    server = _str(operation, p, "server")
+    assert server is not None
+    uri = p.get("uri")
+    template = p.get("template")
+    if (uri is None) == (template is None):
+        raise invalid_params(operation, "Pass exactly one of `uri` or `template`.")
+    if uri is not None and (not isinstance(uri, str) or not uri):
+        raise invalid_params(operation, "`uri` must be a non-empty string.")
+    if template is not None and (not isinstance(template, str) or not template):
+        raise invalid_params(operation, "`template` must be a non-empty string.")
+    arguments = p.get("arguments")
+    if arguments is not None and uri is not None:
+        raise invalid_params(operation, "`arguments` go with `template`, not `uri`.")
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, Mapping):
+        raise invalid_params(operation, "`arguments` must be a JSON object.")
+    return ReadParams(server=server, uri=uri, template=template, arguments=dict(arguments))
+
+
+def parse_complete(operation: str, params: Any) -> CompleteParams:
+    """`{server, template | prompt, argument: {name, value}, arguments?: {name: string}}`."""
+    p = _object(operation, params)
+    server = _str(operation, p, "server")
+    assert server is not None
+    template = _str(operation, p, "template", required=False)
+    prompt = _str(operation, p, "prompt", required=False)
+    if (template is None) == (prompt is None):
+        raise invalid_params(operation, "Pass exactly one of `template` or `prompt`.")
+    argument = p.get("argument")
+    if not isinstance(argument, Mapping):
+        raise invalid_params(operation, "`argument` must be an object {name, value}.")
+    name, value = argument.get("name"), argument.get("value", "")
+    if not isinstance(name, str) or not name:
+        raise invalid_params(operation, "`argument.name` must be a non-empty string.")
+    if not isinstance(value, str):
+        raise invalid_params(operation, "`argument.value` must be a string (it may be empty).")
+    context = p.get("arguments") or {}
+    if not isinstance(context, Mapping) or not all(isinstance(v, str) for v in context.values()):
+        raise invalid_params(operation, "`arguments` must be an object of strings (no arrays).")
+    kind, ref = ("template", template) if template is not None else ("prompt", prompt)
+    assert ref is not None
+    return CompleteParams(server, kind, ref, name, value, dict(context))
+
+
+def parse_resource(operation: str, params: Any) -> ResourceParams:
+    p = _object(operation, params)
+    server = _str(operation, p, "server")
+    uri = _str(operation, p, "uri")
+    assert server is not None
+    assert uri is not None
+    return ResourceParams(server=server, uri=uri)
+
+
+def parse_spill_clean(operation: str, params: Any) -> SpillCleanParams:
+    p = _object(operation, params)
+    days = p.get("olderThanDays")
+    if days is not None and (isinstance(days, bool) or not isinstance(days, int | float) or days < 0):
+        raise invalid_params(operation, "`olderThanDays` must be a number of days, 0 or more.")
+    return SpillCleanParams(older_than_days=None if days is None else float(days))
+
+
 __all__ = [
     "ActivateParams",
     "CallToolParams",
+    "CompleteParams",
     "DiscoverParams",
     "ModelToolParams",
+    "ReadParams",
+    "ResourceParams",
     "ServerParams",
     "SessionParams",
     "SidecarError",
+    "SpillCleanParams",
     "parse_activate",
     "parse_call_tool",
+    "parse_complete",
     "parse_discover",
     "parse_model_tool",
+    "parse_read",
+    "parse_resource",
     "parse_server",
     "parse_session",
+    "parse_spill_clean",
 ]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.catalog.tools import canonical, tool_view
+from mcp_sidecar.output.shaping import shape_tool_result
 from mcp_sidecar.protocol.errors import SidecarError, fail
 from mcp_sidecar.services.app import ActiveTool
 
@@ -160,4 +161,6 @@ async def call_tool(app: Sidecar, tool_id: str, arguments: dict[str, Any], sessi
     if catalog.canonical_of(live) != active.canonical:
         raise fail("tool_changed", op, f"Tool {ref.id!r} changed since activation.", ref.server)
     result = await conn.call_tool(ref.tool, arguments, op)
-    return {"id": ref.id, "server": ref.server, "tool": ref.tool, **result}
+    # Output limits: a preview within them, the whole result in a private spill file.
+    shaped = shape_tool_result(result, ref.server, f"{ref.server}.{ref.tool}")
+    return {"id": ref.id, "server": ref.server, "tool": ref.tool, **shaped}

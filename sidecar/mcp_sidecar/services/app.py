@@ -24,6 +24,7 @@ from mcp_sidecar.protocol import methods
 from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, diagnostic, fail
 from mcp_sidecar.services.catalogs import Catalogs, Group
 from mcp_sidecar.services.config_watch import ConfigWatcher, Signature, signature
+from mcp_sidecar.services.watches import Watches
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +100,7 @@ class Sidecar:
             asyncio.Semaphore(MAX_DISCOVERIES_IN_FLIGHT),
             on_tools_changed=self._tools_fetched,
         )
+        self.watches = Watches(notify)
         self._sent_rows: dict[str, dict[str, Any]] = {}
         self._loaded = False
         self._watch_config = watch_config
@@ -207,7 +209,12 @@ class Sidecar:
             else:
                 (changed if previous is not None else added).append(name)
                 self.connections[name] = Connection(
-                    server, self.workspace, self._connection_changed, self._catalog_invalidated
+                    server,
+                    self.workspace,
+                    self._connection_changed,
+                    self._catalog_invalidated,
+                    self._resource_updated,
+                    self._watches_lost,
                 )
                 self.catalogs.forget(name)
         removed: list[str] = []
@@ -217,6 +224,8 @@ class Sidecar:
                     removed.append(name)
                 self.catalogs.forget(name)
                 closing.append(conn)
+        for conn in closing:
+            self.watches.clear(conn.name, "configuration reload")
         deactivated = self._deactivate_stale()
         if not first_load:
             for name in [*added, *changed]:
@@ -269,6 +278,7 @@ class Sidecar:
     def _connection_changed(self, conn: Connection) -> None:
         if self.connections.get(conn.name) is not conn:
             return
+        self.watches.connection_changed(conn)
         if conn.state in ("idle", "failed", "disabled"):
             # Disconnection invalidates resource and prompt metadata; tools keep their copy
             # (and the disk cache) for browsing, and calls re-list on the next connection.
@@ -287,6 +297,14 @@ class Sidecar:
         if self._sent_rows.get(conn.name) != row:
             self._sent_rows[conn.name] = row
             self.notify(methods.SERVER_STATUS, row)
+
+    def _resource_updated(self, conn: Connection, uri: str) -> None:
+        if self.connections.get(conn.name) is conn:
+            self.watches.resource_updated(conn, uri)
+
+    def _watches_lost(self, conn: Connection) -> None:
+        if self.connections.get(conn.name) is conn:
+            self.watches.clear(conn.name, "subscription stream lost")
 
     def _catalog_invalidated(self, conn: Connection, kind: str) -> None:
         if self.connections.get(conn.name) is not conn:
@@ -333,6 +351,8 @@ class Sidecar:
     async def shutdown(self) -> None:
         if self._watcher is not None:
             await self._watcher.stop()
+        for name in list(self.connections):
+            self.watches.clear(name, "shutdown")
         await asyncio.gather(*(c.close() for c in self.connections.values()), return_exceptions=True)
 
 

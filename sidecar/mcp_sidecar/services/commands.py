@@ -24,9 +24,6 @@ Runner = Callable[["Sidecar", ParsedCommand], Awaitable[Outcome]]
 _LATER = {
     "login": "OAuth login is not available in this version yet.",
     "logout": "OAuth logout is not available in this version yet.",
-    "subscribe": "Resource watches are not available in this version yet.",
-    "unsubscribe": "Resource watches are not available in this version yet.",
-    "subscriptions": "Resource watches are not available in this version yet.",
     "prompt": "Prompt previews are not available in this version yet.",
 }
 
@@ -105,6 +102,23 @@ async def _import(app: Sidecar, parsed: ParsedCommand) -> Outcome:
     return result, command_text.import_result(result)
 
 
+async def _subscribe(app: Sidecar, parsed: ParsedCommand) -> Outcome:
+    assert parsed.uri is not None
+    result = await app.watches.subscribe(app, _server(parsed), parsed.uri)
+    return result, command_text.subscribed(result)
+
+
+async def _unsubscribe(app: Sidecar, parsed: ParsedCommand) -> Outcome:
+    assert parsed.uri is not None
+    result = await app.watches.unsubscribe(app, _server(parsed), parsed.uri)
+    return result, command_text.unsubscribed(result)
+
+
+async def _subscriptions(app: Sidecar, parsed: ParsedCommand) -> Outcome:
+    result = app.watches.list()
+    return result, command_text.subscriptions(result)
+
+
 async def _help(app: Sidecar, parsed: ParsedCommand) -> Outcome:
     text = usage_of(parsed.topic)
     return {"usage": text}, text
@@ -130,4 +144,7 @@ _RUNNERS: dict[str, Runner] = {
     "refresh": _refresh,
     "import": _import,
     "help": _help,
+    "subscribe": _subscribe,
+    "unsubscribe": _unsubscribe,
+    "subscriptions": _subscriptions,
 }

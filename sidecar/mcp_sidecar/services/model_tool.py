@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.protocol import params
-from mcp_sidecar.protocol.errors import SidecarError, diagnostic, fail
-from mcp_sidecar.services import activation, discovery
+from mcp_sidecar.protocol.errors import SidecarError, diagnostic
+from mcp_sidecar.services import activation, completion, discovery, reading
 
 if TYPE_CHECKING:
     from mcp_sidecar.services.app import Sidecar
@@ -112,10 +112,17 @@ async def invoke(app: Sidecar, arguments: dict[str, Any], session: str) -> dict[
             loaded = await activation.activate(app, ids, session)
             failed = all(r["status"] == "not loaded" for r in loaded["results"])
             return {"text": loaded["text"], "isError": failed, "details": loaded}
-        raise fail(
-            "not_supported",
-            op,
-            f"`{operation}` is not available in this version of the sidecar; use `query` and `activate`.",
+        if operation == "read":
+            r = params.parse_read(op, arguments["read"])
+            found = await reading.read(app, r.server, r.uri, r.template, r.arguments)
+            return {"text": found["text"], "isError": False, "details": found}
+        request = arguments["complete"]
+        if isinstance(request, dict) and "prompt" in request:
+            raise SidecarError(diagnostic("invalid_params", op, "`complete` takes a `template`, not a `prompt`."))
+        c = params.parse_complete(op, request)
+        done = await completion.complete(
+            app, c.server, ("template", c.name), (c.argument_name, c.argument_value), c.arguments
         )
+        return {"text": done["text"], "isError": False, "details": done}
     except SidecarError as exc:
         return _failure(exc)

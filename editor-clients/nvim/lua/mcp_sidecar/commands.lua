@@ -1,0 +1,293 @@
+--- `:Mcp [line]`: alone it opens the status float; a few subcommands are the plugin's own
+--- (search, activate, call, read, trust, restart, health); every other line is sent to the
+--- sidecar's `mcp/command`, so each documented `/mcp` command works exactly as documented.
+local Client = require("mcp_sidecar.client")
+local P = require("mcp_sidecar.protocol")
+local State = require("mcp_sidecar.state")
+
+local M = {}
+
+local function notify(msg, level)
+  vim.notify(msg, level or vim.log.levels.INFO, { title = "mcp" })
+end
+
+--- The sidecar's commands (docs/commands.md) with their options and what follows them.
+M.sidecar_commands = {
+  list = {},
+  status = {},
+  get = { server = true },
+  tools = { server = true },
+  reload = {},
+  enable = { server = true },
+  disable = { server = true },
+  login = { server = true, options = { "--no-browser" } },
+  logout = { server = true },
+  reconnect = { server = true },
+  refresh = { server = true },
+  subscribe = { server = true },
+  unsubscribe = { server = true },
+  subscriptions = {},
+  prompt = { server = true },
+  add = {
+    options = {
+      "--scope",
+      "--transport",
+      "--replace",
+      "--header",
+      "--env",
+      "--oauth-client-id",
+      "--oauth-scope",
+      "--oauth-callback-port",
+    },
+  },
+  remove = { server = true, options = { "--scope" } },
+  import = { file = true, options = { "--scope", "--select", "--confirm", "--replace" } },
+  help = { commands = true },
+}
+
+M.option_values = {
+  ["--scope"] = { "global", "project" },
+  ["--transport"] = { "http", "stdio" },
+}
+
+--- The plugin's own subcommands.
+---@type table<string, {run: fun(args: string[], line: string), complete?: "tools"|"server"}>
+M.local_commands = {
+  search = {
+    run = function(_, line)
+      require("mcp_sidecar.ui.search").open(vim.trim(line:gsub("^%s*search", "", 1)))
+    end,
+  },
+  activate = {
+    complete = "tools",
+    run = function(args)
+      if #args == 0 then
+        return notify("Usage: :Mcp activate SERVER.TOOL...", vim.log.levels.ERROR)
+      end
+      require("mcp_sidecar").activate(args, function(err, result)
+        if err then
+          return notify(Client.format_error(err), vim.log.levels.ERROR)
+        end
+        M.show(result.text or "")
+      end)
+    end,
+  },
+  call = {
+    complete = "tools",
+    run = function(args, line)
+      local id = args[1]
+      if not id then
+        return notify("Usage: :Mcp call SERVER.TOOL [JSON-ARGUMENTS]", vim.log.levels.ERROR)
+      end
+      local json = vim.trim(line:gsub("^%s*call%s+%S+", "", 1))
+      local arguments
+      if json ~= "" then
+        local ok, decoded = pcall(vim.json.decode, json)
+        if not ok or type(decoded) ~= "table" then
+          return notify("Arguments must be a JSON object", vim.log.levels.ERROR)
+        end
+        arguments = decoded
+      end
+      local server = id:match("^mcp__(.-)__") or id:match("^([^.]+)%.")
+      require("mcp_sidecar.ui.actions").actions.call({ id = id, server = server }, { arguments = arguments })
+    end,
+  },
+  read = {
+    complete = "server",
+    run = function(args)
+      if #args ~= 2 then
+        return notify("Usage: :Mcp read SERVER URI", vim.log.levels.ERROR)
+      end
+      require("mcp_sidecar.ui.actions").actions.read({ kind = "resource", server = args[1], uri = args[2] })
+    end,
+  },
+  trust = {
+    run = function()
+      M.trust()
+    end,
+  },
+  restart = {
+    run = function()
+      Client.restart(nil, function()
+        notify("mcp-sidecar restarted")
+      end)
+    end,
+  },
+  health = {
+    run = function()
+      vim.cmd.checkhealth("mcp_sidecar")
+    end,
+  },
+}
+
+--- Trust the project's .mcp.json in Neovim's trust database and restart the sidecar with it.
+function M.trust()
+  local root = Client.root()
+  local path = root .. "/.mcp.json"
+  if vim.fn.filereadable(path) == 0 then
+    return notify("No .mcp.json in " .. root, vim.log.levels.WARN)
+  end
+  local buf = vim.fn.bufadd(path)
+  vim.fn.bufload(buf)
+  local ok, err = vim.secure.trust({ action = "allow", bufnr = buf })
+  if not ok then
+    return notify("Could not trust " .. path .. ": " .. tostring(err), vim.log.levels.ERROR)
+  end
+  Client.restart(root, function()
+    notify("Trusted " .. path)
+  end)
+end
+
+--- Show command output: short text as a message, long text in a scratch buffer.
+---@param text string
+---@param name? string
+function M.show(text, name)
+  local lines = vim.split(text, "\n", { plain = true })
+  if #lines > 12 then
+    require("mcp_sidecar.ui.scratch").open("mcp://" .. (name or "output"), text, { filetype = "mcp_sidecar_output" })
+  else
+    vim.api.nvim_echo({ { text } }, true, {})
+  end
+end
+
+local edits = { add = true, remove = true, enable = true, disable = true, import = true }
+
+--- Send one line to `mcp/command`.
+---@param line string
+---@param cb? fun(err: mcp_sidecar.Error?, result: table?)
+function M.execute(line, cb)
+  local root = Client.root()
+  Client.request(P.m.command, { line = line }, function(err, result)
+    if err then
+      local text = Client.format_error(err)
+      if err.data and err.data.usage then
+        text = text .. "\n" .. err.data.usage
+      end
+      notify(text, Client.unsupported(err) and vim.log.levels.WARN or vim.log.levels.ERROR)
+    else
+      M.after_edit(root, result)
+      M.show(result.text or "", result.command)
+    end
+    if cb then
+      cb(err, result)
+    end
+  end)
+end
+
+--- A project file the sidecar just wrote stays trusted (vim.secure tracks its content hash).
+---@private
+function M.after_edit(root, result)
+  local entry = Client.roots[root]
+  if not (edits[result.command] and entry and entry.trusted) then
+    return
+  end
+  local path = root .. "/.mcp.json"
+  if Client.trust_state(path) == "changed" then
+    local buf = vim.fn.bufadd(path)
+    vim.fn.bufload(buf)
+    vim.cmd.checktime(buf)
+    pcall(vim.secure.trust, { action = "allow", bufnr = buf })
+  end
+  if result.data and result.data.server then
+    State.changed()
+  end
+end
+
+---@param args {args: string, fargs: string[]}
+function M.run(args)
+  local line = args.args or ""
+  local name = args.fargs[1]
+  if not name then
+    return require("mcp_sidecar.ui.status").open()
+  end
+  local cmd = M.local_commands[name]
+  if cmd then
+    return cmd.run(vim.list_slice(args.fargs, 2), line)
+  end
+  M.execute(line)
+end
+
+local function refresh_caches()
+  if M._refreshing then
+    return
+  end
+  M._refreshing = true
+  Client.request(P.m.status, nil, function(_, result)
+    if result then
+      State.set_servers(result.servers, true)
+    end
+    require("mcp_sidecar").discover("", { kind = "tools", limit = 50 }, function()
+      M._refreshing = false
+    end)
+  end)
+end
+
+local function filter(items, prefix)
+  return vim.tbl_filter(function(item)
+    return vim.startswith(item, prefix)
+  end, items)
+end
+
+--- Completion of `:Mcp ...`: subcommands, options and their values, server names (from the
+--- last mcp/status) and tool ids (from results seen so far). Never waits: it refreshes
+--- those lists in the background for the next <Tab>.
+---@param arglead string
+---@param line string
+---@param pos integer
+---@return string[]
+function M.complete(arglead, line, pos)
+  local before = line:sub(1, pos)
+  local words = vim.split(vim.trim(before:gsub("^%s*%S+", "", 1)), "%s+", { trimempty = true })
+  if arglead ~= "" then
+    table.remove(words) -- the word being completed
+  end
+  if #words == 0 then
+    local names = vim.list_extend(vim.tbl_keys(M.sidecar_commands), vim.tbl_keys(M.local_commands))
+    table.sort(names)
+    return filter(names, arglead)
+  end
+  refresh_caches()
+  local name = words[1]
+  local previous = words[#words]
+  if M.option_values[previous] then
+    return filter(M.option_values[previous], arglead)
+  end
+  local local_cmd = M.local_commands[name]
+  if local_cmd then
+    if local_cmd.complete == "tools" then
+      return filter(State.tool_id_list(), arglead)
+    elseif local_cmd.complete == "server" and #words == 1 then
+      return filter(State.server_names(), arglead)
+    end
+    return {}
+  end
+  local spec = M.sidecar_commands[name]
+  if not spec then
+    return {}
+  end
+  if vim.startswith(arglead, "-") then
+    return filter(spec.options or {}, arglead)
+  end
+  if spec.commands then
+    local names = vim.tbl_keys(M.sidecar_commands)
+    table.sort(names)
+    return filter(names, arglead)
+  end
+  if spec.file then
+    return vim.fn.getcompletion(arglead, "file")
+  end
+  local positional = 0
+  for i = 2, #words do
+    local w = words[i]
+    if not vim.startswith(w, "-") and not M.option_values[words[i - 1]] then
+      positional = positional + 1
+    end
+  end
+  if spec.server and positional == 0 then
+    local items = filter(State.server_names(), arglead)
+    return #items > 0 and items or filter(spec.options or {}, arglead)
+  end
+  return filter(spec.options or {}, arglead)
+end
+
+return M

@@ -1,0 +1,67 @@
+--- Configuration: annotated defaults merged with the user's `setup(opts)`.
+local M = {}
+
+---@class mcp_sidecar.Config
+---@field cmd? string|string[] the sidecar command; nil looks for <root>/.venv/bin/mcp-sidecar, then PATH
+---@field args? string[]
+---@field env? table<string, string>
+---@field root_markers? string[]
+---@field trust? "ask"|boolean
+---@field session? string
+---@field restart? { max: integer, window_ms: integer, delay_ms: integer }
+---@field notify? { failures: boolean, resource_updates: boolean }
+---@field search? { picker: "auto"|"builtin"|"select", limit: integer, debounce_ms: integer }
+---@field prompt? { register: string }
+---@field float? { border: string, width: number, height: number }
+---@field icons? { connected: string, failed: string, idle: string, loaded: string }
+local defaults = {
+  cmd = nil, -- string or list: how to start the sidecar (nil: <root>/.venv/bin/mcp-sidecar, then `mcp-sidecar` on PATH)
+  args = {}, -- extra arguments for the sidecar, e.g. { "-v", "--log-file", "/tmp/mcp-sidecar.log" }
+  env = nil, -- extra environment for the sidecar, e.g. { MCP_SIDECAR_HOME = "~/.config/my-mcp" }
+  root_markers = { ".mcp.json", ".git" }, -- the workspace root is the nearest directory holding one (else the cwd)
+  trust = "ask", -- the project's .mcp.json: "ask" (Neovim's trust database, :h vim.secure), true (always), false (never)
+  session = "default", -- the sidecar session tools are activated and called in
+  restart = {
+    max = 3, -- restart a sidecar that died at most this many times ...
+    window_ms = 60000, -- ... within this window, then wait for the next use
+    delay_ms = 300, -- pause before a restart
+  },
+  notify = {
+    failures = true, -- vim.notify when a server fails (diagnostic message and hint)
+    resource_updates = true, -- vim.notify "↻ server · uri" when a watched resource changes
+  },
+  search = {
+    picker = "auto", -- "auto"/"builtin": live floating search; "select": vim.ui.select (snacks, telescope, fzf-lua override it)
+    limit = 20, -- candidates per query (1..50)
+    debounce_ms = 120, -- wait this long after a keystroke before searching
+  },
+  prompt = {
+    register = '"', -- where an accepted prompt goes when no chat integration takes it
+  },
+  float = {
+    border = "rounded", -- border of the status, search and preview windows
+    width = 0.8, -- fraction of the editor's columns
+    height = 0.6, -- fraction of the editor's lines
+  },
+  icons = { connected = "●", failed = "✘", idle = "○", loaded = "⚙" }, -- used by status() and the status float
+}
+
+---@type mcp_sidecar.Config
+M.options = vim.deepcopy(defaults)
+
+---@param opts? mcp_sidecar.Config
+function M.setup(opts)
+  M.options = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts or {})
+  return M.options
+end
+
+---@return mcp_sidecar.Config
+function M.defaults()
+  return vim.deepcopy(defaults)
+end
+
+return setmetatable(M, {
+  __index = function(_, key)
+    return M.options[key]
+  end,
+})

@@ -1,0 +1,115 @@
+--- :checkhealth mcp_sidecar
+local Client = require("mcp_sidecar.client")
+local P = require("mcp_sidecar.protocol")
+
+local M = {}
+
+local start = vim.health.start or vim.health.report_start
+local ok = vim.health.ok or vim.health.report_ok
+local warn = vim.health.warn or vim.health.report_warn
+local error = vim.health.error or vim.health.report_error
+local info = vim.health.info or vim.health.report_info
+
+--- Run a short command and return its first output line.
+---@param cmd string[]
+---@return string? line, integer code
+local function first_line(cmd)
+  local okay, result = pcall(function()
+    return vim.system(cmd, { text = true }):wait(10000)
+  end)
+  if not okay or not result then
+    return nil, -1
+  end
+  local out = vim.trim((result.stdout or "") .. (result.code ~= 0 and (result.stderr or "") or ""))
+  return vim.split(out, "\n")[1], result.code
+end
+
+function M.check()
+  start("mcp_sidecar: Neovim")
+  local v = vim.version()
+  if vim.fn.has("nvim-0.10") == 1 then
+    ok(("Neovim %d.%d.%d"):format(v.major, v.minor, v.patch))
+  else
+    error(("Neovim %d.%d.%d is too old: mcp_sidecar needs 0.10 or newer"):format(v.major, v.minor, v.patch))
+    return
+  end
+
+  start("mcp_sidecar: sidecar")
+  local root = Client.last_root or Client.root()
+  info("Workspace root: " .. root)
+  local cmd, missing = Client.resolve_cmd(root)
+  if not cmd then
+    error(missing or "mcp-sidecar not found")
+    return
+  end
+  local version, code = first_line({ cmd[1], "--version" })
+  if code == 0 and version then
+    ok(("%s (%s)"):format(version, cmd[1]))
+  else
+    error(("`%s --version` failed: %s"):format(cmd[1], version or "no output"))
+    return
+  end
+  local python = vim.fs.joinpath(vim.fs.dirname(cmd[1]), "python")
+  if vim.fn.executable(python) == 1 then
+    local backend, kcode = first_line({ python, "-c", "import keyring; print(type(keyring.get_keyring()).__name__)" })
+    if kcode == 0 then
+      ok("Keyring for OAuth tokens: " .. (backend or "?"))
+    else
+      warn("No keyring available to the sidecar's Python: OAuth tokens cannot be stored", {
+        "Install the `keyring` package into the sidecar's environment when you need OAuth servers",
+      })
+    end
+  else
+    info("Keyring: not detectable (no Python next to " .. cmd[1] .. ")")
+  end
+
+  start("mcp_sidecar: configuration")
+  local project = root .. "/.mcp.json"
+  local trust = Client.trust_state(project)
+  local entry = Client.roots[root]
+  if trust == "missing" then
+    info("No project .mcp.json in " .. root)
+  elseif trust == "allowed" then
+    ok("Project " .. project .. " is trusted (vim.secure)")
+  elseif trust == "denied" then
+    warn("Project " .. project .. " is denied in Neovim's trust database: it is not read")
+  else
+    warn(("Project %s is not trusted (%s): it is not read"):format(project, trust), { "Run :Mcp trust to trust it" })
+  end
+  local err, status = Client.request_sync(P.m.status, nil, 10000, { root = root })
+  if err or not status then
+    error("mcp/status failed: " .. (err and Client.format_error(err) or "no answer"))
+    return
+  end
+  if entry and entry.trusted ~= nil then
+    info("The sidecar was told trustedWorkspace = " .. tostring(status.trustedWorkspace))
+  end
+  for _, file in ipairs(status.configFiles or {}) do
+    local state = not file.exists and "does not exist" or (file.read and "read" or "not read")
+    info(("%s config: %s (%s)"):format(file.scope, file.path, state))
+  end
+  for _, diag in ipairs(status.diagnostics or {}) do
+    error(diag.message or diag.code, diag.hint and { diag.hint } or nil)
+  end
+  if #(status.diagnostics or {}) == 0 then
+    ok("Configuration is valid")
+  end
+
+  start("mcp_sidecar: servers")
+  if #(status.servers or {}) == 0 then
+    warn("No servers configured", { "Add one with :Mcp add --scope global NAME URL" })
+  end
+  for _, row in ipairs(status.servers or {}) do
+    local line = ("%s: %s (%s, %s)"):format(row.name, row.state, row.scope, row.transport)
+    if row.state == "failed" then
+      local d = row.lastDiagnostic or {}
+      error(line .. ": " .. (d.message or "failed"), d.hint and { d.hint } or nil)
+    elseif row.state == "disabled" then
+      info(line)
+    else
+      ok(line)
+    end
+  end
+end
+
+return M

@@ -1,0 +1,72 @@
+--- Method and notification names of the sidecar's JSON-RPC protocol.
+--- Mirrors sidecar/mcp_sidecar/protocol/methods.py and docs/protocol.md;
+--- tests/unit/test_nvim_protocol.py fails when they drift apart.
+local M = {}
+
+-- Requests, client to sidecar (documented in docs/protocol.md).
+M.requests = {
+  status = "mcp/status",
+  server_get = "mcp/server/get",
+  server_tools = "mcp/server/tools",
+  server_reconnect = "mcp/server/reconnect",
+  server_logs = "mcp/server/logs",
+  server_refresh = "mcp/server/refresh",
+  activate = "mcp/activate",
+  active_tools = "mcp/activeTools",
+  call_tool = "mcp/callTool",
+  discover = "mcp/discover",
+  model_tool_definition = "mcp/modelTool/definition",
+  model_tool_invoke = "mcp/modelTool/invoke",
+  command = "mcp/command",
+  config_add = "mcp/config/add",
+  config_remove = "mcp/config/remove",
+  config_set_enabled = "mcp/config/setEnabled",
+  config_reload = "mcp/config/reload",
+  config_import = "mcp/config/import",
+  read = "mcp/read",
+  complete = "mcp/complete",
+  resource_subscribe = "mcp/resource/subscribe",
+  resource_unsubscribe = "mcp/resource/unsubscribe",
+  resource_subscriptions = "mcp/resource/subscriptions",
+  spill_list = "mcp/spill/list",
+  spill_clean = "mcp/spill/clean",
+}
+
+-- Notifications, sidecar to client (documented in docs/protocol.md).
+M.notifications = {
+  server_status = "mcp/serverStatus",
+  catalog_changed = "mcp/catalogChanged",
+  active_tools_changed = "mcp/activeToolsChanged",
+  resource_updated = "mcp/resourceUpdated",
+  watches_cleared = "mcp/watchesCleared",
+}
+
+-- Named in DESIGN.md but not served by every sidecar version yet. The plugin calls them and
+-- degrades when the sidecar answers -32601 or a `not_supported` diagnostic. Move each one
+-- into the tables above once docs/protocol.md documents it (the test allows either place).
+M.upcoming = {
+  prompt_preview = "mcp/prompt/preview",
+  prompt_use = "mcp/prompt/use",
+  prompt_discard = "mcp/prompt/discard",
+}
+
+--- The `workspace/executeCommand` command that runs one `/mcp` line.
+M.execute_command = "mcp.command"
+
+M.default_session = "default"
+
+-- JSON-RPC error codes the plugin tells apart.
+M.errors = {
+  method_not_found = -32601,
+  invalid_params = -32602,
+  request_failed = -32000,
+}
+
+--- Every name by key, wherever it currently lives: `P.m.read` is "mcp/read".
+M.m = setmetatable({}, {
+  __index = function(_, key)
+    return M.requests[key] or M.notifications[key] or M.upcoming[key] or error("mcp_sidecar: unknown method " .. key)
+  end,
+})
+
+return M

@@ -1,0 +1,75 @@
+--- What the plugin knows between requests: server rows (from mcp/status and mcp/serverStatus)
+--- and tool ids seen in results, for the statusline and command-line completion.
+local M = {}
+
+---@type table<string, table> server name -> status row
+M.servers = {}
+---@type table<string, boolean> tool id -> true
+M.tool_ids = {}
+---@type table<string, boolean> "server uri" -> true (watched resources reported by the sidecar)
+M.watched = {}
+M.sidecar = "stopped" ---@type "stopped"|"running"|"missing"
+
+local function changed()
+  vim.schedule(function()
+    pcall(vim.api.nvim_exec_autocmds, "User", { pattern = "McpSidecarStatus", modeline = false })
+    pcall(vim.cmd, "redrawstatus!")
+  end)
+end
+M.changed = changed
+
+---@param rows table[]
+---@param silent? boolean do not announce (the caller is already showing them)
+function M.set_servers(rows, silent)
+  M.servers = {}
+  for _, row in ipairs(rows or {}) do
+    M.servers[row.name] = row
+  end
+  if not silent then
+    changed()
+  end
+end
+
+---@param row table
+---@return table? previous
+function M.update_server(row)
+  local previous = M.servers[row.name]
+  M.servers[row.name] = row
+  changed()
+  return previous
+end
+
+---@param tools table[] tool definitions or candidates (with `id`)
+function M.remember_tools(tools)
+  for _, tool in ipairs(tools or {}) do
+    if type(tool.id) == "string" then
+      M.tool_ids[tool.id] = true
+    end
+  end
+end
+
+---@return string[]
+function M.server_names()
+  local names = vim.tbl_keys(M.servers)
+  table.sort(names)
+  return names
+end
+
+---@return string[]
+function M.tool_id_list()
+  local ids = vim.tbl_keys(M.tool_ids)
+  table.sort(ids)
+  return ids
+end
+
+function M.set_sidecar(value)
+  if M.sidecar ~= value then
+    M.sidecar = value
+    if value ~= "running" then
+      M.servers = {}
+    end
+    changed()
+  end
+end
+
+return M

@@ -1,0 +1,156 @@
+--- The sidecar's `mcp_tools` model tool (discover → activate → call, deferred loading), in
+--- the shapes CodeCompanion and avante.nvim register. The definition and every invocation
+--- come from the sidecar (`mcp/modelTool/definition`, `mcp/modelTool/invoke`).
+local Client = require("mcp_sidecar.client")
+local Config = require("mcp_sidecar.config")
+local P = require("mcp_sidecar.protocol")
+
+local M = {}
+
+local definition ---@type {name: string, description: string, inputSchema: table}?
+
+--- Fetch the definition in the background (the integrations below call it when built).
+---@param cb? fun(def: table?)
+function M.prefetch(cb)
+  if definition then
+    return cb and cb(definition)
+  end
+  Client.request(P.m.model_tool_definition, nil, function(_, result)
+    definition = definition or result
+    if cb then
+      cb(definition)
+    end
+  end)
+end
+
+--- The tool definition. Chat plugins read tool tables synchronously, so when the background
+--- fetch has not answered yet this waits for it (once, at most 10 s).
+---@return {name: string, description: string, inputSchema: table}
+function M.definition()
+  if not definition then
+    local err, result = Client.request_sync(P.m.model_tool_definition, nil, 10000)
+    if err or not result then
+      error("mcp_sidecar: could not get the mcp_tools definition: " .. (err and err.message or "no result"))
+    end
+    definition = result
+  end
+  return definition
+end
+
+--- A table whose definition-derived fields are filled in when first read.
+---@param base table
+---@param field fun(key: string, def: table): any
+local function lazy(base, field)
+  return setmetatable(base, {
+    __index = function(t, key)
+      local value = field(key, M.definition())
+      if value ~= nil then
+        rawset(t, key, value)
+      end
+      return value
+    end,
+  })
+end
+
+--- Invoke `mcp_tools` with what the model passed; `cb(text, is_error, details)`.
+---@param arguments table
+---@param cb fun(text: string, is_error: boolean, details: table?)
+---@param opts? {session?: string}
+function M.invoke(arguments, cb, opts)
+  local params = { arguments = arguments or vim.empty_dict(), session = (opts and opts.session) or Config.session }
+  Client.request(P.m.model_tool_invoke, params, function(err, result)
+    if err then
+      return cb(Client.format_error(err), true, err.data)
+    end
+    cb(result.text or "", result.isError == true, result.details)
+  end)
+end
+
+--- A CodeCompanion tool: `strategies.chat.tools.mcp_tools = { callback = require("mcp_sidecar").tools.codecompanion(), description = "..." }`.
+---@return table
+function M.codecompanion()
+  M.prefetch()
+  return lazy({
+    name = "mcp_tools",
+    cmds = {
+      function(_, args, _, output_handler)
+        M.invoke(args, function(text, is_error)
+          output_handler({ status = is_error and "error" or "success", data = text })
+        end)
+      end,
+    },
+    output = {
+      success = function(self, tool, _, stdout)
+        local text = type(stdout) == "table" and table.concat(vim.iter(stdout):flatten():totable(), "\n") or tostring(stdout)
+        local chat = tool.chat or (tool.agent and tool.agent.chat)
+        chat:add_tool_output(self, text)
+      end,
+      error = function(self, tool, _, stderr)
+        local text = type(stderr) == "table" and table.concat(vim.iter(stderr):flatten():totable(), "\n") or tostring(stderr)
+        local chat = tool.chat or (tool.agent and tool.agent.chat)
+        chat:add_tool_output(self, text)
+      end,
+    },
+  }, function(key, def)
+    if key == "schema" then
+      return {
+        type = "function",
+        ["function"] = { name = def.name, description = def.description, parameters = def.inputSchema },
+      }
+    elseif key == "system_prompt" then
+      return def.description
+    end
+  end)
+end
+
+local function avante_fields(def)
+  local fields = {}
+  for name, prop in pairs(def.inputSchema.properties or {}) do
+    local kind = prop.type
+    if type(kind) == "table" then
+      kind = kind[1]
+    end
+    if kind == "array" or kind == "object" then
+      kind = "table"
+    end
+    table.insert(fields, { name = name, description = prop.description or name, type = kind or "string", optional = true })
+  end
+  table.sort(fields, function(a, b)
+    return a.name < b.name
+  end)
+  return fields
+end
+
+--- An avante.nvim custom tool: `custom_tools = function() return { require("mcp_sidecar").tools.avante() } end`.
+---@return table
+function M.avante()
+  M.prefetch()
+  return lazy({
+    name = "mcp_tools",
+    returns = {
+      { name = "result", description = "What mcp_tools answered", type = "string" },
+      { name = "error", description = "Set when the operation failed", type = "string", optional = true },
+    },
+    -- avante calls func(params, on_log, on_complete) (older) or func(params, opts) (newer).
+    func = function(params, on_log_or_opts, on_complete)
+      if type(on_log_or_opts) == "table" then
+        on_complete = on_log_or_opts.on_complete
+      end
+      M.invoke(params, function(text, is_error)
+        if is_error then
+          on_complete(nil, text)
+        else
+          on_complete(text, nil)
+        end
+      end)
+    end,
+  }, function(key, def)
+    if key == "description" then
+      return def.description
+    elseif key == "param" then
+      return { type = "table", fields = avante_fields(def) }
+    end
+  end)
+end
+
+return M

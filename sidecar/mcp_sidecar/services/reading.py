@@ -1,0 +1,120 @@
+"""Resource reads: one exact URI, or an advertised URI template expanded by the SDK.
+
+A read goes through the named server's `resources/read` only. Nothing here opens a file or
+makes an HTTP request, whatever the URI's scheme, and there is no fallback. A read never
+starts OAuth, follows links in the content or subscribes. Each read fetches fresh content
+(the SDK client has no cache), whole, before the output limits apply; the result names the
+server and URIs and labels the content untrusted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from mcp_sidecar.connections import templates
+from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.output import shaping
+from mcp_sidecar.protocol.errors import fail
+
+if TYPE_CHECKING:
+    from mcp_sidecar.services.app import Sidecar
+
+MAX_URI_CHARS = 4_096
+MAX_ARGUMENT_BYTES = 64 * 1024
+_ABSOLUTE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")
+_CONTROL = re.compile(r"[\x00-\x20\x7f]")
+
+
+def check_uri(uri: str, operation: str, server: str | None) -> None:
+    """An exact absolute URI (`scheme:rest`), at most 4,096 characters, no spaces or controls."""
+    if len(uri) > MAX_URI_CHARS:
+        raise fail("resource_invalid", operation, f"The URI is longer than {MAX_URI_CHARS} characters.", server)
+    if not _ABSOLUTE.match(uri) or _CONTROL.search(uri):
+        raise fail("resource_invalid", operation, "The URI is not an exact absolute URI (scheme:...).", server)
+
+
+def _open(app: Sidecar, server: str, operation: str) -> Connection:
+    conn = app.connection(server, operation)
+    if conn.config.disabled:
+        raise fail("server_disabled", operation, "The server is disabled.", server)
+    return conn
+
+
+async def advertised_template(app: Sidecar, conn: Connection, template: str, operation: str, code: str) -> None:
+    """Fail with `code` unless the server's live template catalog lists exactly `template`."""
+    catalog = await app.catalogs.resource_catalog(conn, operation)
+    if "resources" not in conn.capabilities:
+        raise fail("resources_unsupported", operation, "The server does not offer resources.", conn.name)
+    if not any(t.get("uriTemplate") == template for t in catalog.templates):
+        raise fail(code, operation, "The server does not advertise that exact URI template.", conn.name)
+
+
+def expand(template: str, arguments: Mapping[str, Any], operation: str, server: str) -> str:
+    """The concrete URI for `arguments`: every variable supplied, no others, within the limits."""
+    size = len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    if size > MAX_ARGUMENT_BYTES:
+        raise fail("resource_invalid", operation, "The template arguments exceed 64 KiB.", server)
+    for name, value in arguments.items():
+        if not (isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))):
+            raise fail(
+                "resource_invalid", operation, f"Argument {name!r} must be a string or an array of strings.", server
+            )
+    try:
+        names = templates.variable_names(template)
+        missing = [n for n in names if n not in arguments]
+        extra = sorted(set(arguments) - set(names))
+        if missing:
+            raise fail("resource_invalid", operation, f"Missing template argument(s): {', '.join(missing)}.", server)
+        if extra:
+            raise fail("resource_invalid", operation, f"Argument(s) not in the template: {', '.join(extra)}.", server)
+        uri = templates.expand(template, arguments)
+    except templates.TemplateError as exc:
+        raise fail("resource_invalid", operation, str(exc), server) from None
+    if len(uri) > MAX_URI_CHARS:
+        raise fail(
+            "resource_invalid", operation, f"The expanded URI is longer than {MAX_URI_CHARS} characters.", server
+        )
+    return uri
+
+
+async def read(
+    app: Sidecar,
+    server: str,
+    uri: str | None = None,
+    template: str | None = None,
+    arguments: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    op = "read"
+    app.ensure_loaded()
+    conn = _open(app, server, op)
+    if template is not None:
+        if len(template) > MAX_URI_CHARS:
+            raise fail("resource_invalid", op, f"The template is longer than {MAX_URI_CHARS} characters.", server)
+        await advertised_template(app, conn, template, op, "resource_not_found")
+        uri = expand(template, arguments or {}, op, server)
+    assert uri is not None
+    check_uri(uri, op, server)
+    raw = await conn.read_resource(uri, op)
+
+    def header() -> list[str]:
+        lines = ["mcp read", f" ✔ {server} · {uri}"]
+        if template is not None:
+            lines.append(f"Template {template} with arguments {json.dumps(arguments or {}, ensure_ascii=False)}")
+        lines.append(f"{shaping.UNTRUSTED} (server {server!r}, uri {uri})")
+        return lines
+
+    contents, display, spilled, truncated, text = shaping.shape_read(raw, server, uri, header)
+    result: dict[str, Any] = {"server": server, "uri": uri}
+    if template is not None:
+        result["template"] = template
+        result["arguments"] = dict(arguments or {})
+    result.update(untrusted=True, contents=contents, truncated=truncated)
+    if spilled is not None:
+        result["spill"] = spilled
+    if display:
+        result["display"] = display
+    result["text"] = text
+    return result
