@@ -65,6 +65,11 @@ def _parser() -> argparse.ArgumentParser:
     complete.add_argument("name")
     complete.add_argument("value", nargs="?", default="")
     complete.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE", help="a known variable")
+    prompt = sub.add_parser("prompt", help="preview a prompt: prompt SERVER NAME [ARG=VALUE...] [--use]")
+    prompt.add_argument("server")
+    prompt.add_argument("name")
+    prompt.add_argument("values", nargs="*", default=[], metavar="ARG=VALUE")
+    prompt.add_argument("--use", action="store_true", help="print the accepted snapshot instead of the preview")
     return parser
 
 
@@ -224,6 +229,21 @@ async def _headless(args: argparse.Namespace, project: Path) -> int:
             return await completion.complete(
                 app, args.server, ("template", args.template), (args.name, args.value), context
             )
+
+        def text(result: Any) -> str:
+            return str(result["text"])
+
+    elif command == "prompt":
+        prompt_arguments = _pairs(args.values)
+        if prompt_arguments is None or any(isinstance(v, list) for v in prompt_arguments.values()):
+            print("mcp-sidecar: prompt arguments are ARG=VALUE, once per name", file=sys.stderr)
+            return EXIT_USAGE
+
+        async def run() -> Any:
+            from mcp_sidecar.services import prompts
+
+            previewed = await prompts.preview(app, args.server, args.name, prompt_arguments)
+            return prompts.use(app, previewed["previewId"]) if args.use else previewed
 
         def text(result: Any) -> str:
             return str(result["text"])

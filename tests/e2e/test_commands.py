@@ -277,12 +277,16 @@ async def test_inspection_and_lifecycle_commands(env: Env) -> None:
         ("login browse", "OAuth login is not available in this version yet."),
         ("login browse --no-browser", "OAuth login is not available in this version yet."),
         ("logout browse", "OAuth logout is not available in this version yet."),
-        ("prompt browse review_code code=x", "Prompt previews are not available in this version yet."),
     ],
 )
 async def test_later_features_answer_not_supported(env: Env, line: str, message: str) -> None:
     diag = await env.fails(line)
     assert (diag["code"], diag["message"]) == ("not_supported", message)
+
+
+async def test_prompt_needs_a_prompt_the_server_advertises(env: Env) -> None:
+    diag = await env.fails("prompt browse review_code code=x")
+    assert (diag["code"], diag["operation"], diag["server"]) == ("prompt_not_found", "prompt", "browse")
 
 
 async def test_watch_commands_need_an_interactive_client(env: Env) -> None:

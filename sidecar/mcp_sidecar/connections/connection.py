@@ -516,6 +516,37 @@ class Connection:
         dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         return dumped
 
+    async def get_prompt(self, name: str, arguments: dict[str, str], operation: str) -> dict[str, Any]:
+        """One `prompts/get`, whole: `{description?, messages}` as the server sent them (dumped).
+
+        A result the SDK cannot validate (a role other than user/assistant, an unknown content
+        block) is refused as `prompt_unsupported` without closing the session.
+        """
+        client = await self.connect(operation)
+        owner = self._owner
+        if "prompts" not in self.capabilities:
+            raise fail("prompt_not_found", operation, "The server does not offer prompts.", self.name)
+        import pydantic
+        from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
+
+        codes = {
+            INVALID_PARAMS: ("prompt_invalid", "The server rejected the prompt's name or arguments."),
+            METHOD_NOT_FOUND: ("prompt_not_found", "The server does not serve prompts/get."),
+        }
+        try:
+            result = await client.get_prompt(name, arguments or None)
+        except asyncio.CancelledError as exc:
+            if _cancelled_by_caller():
+                raise
+            raise await self._mapped_failure(exc, operation, owner, codes) from None
+        except pydantic.ValidationError:
+            message = "The server's prompt does not fit MCP prompt messages (role user or assistant, known content)."
+            raise fail("prompt_unsupported", operation, message, self.name) from None
+        except Exception as exc:
+            raise await self._mapped_failure(exc, operation, owner, codes) from None
+        dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return dumped
+
     async def complete(
         self,
         reference: tuple[Literal["template", "prompt"], str],

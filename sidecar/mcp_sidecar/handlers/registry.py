@@ -6,6 +6,7 @@ from typing import Any
 
 from mcp_sidecar.handlers.base import Handler, guarded
 from mcp_sidecar.handlers.config import config_handlers
+from mcp_sidecar.handlers.prompts import prompt_handlers
 from mcp_sidecar.handlers.resources import resource_handlers
 from mcp_sidecar.protocol import methods, params
 from mcp_sidecar.services import activation, discovery, model_tool, status
@@ -83,6 +84,7 @@ def request_handlers(app: Sidecar) -> dict[str, Handler]:
         methods.MODEL_TOOL_INVOKE: on_model_tool_invoke,
         **config_handlers(app),
         **resource_handlers(app),
+        **prompt_handlers(app),
     }
     missing = set(methods.REQUESTS) - set(table)
     if missing:

@@ -65,6 +65,11 @@ HINTS: dict[str, str] = {
     "config_conflict": "Make the global and project configuration separate files, then edit by scope.",
     "config_write_failed": "Check the configuration directory's permissions and free space, then retry.",
     "import_invalid": "Check the file's path and format: mcpServers JSON, VS Code `servers` JSON or Codex TOML.",
+    "prompt_not_found": "Use an exact prompt name from discovery (kind prompts); refresh the server's metadata.",
+    "prompt_invalid": "Supply every required argument of the prompt, strings only, nothing it does not declare.",
+    "prompt_unsupported": "Only text and embedded text resources in user or assistant messages can be previewed.",
+    "prompt_too_large": "Prompts are refused whole, never truncated; use shorter arguments or another prompt.",
+    "preview_not_found": "Preview the prompt again: a preview is used once; discard, reload and disconnection end it.",
     "interactive_required": (
         "Watches need an interactive client: editors send initializationOptions.interactive = true; "
         "scripts read the resource when needed instead."

@@ -32,6 +32,9 @@ RESOURCE_UNSUBSCRIBE = "mcp/resource/unsubscribe"
 RESOURCE_SUBSCRIPTIONS = "mcp/resource/subscriptions"
 SPILL_LIST = "mcp/spill/list"
 SPILL_CLEAN = "mcp/spill/clean"
+PROMPT_PREVIEW = "mcp/prompt/preview"
+PROMPT_USE = "mcp/prompt/use"
+PROMPT_DISCARD = "mcp/prompt/discard"
 
 REQUESTS: tuple[str, ...] = (
     STATUS,
@@ -59,6 +62,9 @@ REQUESTS: tuple[str, ...] = (
     RESOURCE_SUBSCRIPTIONS,
     SPILL_LIST,
     SPILL_CLEAN,
+    PROMPT_PREVIEW,
+    PROMPT_USE,
+    PROMPT_DISCARD,
 )
 
 EXECUTE_COMMAND = "mcp.command"

@@ -226,6 +226,37 @@ def parse_complete(operation: str, params: Any) -> CompleteParams:
     return CompleteParams(server, kind, ref, name, value, dict(context))
 
 
+@dataclass(frozen=True, slots=True)
+class PromptPreviewParams:
+    server: str
+    name: str
+    arguments: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class PreviewIdParams:
+    preview_id: str
+
+
+def parse_prompt_preview(operation: str, params: Any) -> PromptPreviewParams:
+    """`{server, name, arguments?: {name: string}}`."""
+    p = _object(operation, params)
+    server = _str(operation, p, "server")
+    name = _str(operation, p, "name")
+    assert server is not None
+    assert name is not None
+    arguments = p.get("arguments") or {}
+    if not isinstance(arguments, Mapping) or not all(isinstance(v, str) for v in arguments.values()):
+        raise invalid_params(operation, "`arguments` must be an object of strings.")
+    return PromptPreviewParams(server, name, dict(arguments))
+
+
+def parse_preview_id(operation: str, params: Any) -> PreviewIdParams:
+    preview_id = _str(operation, _object(operation, params), "previewId")
+    assert preview_id is not None
+    return PreviewIdParams(preview_id)
+
+
 def parse_resource(operation: str, params: Any) -> ResourceParams:
     p = _object(operation, params)
     server = _str(operation, p, "server")
@@ -249,6 +280,8 @@ __all__ = [
     "CompleteParams",
     "DiscoverParams",
     "ModelToolParams",
+    "PreviewIdParams",
+    "PromptPreviewParams",
     "ReadParams",
     "ResourceParams",
     "ServerParams",
@@ -260,6 +293,8 @@ __all__ = [
     "parse_complete",
     "parse_discover",
     "parse_model_tool",
+    "parse_preview_id",
+    "parse_prompt_preview",
     "parse_read",
     "parse_resource",
     "parse_server",

@@ -24,6 +24,7 @@ from mcp_sidecar.protocol import methods
 from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, diagnostic, fail
 from mcp_sidecar.services.catalogs import Catalogs, Group
 from mcp_sidecar.services.config_watch import ConfigWatcher, Signature, signature
+from mcp_sidecar.services.prompts import Previews
 from mcp_sidecar.services.watches import Watches
 
 log = logging.getLogger(__name__)
@@ -101,6 +102,8 @@ class Sidecar:
             on_tools_changed=self._tools_fetched,
         )
         self.watches = Watches(notify)
+        self.previews = Previews()
+        """Pending prompt previews: a configuration reload or their server's disconnection ends them."""
         self._sent_rows: dict[str, dict[str, Any]] = {}
         self._loaded = False
         self._watch_config = watch_config
@@ -192,6 +195,7 @@ class Sidecar:
             return ReloadSummary.not_applied([d.to_json() for d in self.config_errors]), []
         old = self.connections
         first_load = self.config is None
+        self.previews.clear()
         self.config = config
         self.connections = {}
         added: list[str] = []
@@ -284,6 +288,7 @@ class Sidecar:
             # (and the disk cache) for browsing, and calls re-list on the next connection.
             self.catalogs.drop(conn.name, "resources")
             self.catalogs.drop(conn.name, "prompts")
+            self.previews.drop_server(conn.name)
         self._notify_status(conn)
 
     def _tools_fetched(self, server: str) -> None:

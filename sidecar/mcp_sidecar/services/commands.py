@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_sidecar.config.edit import EditScope
 from mcp_sidecar.output import command_text, render
 from mcp_sidecar.protocol.errors import command_invalid, fail
-from mcp_sidecar.services import config_edits, status
+from mcp_sidecar.services import config_edits, prompts, status
 from mcp_sidecar.services.command_line import CommandLineError, ParsedCommand, parse_line, usage_of
 
 if TYPE_CHECKING:
@@ -24,7 +24,6 @@ Runner = Callable[["Sidecar", ParsedCommand], Awaitable[Outcome]]
 _LATER = {
     "login": "OAuth login is not available in this version yet.",
     "logout": "OAuth logout is not available in this version yet.",
-    "prompt": "Prompt previews are not available in this version yet.",
 }
 
 
@@ -119,6 +118,20 @@ async def _subscriptions(app: Sidecar, parsed: ParsedCommand) -> Outcome:
     return result, command_text.subscriptions(result)
 
 
+async def _prompt(app: Sidecar, parsed: ParsedCommand) -> Outcome:
+    name, words = parsed.rest[0], parsed.rest[1:]
+    arguments: dict[str, str] = {}
+    for word in words:
+        key, sep, value = word.partition("=")
+        if not sep or not key or key in arguments:
+            raise command_invalid("prompt", f"Arguments are ARG=VALUE, once per name: {word!r}.", usage_of("prompt"))
+        arguments[key] = value
+    result = await prompts.preview(app, _server(parsed), name, arguments)
+    after = f"Preview {result['previewId']}: use it (mcp/prompt/use) or discard it (mcp/prompt/discard)."
+    text = result["text"] + "\n" + after
+    return result, text
+
+
 async def _help(app: Sidecar, parsed: ParsedCommand) -> Outcome:
     text = usage_of(parsed.topic)
     return {"usage": text}, text
@@ -144,6 +157,7 @@ _RUNNERS: dict[str, Runner] = {
     "refresh": _refresh,
     "import": _import,
     "help": _help,
+    "prompt": _prompt,
     "subscribe": _subscribe,
     "unsubscribe": _unsubscribe,
     "subscriptions": _subscriptions,

@@ -30,6 +30,9 @@ M.requests = {
   resource_subscriptions = "mcp/resource/subscriptions",
   spill_list = "mcp/spill/list",
   spill_clean = "mcp/spill/clean",
+  prompt_preview = "mcp/prompt/preview",
+  prompt_use = "mcp/prompt/use",
+  prompt_discard = "mcp/prompt/discard",
 }
 
 -- Notifications, sidecar to client (documented in docs/protocol.md).
@@ -44,11 +47,7 @@ M.notifications = {
 -- Named in DESIGN.md but not served by every sidecar version yet. The plugin calls them and
 -- degrades when the sidecar answers -32601 or a `not_supported` diagnostic. Move each one
 -- into the tables above once docs/protocol.md documents it (the test allows either place).
-M.upcoming = {
-  prompt_preview = "mcp/prompt/preview",
-  prompt_use = "mcp/prompt/use",
-  prompt_discard = "mcp/prompt/discard",
-}
+M.upcoming = {}
 
 --- The `workspace/executeCommand` command that runs one `/mcp` line.
 M.execute_command = "mcp.command"

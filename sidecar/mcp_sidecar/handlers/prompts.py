@@ -1,0 +1,27 @@
+"""Handlers of prompt previews: params → service → result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_sidecar.handlers.base import Handler, guarded
+from mcp_sidecar.protocol import methods, params
+from mcp_sidecar.services import prompts
+from mcp_sidecar.services.app import Sidecar
+
+
+def prompt_handlers(app: Sidecar) -> dict[str, Handler]:
+    @guarded("prompt")
+    async def on_preview(raw: Any) -> Any:
+        p = params.parse_prompt_preview("prompt", raw)
+        return await prompts.preview(app, p.server, p.name, p.arguments)
+
+    @guarded("prompt use")
+    async def on_use(raw: Any) -> Any:
+        return prompts.use(app, params.parse_preview_id("prompt use", raw).preview_id)
+
+    @guarded("prompt discard")
+    async def on_discard(raw: Any) -> Any:
+        return prompts.discard(app, params.parse_preview_id("prompt discard", raw).preview_id)
+
+    return {methods.PROMPT_PREVIEW: on_preview, methods.PROMPT_USE: on_use, methods.PROMPT_DISCARD: on_discard}
