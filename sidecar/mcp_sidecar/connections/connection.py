@@ -23,7 +23,15 @@ from mcp_sidecar import __version__, tasks
 from mcp_sidecar.config import secrets
 from mcp_sidecar.config.interpolate import MissingVariable, ResolvedServer, resolve
 from mcp_sidecar.config.model import ServerConfig
+from mcp_sidecar.connections import content_requests, watch_requests
 from mcp_sidecar.connections.errors import FailureContext, classify
+from mcp_sidecar.connections.sdk_streams import (
+    WatchedReceive,
+    cancelled_by_caller,
+    capabilities_of,
+    is_modern,
+    load_sdk,
+)
 from mcp_sidecar.connections.stderr_log import StderrLog, StderrPipe
 from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, fail
 
@@ -36,8 +44,6 @@ State = Literal["idle", "connecting", "connected", "disabled", "failed"]
 
 MAX_CATALOG_ENTRIES = 10_000
 MAX_CATALOG_BYTES = 4 * 1024 * 1024
-RESOURCE_NOT_FOUND = -32002
-"""The MCP specification's JSON-RPC code for a resource that does not exist."""
 
 
 class Connection:
@@ -123,7 +129,7 @@ class Connection:
             # shield: one caller's cancellation must not abort the attempt other callers share.
             await asyncio.shield(self._ready)
         except asyncio.CancelledError:
-            if _cancelled_by_caller():
+            if cancelled_by_caller():
                 raise
             raise fail(
                 "cancelled", operation, "The connection attempt was stopped by a reconnect or shutdown.", self.name
@@ -188,19 +194,19 @@ class Connection:
                     pipe.close_writer()
                 self._client = client
                 self.protocol_version = client.protocol_version
-                self.capabilities = _capabilities(client)
+                self.capabilities = capabilities_of(client)
                 self._watch_uris = frozenset()
                 self.connected_at = time.time()
                 self.generation += 1
                 self.tools_stale = False
                 self._listed_early = set()
                 self.stale_kinds = set()
-                self.listening = not _is_modern(client.protocol_version)
+                self.listening = not is_modern(client.protocol_version)
                 if not ready.done():
                     ready.set_result(None)
                 self._set_state("connected")
                 listener = None
-                if _is_modern(client.protocol_version):
+                if is_modern(client.protocol_version):
                     listener = tasks.spawn(self._listen(client), f"mcp-listen:{self.name}")
                 try:
                     await stop.wait()
@@ -293,7 +299,7 @@ class Connection:
         """Wrap the transport's read stream to notice garbage lines and the end of the stream."""
         try:
             async with transport as (read, write):
-                yield _WatchedReceive(read, self), write
+                yield WatchedReceive(read, self), write
         finally:
             if http is not None:
                 await http.aclose()
@@ -343,7 +349,7 @@ class Connection:
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
             return  # garbage lines are counted by the watched stream
-        if _is_modern(self.protocol_version):
+        if is_modern(self.protocol_version):
             return  # the SDK also hands listen-stream events here; `_listen` handles them once
         kind = type(message).__name__
         if kind == "ResourceUpdatedNotification":
@@ -443,7 +449,7 @@ class Connection:
         group = "resources" if kind == "resource templates" else kind
         if kind != "resource templates":
             self.stale_kinds.discard(group)
-        if not self.listening and _is_modern(self.protocol_version):
+        if not self.listening and is_modern(self.protocol_version):
             self._listed_early.add(group)
         return descriptors
 
@@ -453,7 +459,7 @@ class Connection:
         try:
             result = await client.call_tool(name, arguments, read_timeout_seconds=self.config.call_timeout_s)
         except asyncio.CancelledError:
-            if _cancelled_by_caller():
+            if cancelled_by_caller():
                 raise
             # The SDK can cancel a waiter whose connection is torn down under it (seen on HTTP).
             raise await self._request_failed(ConnectionError(), operation, owner) from None
@@ -474,78 +480,13 @@ class Connection:
         dumped.setdefault("isError", False)
         return dumped
 
-    async def _mapped_failure(
-        self,
-        exc: BaseException,
-        operation: str,
-        owner: asyncio.Task[None] | None,
-        codes: dict[int, tuple[str, str]],
-    ) -> SidecarError:
-        """A server's JSON-RPC error in `codes` becomes that diagnostic; anything else is classified."""
-        from mcp import MCPError
-
-        if isinstance(exc, MCPError) and exc.code in codes:
-            code, message = codes[exc.code]
-            return fail(code, operation, message, self.name)
-        if isinstance(exc, asyncio.CancelledError):
-            # The SDK can cancel a waiter whose connection is torn down under it (seen on HTTP).
-            exc = ConnectionError()
-        return await self._request_failed(exc, operation, owner)
+    # -- content and watch requests (content_requests.py, watch_requests.py) ---------------
 
     async def read_resource(self, uri: str, operation: str) -> dict[str, Any]:
-        """One `resources/read`, always on the wire (the client has no cache), whole before returning."""
-        client = await self.connect(operation)
-        owner = self._owner
-        if "resources" not in self.capabilities:
-            raise fail("resources_unsupported", operation, "The server does not offer resources.", self.name)
-        from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
-
-        codes = {
-            RESOURCE_NOT_FOUND: ("resource_not_found", "The server has no resource at that URI."),
-            INVALID_PARAMS: ("resource_not_found", "The server could not read that URI."),
-            METHOD_NOT_FOUND: ("resources_unsupported", "The server does not serve resources/read."),
-        }
-        try:
-            result = await client.read_resource(uri, cache_mode="bypass")
-        except asyncio.CancelledError as exc:
-            if _cancelled_by_caller():
-                raise
-            raise await self._mapped_failure(exc, operation, owner, codes) from None
-        except Exception as exc:
-            raise await self._mapped_failure(exc, operation, owner, codes) from None
-        dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        return dumped
+        return await content_requests.read_resource(self, uri, operation)
 
     async def get_prompt(self, name: str, arguments: dict[str, str], operation: str) -> dict[str, Any]:
-        """One `prompts/get`, whole: `{description?, messages}` as the server sent them (dumped).
-
-        A result the SDK cannot validate (a role other than user/assistant, an unknown content
-        block) is refused as `prompt_unsupported` without closing the session.
-        """
-        client = await self.connect(operation)
-        owner = self._owner
-        if "prompts" not in self.capabilities:
-            raise fail("prompt_not_found", operation, "The server does not offer prompts.", self.name)
-        import pydantic
-        from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
-
-        codes = {
-            INVALID_PARAMS: ("prompt_invalid", "The server rejected the prompt's name or arguments."),
-            METHOD_NOT_FOUND: ("prompt_not_found", "The server does not serve prompts/get."),
-        }
-        try:
-            result = await client.get_prompt(name, arguments or None)
-        except asyncio.CancelledError as exc:
-            if _cancelled_by_caller():
-                raise
-            raise await self._mapped_failure(exc, operation, owner, codes) from None
-        except pydantic.ValidationError:
-            message = "The server's prompt does not fit MCP prompt messages (role user or assistant, known content)."
-            raise fail("prompt_unsupported", operation, message, self.name) from None
-        except Exception as exc:
-            raise await self._mapped_failure(exc, operation, owner, codes) from None
-        dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        return dumped
+        return await content_requests.get_prompt(self, name, arguments, operation)
 
     async def complete(
         self,
@@ -554,156 +495,13 @@ class Connection:
         context: dict[str, str],
         operation: str,
     ) -> dict[str, Any]:
-        """`completion/complete` for one template variable or prompt argument: `{values, total?, hasMore?}`."""
-        client = await self.connect(operation)
-        owner = self._owner
-        if "completions" not in self.capabilities:
-            raise fail("completions_unsupported", operation, "The server does not offer completions.", self.name)
-        from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND, PromptReference, ResourceTemplateReference
-
-        kind, name = reference
-        ref = ResourceTemplateReference(uri=name) if kind == "template" else PromptReference(name=name)
-        codes = {
-            INVALID_PARAMS: ("completion_invalid", "The server rejected the completion request."),
-            METHOD_NOT_FOUND: ("completions_unsupported", "The server does not serve completion/complete."),
-        }
-        try:
-            result = await client.complete(
-                ref, {"name": argument[0], "value": argument[1]}, context_arguments=context or None
-            )
-        except asyncio.CancelledError as exc:
-            if _cancelled_by_caller():
-                raise
-            raise await self._mapped_failure(exc, operation, owner, codes) from None
-        except Exception as exc:
-            raise await self._mapped_failure(exc, operation, owner, codes) from None
-        completion = result.completion
-        out: dict[str, Any] = {"values": list(completion.values)}
-        if completion.total is not None:
-            out["total"] = completion.total
-        if completion.has_more is not None:
-            out["hasMore"] = completion.has_more
-        return out
-
-    # -- resource watches --------------------------------------------------------------------
+        return await content_requests.complete(self, reference, argument, context, operation)
 
     async def subscribe_resource(self, uri: str, operation: str) -> int:
-        """Ask for updates of `uri` on the negotiated protocol; returns the connection generation.
-
-        Handshake-era sessions use `resources/subscribe`; modern ones a `subscriptions/listen`
-        stream whose filter names every watched URI (replaced when the set changes).
-        """
-        client = await self.connect(operation)
-        owner = self._owner
-        generation = self.generation
-        if "resources" not in self.capabilities:
-            raise fail("resources_unsupported", operation, "The server does not offer resources.", self.name)
-        if "subscribe" not in self.capabilities:
-            raise fail(
-                "subscriptions_unsupported", operation, "The server does not offer resource subscriptions.", self.name
-            )
-        if _is_modern(self.protocol_version):
-            await self._set_watch_filter(client, self._watch_uris | {uri}, operation, owner)
-            if uri not in self._watch_uris:
-                raise fail(
-                    "subscriptions_unsupported",
-                    operation,
-                    "The server did not accept a subscription to that URI.",
-                    self.name,
-                )
-            return generation
-        from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
-
-        codes = {
-            RESOURCE_NOT_FOUND: ("resource_not_found", "The server has no resource at that URI."),
-            INVALID_PARAMS: ("resource_not_found", "The server could not subscribe to that URI."),
-            METHOD_NOT_FOUND: ("subscriptions_unsupported", "The server does not serve resources/subscribe."),
-        }
-        try:
-            await client.subscribe_resource(uri)
-        except asyncio.CancelledError as exc:
-            if _cancelled_by_caller():
-                raise
-            raise await self._mapped_failure(exc, operation, owner, codes) from None
-        except Exception as exc:
-            raise await self._mapped_failure(exc, operation, owner, codes) from None
-        return generation
+        return await watch_requests.subscribe_resource(self, uri, operation)
 
     async def unsubscribe_resource(self, uri: str, operation: str) -> None:
-        """Stop updates of `uri` on the current session (best effort: failures are the caller's to ignore)."""
-        client = self._client
-        if client is None or self.state != "connected":
-            return  # the session that held the subscription is gone, and with it the subscription
-        owner = self._owner
-        if _is_modern(self.protocol_version):
-            await self._set_watch_filter(client, self._watch_uris - {uri}, operation, owner)
-            return
-        try:
-            await client.unsubscribe_resource(uri)
-        except asyncio.CancelledError as exc:
-            if _cancelled_by_caller():
-                raise
-            raise await self._mapped_failure(exc, operation, owner, {}) from None
-        except Exception as exc:
-            raise await self._mapped_failure(exc, operation, owner, {}) from None
-
-    async def _set_watch_filter(
-        self, client: Client, uris: frozenset[str], operation: str, owner: asyncio.Task[None] | None
-    ) -> None:
-        """Replace the watch stream with one for `uris`, make before break: the new stream is
-        acknowledged before the old one closes, so no update falls between them."""
-        async with self._watch_lock:
-            if uris == self._watch_uris and (self._watch_stream is not None or not uris):
-                return
-            old = self._watch_stream
-            new: asyncio.Task[None] | None = None
-            honored: frozenset[str] = frozenset()
-            if uris:
-                acked: asyncio.Future[frozenset[str]] = asyncio.get_running_loop().create_future()
-                new = tasks.spawn(self._watch(client, uris, acked), f"mcp-watch:{self.name}")
-                try:
-                    honored = await asyncio.shield(acked)
-                except asyncio.CancelledError:
-                    new.cancel()
-                    raise
-                except Exception as exc:
-                    new.cancel()
-                    from mcp_types import METHOD_NOT_FOUND
-
-                    codes = {
-                        METHOD_NOT_FOUND: ("subscriptions_unsupported", "The server does not serve subscriptions.")
-                    }
-                    raise await self._mapped_failure(exc, operation, owner, codes) from None
-            if owner is not self._owner:
-                if new is not None:
-                    new.cancel()
-                return  # the session closed meanwhile; its streams went with it
-            self._watch_stream, self._watch_uris = new, honored
-            if old is not None:
-                old.cancel()
-                with contextlib.suppress(BaseException):
-                    await old
-
-    async def _watch(self, client: Client, uris: frozenset[str], acked: asyncio.Future[frozenset[str]]) -> None:
-        try:
-            async with client.listen(resource_subscriptions=sorted(uris)) as subscription:
-                acked.set_result(frozenset(subscription.honored.resource_subscriptions or ()))
-                async for event in subscription:
-                    uri = getattr(event, "uri", None)
-                    if type(event).__name__ == "ResourceUpdated" and isinstance(uri, str):
-                        self._on_resource_updated(self, uri)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            if not acked.done():
-                acked.set_exception(exc)
-                acked.exception()  # mark retrieved: the waiter may have gone
-                return
-            log.info("server %s: watch stream lost (%s)", self.name, type(exc).__name__)
-        if asyncio.current_task() is self._watch_stream and not self._closing:
-            # Watches are never re-established automatically: the owner of the watches is told.
-            self._watch_stream, self._watch_uris = None, frozenset()
-            self._on_watches_lost(self)
+        await watch_requests.unsubscribe_resource(self, uri, operation)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -735,98 +533,4 @@ class Connection:
         self._set_state(state, diag)
 
 
-def _cancelled_by_caller() -> bool:
-    """True when the current task itself is being cancelled, not merely handed a CancelledError."""
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
-
-
-_sdk_loaded = False
-
-
-async def load_sdk() -> None:
-    """Import the MCP SDK off the event loop (once); `initialize` never waits for it."""
-    global _sdk_loaded
-    if not _sdk_loaded:
-        await asyncio.to_thread(_import_sdk)
-        _sdk_loaded = True
-
-
-def _import_sdk() -> None:
-    import warnings
-
-    import mcp
-    import mcp.client.stdio
-    import mcp.client.streamable_http  # noqa: F401
-    from mcp.shared.exceptions import MCPDeprecationWarning
-
-    # resources/subscribe is how handshake-era servers offer watches; the SDK warns on every use.
-    warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
-
-
-def _capabilities(client: Client) -> frozenset[str]:
-    capabilities = client.server_capabilities
-    found: set[str] = set()
-    if capabilities is None:
-        return frozenset()
-    resources = getattr(capabilities, "resources", None)
-    if resources is not None:
-        found.add("resources")
-        if getattr(resources, "subscribe", None):
-            found.add("subscribe")
-    for name in ("completions", "prompts", "tools"):
-        if getattr(capabilities, name, None) is not None:
-            found.add(name)
-    return frozenset(found)
-
-
-def _is_modern(version: str | None) -> bool:
-    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
-    return version in MODERN_PROTOCOL_VERSIONS
-
-
-class _WatchedReceive:
-    """Delegates to the transport's receive stream and reports garbage and end of stream."""
-
-    def __init__(self, inner: Any, connection: Connection) -> None:
-        self._inner = inner
-        self._connection = connection
-
-    async def receive(self) -> Any:
-        import anyio
-
-        try:
-            item = await self._inner.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            self._connection._on_eof()
-            raise
-        if isinstance(item, Exception):
-            self._connection._on_garbage()
-        return item
-
-    def __aiter__(self) -> _WatchedReceive:
-        return self
-
-    async def __anext__(self) -> Any:
-        import anyio
-
-        try:
-            return await self.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    def close(self) -> None:
-        self._inner.close()
-
-    async def __aenter__(self) -> _WatchedReceive:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
+__all__ = ["Connection", "State", "load_sdk"]

@@ -1,0 +1,108 @@
+"""SDK loading and the transport stream wrapper shared by every connection."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp import Client
+
+    from mcp_sidecar.connections.connection import Connection
+
+
+def cancelled_by_caller() -> bool:
+    """True when the current task itself is being cancelled, not merely handed a CancelledError."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+_sdk_loaded = False
+
+
+async def load_sdk() -> None:
+    """Import the MCP SDK off the event loop (once); `initialize` never waits for it."""
+    global _sdk_loaded
+    if not _sdk_loaded:
+        await asyncio.to_thread(_import_sdk)
+        _sdk_loaded = True
+
+
+def _import_sdk() -> None:
+    import warnings
+
+    import mcp
+    import mcp.client.stdio
+    import mcp.client.streamable_http  # noqa: F401
+    from mcp.shared.exceptions import MCPDeprecationWarning
+
+    # resources/subscribe is how handshake-era servers offer watches; the SDK warns on every use.
+    warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+
+
+def capabilities_of(client: Client) -> frozenset[str]:
+    capabilities = client.server_capabilities
+    found: set[str] = set()
+    if capabilities is None:
+        return frozenset()
+    resources = getattr(capabilities, "resources", None)
+    if resources is not None:
+        found.add("resources")
+        if getattr(resources, "subscribe", None):
+            found.add("subscribe")
+    for name in ("completions", "prompts", "tools"):
+        if getattr(capabilities, name, None) is not None:
+            found.add(name)
+    return frozenset(found)
+
+
+def is_modern(version: str | None) -> bool:
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    return version in MODERN_PROTOCOL_VERSIONS
+
+
+class WatchedReceive:
+    """Delegates to the transport's receive stream and reports garbage and end of stream."""
+
+    def __init__(self, inner: Any, connection: Connection) -> None:
+        self._inner = inner
+        self._connection = connection
+
+    async def receive(self) -> Any:
+        import anyio
+
+        try:
+            item = await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self._connection._on_eof()
+            raise
+        if isinstance(item, Exception):
+            self._connection._on_garbage()
+        return item
+
+    def __aiter__(self) -> WatchedReceive:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def close(self) -> None:
+        self._inner.close()
+
+    async def __aenter__(self) -> WatchedReceive:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
