@@ -33,7 +33,7 @@ mkdir -p "$MCP_SIDECAR_HOME" "$WORK/ws"
 SERVERS="$ROOT/tests/fixtures/servers"
 cat >"$MCP_SIDECAR_HOME/mcp.json" <<JSON
 {"mcpServers": {
-  "basic": {"command": "$PY", "args": ["$SERVERS/basic.py", "stdio", "--resources", "--prompts"]},
+  "basic": {"command": "$PY", "args": ["$SERVERS/basic.py", "stdio", "--resources", "--prompts", "--watchable"]},
   "broken": {"command": "$PY", "args": ["$SERVERS/crash_on_start.py"]}
 }}
 JSON

@@ -118,6 +118,8 @@ async def activate(app: Sidecar, ids: tuple[str, ...], session_id: str) -> dict[
         if outcome["status"] != "not loaded" and outcome["id"] in {r["id"] for r in results}:
             continue  # `server.tool` and `mcp__server__tool` spellings of one tool
         results.append(outcome)
+    for server in sorted({tool["server"] for tool in tools}):
+        app.status_may_have_changed(server)  # the Loaded column counts active tools
     return {"session": session_id, "results": results, "tools": tools, "text": _render(results)}
 
 

@@ -292,6 +292,10 @@ class Sidecar:
         self._notify_status(conn)
 
     def _tools_fetched(self, server: str) -> None:
+        self.status_may_have_changed(server)
+
+    def status_may_have_changed(self, server: str) -> None:
+        """Send the server's status row if it differs from the last one sent (e.g. its Loaded count)."""
         conn = self.connections.get(server)
         if conn is not None:
             self._notify_status(conn)

@@ -1,5 +1,5 @@
 -- End-to-end specs: the real mcp-sidecar ($MCP_TEST_SIDECAR) with MCP_SIDECAR_HOME holding the
--- fixture servers `basic` (tests/fixtures/servers/basic.py --resources --prompts) and `broken`
+-- fixture servers `basic` (tests/fixtures/servers/basic.py --resources --prompts --watchable) and `broken`
 -- (crash_on_start.py); the cwd is a workspace whose .mcp.json defines `proj`. Tests run in order
 -- and share one sidecar, as a user's session would.
 local mcp = require("mcp_sidecar")
@@ -297,8 +297,7 @@ describe("read and prompts", function()
 end)
 
 describe("notifications", function()
-  it("shows a watch update as ↻ server · uri", function()
-    local client = vim.lsp.get_clients({ name = "mcp_sidecar" })[1]
+  it("shows a real watch update as ↻ server · uri, then the cleared watch", function()
     -- a successful command answer is echoed, not notified: capture the echo
     local echoed
     local echo = vim.api.nvim_echo
@@ -306,20 +305,34 @@ describe("notifications", function()
       echoed = chunks[1] and chunks[1][1]
       return echo(chunks, ...)
     end
-    vim.cmd("Mcp subscribe basic notes://readme")
-    local ok, answer = pcall(wait_for, function()
-      return find_note("not_supported") or find_note("not supported") or find_note("notes://readme")
-        or (echoed and echoed:find("notes://readme", 1, true) and echoed)
-    end, 15000, "subscribe answer")
+    local ok, answer = pcall(function()
+      vim.cmd("Mcp subscribe basic notes://readme")
+      return wait_for(function()
+        return find_note("notes://readme") or (echoed and echoed:find("notes://readme", 1, true) and echoed)
+      end, 15000, "subscribe answer")
+    end)
     vim.api.nvim_echo = echo
     check.truthy(ok, answer)
-    check.truthy(answer)
-    -- the sidecar cannot send the notification until watches land: deliver it as the sidecar would
-    client.handlers["mcp/resourceUpdated"](nil, { server = "basic", uri = "notes://readme" }, { method = "mcp/resourceUpdated", client_id = client.id })
+    check.eq(nil, type(answer) == "table" and answer.msg or nil, "subscribe succeeded (no error note)")
+    -- basic runs with --watchable: its touch tool makes the server announce an update of the
+    -- uri, which the sidecar turns into mcp/resourceUpdated
+    local err, result = async(function(cb)
+      mcp.call("basic.touch", { uri = "notes://readme" }, cb)
+    end)
+    check.eq(nil, err)
+    check.truthy(result)
     local note = wait_for(function()
       return find_note("↻ basic · notes://readme")
-    end, 5000, "watch note")
+    end, 10000, "watch note")
     check.eq(vim.log.levels.INFO, note.level)
+    check.truthy(State.watched["basic notes://readme"], "watch marked")
+    -- a reconnect clears the watch: mcp/watchesCleared
+    vim.cmd("Mcp reconnect basic")
+    note = wait_for(function()
+      return find_note("Watches on basic ended")
+    end, 15000, "watches cleared note")
+    check.matches("notes://readme", note.msg)
+    check.eq(nil, State.watched["basic notes://readme"], "watch forgotten")
   end)
 
   it("reports a failing server with its diagnostic and hint", function()
