@@ -66,6 +66,19 @@ function M.invoke(arguments, cb, opts)
   end)
 end
 
+--- CodeCompanion v20+ calls output callbacks as (self, stdout, meta) with meta.tools.chat;
+--- earlier versions as (self, tools, cmd, stdout) with tools.chat (or tools.agent.chat).
+local function cc_output(self, a, b, c)
+  local chat, out
+  if c ~= nil then
+    chat, out = a.chat or (a.agent and a.agent.chat), c
+  else
+    chat, out = b and b.tools and b.tools.chat, a
+  end
+  local text = type(out) == "table" and table.concat(vim.iter(out):flatten():totable(), "\n") or tostring(out)
+  chat:add_tool_output(self, text)
+end
+
 --- A CodeCompanion tool: `strategies.chat.tools.mcp_tools = { callback = require("mcp_sidecar").tools.codecompanion(), description = "..." }`.
 ---@return table
 function M.codecompanion()
@@ -73,22 +86,21 @@ function M.codecompanion()
   return lazy({
     name = "mcp_tools",
     cmds = {
-      function(_, args, _, output_handler)
+      -- CodeCompanion v20+: function(self, args, opts) with opts.output_cb;
+      -- earlier versions: function(self, args, input, output_handler).
+      function(_, args, opts_or_input, output_handler)
+        local done = type(opts_or_input) == "table" and opts_or_input.output_cb or output_handler
         M.invoke(args, function(text, is_error)
-          output_handler({ status = is_error and "error" or "success", data = text })
+          done({ status = is_error and "error" or "success", data = text })
         end)
       end,
     },
     output = {
-      success = function(self, tool, _, stdout)
-        local text = type(stdout) == "table" and table.concat(vim.iter(stdout):flatten():totable(), "\n") or tostring(stdout)
-        local chat = tool.chat or (tool.agent and tool.agent.chat)
-        chat:add_tool_output(self, text)
+      success = function(self, ...)
+        cc_output(self, ...)
       end,
-      error = function(self, tool, _, stderr)
-        local text = type(stderr) == "table" and table.concat(vim.iter(stderr):flatten():totable(), "\n") or tostring(stderr)
-        local chat = tool.chat or (tool.agent and tool.agent.chat)
-        chat:add_tool_output(self, text)
+      error = function(self, ...)
+        cc_output(self, ...)
       end,
     },
   }, function(key, def)

@@ -394,6 +394,16 @@ describe("chat integrations", function()
       return output
     end, 15000, "codecompanion output")
     check.eq("error", output.status, "basic has no count_words: the model is told")
+    -- CodeCompanion v20+ passes an opts table with output_cb instead of a fourth argument.
+    local v20
+    cc.cmds[1](cc, { query = "add numbers" }, { output_cb = function(o)
+      v20 = o
+    end })
+    wait_for(function()
+      return v20
+    end, 15000, "codecompanion v20 output")
+    check.eq("success", v20.status)
+    check.matches("basic%.add", v20.data)
   end)
 end)
 
