@@ -22,8 +22,15 @@ async def mapped_failure(
     owner: asyncio.Task[None] | None,
     codes: dict[int, tuple[str, str]],
 ) -> SidecarError:
-    """A server's JSON-RPC error in `codes` becomes that diagnostic; anything else is classified."""
+    """A server's JSON-RPC error in `codes` becomes that diagnostic; anything else is classified.
+
+    The caller's own cancellation is re-raised as it is; any other cancellation means the
+    connection was torn down under the request.
+    """
     from mcp import MCPError
+
+    if isinstance(exc, asyncio.CancelledError) and cancelled_by_caller():
+        raise exc
 
     if isinstance(exc, MCPError) and exc.code in codes:
         code, message = codes[exc.code]
@@ -49,11 +56,7 @@ async def read_resource(conn: Connection, uri: str, operation: str) -> dict[str,
     }
     try:
         result = await client.read_resource(uri, cache_mode="bypass")
-    except asyncio.CancelledError as exc:
-        if cancelled_by_caller():
-            raise
-        raise await mapped_failure(conn, exc, operation, owner, codes) from None
-    except Exception as exc:
+    except (asyncio.CancelledError, Exception) as exc:
         raise await mapped_failure(conn, exc, operation, owner, codes) from None
     dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
     return dumped
@@ -78,14 +81,10 @@ async def get_prompt(conn: Connection, name: str, arguments: dict[str, str], ope
     }
     try:
         result = await client.get_prompt(name, arguments or None)
-    except asyncio.CancelledError as exc:
-        if cancelled_by_caller():
-            raise
-        raise await mapped_failure(conn, exc, operation, owner, codes) from None
     except pydantic.ValidationError:
         message = "The server's prompt does not fit MCP prompt messages (role user or assistant, known content)."
         raise fail("prompt_unsupported", operation, message, conn.name) from None
-    except Exception as exc:
+    except (asyncio.CancelledError, Exception) as exc:
         raise await mapped_failure(conn, exc, operation, owner, codes) from None
     dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
     return dumped
@@ -115,11 +114,7 @@ async def complete(
         result = await client.complete(
             ref, {"name": argument[0], "value": argument[1]}, context_arguments=context or None
         )
-    except asyncio.CancelledError as exc:
-        if cancelled_by_caller():
-            raise
-        raise await mapped_failure(conn, exc, operation, owner, codes) from None
-    except Exception as exc:
+    except (asyncio.CancelledError, Exception) as exc:
         raise await mapped_failure(conn, exc, operation, owner, codes) from None
     completion = result.completion
     out: dict[str, Any] = {"values": list(completion.values)}

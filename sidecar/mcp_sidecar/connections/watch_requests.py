@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from mcp_sidecar import tasks
 from mcp_sidecar.connections.content_requests import RESOURCE_NOT_FOUND, mapped_failure
-from mcp_sidecar.connections.sdk_streams import cancelled_by_caller, is_modern
+from mcp_sidecar.connections.sdk_streams import is_modern
 from mcp_sidecar.protocol.errors import fail
 
 if TYPE_CHECKING:
@@ -58,11 +58,7 @@ async def subscribe_resource(conn: Connection, uri: str, operation: str) -> int:
     }
     try:
         await client.subscribe_resource(uri)
-    except asyncio.CancelledError as exc:
-        if cancelled_by_caller():
-            raise
-        raise await mapped_failure(conn, exc, operation, owner, codes) from None
-    except Exception as exc:
+    except (asyncio.CancelledError, Exception) as exc:
         raise await mapped_failure(conn, exc, operation, owner, codes) from None
     return generation
 
@@ -78,11 +74,7 @@ async def unsubscribe_resource(conn: Connection, uri: str, operation: str) -> No
         return
     try:
         await client.unsubscribe_resource(uri)
-    except asyncio.CancelledError as exc:
-        if cancelled_by_caller():
-            raise
-        raise await mapped_failure(conn, exc, operation, owner, {}) from None
-    except Exception as exc:
+    except (asyncio.CancelledError, Exception) as exc:
         raise await mapped_failure(conn, exc, operation, owner, {}) from None
 
 
