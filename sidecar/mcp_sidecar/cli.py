@@ -70,6 +70,9 @@ def _parser() -> argparse.ArgumentParser:
     prompt.add_argument("name")
     prompt.add_argument("values", nargs="*", default=[], metavar="ARG=VALUE")
     prompt.add_argument("--use", action="store_true", help="print the accepted snapshot instead of the preview")
+    from mcp_sidecar import cli_auth
+
+    cli_auth.add_parsers(sub)
     return parser
 
 
@@ -92,6 +95,12 @@ def main(argv: list[str] | None = None) -> int:
         return serve_stdio({"workspace": project or Path.cwd(), "trusted": args.trust_project})
     if args.command == "run":
         return asyncio.run(_run_line(args, project or Path.cwd()))
+    if args.command in ("login", "logout", "conformance-client"):
+        from mcp_sidecar import cli_auth
+
+        if args.command == "conformance-client":
+            return asyncio.run(cli_auth.conformance_client(args.url))
+        return asyncio.run(cli_auth.login_or_logout(args, project or Path.cwd()))
     return asyncio.run(_headless(args, project or Path.cwd()))
 
 
@@ -147,7 +156,7 @@ async def _headless(args: argparse.Namespace, project: Path) -> int:
     elif command == "get":
 
         async def run() -> Any:
-            return status.get_server(app, args.server)
+            return await status.get_server(app, args.server)
 
         text = _pretty
     elif command == "tools":

@@ -95,7 +95,9 @@ def _dispatch(protocol: JsonRPCProtocol, body: bytes, fast: Mapping[str, FastHan
     try:
         text = body.decode("utf-8")
         raw = json.loads(text)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):
+        # ValueError, not only JSONDecodeError: an integer over Python's 4,300-digit limit
+        # raises a plain ValueError, which would otherwise end the read loop and the sidecar.
         _error(protocol, None, PARSE_ERROR, "Parse error: the message is not valid UTF-8 JSON.")
         return
     if not isinstance(raw, dict):

@@ -104,6 +104,19 @@ def create_server(app_defaults: dict[str, Any] | None = None) -> tuple[SidecarSe
             trusted=_bool_option(options, "trustedWorkspace", app.trusted),
             interactive=_bool_option(options, "interactive", True),
         )
+        window = params.capabilities.window if params.capabilities else None
+        if window is not None and window.show_document is not None and window.show_document.support:
+            app.logins.open_external = _show_document
+        else:
+            app.logins.open_external = None
+
+    async def _show_document(url: str) -> bool:
+        # OAuth login: the editor opens the authorization URL in the user's browser.
+        result = await asyncio.wait_for(
+            server.window_show_document_async(lsp.ShowDocumentParams(uri=url, external=True)), 30
+        )
+        success = result.get("success") if isinstance(result, dict) else getattr(result, "success", False)
+        return bool(success)
 
     @server.feature(lsp.INITIALIZED)
     def on_initialized(params: Any) -> None:

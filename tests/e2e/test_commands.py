@@ -271,17 +271,10 @@ async def test_inspection_and_lifecycle_commands(env: Env) -> None:
     assert (await env.fails("tools nosuch"))["code"] == "server_not_found"
 
 
-@pytest.mark.parametrize(
-    ("line", "message"),
-    [
-        ("login browse", "OAuth login is not available in this version yet."),
-        ("login browse --no-browser", "OAuth login is not available in this version yet."),
-        ("logout browse", "OAuth logout is not available in this version yet."),
-    ],
-)
-async def test_later_features_answer_not_supported(env: Env, line: str, message: str) -> None:
+@pytest.mark.parametrize("line", ["login browse", "login browse --no-browser", "logout browse"])
+async def test_oauth_commands_refuse_stdio_servers(env: Env, line: str) -> None:
     diag = await env.fails(line)
-    assert (diag["code"], diag["message"]) == ("not_supported", message)
+    assert (diag["code"], diag["message"]) == ("not_supported", "OAuth applies to HTTP servers only.")
 
 
 async def test_prompt_needs_a_prompt_the_server_advertises(env: Env) -> None:

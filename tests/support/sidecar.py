@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from collections import defaultdict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,8 @@ class SidecarClient:
         self.lsp = client
         self.home = home
         self.notifications: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self.shown: list[str] = []
+        """URIs the sidecar asked to open with window/showDocument."""
 
     async def request(self, method: str, params: dict[str, Any] | None = None, timeout: float = 60) -> Any:
         return await asyncio.wait_for(self.lsp.protocol.send_request_async(method, params or {}), timeout)
@@ -94,7 +96,9 @@ async def start_sidecar(
     interactive: bool = False,
     initialize: bool = True,
     env: dict[str, str] | None = None,
+    browser: Callable[[str], Awaitable[bool]] | None = None,
 ) -> AsyncIterator[SidecarClient]:
+    """`browser`: declare `window/showDocument` support and answer it by calling browser(uri)."""
     server_env = {**os.environ, "MCP_SIDECAR_HOME": str(home), **(env or {})}
     command = [sys.executable, "-m", "mcp_sidecar", "-v", "--log-file", str(home / "sidecar.log")]
     if project is not None:
@@ -108,12 +112,28 @@ async def start_sidecar(
             sidecar.notifications[method].append(params)
 
         lsp.feature(method)(record)
+    if browser is not None:
+
+        async def show_document(params: Any) -> dict[str, bool]:
+            uri = params["uri"] if isinstance(params, dict) else params.uri
+            sidecar.shown.append(uri)
+            return {"success": await browser(uri)}
+
+        # pytest-lsp registers its own recording handler; this one plays the browser instead.
+        lsp.protocol.fm._features["window/showDocument"] = show_document
+
     try:
         if initialize:
             await asyncio.wait_for(
                 lsp.initialize_session(
                     types.InitializeParams(
-                        capabilities=types.ClientCapabilities(),
+                        capabilities=types.ClientCapabilities(
+                            window=types.WindowClientCapabilities(
+                                show_document=types.ShowDocumentClientCapabilities(support=True)
+                            )
+                            if browser is not None
+                            else None
+                        ),
                         root_uri=project.as_uri() if project else None,
                         initialization_options={"trustedWorkspace": trusted, "interactive": interactive},
                     )

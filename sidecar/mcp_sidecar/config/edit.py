@@ -215,8 +215,20 @@ def write_atomic(path: Path, text: str) -> None:
         mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:
         mode = NEW_FILE_MODE
+    _remove_abandoned_temporaries(path)
     atomic_write(path, text, mode)
     _fsync_directory(path.parent)
+
+
+def _remove_abandoned_temporaries(path: Path) -> None:
+    """Temporary copies of `path` left by a writer killed before its rename.
+
+    Called under the edit lock, so no other writer of this file is between its temporary
+    file and its rename; each copy is a whole configuration and would otherwise stay forever.
+    """
+    for leftover in path.parent.glob(f".{path.name}.*.tmp"):
+        with contextlib.suppress(OSError):
+            leftover.unlink()
 
 
 def _fsync_directory(directory: Path) -> None:

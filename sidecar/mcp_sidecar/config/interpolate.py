@@ -44,6 +44,7 @@ class ResolvedServer:
     headers: dict[str, str | SecretCommand]
     secret_values: frozenset[str] = field(default=frozenset())
     """Every value that came from the environment or a header/env field, for redaction."""
+    oauth_client_id: str | None = None
 
     def secret_commands(self) -> dict[str, str]:
         """The `!command` values still to run, by field (`env.KEY`, `headers.Name`)."""
@@ -116,4 +117,7 @@ def resolve(config: ServerConfig, workspace: Path | None, environ: Mapping[str, 
         url=url,
         headers=headers,
         secret_values=frozenset(v for v in found if len(v) >= 4),
+        oauth_client_id=(
+            _braced(config.oauth_client_id, "oauthClientId", env_source, found) if config.oauth_client_id else None
+        ),
     )

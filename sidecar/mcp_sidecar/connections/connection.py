@@ -14,7 +14,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -44,6 +44,12 @@ State = Literal["idle", "connecting", "connected", "disabled", "failed"]
 
 MAX_CATALOG_ENTRIES = 10_000
 MAX_CATALOG_BYTES = 4 * 1024 * 1024
+RETRY_FREE_FAILURES = 1
+"""Failed connection attempts retried at once by the next request; later ones back off."""
+RETRY_FIRST_DELAY_S = 1.0
+RETRY_MAX_DELAY_S = 30.0
+RETRY_STABLE_S = 10.0
+"""A connection lost within this time of connecting counts as a failed attempt (a crash loop)."""
 
 
 class Connection:
@@ -55,6 +61,7 @@ class Connection:
         on_catalog_invalidated: Callable[[Connection, str], None],
         on_resource_updated: Callable[[Connection, str], None] | None = None,
         on_watches_lost: Callable[[Connection], None] | None = None,
+        http_auth: Callable[[Connection], Awaitable[tuple[Any, str]]] | None = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -68,6 +75,9 @@ class Connection:
         self._on_catalog_invalidated = on_catalog_invalidated
         self._on_resource_updated = on_resource_updated or (lambda conn, uri: None)
         self._on_watches_lost = on_watches_lost or (lambda conn: None)
+        self._http_auth = http_auth
+        """OAuth for HTTP servers: the stored-token provider (or None) and the store's state."""
+        self.auth_state = "none"
         self.capabilities: frozenset[str] = frozenset()
         """What the server advertised on the current connection: resources, subscribe, completions, prompts."""
         self._watch_stream: asyncio.Task[None] | None = None
@@ -80,6 +90,8 @@ class Connection:
         self._ready: asyncio.Future[None] | None = None
         self._closing = False
         self._http_status: int | None = None
+        self._http_not_mcp = False
+        """An HTTP answer that was neither JSON nor an event stream (an HTML page, say)."""
         self._garbage_lines = 0
         self.tools_stale = False
         """Set by a tools/list_changed notification; the next listing must go to the server."""
@@ -91,10 +103,15 @@ class Connection:
         """True while change notifications can arrive (always on handshake-era sessions)."""
         self.generation = 0
         """Increments on every new connection, so catalogs can tell which connection made them."""
+        self._failed_attempts = 0
+        """Connection attempts failed in a row; past RETRY_FREE_FAILURES, requests wait for `_retry_at`."""
+        self._retry_at = 0.0
 
     # -- state -------------------------------------------------------------------------------
 
     def _set_state(self, state: State, diag: Diagnostic | None = None) -> None:
+        if state == "failed" and self.state in ("connecting", "connected"):
+            self._count_failure()
         changed = state != self.state or diag != self.last_diagnostic
         self.state = state
         if diag is not None or state in ("connected", "idle", "disabled"):
@@ -102,12 +119,24 @@ class Connection:
         if changed:
             self._on_change(self)
 
+    def _count_failure(self) -> None:
+        """An attempt that failed, or a connection lost soon after it was made, delays the next one."""
+        if self.state == "connected" and time.time() - (self.connected_at or 0) >= RETRY_STABLE_S:
+            self._failed_attempts = 0  # it worked for a while: this is a new failure, not a loop
+            return
+        self._failed_attempts += 1
+        backoff = self._failed_attempts - RETRY_FREE_FAILURES
+        delay = min(RETRY_MAX_DELAY_S, RETRY_FIRST_DELAY_S * 2 ** (backoff - 1)) if backoff > 0 else 0.0
+        self._retry_at = time.monotonic() + delay
+
     def _ctx(self, operation: str, connecting: bool = False) -> FailureContext:
         return FailureContext(
             operation=operation,
             server=self.name,
             http_status=self._http_status,
+            http_not_mcp=self._http_not_mcp,
             garbage_lines=self._garbage_lines,
+            auth_state=self.auth_state,
             connecting=connecting,
         )
 
@@ -119,6 +148,7 @@ class Connection:
             raise fail("server_disabled", operation, "The server is disabled.", self.name)
         if self._client is not None and self.state == "connected":
             return self._client
+        self._check_backoff(operation)
         if self._ready is None or self._ready.done():
             # The SDK import costs seconds on a cold process; it must not eat into timeoutMs.
             await load_sdk()
@@ -141,6 +171,7 @@ class Connection:
         self._stop = asyncio.Event()
         self._ready = asyncio.get_running_loop().create_future()
         self._http_status = None
+        self._http_not_mcp = False
         self._garbage_lines = 0
         self._set_state("connecting")
         self._owner = tasks.spawn(self._own(operation, self._ready, self._stop), f"mcp-connection:{self.name}")
@@ -157,6 +188,18 @@ class Connection:
                 self._fail_ready(ready, error)
         except BaseException:
             return  # the attempt failed on its own; _own reported it
+
+    def _check_backoff(self, operation: str) -> None:
+        """A server failing to connect again and again is not restarted by every request.
+
+        Editors ask on every keystroke (discovery) and scripts in loops; without a pause each
+        request would start another doomed process. An explicit reconnect or reload retries at once.
+        """
+        if self.state != "failed" or self._failed_attempts <= RETRY_FREE_FAILURES or self.last_diagnostic is None:
+            return
+        if time.monotonic() < self._retry_at:
+            # The same diagnostic as the attempt that failed: nothing new is known.
+            raise fail(self.last_diagnostic.code, operation, self.last_diagnostic.message, self.name)
 
     def _fail_ready(self, ready: asyncio.Future[None], error: SidecarError) -> None:
         if not ready.done():
@@ -281,12 +324,26 @@ class Connection:
         assert resolved.url is not None
         headers = {k: v for k, v in resolved.headers.items() if isinstance(v, str)}
 
+        endpoint = httpx2.URL(resolved.url)
+
         async def record_status(response: httpx2.Response) -> None:
             if response.status_code >= 400:
                 self._http_status = response.status_code
+            elif response.request.url != endpoint:
+                return  # OAuth metadata and token requests share this client
+            elif response.status_code >= 300:  # redirects are not followed
+                self._http_status = response.status_code
+            else:
+                if self._http_status in (401, 403):
+                    self._http_status = None  # cured (a refreshed token): later failures are not about auth
+                if response.status_code != 202 and response.request.method == "POST":
+                    kind = response.headers.get("content-type", "").lower()
+                    self._http_not_mcp = not kind.startswith(("application/json", "text/event-stream"))
 
+        auth, self.auth_state = await self._http_auth(self) if self._http_auth is not None else (None, "none")
         timeout = self.config.request_timeout_s
         http = httpx2.AsyncClient(
+            auth=auth,
             headers=headers,
             timeout=httpx2.Timeout(timeout, read=max(timeout, 300.0)),
             event_hooks={"response": [record_status]},
@@ -530,6 +587,7 @@ class Connection:
             self._ready = None
         if state is None:
             state = "disabled" if self.config.disabled else "idle"
+            self._failed_attempts = 0  # an explicit close (reconnect, reload) retries at once
         self._set_state(state, diag)
 
 

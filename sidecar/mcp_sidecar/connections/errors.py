@@ -21,6 +21,10 @@ class FailureContext:
     http_status: int | None = None
     garbage_lines: int = 0
     connecting: bool = False
+    http_not_mcp: bool = False
+    """An HTTP answer was neither JSON nor an event stream."""
+    auth_state: str = "none"
+    """OAuth: `tokens` (stored tokens were sent), `none`, or `unavailable` (the keyring failed)."""
 
 
 def leaves(exc: BaseException) -> list[BaseException]:
@@ -44,10 +48,24 @@ def classify(exc: BaseException, ctx: FailureContext) -> SidecarError:
     return _classify_leaf(candidates[0], ctx)
 
 
+def _unauthorized(ctx: FailureContext) -> SidecarError:
+    op, server = ctx.operation, ctx.server
+    if ctx.auth_state == "unavailable":
+        return fail(
+            "credential_store_unavailable",
+            op,
+            "The server requires authentication and the OS keyring holding its tokens is not available.",
+            server,
+        )
+    if ctx.auth_state == "tokens":
+        return fail("authentication_required", op, "The server refused the stored OAuth tokens; log in again.", server)
+    return fail("authentication_required", op, "The server requires authentication.", server)
+
+
 def _classify_leaf(exc: BaseException, ctx: FailureContext) -> SidecarError:
     op, server = ctx.operation, ctx.server
     if ctx.http_status in (401,):
-        return fail("authentication_required", op, "The server requires authentication.", server)
+        return _unauthorized(ctx)
     if ctx.http_status == 403:
         return fail("permission_denied", op, "The server denied access.", server)
     if isinstance(exc, SidecarError):
@@ -91,6 +109,13 @@ def _classify_leaf(exc: BaseException, ctx: FailureContext) -> SidecarError:
             if ctx.connecting and ctx.http_status == 404:
                 return fail("connection_failed", op, "The server's endpoint was not found (HTTP 404).", server)
             return fail("protocol_error", op, "The server does not support this MCP request.", server)
+        # The SDK answers an unfollowed redirect and a body that is not MCP with INVALID_REQUEST.
+        if code == INVALID_REQUEST and ctx.http_status is not None and 300 <= ctx.http_status < 400:
+            return fail(
+                "connection_failed", op, f"The server redirected (HTTP {ctx.http_status}); use the final URL.", server
+            )
+        if code == INVALID_REQUEST and ctx.http_not_mcp:
+            return fail("protocol_error", op, "The server answered with something other than MCP JSON.", server)
         if code == INVALID_REQUEST and not ctx.connecting:
             return fail("connection_failed", op, "The server ended the session.", server)
         if code == INTERNAL_ERROR and ctx.http_status is not None and ctx.http_status >= 400:
@@ -110,7 +135,7 @@ def _classify_leaf(exc: BaseException, ctx: FailureContext) -> SidecarError:
     if isinstance(exc, httpx2.HTTPStatusError):
         status = exc.response.status_code
         if status == 401:
-            return fail("authentication_required", op, "The server requires authentication.", server)
+            return _unauthorized(ctx)
         if status == 403:
             return fail("permission_denied", op, "The server denied access.", server)
         return fail("connection_failed", op, f"The server answered HTTP {status}.", server)

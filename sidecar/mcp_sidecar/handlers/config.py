@@ -40,7 +40,12 @@ def config_handlers(app: Sidecar) -> dict[str, Handler]:
         p = config_params.parse_config_import("import", raw)
         return await config_edits.import_servers(app, p.file, p.scope, p.select, p.confirm, p.replace)
 
+    @guarded("setTrusted")
+    async def on_set_trusted(raw: Any) -> Any:
+        return await config_edits.set_trusted(app, config_params.parse_set_trusted("setTrusted", raw))
+
     return {
+        methods.WORKSPACE_SET_TRUSTED: on_set_trusted,
         methods.COMMAND: on_command,
         methods.CONFIG_ADD: on_add,
         methods.CONFIG_REMOVE: on_remove,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp_sidecar.handlers.auth import auth_handlers
 from mcp_sidecar.handlers.base import Handler, guarded
 from mcp_sidecar.handlers.config import config_handlers
 from mcp_sidecar.handlers.prompts import prompt_handlers
@@ -21,7 +22,7 @@ def request_handlers(app: Sidecar) -> dict[str, Handler]:
 
     @guarded("get")
     async def on_get(raw: Any) -> Any:
-        return status.get_server(app, params.parse_server("get", raw).server)
+        return await status.get_server(app, params.parse_server("get", raw).server)
 
     @guarded("tools")
     async def on_tools(raw: Any) -> Any:
@@ -83,6 +84,7 @@ def request_handlers(app: Sidecar) -> dict[str, Handler]:
         methods.MODEL_TOOL_DEFINITION: on_model_tool_definition,
         methods.MODEL_TOOL_INVOKE: on_model_tool_invoke,
         **config_handlers(app),
+        **auth_handlers(app),
         **resource_handlers(app),
         **prompt_handlers(app),
     }

@@ -116,3 +116,39 @@ def parse_config_import(operation: str, params: Any) -> ConfigImportParams:
         confirm=_bool(operation, p, "confirm", False),
         replace=_bool(operation, p, "replace", False),
     )
+
+
+def parse_set_trusted(operation: str, params: Any) -> bool:
+    return _bool(operation, _object(operation, params), "trusted")
+
+
+@dataclass(frozen=True, slots=True)
+class LoginParams:
+    server: str
+    no_browser: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CompleteLoginParams:
+    login_id: str
+    callback_url: str
+
+
+MAX_CALLBACK_URL_CHARS = 8192
+
+
+def parse_login(operation: str, params: Any) -> LoginParams:
+    p = _object(operation, params)
+    return LoginParams(server=_required(operation, p, "server"), no_browser=_bool(operation, p, "noBrowser", False))
+
+
+def parse_complete_login(operation: str, params: Any) -> CompleteLoginParams:
+    p = _object(operation, params)
+    url = _required(operation, p, "callbackUrl")
+    if len(url) > MAX_CALLBACK_URL_CHARS:
+        raise invalid_params(operation, f"`callbackUrl` must be at most {MAX_CALLBACK_URL_CHARS} characters.")
+    return CompleteLoginParams(login_id=_required(operation, p, "loginId"), callback_url=url)
+
+
+def parse_logout(operation: str, params: Any) -> str:
+    return _required(operation, _object(operation, params), "server")

@@ -70,6 +70,7 @@ HINTS: dict[str, str] = {
     "prompt_unsupported": "Only text and embedded text resources in user or assistant messages can be previewed.",
     "prompt_too_large": "Prompts are refused whole, never truncated; use shorter arguments or another prompt.",
     "preview_not_found": "Preview the prompt again: a preview is used once; discard, reload and disconnection end it.",
+    "login_not_found": "Start the login again (mcp login <server> --no-browser); a pending login lasts 10 minutes.",
     "interactive_required": (
         "Watches need an interactive client: editors send initializationOptions.interactive = true; "
         "scripts read the resource when needed instead."

@@ -25,6 +25,10 @@ CONFIG_REMOVE = "mcp/config/remove"
 CONFIG_SET_ENABLED = "mcp/config/setEnabled"
 CONFIG_RELOAD = "mcp/config/reload"
 CONFIG_IMPORT = "mcp/config/import"
+WORKSPACE_SET_TRUSTED = "mcp/workspace/setTrusted"
+AUTH_LOGIN = "mcp/auth/login"
+AUTH_COMPLETE_LOGIN = "mcp/auth/completeLogin"
+AUTH_LOGOUT = "mcp/auth/logout"
 READ = "mcp/read"
 COMPLETE = "mcp/complete"
 RESOURCE_SUBSCRIBE = "mcp/resource/subscribe"
@@ -55,6 +59,10 @@ REQUESTS: tuple[str, ...] = (
     CONFIG_SET_ENABLED,
     CONFIG_RELOAD,
     CONFIG_IMPORT,
+    WORKSPACE_SET_TRUSTED,
+    AUTH_LOGIN,
+    AUTH_COMPLETE_LOGIN,
+    AUTH_LOGOUT,
     READ,
     COMPLETE,
     RESOURCE_SUBSCRIBE,

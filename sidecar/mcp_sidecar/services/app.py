@@ -22,6 +22,8 @@ from mcp_sidecar.config.validate import ConfigProblems
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.protocol import methods
 from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, diagnostic, fail
+from mcp_sidecar.services import auth
+from mcp_sidecar.services.auth import Logins
 from mcp_sidecar.services.catalogs import Catalogs, Group
 from mcp_sidecar.services.config_watch import ConfigWatcher, Signature, signature
 from mcp_sidecar.services.prompts import Previews
@@ -103,6 +105,8 @@ class Sidecar:
         )
         self.watches = Watches(notify)
         self.previews = Previews()
+        self.logins = Logins()
+        """OAuth: the credential store, how to open a URL, logins waiting for a pasted callback."""
         """Pending prompt previews: a configuration reload or their server's disconnection ends them."""
         self._sent_rows: dict[str, dict[str, Any]] = {}
         self._loaded = False
@@ -219,6 +223,7 @@ class Sidecar:
                     self._catalog_invalidated,
                     self._resource_updated,
                     self._watches_lost,
+                    self._http_auth,
                 )
                 self.catalogs.forget(name)
         removed: list[str] = []
@@ -278,6 +283,9 @@ class Sidecar:
                 )
             raise fail("server_not_found", operation, f"No server named {name!r} is configured.", name)
         return conn
+
+    async def _http_auth(self, conn: Connection) -> tuple[Any, str]:
+        return await auth.connection_auth(self, conn)
 
     def _connection_changed(self, conn: Connection) -> None:
         if self.connections.get(conn.name) is not conn:

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.config.edit import EditScope
 from mcp_sidecar.output import command_text, render
-from mcp_sidecar.protocol.errors import command_invalid, fail
-from mcp_sidecar.services import config_edits, prompts, status
+from mcp_sidecar.protocol.errors import command_invalid
+from mcp_sidecar.services import auth, config_edits, prompts, status
 from mcp_sidecar.services.command_line import CommandLineError, ParsedCommand, parse_line, usage_of
 
 if TYPE_CHECKING:
@@ -21,18 +21,13 @@ if TYPE_CHECKING:
 Outcome = tuple[Any, str]
 Runner = Callable[["Sidecar", ParsedCommand], Awaitable[Outcome]]
 
-_LATER = {
-    "login": "OAuth login is not available in this version yet.",
-    "logout": "OAuth logout is not available in this version yet.",
-}
-
 
 async def run_line(app: Sidecar, line: str) -> dict[str, Any]:
     try:
         parsed = parse_line(line)
     except CommandLineError as exc:
         raise command_invalid("command", exc.message, exc.usage) from None
-    data, text = await _RUNNERS.get(parsed.name, _later)(app, parsed)
+    data, text = await _RUNNERS[parsed.name](app, parsed)
     return {"command": parsed.name, "data": data, "text": text}
 
 
@@ -51,7 +46,7 @@ async def _list(app: Sidecar, parsed: ParsedCommand) -> Outcome:
 
 
 async def _get(app: Sidecar, parsed: ParsedCommand) -> Outcome:
-    result = status.get_server(app, _server(parsed))
+    result = await status.get_server(app, _server(parsed))
     return result, command_text.server_details(result)
 
 
@@ -132,16 +127,19 @@ async def _prompt(app: Sidecar, parsed: ParsedCommand) -> Outcome:
     return result, text
 
 
+async def _login(app: Sidecar, parsed: ParsedCommand) -> Outcome:
+    result = await auth.login(app, _server(parsed), parsed.no_browser)
+    return result, result["text"]
+
+
+async def _logout(app: Sidecar, parsed: ParsedCommand) -> Outcome:
+    result = await auth.logout(app, _server(parsed))
+    return result, result["text"]
+
+
 async def _help(app: Sidecar, parsed: ParsedCommand) -> Outcome:
     text = usage_of(parsed.topic)
     return {"usage": text}, text
-
-
-async def _later(app: Sidecar, parsed: ParsedCommand) -> Outcome:
-    """Commands whose feature arrives later: a clear diagnostic, after checking the server exists."""
-    if parsed.server is not None:
-        app.connection(parsed.server, parsed.name)
-    raise fail("not_supported", parsed.name, _LATER[parsed.name], parsed.server)
 
 
 _RUNNERS: dict[str, Runner] = {
@@ -161,4 +159,6 @@ _RUNNERS: dict[str, Runner] = {
     "subscribe": _subscribe,
     "unsubscribe": _unsubscribe,
     "subscriptions": _subscriptions,
+    "login": _login,
+    "logout": _logout,
 }

@@ -220,6 +220,13 @@ async def reload(app: Sidecar) -> dict[str, Any]:
     return summary.to_json()
 
 
+async def set_trusted(app: Sidecar, trusted: bool) -> dict[str, Any]:
+    """The editor granted (or withdrew) workspace trust: the project file is read, or dropped, now."""
+    app.trusted = trusted
+    summary = await app.reload()
+    return summary.to_json()
+
+
 # -- imports -----------------------------------------------------------------------------------
 
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.catalog.tools import tool_view
 from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.services import auth
 
 if TYPE_CHECKING:
     from mcp_sidecar.services.app import Sidecar
@@ -60,7 +61,7 @@ def _hidden_map(values: dict[str, str]) -> dict[str, str]:
     return dict.fromkeys(values, HIDDEN)
 
 
-def get_server(app: Sidecar, name: str) -> dict[str, Any]:
+async def get_server(app: Sidecar, name: str) -> dict[str, Any]:
     conn = app.connection(name, "get")
     config = conn.config
     connection: dict[str, Any]
@@ -76,6 +77,7 @@ def get_server(app: Sidecar, name: str) -> dict[str, Any]:
     has_auth_header = any(k.lower() == "authorization" for k in config.headers)
     credentials = "externally managed" if (config.env or config.headers) else "none"
     shadowed = app.config.shadowed.get(name) if app.config else None
+    stored = await auth.credentials_status(app, conn)
     return {
         "name": name,
         "scope": config.scope,
@@ -93,7 +95,8 @@ def get_server(app: Sidecar, name: str) -> dict[str, Any]:
         "authentication": {
             "kind": "header" if has_auth_header else ("oauth" if config.transport == "http" else "none"),
             "credentials": credentials,
-            "tokensStored": None,
+            "tokensStored": stored["tokensStored"],
+            "credentialStore": stored["store"],
         },
         "status": status_row(app, conn),
     }

@@ -167,10 +167,39 @@ function M.execute(line, cb)
     else
       M.after_edit(root, result)
       M.show(result.text or "", result.command)
+      if result.command == "login" and result.data and result.data.status == "pending" then
+        return M.complete_login(result.data, cb)
+      end
     end
     if cb then
       cb(err, result)
     end
+  end)
+end
+
+--- The no-browser login: ask for the address the browser was sent to, then finish the login.
+---@param pending {loginId: string, redirectUri: string}
+---@param cb? fun(err: mcp_sidecar.Error?, result: table?)
+function M.complete_login(pending, cb)
+  vim.ui.input({ prompt = "Paste the callback address (" .. pending.redirectUri .. "...): " }, function(pasted)
+    if not pasted or vim.trim(pasted) == "" then
+      notify("Login not completed (nothing pasted)", vim.log.levels.WARN)
+      return cb and cb(nil, nil)
+    end
+    Client.request(P.m.auth_complete_login, {
+      loginId = pending.loginId,
+      callbackUrl = vim.trim(pasted),
+    }, function(err, result)
+      if err then
+        notify(Client.format_error(err), vim.log.levels.ERROR)
+      else
+        notify(result.text or "Logged in")
+        State.changed()
+      end
+      if cb then
+        cb(err, result)
+      end
+    end)
   end)
 end
 

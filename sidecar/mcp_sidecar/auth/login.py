@@ -1,0 +1,228 @@
+"""Login, logout and the stored-token provider for connections: the SDK side of OAuth.
+
+`run_login` drives one fresh authorization by opening an MCP session with the login-mode
+provider (the SDK runs OAuth inside the first request that gets a 401). What it needs from
+the outside (how to open a URL, where the callback comes from) is passed in, so the
+JSON-RPC method, the CLI and the conformance client share this code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx2
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthMetadata
+
+from mcp_sidecar.auth.provider import (
+    RecordStorage,
+    SidecarOAuth,
+    callback_uri,
+    record_after_login,
+)
+from mcp_sidecar.auth.store import CredentialRecord, CredentialStore, account_of
+from mcp_sidecar.auth.urls import OAuthUrlRefused, require_allowed
+
+log = logging.getLogger(__name__)
+
+REVOCATION_TIME_LIMIT_S = 5.0
+
+
+class CallbackInvalid(Exception):
+    """The pasted address is not a callback of this login."""
+
+
+class AuthorizationDenied(Exception):
+    """The authorization server redirected back with an OAuth `error`."""
+
+
+class LoginNotNeeded(Exception):
+    """The server answered without asking for authentication."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoginTarget:
+    server: str
+    url: str
+    client_id: str | None
+    scopes: tuple[str, ...] | None
+    port: int
+    headers: dict[str, str]
+    protocol: str
+    timeout_s: float
+
+    @property
+    def account(self) -> str:
+        return account_of(self.server, self.url, self.client_id)
+
+    @property
+    def redirect_uri(self) -> str:
+        return callback_uri(self.port)
+
+
+def parse_callback(url: str, redirect_uri: str) -> AuthorizationCodeResult:
+    """The code, state and issuer from a callback address; it must be this login's redirect URI."""
+    try:
+        got, want = urlsplit(url.strip()), urlsplit(redirect_uri)
+        same = (got.scheme, got.hostname, got.port, got.path) == (want.scheme, want.hostname, want.port, want.path)
+    except ValueError:
+        raise CallbackInvalid() from None
+    if not same:
+        raise CallbackInvalid()
+    query = parse_qs(got.query)
+    if "error" in query:
+        raise AuthorizationDenied()
+    code, state = query.get("code", [""])[0], query.get("state", [None])[0]
+    if not code or not state:
+        raise CallbackInvalid()
+    return AuthorizationCodeResult(code=code, state=state, iss=query.get("iss", [None])[0])
+
+
+async def run_login(
+    target: LoginTarget,
+    store: CredentialStore,
+    redirect: Callable[[str], Awaitable[None]],
+    callback: Callable[[], Awaitable[AuthorizationCodeResult]],
+) -> CredentialRecord:
+    """One fresh authorization; returns the stored record. Raises the flow's exceptions."""
+    from mcp import Client
+
+    from mcp_sidecar.connections.sdk_streams import load_sdk
+
+    await load_sdk()
+    from mcp.client.streamable_http import streamable_http_client
+
+    record = await store.load(target.account) or CredentialRecord(
+        server=target.server, url=target.url, configured_client_id=target.client_id
+    )
+
+    step_up = set((record.step_up_scope or "").split())
+    registered = set(str((record.client_info or {}).get("scope") or "").split())
+    if step_up and target.client_id is None and record.client_info and not step_up <= registered:
+        record.client_info = None  # registered for fewer scopes than this login asks for: register again
+
+    async def checked_redirect(authorization_url: str) -> None:
+        require_allowed(authorization_url, "the authorization URL")
+        await redirect(authorization_url)
+
+    storage = RecordStorage(
+        store,
+        target.account,
+        record,
+        pre_registered=target.client_id,
+        redirect_uri=target.redirect_uri,
+        with_tokens=False,
+    )
+    provider = SidecarOAuth(
+        target.url,
+        storage,
+        target.port,
+        login=True,
+        configured_scopes=target.scopes,
+        redirect_handler=checked_redirect,
+        callback_handler=callback,
+    )
+    http = httpx2.AsyncClient(
+        auth=provider,
+        headers=target.headers,
+        timeout=httpx2.Timeout(target.timeout_s),
+        follow_redirects=False,
+    )
+    try:
+        async with Client(streamable_http_client(target.url, http_client=http), mode=target.protocol):
+            pass
+    finally:
+        await http.aclose()
+    if not storage.tokens_set:
+        raise LoginNotNeeded()
+    final = record_after_login(provider)
+    await store.save(target.account, final)
+    return final
+
+
+async def revoke(record: CredentialRecord) -> str:
+    """RFC 7009 revocation of a removed record's tokens: accepted, unsupported or unconfirmed."""
+    metadata: OAuthMetadata | None = None
+    if record.oauth_metadata:
+        try:
+            metadata = OAuthMetadata.model_validate(record.oauth_metadata)
+        except ValueError:
+            metadata = None
+    endpoint = str(metadata.revocation_endpoint) if metadata and metadata.revocation_endpoint else None
+    if endpoint is None:
+        return "unsupported"
+    try:
+        require_allowed(endpoint, "the revocation endpoint")
+    except OAuthUrlRefused:
+        return "unconfirmed"
+    tokens = record.tokens or {}
+    client: OAuthClientInformationFull | None = None
+    if record.client_info:
+        try:
+            client = OAuthClientInformationFull.model_validate(record.client_info)
+        except ValueError:
+            client = None
+    pairs = [(tokens.get("refresh_token"), "refresh_token"), (tokens.get("access_token"), "access_token")]
+    wanted = [(t, hint) for t, hint in pairs if isinstance(t, str) and t]
+    if not wanted:
+        return "accepted"
+
+    async def post_all() -> bool:
+        async with httpx2.AsyncClient(timeout=REVOCATION_TIME_LIMIT_S, follow_redirects=False) as http:
+            ok = True
+            for token, hint in wanted:
+                data: dict[str, Any] = {"token": token, "token_type_hint": hint}
+                auth: Any = None
+                if client is not None:
+                    data["client_id"] = client.client_id
+                    if client.client_secret and client.token_endpoint_auth_method == "client_secret_basic":
+                        auth = httpx2.BasicAuth(client.client_id, client.client_secret)
+                    elif client.client_secret:
+                        data["client_secret"] = client.client_secret
+                response = await http.post(endpoint, data=data, auth=auth)
+                log.debug("revocation answered HTTP %d", response.status_code)
+                ok = ok and response.status_code == 200
+            return ok
+
+    try:
+        accepted = await asyncio.wait_for(post_all(), REVOCATION_TIME_LIMIT_S)
+    except Exception as exc:
+        log.info("revocation unconfirmed: %s", type(exc).__name__)
+        return "unconfirmed"
+    return "accepted" if accepted else "unconfirmed"
+
+
+async def stored_provider(
+    target: LoginTarget,
+    store: CredentialStore,
+    on_step_up: Callable[[str], Awaitable[None]],
+) -> tuple[SidecarOAuth | None, CredentialRecord | None]:
+    """The provider a connection uses, or None when no tokens are stored (raises when the store fails)."""
+    record = await store.load(target.account)
+    if record is None or not record.has_tokens:
+        return None, record
+    storage = RecordStorage(
+        store,
+        target.account,
+        record,
+        pre_registered=target.client_id,
+        redirect_uri=target.redirect_uri,
+        with_tokens=True,
+    )
+    return SidecarOAuth(target.url, storage, target.port, login=False, on_step_up=on_step_up), record
+
+
+__all__ = [
+    "AuthorizationDenied",
+    "CallbackInvalid",
+    "LoginNotNeeded",
+    "LoginTarget",
+    "parse_callback",
+    "revoke",
+    "run_login",
+    "stored_provider",
+]

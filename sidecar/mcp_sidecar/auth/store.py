@@ -1,0 +1,204 @@
+"""OAuth credentials in the OS keyring, and nowhere else.
+
+One keyring entry per (server name, server URL, client id): a JSON record holding the
+client registration, the tokens, the issuer they belong to and the metadata needed to
+refresh and revoke them. There is no plaintext fallback: when no keyring backend works,
+every operation raises `CredentialStoreUnavailable` and nothing is written anywhere.
+
+`keyring` talks to D-Bus synchronously (and a locked collection can block), so every call
+runs in a worker thread with a time limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+SERVICE = "mcp-sidecar"
+RECORD_VERSION = 1
+STORE_TIME_LIMIT_S = 10.0
+MAX_REMEMBERED_SCOPES = 100
+
+
+class CredentialStoreUnavailable(Exception):
+    """No usable OS keyring (missing, locked, or not answering in time)."""
+
+
+def account_of(server: str, url: str, client_id: str | None) -> str:
+    """The keyring account name: server name, server URL and client id (`dynamic` for DCR)."""
+    return json.dumps([server, url, client_id or "dynamic"], separators=(",", ":"))
+
+
+@dataclass(slots=True)
+class CredentialRecord:
+    """What one login leaves behind. `tokens`/`client_info` are the SDK models' JSON dumps."""
+
+    server: str
+    url: str
+    configured_client_id: str | None
+    issuer: str | None = None
+    client_info: dict[str, Any] | None = None
+    tokens: dict[str, Any] | None = None
+    expires_at: float | None = None
+    oauth_metadata: dict[str, Any] | None = None
+    resource_metadata: dict[str, Any] | None = None
+    step_up_scope: str | None = None
+    """A scope a tool call was refused for (403 insufficient_scope): the next login asks for it too."""
+    stored_at: float = field(default_factory=time.time)
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "version": RECORD_VERSION,
+                "server": self.server,
+                "url": self.url,
+                "configuredClientId": self.configured_client_id,
+                "issuer": self.issuer,
+                "clientInfo": self.client_info,
+                "tokens": self.tokens,
+                "expiresAt": self.expires_at,
+                "oauthMetadata": self.oauth_metadata,
+                "resourceMetadata": self.resource_metadata,
+                "stepUpScope": self.step_up_scope,
+                "storedAt": self.stored_at,
+            },
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> CredentialRecord | None:
+        try:
+            raw = json.loads(text)
+        except ValueError:
+            return None
+        if not isinstance(raw, dict) or raw.get("version") != RECORD_VERSION:
+            return None
+        server, url = raw.get("server"), raw.get("url")
+        if not isinstance(server, str) or not isinstance(url, str):
+            return None
+
+        def obj(key: str) -> dict[str, Any] | None:
+            value = raw.get(key)
+            return value if isinstance(value, dict) else None
+
+        def text_or_none(key: str) -> str | None:
+            value = raw.get(key)
+            return value if isinstance(value, str) else None
+
+        expires = raw.get("expiresAt")
+        stored = raw.get("storedAt")
+        return cls(
+            server=server,
+            url=url,
+            configured_client_id=text_or_none("configuredClientId"),
+            issuer=text_or_none("issuer"),
+            client_info=obj("clientInfo"),
+            tokens=obj("tokens"),
+            expires_at=float(expires) if isinstance(expires, int | float) else None,
+            oauth_metadata=obj("oauthMetadata"),
+            resource_metadata=obj("resourceMetadata"),
+            step_up_scope=text_or_none("stepUpScope"),
+            stored_at=float(stored) if isinstance(stored, int | float) else time.time(),
+        )
+
+    @property
+    def has_tokens(self) -> bool:
+        return bool(self.tokens and self.tokens.get("access_token"))
+
+
+class CredentialStore:
+    """Async access to the keyring; one instance per sidecar."""
+
+    def __init__(self, service: str = SERVICE) -> None:
+        self.service = service
+        self._lock = asyncio.Lock()
+
+    async def _call(self, fn: Any, *args: Any) -> Any:
+        try:
+            return await asyncio.wait_for(asyncio.to_thread(fn, *args), STORE_TIME_LIMIT_S)
+        except TimeoutError:
+            raise CredentialStoreUnavailable("the keyring did not answer in time") from None
+        except CredentialStoreUnavailable:
+            raise
+        except Exception as exc:
+            # KeyringError (no backend, locked, D-Bus failures) and the backends' own errors.
+            log.info("credential store unavailable: %s", type(exc).__name__)
+            raise CredentialStoreUnavailable(type(exc).__name__) from None
+
+    def _keyring(self) -> Any:
+        import keyring
+        from keyring.backends import fail
+
+        backend = keyring.get_keyring()
+        if isinstance(backend, fail.Keyring):
+            raise CredentialStoreUnavailable("no keyring backend")
+        if type(backend).__module__.startswith("keyrings.alt"):
+            # Plaintext or weakly encrypted files: not a credential store for tokens.
+            raise CredentialStoreUnavailable("only a file-based keyring backend is available")
+        return keyring
+
+    def _get(self, account: str) -> str | None:
+        value = self._keyring().get_password(self.service, account)
+        return value if isinstance(value, str) else None
+
+    def _set(self, account: str, value: str) -> None:
+        self._keyring().set_password(self.service, account, value)
+
+    def _delete(self, account: str) -> bool:
+        import keyring.errors
+
+        try:
+            self._keyring().delete_password(self.service, account)
+        except keyring.errors.PasswordDeleteError:
+            return False
+        return True
+
+    async def load(self, account: str) -> CredentialRecord | None:
+        text = await self._call(self._get, account)
+        return CredentialRecord.from_json(text) if text else None
+
+    async def save(self, account: str, record: CredentialRecord) -> None:
+        async with self._lock:
+            record.stored_at = time.time()
+            await self._call(self._set, account, record.to_json())
+
+    async def delete(self, account: str) -> bool:
+        async with self._lock:
+            return bool(await self._call(self._delete, account))
+
+    async def probe(self) -> None:
+        """Raise CredentialStoreUnavailable unless the keyring answers a read."""
+        await self._call(self._get, "probe")
+
+
+class MemoryBackedStore(CredentialStore):
+    """Credentials kept in this process only: for throwaway runs (the conformance client)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._values: dict[str, str] = {}
+
+    def _get(self, account: str) -> str | None:
+        return self._values.get(account)
+
+    def _set(self, account: str, value: str) -> None:
+        self._values[account] = value
+
+    def _delete(self, account: str) -> bool:
+        return self._values.pop(account, None) is not None
+
+
+__all__ = [
+    "MAX_REMEMBERED_SCOPES",
+    "CredentialRecord",
+    "CredentialStore",
+    "CredentialStoreUnavailable",
+    "MemoryBackedStore",
+    "account_of",
+]

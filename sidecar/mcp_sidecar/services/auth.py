@@ -1,0 +1,425 @@
+"""`mcp/auth/*` and the OAuth side of connections: targets, pending logins, diagnostics.
+
+The OAuth mechanics live in `auth/` (imported lazily: the SDK's OAuth client and `keyring`
+are not on the start-up path). Every failure becomes a diagnostic here, with messages
+chosen by exception type, never copied from an exception or an HTTP answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mcp_sidecar import tasks
+from mcp_sidecar.config.interpolate import MissingVariable, resolve
+from mcp_sidecar.config.model import DEFAULT_OAUTH_CALLBACK_PORT
+from mcp_sidecar.connections.errors import leaves
+from mcp_sidecar.protocol.errors import SidecarError, fail, invalid_params
+
+if TYPE_CHECKING:
+    from mcp.shared.auth import AuthorizationCodeResult
+
+    from mcp_sidecar.auth.login import LoginTarget
+    from mcp_sidecar.auth.store import CredentialRecord, CredentialStore
+    from mcp_sidecar.connections.connection import Connection
+    from mcp_sidecar.services.app import Sidecar
+
+log = logging.getLogger(__name__)
+
+CALLBACK_TIME_LIMIT_S = 120.0
+PASTE_TIME_LIMIT_S = 600.0
+
+Opener = Callable[[str], Awaitable[bool]]
+
+
+class BrowserUnavailable(Exception):
+    pass
+
+
+@dataclass(slots=True)
+class PendingLogin:
+    login_id: str
+    server: str
+    redirect_uri: str
+    authorization_url: asyncio.Future[str]
+    pasted: asyncio.Future[AuthorizationCodeResult]
+    expires_at: float
+    task: asyncio.Task[dict[str, Any]] | None = None
+
+
+@dataclass(slots=True)
+class Logins:
+    """The sidecar's OAuth state: the credential store, how to open a URL, pending logins."""
+
+    store_factory: Callable[[], CredentialStore] | None = None
+    open_external: Opener | None = None
+    """Set by the JSON-RPC server when the editor supports `window/showDocument`."""
+    pending: dict[str, PendingLogin] = field(default_factory=dict)
+    _store: CredentialStore | None = None
+
+    @property
+    def store(self) -> CredentialStore:
+        if self._store is None:
+            from mcp_sidecar.auth.store import CredentialStore
+
+            self._store = self.store_factory() if self.store_factory else CredentialStore()
+        return self._store
+
+
+# -- targets -----------------------------------------------------------------------------------
+
+
+def uses_oauth(conn: Connection) -> bool:
+    config = conn.config
+    return config.transport == "http" and not any(k.lower() == "authorization" for k in config.headers)
+
+
+def target_of(conn: Connection, operation: str) -> LoginTarget:
+    from mcp_sidecar.auth.login import LoginTarget
+
+    config = conn.config
+    if config.transport != "http":
+        raise fail("not_supported", operation, "OAuth applies to HTTP servers only.", conn.name)
+    if not uses_oauth(conn):
+        raise fail(
+            "not_supported", operation, "The server has an Authorization header, which turns OAuth off.", conn.name
+        )
+    try:
+        resolved = resolve(config, conn.workspace)
+    except MissingVariable as exc:
+        raise fail(
+            "configuration_invalid",
+            operation,
+            f"Environment variable {exc.variable} (used in `{exc.field_name}`) is not set.",
+            conn.name,
+        ) from None
+    assert resolved.url is not None
+    return LoginTarget(
+        server=conn.name,
+        url=resolved.url,
+        client_id=resolved.oauth_client_id,
+        scopes=config.oauth_scopes,
+        port=config.oauth_callback_port or DEFAULT_OAUTH_CALLBACK_PORT,
+        headers={k: v for k, v in resolved.headers.items() if isinstance(v, str)},
+        protocol=config.protocol,
+        timeout_s=config.request_timeout_s,
+    )
+
+
+# -- diagnostics -------------------------------------------------------------------------------
+
+
+def login_failure(exc: BaseException, operation: str, server: str) -> SidecarError:
+    from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
+    from pydantic import ValidationError
+
+    from mcp_sidecar.auth.callback import CallbackPortInUse
+    from mcp_sidecar.auth.login import AuthorizationDenied, CallbackInvalid, LoginNotNeeded
+    from mcp_sidecar.auth.provider import IssuerChanged
+    from mcp_sidecar.auth.store import CredentialStoreUnavailable
+    from mcp_sidecar.auth.urls import OAuthUrlRefused
+    from mcp_sidecar.connections.errors import FailureContext, classify
+
+    def oauth(message: str) -> SidecarError:
+        return fail("oauth_failed", operation, message, server)
+
+    found = leaves(exc)
+    for leaf in found:
+        if isinstance(leaf, SidecarError):
+            return leaf
+        if isinstance(leaf, CredentialStoreUnavailable):
+            return fail("credential_store_unavailable", operation, "The OS keyring is not available.", server)
+        if isinstance(leaf, IssuerChanged):
+            return fail(
+                "oauth_issuer_changed",
+                operation,
+                "The server's authorization server is not the one the stored credentials belong to.",
+                server,
+            )
+        if isinstance(leaf, CallbackPortInUse):
+            return fail("callback_unavailable", operation, "The OAuth callback port is in use.", server)
+        if isinstance(leaf, OAuthUrlRefused):
+            return oauth(f"Refused {leaf.what}: OAuth URLs must use HTTPS (plain HTTP only on loopback).")
+        if isinstance(leaf, AuthorizationDenied):
+            return oauth("The authorization server answered with an error (access denied or the request refused).")
+        if isinstance(leaf, CallbackInvalid):
+            return oauth("The callback carried no authorization code and state.")
+        if isinstance(leaf, BrowserUnavailable):
+            return oauth("No browser could be opened; log in with the no-browser flow.")
+        if isinstance(leaf, LoginNotNeeded):
+            return oauth("The server did not ask for authentication; nothing was stored.")
+        if isinstance(leaf, TimeoutError):
+            return fail("timeout", operation, "The login did not receive its callback in time.", server)
+        if isinstance(leaf, OAuthRegistrationError):
+            return oauth("Dynamic client registration failed; configure oauthClientId for a pre-registered client.")
+        if isinstance(leaf, OAuthTokenError):
+            return oauth("The token request failed.")
+        if isinstance(leaf, OAuthFlowError):
+            text = str(leaf)
+            if text.startswith("State parameter mismatch"):
+                return oauth("The callback's state did not match this login.")
+            if "issuer" in text.lower() or "iss" in text.split():
+                return oauth("The authorization server's issuer check failed.")
+            if text.startswith("Protected resource"):
+                return oauth("The server's protected-resource metadata does not match its URL.")
+            return oauth("OAuth discovery or authorization failed.")
+        if isinstance(leaf, ValidationError):
+            return oauth("The server's OAuth metadata is not valid.")
+    return classify(exc, FailureContext(operation=operation, server=server, connecting=True))
+
+
+def _store_failure(operation: str, server: str) -> SidecarError:
+    return fail("credential_store_unavailable", operation, "The OS keyring is not available.", server)
+
+
+# -- login -------------------------------------------------------------------------------------
+
+
+async def _open(app: Sidecar, url: str) -> None:
+    opener = app.logins.open_external
+    if opener is not None:
+        with contextlib.suppress(Exception):
+            if await opener(url):
+                return
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        # No desktop: `webbrowser` would fall back to a console browser on our stdout.
+        raise BrowserUnavailable()
+    import webbrowser
+
+    # Never through a shell: `webbrowser` runs the browser with an argument vector.
+    opened = await asyncio.to_thread(webbrowser.open, url, 2)
+    if not opened:
+        raise BrowserUnavailable()
+
+
+def _completed(app: Sidecar, server: str, record: CredentialRecord) -> dict[str, Any]:
+    scope = (record.tokens or {}).get("scope")
+    scopes = str(scope).split() if scope else []
+    granted = f" (scopes: {' '.join(scopes)})" if scopes else ""
+    return {
+        "server": server,
+        "status": "completed",
+        "scopes": scopes,
+        "text": f"{server}: logged in{granted}. Tokens are stored in the OS keyring.",
+    }
+
+
+async def _after_login(app: Sidecar, conn: Connection) -> None:
+    # The next request connects again with the new tokens.
+    if conn.state in ("connecting", "connected", "failed"):
+        await conn.close()
+
+
+async def login(app: Sidecar, server: str, no_browser: bool) -> dict[str, Any]:
+    from mcp_sidecar.auth.login import parse_callback, run_login
+    from mcp_sidecar.auth.store import CredentialStoreUnavailable
+
+    operation = "login"
+    conn = app.connection(server, operation)
+    target = target_of(conn, operation)
+    store = app.logins.store
+    try:
+        await store.probe()  # fail before opening anything
+    except CredentialStoreUnavailable:
+        raise _store_failure(operation, server) from None
+    if no_browser:
+        return await _login_pasted(app, conn, target)
+
+    from mcp_sidecar.auth.callback import CallbackListener
+
+    listener = CallbackListener(target.port)
+    try:
+        await listener.start()
+
+        async def redirect(url: str) -> None:
+            await _open(app, url)
+
+        async def callback() -> AuthorizationCodeResult:
+            raw = await asyncio.wait_for(asyncio.shield(listener.received), CALLBACK_TIME_LIMIT_S)
+            return parse_callback(raw, target.redirect_uri)
+
+        record = await run_login(target, store, redirect, callback)
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:
+        raise login_failure(exc, operation, server) from None
+    finally:
+        await listener.close()
+    await _after_login(app, conn)
+    return _completed(app, server, record)
+
+
+async def _login_pasted(app: Sidecar, conn: Connection, target: LoginTarget) -> dict[str, Any]:
+    from mcp_sidecar.auth.login import run_login
+
+    loop = asyncio.get_running_loop()
+    pending = PendingLogin(
+        login_id=secrets.token_urlsafe(12),
+        server=conn.name,
+        redirect_uri=target.redirect_uri,
+        authorization_url=loop.create_future(),
+        pasted=loop.create_future(),
+        expires_at=time.time() + PASTE_TIME_LIMIT_S,
+    )
+
+    async def redirect(url: str) -> None:
+        if not pending.authorization_url.done():
+            pending.authorization_url.set_result(url)
+
+    async def callback() -> AuthorizationCodeResult:
+        return await asyncio.wait_for(asyncio.shield(pending.pasted), PASTE_TIME_LIMIT_S)
+
+    async def run() -> dict[str, Any]:
+        try:
+            record = await run_login(target, app.logins.store, redirect, callback)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            raise login_failure(exc, "login", conn.name) from None
+        finally:
+            app.logins.pending.pop(pending.login_id, None)
+        await _after_login(app, conn)
+        return _completed(app, conn.name, record)
+
+    app.logins.pending[pending.login_id] = pending
+    pending.task = tasks.spawn(run(), f"oauth-login:{conn.name}")
+    waiting: set[asyncio.Future[Any]] = {pending.task, pending.authorization_url}
+    await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+    if not pending.authorization_url.done():
+        # The flow ended before it needed a person (failed, or found nothing to do).
+        return await pending.task
+    url = pending.authorization_url.result()
+    return {
+        "server": conn.name,
+        "status": "pending",
+        "loginId": pending.login_id,
+        "authorizationUrl": url,
+        "redirectUri": pending.redirect_uri,
+        "expiresInSeconds": int(PASTE_TIME_LIMIT_S),
+        "text": (
+            f"Open this address in a browser and authorize {conn.name}:\n{url}\n"
+            f"Then paste the address the browser was sent to (it starts with {pending.redirect_uri}) "
+            f"into completeLogin (login id {pending.login_id})."
+        ),
+    }
+
+
+async def complete_login(app: Sidecar, login_id: str, callback_url: str) -> dict[str, Any]:
+    from mcp_sidecar.auth.login import AuthorizationDenied, CallbackInvalid, parse_callback
+
+    operation = "completeLogin"
+    pending = app.logins.pending.get(login_id)
+    if pending is None or pending.task is None:
+        raise fail("login_not_found", operation, "No pending login has this id (finished, expired or unknown).")
+    try:
+        result = parse_callback(callback_url, pending.redirect_uri)
+    except CallbackInvalid:
+        raise invalid_params(
+            operation,
+            f"`callbackUrl` must be the address the browser was sent to, starting with {pending.redirect_uri}.",
+        ) from None
+    except AuthorizationDenied as exc:
+        if not pending.pasted.done():
+            pending.pasted.set_exception(exc)
+        return await pending.task
+    if not pending.pasted.done():
+        pending.pasted.set_result(result)
+    return await asyncio.shield(pending.task)
+
+
+# -- logout ------------------------------------------------------------------------------------
+
+
+async def logout(app: Sidecar, server: str) -> dict[str, Any]:
+    from mcp_sidecar.auth.login import revoke
+    from mcp_sidecar.auth.store import CredentialStoreUnavailable
+
+    operation = "logout"
+    conn = app.connection(server, operation)
+    target = target_of(conn, operation)
+    store = app.logins.store
+    try:
+        record = await store.load(target.account)
+        removed = await store.delete(target.account) if record is not None else False
+    except CredentialStoreUnavailable:
+        raise _store_failure(operation, server) from None
+    for login_id, pending in list(app.logins.pending.items()):
+        if pending.server == server and pending.task is not None:
+            pending.task.cancel()
+            app.logins.pending.pop(login_id, None)
+    if conn.state in ("connecting", "connected", "failed"):
+        await conn.close()
+    revocation = "none"
+    if record is not None and record.has_tokens:
+        revocation = await revoke(record)
+    texts = {
+        "none": f"{server}: no stored credentials.",
+        "accepted": f"{server}: logged out; the authorization server revoked the tokens.",
+        "unsupported": f"{server}: logged out locally; the authorization server offers no revocation.",
+        "unconfirmed": f"{server}: logged out locally; revocation at the authorization server was not confirmed.",
+    }
+    if record is not None and not record.has_tokens and removed:
+        texts["none"] = f"{server}: removed the stored client registration (no tokens were stored)."
+    return {"server": server, "removed": removed, "revocation": revocation, "text": texts[revocation]}
+
+
+# -- connections and inspection ----------------------------------------------------------------
+
+
+async def connection_auth(app: Sidecar, conn: Connection) -> tuple[Any, str]:
+    """The httpx auth a connection should use, and what the store said: `tokens`, `none` or `unavailable`."""
+    if not uses_oauth(conn):
+        return None, "none"
+    from mcp_sidecar.auth.login import stored_provider
+    from mcp_sidecar.auth.store import CredentialStoreUnavailable
+
+    target = target_of(conn, "connect")
+    store = app.logins.store
+
+    async def remember_step_up(scope: str) -> None:
+        from mcp_sidecar.auth.provider import union
+
+        try:
+            record = await store.load(target.account)
+            if record is not None:
+                record.step_up_scope = union(record.step_up_scope, scope)
+                await store.save(target.account, record)
+        except CredentialStoreUnavailable:
+            log.info("server %s: could not remember a step-up scope", conn.name)
+
+    try:
+        provider, _ = await stored_provider(target, store, remember_step_up)
+    except CredentialStoreUnavailable:
+        return None, "unavailable"
+    return provider, ("tokens" if provider is not None else "none")
+
+
+async def credentials_status(app: Sidecar, conn: Connection) -> dict[str, Any]:
+    """For `get`: whether tokens are stored (not whether they are valid), or that the store is unavailable."""
+    from mcp_sidecar.auth.store import CredentialStoreUnavailable
+
+    if not uses_oauth(conn):
+        return {"tokensStored": None, "store": None}
+    try:
+        target = target_of(conn, "get")
+    except SidecarError:
+        return {"tokensStored": None, "store": None}
+    try:
+        record = await app.logins.store.load(target.account)
+    except CredentialStoreUnavailable:
+        return {"tokensStored": None, "store": "unavailable"}
+    return {
+        "tokensStored": bool(record is not None and record.has_tokens),
+        "store": "available",
+    }
+
+
+__all__ = ["Logins", "complete_login", "connection_auth", "credentials_status", "login", "logout"]

@@ -1,0 +1,365 @@
+"""OAuth end to end: the real sidecar, the SDK's authorization server, a real Secret Service.
+
+The tests play the browser: they follow the authorization URL the sidecar asks the editor
+to open (`window/showDocument`), and deliver the redirect to the sidecar's real loopback
+listener (or paste it into `mcp/auth/completeLogin` for the no-browser flow).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from support.keyring_env import secret_service_env
+from support.oauth import play_browser, redirect_of
+from support.servers import free_port, http_server
+from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_config
+
+
+@pytest.fixture(scope="module")
+def keyring_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    with secret_service_env(tmp_path_factory.mktemp("secret-service")) as env:
+        yield env
+
+
+def stats(url: str) -> dict[str, Any]:
+    base = url.removesuffix("/mcp")
+    return dict(httpx2.get(f"{base}/test/stats", timeout=10).json())
+
+
+def oauth_config(home: Path, url: str, port: int, **extra: Any) -> None:
+    write_config(home, {"secure": {"url": url, "oauthCallbackPort": port, **extra}})
+
+
+@asynccontextmanager
+async def sidecar_for(home: Path, env: dict[str, str], *, browser: bool = True) -> AsyncIterator[SidecarClient]:
+    async with start_sidecar(home, env=env, interactive=True, browser=play_browser if browser else None) as client:
+        yield client
+
+
+async def call_whoami(client: SidecarClient) -> dict[str, Any]:
+    await client.request("mcp/activate", {"ids": ["secure.whoami"]})
+    result: dict[str, Any] = await client.request("mcp/callTool", {"id": "secure.whoami", "arguments": {}})
+    return result
+
+
+async def test_first_login_stores_tokens_in_the_keyring_and_later_sessions_reuse_them(
+    home: Path, keyring_env: dict[str, str]
+) -> None:
+    port = free_port()
+    with http_server("oauth_server.py") as url:
+        oauth_config(home, url, port)
+        async with sidecar_for(home, keyring_env) as client:
+            before = await client.error("mcp/server/tools", {"server": "secure"})
+            assert diagnostic_of(before)["code"] == "authentication_required"
+            assert stats(url)["registrations"] == 0, "a request must never register a client"
+            got = await client.request("mcp/server/get", {"server": "secure"})
+            assert got["authentication"]["tokensStored"] is False
+            assert got["authentication"]["credentialStore"] == "available"
+
+            result = await client.request("mcp/auth/login", {"server": "secure"})
+            assert result["status"] == "completed"
+            assert result["scopes"] == ["mcp"]
+            assert len(client.shown) == 1
+            assert client.shown[0].startswith(url.removesuffix("/mcp") + "/authorize?")
+            assert "code_challenge_method=S256" in client.shown[0]
+            assert "resource=" in client.shown[0]
+            got = await client.request("mcp/server/get", {"server": "secure"})
+            assert got["authentication"]["tokensStored"] is True
+            assert (await call_whoami(client))["content"][0]["text"] == "authenticated"
+        counts = stats(url)
+        assert counts["registrations"] == 1
+        assert counts["grants"] == {"authorization_code": 1}
+
+        # A new sidecar process: tokens come from the keyring; no browser, no login.
+        async with sidecar_for(home, keyring_env) as client:
+            assert (await call_whoami(client))["content"][0]["text"] == "authenticated"
+            assert client.shown == []
+        assert stats(url)["grants"] == {"authorization_code": 1}
+        written = [p for p in home.rglob("*") if p.is_file()]  # noqa: ASYNC240 - the sidecar has stopped
+        contents = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in written)
+        issued = httpx2.get(url.removesuffix("/mcp") + "/test/secrets", timeout=10).json()
+        assert len(issued) >= 3
+        leaked = [secret for secret in issued if secret in contents]
+        assert leaked == [], "a token or code reached a file the sidecar wrote (log, cache, config)"
+
+
+async def test_expired_access_token_is_refreshed_with_the_refresh_token(
+    home: Path, keyring_env: dict[str, str]
+) -> None:
+    port = free_port()
+    with http_server("oauth_server.py", "--access-ttl", "1") as url:
+        oauth_config(home, url, port)
+        async with sidecar_for(home, keyring_env) as client:
+            await client.request("mcp/auth/login", {"server": "secure"})
+        await asyncio.sleep(1.5)  # let the one-second access token expire (the server's clock decides)
+        async with sidecar_for(home, keyring_env) as client:
+            assert (await call_whoami(client))["content"][0]["text"] == "authenticated"
+        assert stats(url)["grants"].get("refresh_token", 0) >= 1
+
+
+async def test_a_second_sidecar_adopts_tokens_another_one_refreshed(home: Path, keyring_env: dict[str, str]) -> None:
+    """Refresh tokens rotate: a process holding the old one takes the newer tokens from the keyring."""
+    port = free_port()
+    with http_server("oauth_server.py", "--access-ttl", "4", "--refreshed-ttl", "600") as url:
+        oauth_config(home, url, port)
+        async with sidecar_for(home, keyring_env) as first, sidecar_for(home, keyring_env) as second:
+            await first.request("mcp/auth/login", {"server": "secure"})
+            await second.request("mcp/server/tools", {"server": "secure"})  # loads the first tokens
+            await asyncio.sleep(4.5)  # both now hold an expired access token (the server's clock decides)
+            assert (await call_whoami(first))["content"][0]["text"] == "authenticated"
+            assert (await call_whoami(second))["content"][0]["text"] == "authenticated"
+        assert stats(url)["grants"] == {"authorization_code": 1, "refresh_token": 1}
+
+
+async def test_revoked_tokens_answer_authentication_required_and_never_open_a_browser(
+    home: Path, keyring_env: dict[str, str]
+) -> None:
+    port = free_port()
+    with http_server("oauth_server.py") as url:
+        oauth_config(home, url, port)
+        async with sidecar_for(home, keyring_env) as client:
+            await client.request("mcp/auth/login", {"server": "secure"})
+            shown = len(client.shown)
+            httpx2.post(url.removesuffix("/mcp") + "/test/revoke-all", timeout=10)
+            error = await client.error("mcp/server/reconnect", {"server": "secure"})
+            diag = diagnostic_of(error)
+            assert diag["code"] == "authentication_required"
+            assert "log in again" in diag["message"]
+            assert len(client.shown) == shown
+            assert stats(url)["registrations"] == 1
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [((), "accepted"), (("--no-revocation",), "unsupported"), (("--slow-revocation", "8"), "unconfirmed")],
+)
+async def test_logout_removes_local_credentials_first_then_reports_revocation(
+    home: Path, keyring_env: dict[str, str], flags: tuple[str, ...], expected: str
+) -> None:
+    port = free_port()
+    with http_server("oauth_server.py", *flags) as url:
+        oauth_config(home, url, port, disabled=False)
+        async with sidecar_for(home, keyring_env) as client:
+            await client.request("mcp/auth/login", {"server": "secure"})
+            await client.request("mcp/config/setEnabled", {"server": "secure", "enabled": False})
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            result = await client.request("mcp/auth/logout", {"server": "secure"})
+            assert result["revocation"] == expected
+            assert result["removed"] is True
+            if expected == "unconfirmed":
+                assert loop.time() - started < 15, "revocation is bounded in time"
+            got = await client.request("mcp/server/get", {"server": "secure"})
+            assert got["authentication"]["tokensStored"] is False
+            again = await client.request("mcp/auth/logout", {"server": "secure"})
+            assert again["revocation"] == "none"
+        if expected == "accepted":
+            assert stats(url)["revocations"] >= 1
+
+
+async def test_pre_registered_public_client_skips_registration(home: Path, keyring_env: dict[str, str]) -> None:
+    port = free_port()
+    with http_server("oauth_server.py", "--preregistered", "editor-client", "--callback-port", str(port)) as url:
+        oauth_config(home, url, port, oauthClientId="${MCP_TEST_CLIENT_ID}")
+        env = {**keyring_env, "MCP_TEST_CLIENT_ID": "editor-client"}
+        async with sidecar_for(home, env) as client:
+            result = await client.request("mcp/auth/login", {"server": "secure"})
+            assert result["status"] == "completed"
+            assert "client_id=editor-client" in client.shown[0]
+            assert (await call_whoami(client))["content"][0]["text"] == "authenticated"
+        assert stats(url)["registrations"] == 0
+
+
+async def test_changed_issuer_is_refused_until_logout(home: Path, keyring_env: dict[str, str]) -> None:
+    port, server_port = free_port(), free_port()
+    with http_server("oauth_server.py", port=server_port) as url:
+        oauth_config(home, url, port)
+        async with sidecar_for(home, keyring_env) as client:
+            await client.request("mcp/auth/login", {"server": "secure"})
+    with http_server("oauth_server.py", "--tenant", "elsewhere", port=server_port) as url:
+        async with sidecar_for(home, keyring_env) as client:
+            error = await client.error("mcp/auth/login", {"server": "secure"})
+            assert diagnostic_of(error)["code"] == "oauth_issuer_changed"
+            assert client.shown == [], "nothing is opened for a changed issuer"
+            await client.request("mcp/auth/logout", {"server": "secure"})
+
+
+async def test_callback_port_in_use_is_callback_unavailable(home: Path, keyring_env: dict[str, str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with http_server("oauth_server.py") as url:
+            oauth_config(home, url, port)
+            async with sidecar_for(home, keyring_env) as client:
+                error = await client.error("mcp/auth/login", {"server": "secure"})
+                diag = diagnostic_of(error)
+                assert diag["code"] == "callback_unavailable"
+                assert "oauthCallbackPort" in diag["hint"]
+                assert client.shown == []
+
+
+async def test_no_browser_login_completes_from_the_pasted_callback(home: Path, keyring_env: dict[str, str]) -> None:
+    port = free_port()
+    with http_server("oauth_server.py") as url:
+        oauth_config(home, url, port)
+        async with sidecar_for(home, keyring_env, browser=False) as client:
+            pending = await client.request("mcp/auth/login", {"server": "secure", "noBrowser": True})
+            assert pending["status"] == "pending"
+            assert pending["redirectUri"] == f"http://127.0.0.1:{port}/callback"
+            with socket.socket() as probe:  # nothing listens in the no-browser flow
+                assert probe.connect_ex(("127.0.0.1", port)) != 0
+            wrong = await client.error(
+                "mcp/auth/completeLogin", {"loginId": pending["loginId"], "callbackUrl": "http://evil.test/cb?code=x"}
+            )
+            assert diagnostic_of(wrong)["code"] == "invalid_params"
+            pasted = await redirect_of(pending["authorizationUrl"])
+            done = await client.request(
+                "mcp/auth/completeLogin", {"loginId": pending["loginId"], "callbackUrl": pasted}
+            )
+            assert done["status"] == "completed"
+            gone = await client.error("mcp/auth/completeLogin", {"loginId": pending["loginId"], "callbackUrl": pasted})
+            assert diagnostic_of(gone)["code"] == "login_not_found"
+            assert (await call_whoami(client))["content"][0]["text"] == "authenticated"
+
+
+async def test_scope_step_up_is_remembered_for_the_next_login(home: Path, keyring_env: dict[str, str]) -> None:
+    port = free_port()
+    with http_server("oauth_server.py", "--step-up") as url:
+        oauth_config(home, url, port)
+        async with sidecar_for(home, keyring_env) as client:
+            await client.request("mcp/auth/login", {"server": "secure"})
+            await client.request("mcp/activate", {"ids": ["secure.admin_report"]})
+            denied = await client.error("mcp/callTool", {"id": "secure.admin_report", "arguments": {}})
+            assert diagnostic_of(denied)["code"] == "permission_denied"
+            assert len(client.shown) == 1, "a refused elevation never opens a browser by itself"
+            result = await client.request("mcp/auth/login", {"server": "secure"})
+            assert set(result["scopes"]) == {"mcp", "admin"}
+            report = await client.request("mcp/callTool", {"id": "secure.admin_report", "arguments": {}})
+            assert report["content"][0]["text"] == "admin report"
+        assert stats(url)["authorizations"][-1] == ["mcp", "admin"]
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [("--prm-as-url", "http://auth.example.test/"), ("--authorize-url", "http://auth.example.test/authorize")],
+)
+async def test_unsafe_oauth_urls_are_refused_before_anything_is_opened(
+    home: Path, keyring_env: dict[str, str], flag: str, value: str
+) -> None:
+    port = free_port()
+    with http_server("oauth_server.py", flag, value) as url:
+        oauth_config(home, url, port)
+        async with sidecar_for(home, keyring_env) as client:
+            error = await client.error("mcp/auth/login", {"server": "secure"})
+            diag = diagnostic_of(error)
+            assert diag["code"] == "oauth_failed"
+            assert value not in json.dumps(diag)
+            assert client.shown == []
+        assert stats(url)["authorizations"] == []
+
+
+async def test_without_a_keyring_login_is_credential_store_unavailable_and_writes_nothing(
+    home: Path, tmp_path: Path
+) -> None:
+    port = free_port()
+    bare_home = tmp_path / "user-home"
+    bare_home.mkdir()
+    env = {
+        "DBUS_SESSION_BUS_ADDRESS": "unix:path=" + str(tmp_path / "no-bus"),
+        "HOME": str(bare_home),
+        "XDG_DATA_HOME": str(bare_home / "data"),
+    }
+    with http_server("oauth_server.py") as url:
+        oauth_config(home, url, port)
+        async with sidecar_for(home, env) as client:
+            error = await client.error("mcp/auth/login", {"server": "secure"})
+            assert diagnostic_of(error)["code"] == "credential_store_unavailable"
+            got = await client.request("mcp/server/get", {"server": "secure"})
+            assert got["authentication"]["credentialStore"] == "unavailable"
+            assert got["authentication"]["tokensStored"] is None
+            assert client.shown == []
+            command = await client.error("mcp/command", {"line": "logout secure"})
+            assert diagnostic_of(command)["code"] == "credential_store_unavailable"
+        assert stats(url)["registrations"] == 0
+    assert list(bare_home.rglob("*")) == [], "no file store is created as a fallback"
+
+
+async def test_login_refuses_stdio_and_header_servers(home: Path, keyring_env: dict[str, str]) -> None:
+    write_config(
+        home,
+        {
+            "local": {"command": "python3", "args": ["-c", "pass"]},
+            "keyed": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${NOPE}"}},
+        },
+    )
+    async with sidecar_for(home, keyring_env) as client:
+        for server in ("local", "keyed"):
+            error = await client.error("mcp/auth/login", {"server": server})
+            assert diagnostic_of(error)["code"] == "not_supported"
+        text = await client.error("mcp/command", {"line": "login nowhere"})
+        assert diagnostic_of(text)["code"] == "server_not_found"
+
+
+async def test_a_javascript_authorization_endpoint_is_never_opened(home: Path, keyring_env: dict[str, str]) -> None:
+    """The SDK drops metadata whose endpoint is not an HTTP URL; whatever follows, nothing but http(s) is opened."""
+    port = free_port()
+    with http_server("oauth_server.py", "--authorize-url", "javascript:alert(1)") as url:
+        oauth_config(home, url, port)
+        async with sidecar_for(home, keyring_env) as client:
+            result = await client.request("mcp/auth/login", {"server": "secure"})
+            assert result["status"] == "completed"
+            assert client.shown, "the fallback endpoint on the server's origin was used"
+            assert all(uri.startswith(url.removesuffix("/mcp") + "/authorize?") for uri in client.shown)
+
+
+async def test_headless_cli_login_without_a_browser_then_logout(home: Path, keyring_env: dict[str, str]) -> None:
+    import os
+    import re
+    import sys
+
+    port = free_port()
+    env = {**os.environ, **keyring_env, "MCP_SIDECAR_HOME": str(home)}
+    cli = [sys.executable, "-m", "mcp_sidecar"]
+    with http_server("oauth_server.py") as url:
+        oauth_config(home, url, port)
+        proc = await asyncio.create_subprocess_exec(
+            *cli,
+            "login",
+            "secure",
+            "--no-browser",
+            env=env,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        assert proc.stderr is not None
+        assert proc.stdin is not None
+        shown = b""
+        while b"Callback address:" not in shown:
+            chunk = await asyncio.wait_for(proc.stderr.read(4096), 60)
+            assert chunk, shown.decode()
+            shown += chunk
+        match = re.search(r"(http://127\.0\.0\.1:\d+/authorize\?\S+)", shown.decode())
+        assert match is not None
+        proc.stdin.write((await redirect_of(match.group(1))).encode() + b"\n")
+        await proc.stdin.drain()
+        out, _ = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 0
+        assert "secure: logged in" in out.decode()
+
+        done = await asyncio.create_subprocess_exec(
+            *cli, "--json", "logout", "secure", env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        )
+        out, _ = await asyncio.wait_for(done.communicate(), 60)
+        assert done.returncode == 0
+        assert json.loads(out)["revocation"] == "accepted"

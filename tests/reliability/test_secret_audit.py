@@ -1,0 +1,207 @@
+"""Secret audit: one canary value in every secret-bearing place, then a scan of everything the
+sidecar wrote or answered during a whole scenario proves it never appears.
+
+Where the canary goes: each function in CANARY_SOURCES puts it in one kind of place and
+returns the server definitions that use it. The configuration holds references only (`${VAR}`,
+`!command`), never the value, so every file is scanned, configuration writes included.
+To audit another source, add one function to CANARY_SOURCES that stores the canary there
+and returns a definition that uses it. OAuth tokens are one: the test authorization server
+issues tokens and codes that contain the canary, and the scenario logs in and out.
+
+What is scanned: every response and error, every notification, the sidecar's log file, and
+every file under the sidecar's home and the project (configuration, catalog cache, spill
+files, locks and temporary files).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from reliability.helpers import figure
+from support.keyring_env import secret_service_env
+from support.oauth import play_browser
+from support.servers import basic_stdio, fixture_stdio, free_port, http_server
+from support.sidecar import SidecarClient, start_sidecar, write_config
+
+CANARY = "RELIABILITY-CANARY-5b0e17d2"
+CANARY_VAR = "RELIABILITY_CANARY"
+"""The environment variable holding the canary, in the sidecar's environment only."""
+
+
+@dataclass
+class Scenario:
+    tmp: Path
+    http_url: str
+    oauth_url: str
+    """An HTTP server behind the SDK's authorization server, issuing tokens that contain the canary."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Added to the sidecar's environment."""
+
+
+CanarySource = Callable[[Scenario], dict[str, Any]]
+
+
+def env_reference(s: Scenario) -> dict[str, Any]:
+    s.env[CANARY_VAR] = CANARY
+    return {
+        "env-ref": basic_stdio(env={"API_TOKEN": f"${{{CANARY_VAR}}}", "MIXED": f"prefix-${CANARY_VAR}-suffix"}),
+        # A server that prints its secret on stderr: the log view must redact it.
+        "env-stderr": basic_stdio("--stderr-line", f"token ${{{CANARY_VAR}}}", env={"T": f"${{{CANARY_VAR}}}"}),
+        "env-crashes": fixture_stdio("crash_on_start.py", env={"API_TOKEN": f"${{{CANARY_VAR}}}"}),
+        "env-hangs": fixture_stdio("hang.py", env={"API_TOKEN": f"${{{CANARY_VAR}}}"}, timeoutMs=1000),
+    }
+
+
+def header_reference(s: Scenario) -> dict[str, Any]:
+    s.env[CANARY_VAR] = CANARY
+    refused = f"http://127.0.0.1:{free_port()}/mcp"
+    return {
+        "header-ref": {"url": s.http_url, "headers": {"Authorization": f"Bearer ${{{CANARY_VAR}}}"}},
+        "header-refused": {"url": refused, "headers": {"X-Api-Key": f"${{{CANARY_VAR}}}"}, "timeoutMs": 2000},
+    }
+
+
+def secret_command(s: Scenario) -> dict[str, Any]:
+    """`!command` output: the command text names a file, the canary is only in its output."""
+    secret_file = s.tmp / "secret.txt"
+    secret_file.write_text(CANARY + "\n", encoding="utf-8")
+    return {
+        "command-env": basic_stdio(env={"API_TOKEN": f"!cat {secret_file}"}),
+        "command-header": {"url": s.http_url, "headers": {"Authorization": f"!printf 'Bearer '; cat {secret_file}"}},
+        # A helper that fails after printing the secret: the diagnostic must not echo its output.
+        "command-fails": basic_stdio(env={"API_TOKEN": f"!cat {secret_file}; cat {secret_file} >&2; exit 4"}),
+    }
+
+
+def oauth_tokens(s: Scenario) -> dict[str, Any]:
+    """OAuth: every access token, refresh token and authorization code the server issues
+    starts with the canary; the scenario logs in (tokens go to a real Secret Service)."""
+    return {"oauth": {"url": s.oauth_url, "oauthCallbackPort": free_port()}}
+
+
+CANARY_SOURCES: list[CanarySource] = [env_reference, header_reference, secret_command, oauth_tokens]
+
+
+class Transcript:
+    """Everything the sidecar answered, as text."""
+
+    def __init__(self, sidecar: SidecarClient) -> None:
+        self.sidecar = sidecar
+        self.texts: list[str] = []
+
+    async def send(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        try:
+            result = await self.sidecar.request(method, params, timeout=60)
+        except JsonRpcException as exc:
+            self.texts.append(f"{exc} {exc.code} {json.dumps(exc.data)}")
+            return None
+        self.texts.append(json.dumps(result))
+        return result
+
+
+def files_under(*roots: Path) -> Iterator[Path]:
+    for root in roots:
+        yield from (p for p in root.rglob("*") if p.is_file())
+
+
+@pytest.fixture
+def scenario(tmp_path: Path) -> Iterator[Scenario]:
+    with (
+        http_server("basic.py") as url,
+        http_server("oauth_server.py", "--token-prefix", CANARY) as oauth_url,
+        secret_service_env(tmp_path / "secret-service") as keyring_env,
+    ):
+        yield Scenario(tmp_path, url, oauth_url, env=dict(keyring_env))
+
+
+async def test_the_canary_never_appears(scenario: Scenario, home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    servers: dict[str, Any] = {}
+    for source in CANARY_SOURCES:
+        servers.update(source(scenario))
+    write_config(home, servers)
+    assert CANARY not in (home / "mcp.json").read_text(encoding="utf-8")  # references only
+
+    async with start_sidecar(home, project=project, trusted=True, env=scenario.env, browser=play_browser) as sidecar:
+        t = Transcript(sidecar)
+        await t.send("mcp/status")
+        await t.send("mcp/server/tools", {"server": "oauth"})  # authentication_required, before the login
+        logged_in = await t.send("mcp/auth/login", {"server": "oauth"})
+        for name in servers:
+            await t.send("mcp/server/get", {"server": name})
+            await t.send("mcp/server/tools", {"server": name})
+        await t.send("mcp/discover", {"query": "echo", "limit": 50})
+        await t.send("mcp/discover", {"query": "token", "kind": "all"})
+        working = ["env-ref", "env-stderr", "header-ref", "command-env", "command-header"]
+        await t.send("mcp/activate", {"ids": [f"{name}.echo" for name in working] + [f"{n}.fail" for n in working]})
+        echoed = []
+        for name in working:
+            echoed.append(await t.send("mcp/callTool", {"id": f"{name}.echo", "arguments": {"text": "hello"}}))
+            await t.send("mcp/callTool", {"id": f"{name}.fail", "arguments": {"message": "failed on purpose"}})
+            # A result over the output limits goes to a spill file.
+            await t.send("mcp/callTool", {"id": f"{name}.echo", "arguments": {"text": "line\n" * 3000}})
+            await t.send("mcp/server/refresh", {"server": name})
+        for name in servers:
+            await t.send("mcp/server/logs", {"server": name})
+        await t.send("mcp/server/reconnect", {"server": "command-env"})
+        await t.send("mcp/command", {"line": "/mcp list"})
+        for name in ("env-ref", "command-header"):
+            await t.send("mcp/command", {"line": f"/mcp get {name}"})
+        # Configuration writes: a new server with a reference, a disable, a project entry.
+        await t.send(
+            "mcp/config/add",
+            {
+                "scope": "global",
+                "server": "added",
+                "definition": {"command": "true", "env": {"K": f"${{{CANARY_VAR}}}"}},
+            },
+        )
+        await t.send("mcp/config/setEnabled", {"server": "env-ref", "enabled": False})
+        await t.send(
+            "mcp/config/add",
+            {
+                "scope": "project",
+                "server": "proj",
+                "definition": {"url": scenario.http_url, "headers": {"A": "!cat x"}},
+            },
+        )
+        await t.send("mcp/activate", {"ids": ["oauth.whoami"]})
+        whoami = await t.send("mcp/callTool", {"id": "oauth.whoami", "arguments": {}})
+        await t.send("mcp/config/reload")
+        await t.send("mcp/status")
+        await t.send("mcp/spill/list")
+        logged_out = await t.send("mcp/auth/logout", {"server": "oauth"})
+        notifications = json.dumps(sidecar.notifications)
+
+    answered = [*t.texts, notifications]
+    written = list(files_under(home, project))
+    log = (home / "sidecar.log").read_text(encoding="utf-8", errors="replace")
+    spills = [p for p in written if "spill" in p.parts]
+    assert log, "the scenario must produce a log to scan"
+    assert spills, "the scenario must produce spill files to scan"
+    assert any("token" in text and "***" in text for text in t.texts), "the stderr log view was not exercised"
+    leaks = [text[:200] for text in answered if CANARY in text]
+    leaks += [str(p) for p in written if CANARY.encode() in p.read_bytes()]
+    figure(
+        "secret audit",
+        f"{len(CANARY_SOURCES)} canary sources, {len(servers)} servers; scanned {len(t.texts)} answers, "
+        f"{sum(len(v) for v in sidecar.notifications.values())} notifications, {len(written)} files "
+        f"({len(spills)} spill), {len(log):,} bytes of log: {len(leaks)} leak(s)",
+    )
+    assert leaks == []
+    # The secrets were really used: every server that needs one connected and answered.
+    assert logged_in is not None
+    assert logged_in["status"] == "completed"
+    assert whoami is not None
+    assert whoami["content"][0]["text"] == "authenticated"
+    assert logged_out is not None
+    assert logged_out["revocation"] == "accepted"
+    assert [r and r["content"] for r in echoed] == [[{"type": "text", "text": "hello"}]] * len(working)
