@@ -33,7 +33,7 @@ from support.discovery import (
     read_lines,
     status_row,
 )
-from support.servers import basic_stdio, fixture_path, fixture_stdio, http_server, started_pids
+from support.servers import basic_stdio, fixture_path, fixture_stdio, http_server, peak_listing, started_pids
 from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, wait_until, write_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -159,25 +159,6 @@ async def test_a_reopened_connection_lists_tools_again(env: Env) -> None:
 
 def starts(log: Path) -> int:
     return sum(1 for line in read_lines(log) if line.startswith("start "))
-
-
-def peak_listing(lines: list[str]) -> tuple[int, int]:
-    """(servers that listed, the most that were between their start and last list at once)."""
-    starts: dict[str, float] = {}
-    ends: dict[str, float] = {}
-    for line in lines:
-        event, pid, when, *_ = line.split()
-        if event == "start":
-            starts[pid] = float(when)
-        elif event == "listed":
-            ends[pid] = max(ends.get(pid, 0.0), float(when))
-    # At equal times an end comes first: a server that finished is not concurrent with the next.
-    events = sorted([(starts[p], 1) for p in ends] + [(t, -1) for t in ends.values()])
-    peak = current = 0
-    for _, delta in events:
-        current += delta
-        peak = max(peak, current)
-    return len(ends), peak
 
 
 async def test_at_most_four_servers_discovered_at_once_and_failures_reported(tmp_path: Path) -> None:

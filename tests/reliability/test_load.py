@@ -13,7 +13,7 @@ from typing import Any
 
 from reliability.helpers import figure, mib, rss_kib
 from support.rawrpc import RawClient, raw_sidecar
-from support.servers import fixture_stdio
+from support.servers import fixture_stdio, peak_listing
 from support.sidecar import start_sidecar, wait_until, write_config
 
 SERVERS = 10
@@ -81,25 +81,6 @@ async def test_concurrent_calls_across_ten_servers_and_flat_memory(home: Path) -
 
 def read_lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-
-
-def peak_listing(lines: list[str]) -> tuple[int, int]:
-    """(servers that listed, the most that were between their start and their last list at once)."""
-    starts: dict[str, float] = {}
-    ends: dict[str, float] = {}
-    for line in lines:
-        event, pid, when, *_ = line.split()
-        if event == "start":
-            starts[pid] = float(when)
-        elif event == "listed":
-            ends[pid] = max(ends.get(pid, 0.0), float(when))
-    # At equal times an end comes first: a server that finished is not concurrent with the next.
-    events = sorted([(starts[p], 1) for p in ends] + [(t, -1) for t in ends.values()])
-    peak = current = 0
-    for _, delta in events:
-        current += delta
-        peak = max(peak, current)
-    return len(ends), peak
 
 
 async def test_twenty_servers_discovered_four_at_a_time(tmp_path: Path) -> None:

@@ -158,3 +158,23 @@ def pid_alive(pid: int) -> bool:
         return "State:\tZ" not in status.read_text(encoding="utf-8")
     except OSError:
         return not status.parent.parent.exists()
+
+
+def peak_listing(lines: list[str]) -> tuple[int, int]:
+    """From a --concurrency-file log: (servers that listed, the most that were between their
+    start and their last list at once)."""
+    starts: dict[str, float] = {}
+    ends: dict[str, float] = {}
+    for line in lines:
+        event, pid, when, *_ = line.split()
+        if event == "start":
+            starts[pid] = float(when)
+        elif event == "listed":
+            ends[pid] = max(ends.get(pid, 0.0), float(when))
+    # At equal times an end comes first: a server that finished is not concurrent with the next.
+    events = sorted([(starts[p], 1) for p in ends] + [(t, -1) for t in ends.values()])
+    peak = current = 0
+    for _, delta in events:
+        current += delta
+        peak = max(peak, current)
+    return len(ends), peak

@@ -64,6 +64,19 @@ class LoginTarget:
         return callback_uri(self.port)
 
 
+def _storage(
+    target: LoginTarget, store: CredentialStore, record: CredentialRecord, *, with_tokens: bool
+) -> RecordStorage:
+    return RecordStorage(
+        store,
+        target.account,
+        record,
+        pre_registered=target.client_id,
+        redirect_uri=target.redirect_uri,
+        with_tokens=with_tokens,
+    )
+
+
 def parse_callback(url: str, redirect_uri: str) -> AuthorizationCodeResult:
     """The code, state and issuer from a callback address; it must be this login's redirect URI."""
     try:
@@ -109,14 +122,7 @@ async def run_login(
         require_allowed(authorization_url, "the authorization URL")
         await redirect(authorization_url)
 
-    storage = RecordStorage(
-        store,
-        target.account,
-        record,
-        pre_registered=target.client_id,
-        redirect_uri=target.redirect_uri,
-        with_tokens=False,
-    )
+    storage = _storage(target, store, record, with_tokens=False)
     provider = SidecarOAuth(
         target.url,
         storage,
@@ -205,14 +211,7 @@ async def stored_provider(
     record = await store.load(target.account)
     if record is None or not record.has_tokens:
         return None, record
-    storage = RecordStorage(
-        store,
-        target.account,
-        record,
-        pre_registered=target.client_id,
-        redirect_uri=target.redirect_uri,
-        with_tokens=True,
-    )
+    storage = _storage(target, store, record, with_tokens=True)
     return SidecarOAuth(target.url, storage, target.port, login=False, on_step_up=on_step_up), record
 
 
