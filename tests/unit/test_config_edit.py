@@ -94,9 +94,10 @@ def test_symlinked_file_is_followed_and_stays_a_link(home: Path, tmp_path: Path)
     assert os.readlink(link) == str(real)
     assert json.loads(real.read_text(encoding="utf-8")) == {"mcpServers": {"x": {"command": "x"}}}
     assert mode_of(real) == 0o640
-    # The temporary file and the lock live beside the real file, not the link.
-    assert sorted(p.name for p in dotfiles.iterdir()) == [".mcp-real.json.lock", "mcp-real.json"]
+    # The temporary file lived beside the real file, not the link; the lock follows the real file.
+    assert sorted(p.name for p in dotfiles.iterdir()) == ["mcp-real.json"]
     assert sorted(p.name for p in home.iterdir()) == ["mcp.json"]
+    assert edit.lock_path(link.resolve()).exists()
 
 
 def test_dangling_symlink_creates_its_target(home: Path, tmp_path: Path) -> None:
@@ -128,7 +129,9 @@ def test_new_files_are_private_and_the_directory_too(home: Path) -> None:
         doc.set_server("x", {"command": "x"})
     assert mode_of(path) == 0o600
     assert mode_of(home / "nested") == 0o700
-    assert mode_of(home / "nested" / ".mcp.json.lock") == 0o600
+    assert mode_of(edit.lock_path(path)) == 0o600
+    assert mode_of(edit.lock_path(path).parent) == 0o700
+    assert sorted(p.name for p in (home / "nested").iterdir()) == ["mcp.json"]  # no lock file beside it
 
 
 def test_nothing_is_created_when_nothing_changes(home: Path) -> None:
@@ -153,7 +156,7 @@ def test_a_crash_between_write_and_rename_leaves_the_old_file(home: Path, monkey
     assert caught.value.code == "config_write_failed"
     assert caught.value.message == f"{path}: cannot write the file (No space left on device)."
     assert path.read_text(encoding="utf-8") == ORIGINAL
-    assert sorted(p.name for p in home.iterdir()) == [".mcp.json.lock", "mcp.json"]  # no temporary file left
+    assert sorted(p.name for p in home.iterdir()) == ["mcp.json"]  # no temporary file left
 
 
 def test_a_failing_body_writes_nothing(home: Path) -> None:
@@ -254,4 +257,18 @@ def test_parallel_writers_in_separate_processes_lose_nothing(home: Path) -> None
     names = set(data["mcpServers"])
     assert names == {"a", "b"} | {f"w{w}-{i}" for w in range(workers) for i in range(count)}
     assert data["alpha"] == "unrelated"
+    assert sorted(p.name for p in home.iterdir()) == ["mcp.json"]
+
+
+def test_the_lock_falls_back_beside_the_file_when_the_private_directory_is_not_ours(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shared = tmp_path / "shared-tmp"
+    shared.mkdir()
+    (shared / f"mcp-sidecar-{os.getuid()}").symlink_to(tmp_path)  # planted by someone else
+    monkeypatch.setattr(edit.tempfile, "gettempdir", lambda: str(shared))
+    path = home / "mcp.json"
+    assert edit.lock_path(path) == home / ".mcp.json.lock"
+    with edit.editing(Target("global", path), create=True) as doc:
+        doc.set_server("x", {"command": "x"})
     assert sorted(p.name for p in home.iterdir()) == [".mcp.json.lock", "mcp.json"]

@@ -8,7 +8,8 @@
 - Existing permissions are kept; new files are 0600 and a created directory 0700.
 - A file is written only when its content changed, so repeating an edit leaves it
   byte-for-byte unchanged; an emptied file is kept (`{"mcpServers": {}}`), never deleted.
-- An advisory lock on a sibling `.NAME.lock` file serializes editors across processes:
+- An advisory lock on a per-file lock in a private per-user directory (`lock_path`)
+  serializes editors across processes:
   the read happens under the lock, so two sidecars editing at once both see their edits land.
 - Scoped edits are refused when the global and project paths are one file, and an
   untrusted project file is neither read nor written.
@@ -19,9 +20,12 @@ Every function here does blocking file I/O: async callers run them in a thread.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
+import stat
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -243,7 +247,33 @@ def _fsync_directory(directory: Path) -> None:
 
 
 def lock_path(real: Path) -> Path:
-    return real.with_name(f".{real.name}.lock")
+    """One lock per real file, in a private per-user directory, so no lock file appears in a
+    project (where it would show in the editor's file tree and could be committed).
+
+    Falls back to a sibling `.NAME.lock` when that directory is not safely ours (another user
+    created it, or it is a symlink).
+    """
+    directory = _lock_dir()
+    if directory is None:
+        return real.with_name(f".{real.name}.lock")
+    digest = hashlib.sha256(str(real).encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return directory / f"{digest}.lock"
+
+
+def _lock_dir() -> Path | None:
+    mine = Path(tempfile.gettempdir()) / f"mcp-sidecar-{os.getuid()}"
+    directory = mine / "locks"
+    try:
+        for part in (mine, directory):
+            part.mkdir(mode=0o700, exist_ok=True)
+            info = os.lstat(part)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+                return None
+            if info.st_mode & 0o077:
+                os.chmod(part, 0o700)  # ours (checked above, not followed through a link)
+    except OSError:
+        return None
+    return directory
 
 
 @contextlib.contextmanager
