@@ -1,0 +1,128 @@
+// What can be done with a tool, resource, template or prompt, from the search or the view:
+// activate for chat, show the schema, call with validated JSON arguments, open a resource,
+// fill a template with completions, preview a prompt.
+import * as vscode from "vscode";
+import type { SidecarClient } from "./client";
+import type { OutputDocuments, ResourceDocuments } from "./documents";
+import type { PromptPreviews } from "./prompts";
+import * as P from "./protocol";
+import { renderCallResult } from "./render";
+import { argumentsSkeleton, parseArguments, validate } from "./schema";
+import { inputWithCompletions } from "./ui";
+
+export class Actions {
+  constructor(
+    private readonly client: SidecarClient,
+    private readonly resources: ResourceDocuments,
+    private readonly outputs: OutputDocuments,
+    readonly prompts: PromptPreviews,
+  ) {}
+
+  /** Activates one exact tool id in the default session (the one chat uses). */
+  async activate(id: string): Promise<P.ActivateResult> {
+    const result = await this.client.request(P.activate, { ids: [id] });
+    const entry = result.results[0];
+    if (entry?.status === "not loaded") {
+      const nearby = entry.nearby?.length ? ` Did you mean ${entry.nearby.join(", ")}?` : "";
+      void vscode.window.showWarningMessage(`MCP: ${id} was not loaded: ${entry.reason ?? "unknown reason"}${nearby}`);
+    } else {
+      void vscode.window.showInformationMessage(`MCP: ${id} · ${entry?.status ?? "loaded"} — chat can call it with mcp_call.`);
+    }
+    return result;
+  }
+
+  /** The tool's definition, from the session when active, else from its server's catalog. */
+  async definition(id: string): Promise<P.ToolDefinition | undefined> {
+    const active = await this.client.request(P.activeTools, {});
+    const found = active.tools.find((t) => t.id === id);
+    if (found) return found;
+    const server = id.slice(0, id.indexOf("."));
+    const catalog = await this.client.request(P.serverTools, { server });
+    return catalog.tools.find((t) => t.id === id);
+  }
+
+  async showSchema(id: string): Promise<vscode.TextEditor | undefined> {
+    const tool = await this.definition(id);
+    if (!tool) {
+      void vscode.window.showWarningMessage(`MCP: ${id} is not in its server's catalog.`);
+      return undefined;
+    }
+    const shown = { id: tool.id, description: tool.description, inputSchema: tool.inputSchema, outputSchema: tool.outputSchema, annotations: tool.annotations };
+    return this.outputs.show(`${tool.id}.schema.json`, JSON.stringify(shown, null, 2), "json");
+  }
+
+  /**
+   * Activates the tool when needed, asks for JSON arguments validated against its input
+   * schema (unless `args` are given), calls it and shows the result.
+   */
+  async call(id: string, args?: P.JsonObject): Promise<P.CallToolResult | undefined> {
+    const activation = await this.client.request(P.activate, { ids: [id] });
+    const entry = activation.results[0];
+    const tool = activation.tools.find((t) => t.id === id);
+    if (!tool || entry?.status === "not loaded") {
+      void vscode.window.showWarningMessage(`MCP: ${id} could not be activated: ${entry?.reason ?? "unknown tool"}`);
+      return undefined;
+    }
+    let argumentsValue = args;
+    if (argumentsValue === undefined) {
+      const text = await vscode.window.showInputBox({
+        title: `Call ${id}`,
+        prompt: `JSON arguments. ${tool.description ?? ""}`.trim(),
+        value: argumentsSkeleton(tool.inputSchema),
+        ignoreFocusOut: true,
+        validateInput: (value) => {
+          const parsed = parseArguments(value);
+          if (!parsed.ok) return parsed.error;
+          const problems = validate(parsed.value, tool.inputSchema);
+          return problems.length ? problems.join("; ") : undefined;
+        },
+      });
+      if (text === undefined) return undefined;
+      const parsed = parseArguments(text);
+      if (!parsed.ok) return undefined;
+      argumentsValue = parsed.value;
+    }
+    const result = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Calling ${id}…`, cancellable: true },
+      (_progress, token) => this.client.request(P.callTool, { id, arguments: argumentsValue }, token),
+    );
+    const rendered = renderCallResult(result);
+    await this.outputs.show(`${id} result`, rendered.text, rendered.language);
+    if (result.isError) void vscode.window.showWarningMessage(`MCP: ${id} reported an error; see the result.`);
+    return result;
+  }
+
+  openResource(server: string, uri: string): Promise<vscode.TextEditor> {
+    return this.resources.open(server, uri);
+  }
+
+  /** Asks each template variable with completions, reads the filled URI and opens it. */
+  async fillTemplate(server: string, template: string, variables: string[]): Promise<P.ReadResult | undefined> {
+    const values: Record<string, string> = {};
+    for (const name of variables) {
+      const value = await inputWithCompletions(this.client, {
+        title: `${server} · ${template}`,
+        prompt: `Value of {${name}}`,
+        request: { server, template, arguments: { ...values } },
+        name,
+        optional: false,
+      });
+      if (value === undefined) return undefined;
+      values[name] = value;
+    }
+    const result = await this.client.request(P.read, { server, template, arguments: values });
+    await this.resources.open(server, result.uri, result);
+    return result;
+  }
+
+  async previewPrompt(server: string, name: string, args?: P.PromptArgument[]): Promise<P.PromptSnapshot | undefined> {
+    let declared = args;
+    if (!declared) {
+      const found = await this.client.request(P.discover, { query: name, kind: "prompts", server, limit: 50 });
+      declared = found.candidates.find((c): c is P.PromptCandidate => c.kind === "prompt" && c.name === name)?.arguments ?? [];
+    }
+    const values = await this.prompts.askArguments(server, name, declared);
+    if (!values) return undefined;
+    return this.prompts.preview(server, name, values);
+  }
+}

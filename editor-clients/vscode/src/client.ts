@@ -1,0 +1,206 @@
+// SidecarClient owns the LanguageClient that runs `mcp-sidecar` over stdio: serialized
+// start/stop/restart (at most one queued), restart with backoff after an unexpected exit, and
+// sidecar notifications re-emitted as events that survive restarts.
+import * as vscode from "vscode";
+import {
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  type LanguageClientOptions,
+  RevealOutputChannelOn,
+  type ServerOptions,
+} from "vscode-languageclient/node";
+import type { NotificationType, RequestType } from "vscode-languageserver-protocol";
+import type { ClientState } from "./format";
+import * as P from "./protocol";
+import { Backoff, Serializer } from "./serial";
+
+export class SidecarUnavailableError extends Error {}
+
+export interface Launch {
+  command: string;
+  args: string[];
+}
+
+export class SidecarClient implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private readonly serializer = new Serializer();
+  private readonly backoff = new Backoff();
+  private restartTimer: NodeJS.Timeout | undefined;
+  private intentionalStop = false;
+  private current: ClientState = "stopped";
+  private readonly disposables: vscode.Disposable[] = [];
+
+  private readonly stateEmitter = new vscode.EventEmitter<ClientState>();
+  readonly onDidChangeState = this.stateEmitter.event;
+  private readonly startEmitter = new vscode.EventEmitter<void>();
+  /** Fires after every successful (re)start: a new sidecar knows nothing of the old one. */
+  readonly onDidStart = this.startEmitter.event;
+
+  private readonly relays: { type: NotificationType<unknown>; emitter: vscode.EventEmitter<unknown> }[] = [];
+  readonly onServerStatus = this.relay(P.serverStatus);
+  readonly onCatalogChanged = this.relay(P.catalogChanged);
+  readonly onResourceUpdated = this.relay(P.resourceUpdated);
+  readonly onWatchesCleared = this.relay(P.watchesCleared);
+  readonly onActiveToolsChanged = this.relay(P.activeToolsChanged);
+
+  constructor(
+    private readonly log: vscode.LogOutputChannel,
+    private readonly traceChannel: vscode.OutputChannel,
+    /** Finds the executable and arguments, or undefined (it tells the user why). */
+    private readonly resolveLaunch: () => Promise<Launch | undefined>,
+  ) {
+    this.disposables.push(this.stateEmitter, this.startEmitter, ...this.relays.map((r) => r.emitter));
+  }
+
+  private relay<T>(type: NotificationType<T>): vscode.Event<T> {
+    const emitter = new vscode.EventEmitter<T>();
+    this.relays.push({ type: type as NotificationType<unknown>, emitter: emitter as vscode.EventEmitter<unknown> });
+    return emitter.event;
+  }
+
+  get state(): ClientState {
+    return this.current;
+  }
+
+  private setState(state: ClientState): void {
+    if (state === this.current) return;
+    this.current = state;
+    this.stateEmitter.fire(state);
+  }
+
+  start(): Promise<void> {
+    return this.serializer.run(() => this.doStart());
+  }
+
+  stop(): Promise<void> {
+    return this.serializer.run(() => this.doStop());
+  }
+
+  restart(): Promise<void> {
+    this.backoff.reset();
+    return this.serializer.run(async () => {
+      await this.doStop();
+      await this.doStart();
+    });
+  }
+
+  private async doStart(): Promise<void> {
+    if (this.client && this.current === "running") return;
+    clearTimeout(this.restartTimer);
+    this.setState("starting");
+    const launch = await this.resolveLaunch().catch((error: unknown) => {
+      this.log.error(`Could not locate the sidecar: ${String(error)}`);
+      return undefined;
+    });
+    if (!launch) {
+      this.setState("stopped");
+      return;
+    }
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const serverOptions: ServerOptions = {
+      command: launch.command,
+      args: launch.args,
+      options: { cwd: folder?.scheme === "file" ? folder.fsPath : undefined, env: process.env },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [],
+      outputChannel: this.log,
+      traceOutputChannel: this.traceChannel,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationOptions: { trustedWorkspace: vscode.workspace.isTrusted, interactive: true },
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Continue, handled: true }),
+        closed: () => {
+          this.onUnexpectedClose();
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
+      },
+    };
+    const client = new LanguageClient("mcpSidecar", "MCP Sidecar", serverOptions, clientOptions);
+    for (const { type, emitter } of this.relays) {
+      client.onNotification(type, (params: unknown) => emitter.fire(params));
+    }
+    this.client = client;
+    this.intentionalStop = false;
+    this.log.info(`Starting ${launch.command} ${launch.args.join(" ")}`);
+    try {
+      await client.start();
+    } catch (error) {
+      this.log.error(`The sidecar did not start: ${error instanceof Error ? error.message : String(error)}`);
+      this.client = undefined;
+      this.intentionalStop = true;
+      await client.dispose().catch(() => undefined);
+      this.setState("failed");
+      this.scheduleRestart();
+      return;
+    }
+    this.backoff.started();
+    this.setState("running");
+    this.startEmitter.fire();
+  }
+
+  private async doStop(): Promise<void> {
+    clearTimeout(this.restartTimer);
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      this.intentionalStop = true;
+      try {
+        await client.stop(5000);
+      } catch (error) {
+        this.log.warn(`Stopping the sidecar: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      await client.dispose().catch(() => undefined);
+    }
+    this.setState("stopped");
+  }
+
+  private onUnexpectedClose(): void {
+    if (this.intentionalStop) return;
+    this.log.error("The sidecar exited unexpectedly.");
+    this.client = undefined;
+    this.setState("failed");
+    this.scheduleRestart();
+  }
+
+  private scheduleRestart(): void {
+    const delay = this.backoff.nextDelay();
+    if (delay === undefined) {
+      this.log.error("The sidecar keeps failing; not restarting it again. Run 'MCP: Restart Sidecar' after fixing the cause.");
+      void vscode.window
+        .showErrorMessage("The MCP sidecar keeps exiting. See its log for the reason.", "Show Log", "Restart")
+        .then((choice) => {
+          if (choice === "Show Log") this.log.show();
+          if (choice === "Restart") void this.restart();
+        });
+      return;
+    }
+    this.log.info(`Restarting the sidecar in ${delay / 1000} s.`);
+    clearTimeout(this.restartTimer);
+    this.restartTimer = setTimeout(() => void this.start(), delay);
+  }
+
+  /** Sends a request, starting the sidecar first when it is stopped. */
+  async request<Params, Result>(
+    type: RequestType<Params, Result, void>,
+    params: Params,
+    token?: vscode.CancellationToken,
+  ): Promise<Result> {
+    if (this.current !== "running") await this.start();
+    const client = this.client;
+    if (!client || this.current !== "running") {
+      throw new SidecarUnavailableError(
+        "The MCP sidecar is not running. Run 'MCP: Restart Sidecar', or see 'MCP: Show Sidecar Log' for why it stopped.",
+      );
+    }
+    // By method name: a RequestType from another bundle (tests, other extensions) is fine too.
+    return (token ? client.sendRequest(type.method, params, token) : client.sendRequest(type.method, params)) as Promise<Result>;
+  }
+
+  dispose(): void {
+    clearTimeout(this.restartTimer);
+    void this.stop();
+    for (const d of this.disposables) d.dispose();
+  }
+}

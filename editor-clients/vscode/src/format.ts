@@ -1,0 +1,180 @@
+// View models: how status rows, candidates and failures read in the status bar, the servers
+// view, quick picks and messages. Pure functions (no `vscode` import), unit-tested.
+import type { Candidate, CatalogCounts, Diagnostic, StatusRow } from "./protocol";
+
+export type ClientState = "stopped" | "starting" | "running" | "failed";
+
+export interface StatusBarModel {
+  text: string;
+  tooltipLines: string[];
+  severity: "ok" | "warning" | "error";
+}
+
+const STATE_MARK: Record<StatusRow["state"], string> = {
+  idle: "○",
+  connecting: "▶",
+  connected: "●",
+  disabled: "○",
+  failed: "✘",
+};
+
+/** The codicon a server's state shows with in the servers view. */
+export function stateIcon(state: StatusRow["state"]): { id: string; color?: string } {
+  switch (state) {
+    case "connected":
+      return { id: "pass-filled", color: "testing.iconPassed" };
+    case "connecting":
+      return { id: "loading~spin" };
+    case "failed":
+      return { id: "error", color: "testing.iconFailed" };
+    case "disabled":
+      return { id: "circle-slash", color: "disabledForeground" };
+    default:
+      return { id: "circle-outline" };
+  }
+}
+
+function count(value: number | null | undefined): string {
+  return value === null || value === undefined ? "—" : String(value);
+}
+
+/** "8 tools · 3 resources + 1 template · 2 prompts", or "not fetched yet". */
+export function catalogSummary(catalog: CatalogCounts | null, source?: string | null): string {
+  if (!catalog || Object.values(catalog).every((v) => v === null)) return "catalog not fetched yet";
+  const parts = [`${count(catalog.tools)} tools${source === "cache" ? " (cached)" : ""}`];
+  if (catalog.resources !== null || catalog.templates !== null) {
+    parts.push(`${count(catalog.resources)} resources + ${count(catalog.templates)} templates`);
+  }
+  if (catalog.prompts !== null) parts.push(`${count(catalog.prompts)} prompts`);
+  return parts.join(" · ");
+}
+
+/** One line per server, as in the status tooltip and quick pick. */
+export function serverLine(row: StatusRow): string {
+  const loaded = row.loaded > 0 ? ` · ${row.loaded} loaded` : "";
+  const problem = row.state === "failed" && row.lastDiagnostic ? ` — ${row.lastDiagnostic.message}` : "";
+  return `${STATE_MARK[row.state]} ${row.name} · ${row.state} · ${row.scope} · ${row.transport}${loaded}${problem}`;
+}
+
+/** The servers view's description next to a server's name. */
+export function serverDescription(row: StatusRow): string {
+  const counts = row.catalog ? catalogSummary(row.catalog, row.catalogSource) : "";
+  return [row.state, row.scope, counts].filter((part) => part !== "" && part !== "catalog not fetched yet").join(" · ");
+}
+
+/** The status bar item for the client's state and the sidecar's server rows. */
+export function statusBarModel(state: ClientState, rows: StatusRow[]): StatusBarModel {
+  if (state === "stopped") {
+    return { text: "$(debug-disconnect) MCP: stopped", tooltipLines: ["The sidecar is not running."], severity: "warning" };
+  }
+  if (state === "failed") {
+    return { text: "$(error) MCP: sidecar failed", tooltipLines: ["The sidecar could not start; see the log."], severity: "error" };
+  }
+  if (state === "starting") {
+    return { text: "$(loading~spin) MCP: starting", tooltipLines: ["Starting the sidecar…"], severity: "ok" };
+  }
+  const connected = rows.filter((r) => r.state === "connected").length;
+  const failed = rows.filter((r) => r.state === "failed").length;
+  const connecting = rows.some((r) => r.state === "connecting");
+  const icon = connecting ? "$(loading~spin)" : failed > 0 ? "$(warning)" : "$(plug)";
+  const parts = [`${connected} connected`];
+  if (failed > 0) parts.push(`${failed} failed`);
+  const text = rows.length === 0 ? `${icon} MCP: no servers` : `${icon} MCP: ${parts.join(", ")}`;
+  const tooltipLines = rows.length === 0 ? ["No MCP servers are configured."] : rows.map(serverLine);
+  return { text, tooltipLines, severity: failed > 0 ? "warning" : "ok" };
+}
+
+/** Merges one `mcp/serverStatus` row into the list, keeping the sidecar's order. */
+export function mergeRow(rows: StatusRow[], row: StatusRow): StatusRow[] {
+  const index = rows.findIndex((r) => r.name === row.name);
+  if (index < 0) return [...rows, row];
+  const next = rows.slice();
+  next[index] = row;
+  return next;
+}
+
+const KIND_ICON: Record<Candidate["kind"], string> = {
+  tool: "$(tools)",
+  resource: "$(file)",
+  template: "$(file-symlink-file)",
+  prompt: "$(comment-discussion)",
+};
+
+/** A search result row: label, description and detail of the quick pick item. */
+export function candidateItem(candidate: Candidate): { label: string; description: string; detail: string } {
+  const description = candidate.description ?? candidate.title ?? "";
+  switch (candidate.kind) {
+    case "tool": {
+      const required = candidate.required.length ? `(${candidate.required.join(", ")})` : "()";
+      return {
+        label: `${KIND_ICON.tool} ${candidate.id}${required}`,
+        description: `tool · ${candidate.server}${candidate.loaded ? " · active" : ""}`,
+        detail: description,
+      };
+    }
+    case "resource":
+      return {
+        label: `${KIND_ICON.resource} ${candidate.uri}`,
+        description: `resource · ${candidate.server}${candidate.mimeType ? ` · ${candidate.mimeType}` : ""}`,
+        detail: candidate.title ? `${candidate.title} — ${description}` : description,
+      };
+    case "template":
+      return {
+        label: `${KIND_ICON.template} ${candidate.uriTemplate}`,
+        description: `template · ${candidate.server}`,
+        detail: description,
+      };
+    case "prompt": {
+      const args = candidate.arguments.map((a) => (a.required ? a.name : `${a.name}?`)).join(", ");
+      return {
+        label: `${KIND_ICON.prompt} ${candidate.server} · ${candidate.name}(${args})`,
+        description: `prompt · ${candidate.server}`,
+        detail: description,
+      };
+    }
+  }
+}
+
+/** True when a value looks like the sidecar's diagnostic object. */
+export function isDiagnostic(value: unknown): value is Diagnostic {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as Diagnostic).code === "string" &&
+    typeof (value as Diagnostic).message === "string"
+  );
+}
+
+/** A failure as one sentence for a person: the diagnostic's message and hint, never a stack. */
+export function describeError(error: unknown): { message: string; code?: string; usage?: string } {
+  const data = (error as { data?: unknown } | null)?.data;
+  if (isDiagnostic(data)) {
+    const hint = data.hint ? ` ${data.hint}` : "";
+    return { message: `${data.message}${hint}`, code: data.code, usage: data.usage };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { message: message.split("\n")[0] ?? message };
+}
+
+/** The language a read-only resource document opens in. */
+export function languageFor(mimeType: string | undefined, text: string): string {
+  if (mimeType && /^application\/(.+\+)?json$/.test(mimeType)) return "json";
+  if (mimeType === "text/markdown") return "markdown";
+  if (!mimeType) {
+    const trimmed = text.trim();
+    if ((trimmed.startsWith("{") && trimmed.endsWith("}")) || (trimmed.startsWith("[") && trimmed.endsWith("]"))) {
+      try {
+        JSON.parse(trimmed);
+        return "json";
+      } catch {
+        return "plaintext";
+      }
+    }
+  }
+  return "plaintext";
+}
+
+/** The "↻ server · uri changed" line of a watch notification. */
+export function watchMessage(server: string, uri: string): string {
+  return `↻ ${server} · ${uri} changed`;
+}

@@ -1,0 +1,598 @@
+// The sidecar's JSON-RPC protocol, typed for this extension.
+// Mirrors sidecar/mcp_sidecar/protocol/methods.py and docs/protocol.md (the wire contract);
+// src/test/unit/protocol.test.ts fails when a method or notification is added to either
+// without being mirrored here, or mirrored here without being documented.
+// Shapes list the fields the extension reads; the sidecar may send more.
+import { NotificationType, RequestType } from "vscode-languageserver-protocol";
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+// ---------------------------------------------------------------- shared shapes
+
+export interface Diagnostic {
+  code: string;
+  operation: string;
+  server?: string;
+  message: string;
+  hint: string;
+  usage?: string;
+}
+
+export type ServerState = "idle" | "connecting" | "connected" | "disabled" | "failed";
+
+export interface CatalogCounts {
+  tools: number | null;
+  resources: number | null;
+  templates: number | null;
+  prompts: number | null;
+}
+
+export interface StatusRow {
+  name: string;
+  scope: string;
+  transport: string;
+  state: ServerState;
+  description?: string | null;
+  protocolVersion?: string | null;
+  catalog: CatalogCounts | null;
+  catalogSource: "live" | "cache" | null;
+  loaded: number;
+  lastDiagnostic: Diagnostic | null;
+}
+
+export interface ToolDefinition {
+  id: string;
+  modelName: string;
+  server: string;
+  name: string;
+  title?: string | null;
+  description?: string | null;
+  inputSchema: JsonObject;
+  outputSchema?: JsonObject | null;
+  annotations?: JsonObject | null;
+}
+
+export interface Watch {
+  server: string;
+  uri: string;
+  changed: boolean;
+  updates: number;
+  subscribedAt: number;
+  updatedAt: number | null;
+}
+
+export interface ReloadSummary {
+  applied: boolean;
+  added: string[];
+  removed: string[];
+  changed: string[];
+  unchanged: string[];
+  deactivated: { session: string; removed: string[]; reason: string }[];
+  diagnostics: Diagnostic[];
+}
+
+export interface Spill {
+  path: string;
+  bytes: number;
+}
+
+export interface DisplayBlock {
+  index?: number;
+  field?: string;
+  format: "json";
+  text: string;
+}
+
+export interface ContentBlock {
+  type: string;
+  text?: string;
+  data?: string;
+  mimeType?: string;
+  uri?: string;
+  resource?: { uri: string; mimeType?: string; text?: string };
+}
+
+// ---------------------------------------------------------------- params and results
+
+export interface ServerParams {
+  server: string;
+}
+
+export interface StatusResult {
+  servers: StatusRow[];
+  configFiles: { scope: string; path: string; exists: boolean; read: boolean }[];
+  trustedWorkspace: boolean;
+  diagnostics: Diagnostic[];
+}
+
+export interface ServerGetResult {
+  name: string;
+  scope: string;
+  overridesGlobal?: boolean;
+  description: string | null;
+  disabled: boolean;
+  transport: string;
+  authentication?: { kind: string; credentials?: string; tokensStored?: boolean | null };
+  status: StatusRow;
+  [key: string]: unknown;
+}
+
+export interface ServerToolsResult {
+  server: string;
+  source: string;
+  hiddenByFilters: number;
+  tools: ToolDefinition[];
+}
+
+export interface ServerLogsResult {
+  server: string;
+  lines: { time: number; text: string }[];
+  dropped: number;
+}
+
+export interface ServerRefreshResult {
+  server: string;
+  status: StatusRow;
+  toolsSource: string;
+  diagnostics: { kind: string; diagnostic: Diagnostic }[];
+}
+
+export interface ActivateParams {
+  ids: string[];
+  session?: string;
+}
+
+export interface ActivationEntry {
+  id: string;
+  status: "loaded" | "already loaded" | "not loaded";
+  reason?: string;
+  nearby?: string[];
+  diagnostic?: Diagnostic;
+}
+
+export interface ActivateResult {
+  session: string;
+  results: ActivationEntry[];
+  tools: ToolDefinition[];
+  text: string;
+}
+
+export interface SessionParams {
+  session?: string;
+}
+
+export interface ActiveToolsResult {
+  session: string;
+  tools: ToolDefinition[];
+}
+
+export interface CallToolParams {
+  id: string;
+  arguments?: JsonObject;
+  session?: string;
+}
+
+export interface CallToolResult {
+  id: string;
+  server: string;
+  tool: string;
+  isError: boolean;
+  content: ContentBlock[];
+  structuredContent?: Json;
+  truncated?: boolean;
+  spill?: Spill;
+  display?: DisplayBlock[];
+  resourceLinks?: { uri: string; name: string; mimeType?: string }[];
+}
+
+export type DiscoverKind = "all" | "tools" | "resources" | "prompts";
+
+export interface DiscoverParams {
+  query: string;
+  kind?: DiscoverKind;
+  server?: string;
+  limit?: number;
+  session?: string;
+}
+
+interface CandidateBase {
+  server: string;
+  name: string;
+  title?: string | null;
+  description?: string | null;
+  next: { method: string; params: JsonObject };
+  score?: number;
+}
+
+export interface ToolCandidate extends CandidateBase {
+  kind: "tool";
+  id: string;
+  required: string[];
+  loaded: boolean;
+}
+
+export interface ResourceCandidate extends CandidateBase {
+  kind: "resource";
+  uri: string;
+  mimeType?: string | null;
+}
+
+export interface TemplateCandidate extends CandidateBase {
+  kind: "template";
+  uriTemplate: string;
+  variables: string[];
+  mimeType?: string | null;
+}
+
+export interface PromptArgument {
+  name: string;
+  description?: string | null;
+  required?: boolean;
+}
+
+export interface PromptCandidate extends CandidateBase {
+  kind: "prompt";
+  arguments: PromptArgument[];
+}
+
+export type Candidate = ToolCandidate | ResourceCandidate | TemplateCandidate | PromptCandidate;
+
+export interface DiscoverResult {
+  query: string;
+  kind: DiscoverKind;
+  session: string;
+  candidates: Candidate[];
+  unavailable: { server: string; kind: string; diagnostic: Diagnostic }[];
+  text: string;
+}
+
+export interface ModelToolDefinition {
+  name: string;
+  description: string;
+  inputSchema: JsonObject;
+}
+
+export interface ModelToolInvokeParams {
+  arguments: JsonObject;
+  session?: string;
+}
+
+export interface ModelToolInvokeResult {
+  text: string;
+  isError: boolean;
+  details: Json;
+}
+
+export interface CommandParams {
+  line: string;
+}
+
+export interface CommandResult {
+  command: string;
+  data: Json;
+  text: string;
+}
+
+export interface ConfigAddParams {
+  scope: "global" | "project";
+  server: string;
+  definition: JsonObject;
+  replace?: boolean;
+}
+
+export interface ConfigAddResult {
+  server: string;
+  scope: string;
+  path: string;
+  action: "added" | "replaced";
+  notes: string[];
+  reload: ReloadSummary;
+}
+
+export interface ConfigRemoveParams {
+  scope: "global" | "project";
+  server: string;
+}
+
+export interface ConfigRemoveResult {
+  server: string;
+  scope: string;
+  path: string;
+  remaining: string | null;
+  notes: string[];
+  reload: ReloadSummary;
+}
+
+export interface ConfigSetEnabledParams {
+  server: string;
+  enabled: boolean;
+}
+
+export interface ConfigSetEnabledResult {
+  server: string;
+  scope: string;
+  path: string;
+  enabled: boolean;
+  changed: boolean;
+  deactivated: string[];
+  reload: ReloadSummary;
+}
+
+export interface ConfigImportParams {
+  file: string;
+  scope: "global" | "project";
+  select?: string[];
+  confirm?: boolean;
+  replace?: boolean;
+}
+
+export interface ImportServer {
+  name: string;
+  transport: string;
+  importable: boolean;
+  selected: boolean;
+  inlineValues: string[];
+  placeholders: { field: string; variable: string; source: string; description?: string }[];
+  problems: string[];
+  notes: string[];
+  alreadyDefined: string[];
+}
+
+export interface ConfigImportResult {
+  file: string;
+  format: string;
+  formatLabel: string;
+  scope: string;
+  path: string;
+  written: boolean;
+  imported: string[];
+  servers: ImportServer[];
+  reload?: ReloadSummary;
+}
+
+export interface ReadParams {
+  server: string;
+  uri?: string;
+  template?: string;
+  arguments?: { [name: string]: string | string[] };
+}
+
+export interface ReadResult {
+  server: string;
+  uri: string;
+  template?: string;
+  arguments?: { [name: string]: string | string[] };
+  untrusted: boolean;
+  truncated: boolean;
+  spill?: Spill;
+  contents: { uri: string; mimeType?: string; text?: string; blob?: string }[];
+  display?: DisplayBlock[];
+  text: string;
+}
+
+export interface CompleteParams {
+  server: string;
+  template?: string;
+  prompt?: string;
+  argument: { name: string; value: string };
+  arguments?: { [name: string]: string };
+}
+
+export interface CompleteResult {
+  values: string[];
+  total?: number;
+  hasMore?: boolean;
+  text: string;
+}
+
+export interface ResourceParams {
+  server: string;
+  uri: string;
+}
+
+export interface SubscribeResult {
+  watch: Watch;
+  created: boolean;
+}
+
+export interface UnsubscribeResult {
+  server: string;
+  uri: string;
+  removed: boolean;
+}
+
+export interface SubscriptionsResult {
+  watches: Watch[];
+  limitPerConnection: number;
+}
+
+export interface SpillListResult {
+  directory: string;
+  files: { path: string; bytes: number; modified: number }[];
+  totalBytes: number;
+}
+
+export interface SpillCleanParams {
+  olderThanDays?: number;
+}
+
+export interface SpillCleanResult {
+  directory: string;
+  removed: string[];
+  freedBytes: number;
+  kept: number;
+}
+
+export interface PromptPreviewParams {
+  server: string;
+  name: string;
+  arguments?: { [name: string]: string };
+}
+
+export interface PromptMessage {
+  index: number;
+  role: "user" | "assistant";
+  content: { type: "text"; text: string; resource?: { uri: string; mimeType?: string } };
+}
+
+export interface PromptSnapshot {
+  previewId: string;
+  server: string;
+  name: string;
+  description?: string;
+  messageCount: number;
+  messages: PromptMessage[];
+  untrusted: boolean;
+  text: string;
+}
+
+export interface PreviewIdParams {
+  previewId: string;
+}
+
+export interface PromptUseResult extends PromptSnapshot {
+  accepted: true;
+}
+
+export interface PromptDiscardResult {
+  previewId: string;
+  server: string;
+  name: string;
+  discarded: true;
+}
+
+export interface SetTrustedParams {
+  trusted: boolean;
+}
+
+export interface LoginParams {
+  server: string;
+  noBrowser?: boolean;
+}
+
+export interface LoginResult {
+  server: string;
+  status: "completed" | "pending";
+  scopes?: string[];
+  loginId?: string;
+  authorizationUrl?: string;
+  redirectUri?: string;
+  expiresInSeconds?: number;
+  text: string;
+}
+
+export interface CompleteLoginParams {
+  loginId: string;
+  callbackUrl: string;
+}
+
+export interface LogoutResult {
+  server: string;
+  removed: boolean;
+  revocation: "accepted" | "unsupported" | "unconfirmed" | "none";
+  text: string;
+}
+
+export interface CatalogChangedParams {
+  server: string;
+  kind: "tools" | "resources" | "prompts";
+}
+
+export interface ResourceUpdatedParams {
+  server: string;
+  uri: string;
+  changed: true;
+}
+
+export interface WatchesClearedParams {
+  server: string;
+  uris: string[];
+  reason: string;
+}
+
+export interface ActiveToolsChangedParams {
+  session: string;
+  removed: string[];
+  reason: string;
+}
+
+// ---------------------------------------------------------------- requests, client to sidecar
+
+type Empty = Record<string, never>;
+
+export const status = new RequestType<Empty, StatusResult, void>("mcp/status");
+export const serverGet = new RequestType<ServerParams, ServerGetResult, void>("mcp/server/get");
+export const serverTools = new RequestType<ServerParams, ServerToolsResult, void>("mcp/server/tools");
+export const serverReconnect = new RequestType<ServerParams, StatusRow, void>("mcp/server/reconnect");
+export const serverLogs = new RequestType<ServerParams, ServerLogsResult, void>("mcp/server/logs");
+export const serverRefresh = new RequestType<ServerParams, ServerRefreshResult, void>("mcp/server/refresh");
+export const activate = new RequestType<ActivateParams, ActivateResult, void>("mcp/activate");
+export const activeTools = new RequestType<SessionParams, ActiveToolsResult, void>("mcp/activeTools");
+export const callTool = new RequestType<CallToolParams, CallToolResult, void>("mcp/callTool");
+export const discover = new RequestType<DiscoverParams, DiscoverResult, void>("mcp/discover");
+export const modelToolDefinition = new RequestType<Empty, ModelToolDefinition, void>("mcp/modelTool/definition");
+export const modelToolInvoke = new RequestType<ModelToolInvokeParams, ModelToolInvokeResult, void>(
+  "mcp/modelTool/invoke",
+);
+export const command = new RequestType<CommandParams, CommandResult, void>("mcp/command");
+export const configAdd = new RequestType<ConfigAddParams, ConfigAddResult, void>("mcp/config/add");
+export const configRemove = new RequestType<ConfigRemoveParams, ConfigRemoveResult, void>("mcp/config/remove");
+export const configSetEnabled = new RequestType<ConfigSetEnabledParams, ConfigSetEnabledResult, void>(
+  "mcp/config/setEnabled",
+);
+export const configReload = new RequestType<Empty, ReloadSummary, void>("mcp/config/reload");
+export const configImport = new RequestType<ConfigImportParams, ConfigImportResult, void>("mcp/config/import");
+export const workspaceSetTrusted = new RequestType<SetTrustedParams, ReloadSummary, void>(
+  "mcp/workspace/setTrusted",
+);
+export const authLogin = new RequestType<LoginParams, LoginResult, void>("mcp/auth/login");
+export const authCompleteLogin = new RequestType<CompleteLoginParams, LoginResult, void>("mcp/auth/completeLogin");
+export const authLogout = new RequestType<ServerParams, LogoutResult, void>("mcp/auth/logout");
+export const read = new RequestType<ReadParams, ReadResult, void>("mcp/read");
+export const complete = new RequestType<CompleteParams, CompleteResult, void>("mcp/complete");
+export const resourceSubscribe = new RequestType<ResourceParams, SubscribeResult, void>("mcp/resource/subscribe");
+export const resourceUnsubscribe = new RequestType<ResourceParams, UnsubscribeResult, void>(
+  "mcp/resource/unsubscribe",
+);
+export const resourceSubscriptions = new RequestType<Empty, SubscriptionsResult, void>("mcp/resource/subscriptions");
+export const spillList = new RequestType<Empty, SpillListResult, void>("mcp/spill/list");
+export const spillClean = new RequestType<SpillCleanParams, SpillCleanResult, void>("mcp/spill/clean");
+export const promptPreview = new RequestType<PromptPreviewParams, PromptSnapshot, void>("mcp/prompt/preview");
+export const promptUse = new RequestType<PreviewIdParams, PromptUseResult, void>("mcp/prompt/use");
+export const promptDiscard = new RequestType<PreviewIdParams, PromptDiscardResult, void>("mcp/prompt/discard");
+
+// ---------------------------------------------------------------- notifications, sidecar to client
+
+export const serverStatus = new NotificationType<StatusRow>("mcp/serverStatus");
+export const catalogChanged = new NotificationType<CatalogChangedParams>("mcp/catalogChanged");
+export const resourceUpdated = new NotificationType<ResourceUpdatedParams>("mcp/resourceUpdated");
+export const watchesCleared = new NotificationType<WatchesClearedParams>("mcp/watchesCleared");
+export const activeToolsChanged = new NotificationType<ActiveToolsChangedParams>("mcp/activeToolsChanged");
+
+/** Every request this file mirrors, for the protocol test. */
+export const REQUESTS = [
+  status, serverGet, serverTools, serverReconnect, serverLogs, serverRefresh, activate, activeTools,
+  callTool, discover, modelToolDefinition, modelToolInvoke, command, configAdd, configRemove,
+  configSetEnabled, configReload, configImport, workspaceSetTrusted, authLogin, authCompleteLogin,
+  authLogout, read, complete, resourceSubscribe, resourceUnsubscribe, resourceSubscriptions,
+  spillList, spillClean, promptPreview, promptUse, promptDiscard,
+].map((type) => type.method);
+
+/** Every notification this file mirrors, for the protocol test. */
+export const NOTIFICATIONS = [serverStatus, catalogChanged, resourceUpdated, watchesCleared, activeToolsChanged].map(
+  (type) => type.method,
+);
+
+/** The `workspace/executeCommand` command that runs one `/mcp` line (generic LSP clients). */
+export const EXECUTE_COMMAND = "mcp.command";
+
+export const DEFAULT_SESSION = "default";
+
+/** JSON-RPC error codes the extension tells apart. */
+export const ErrorCodes = {
+  methodNotFound: -32601,
+  invalidParams: -32602,
+  requestFailed: -32000,
+  requestCancelled: -32800,
+} as const;

@@ -1,0 +1,84 @@
+// What the extension knows about the sidecar's servers and watches, kept current from
+// `mcp/status` after each (re)start and the sidecar's notifications. The status bar and the
+// servers view render it.
+import * as vscode from "vscode";
+import type { SidecarClient } from "./client";
+import { mergeRow } from "./format";
+import * as P from "./protocol";
+
+export class ServerStore implements vscode.Disposable {
+  rows: P.StatusRow[] = [];
+  /** "server\nuri" → the watch; `changed` marks an update since subscribing. */
+  readonly watches = new Map<string, P.Watch>();
+  trustedWorkspace = false;
+  private readonly changeEmitter = new vscode.EventEmitter<void>();
+  readonly onDidChange = this.changeEmitter.event;
+  private readonly catalogEmitter = new vscode.EventEmitter<string>();
+  /** A server whose catalog (or watches) changed: its view children are stale. */
+  readonly onDidChangeServer = this.catalogEmitter.event;
+  private readonly disposables: vscode.Disposable[] = [this.changeEmitter, this.catalogEmitter];
+
+  constructor(private readonly client: SidecarClient) {
+    this.disposables.push(
+      client.onDidStart(() => void this.refresh()),
+      client.onDidChangeState((state) => {
+        if (state !== "running") {
+          this.watches.clear();
+        }
+        this.changeEmitter.fire();
+      }),
+      client.onServerStatus((row) => {
+        this.rows = mergeRow(this.rows, row);
+        this.changeEmitter.fire();
+      }),
+      client.onCatalogChanged(({ server }) => this.catalogEmitter.fire(server)),
+      client.onResourceUpdated(({ server, uri }) => {
+        const watch = this.watches.get(key(server, uri));
+        if (watch) watch.changed = true;
+        this.catalogEmitter.fire(server);
+      }),
+      client.onWatchesCleared(({ server, uris }) => {
+        for (const uri of uris) this.watches.delete(key(server, uri));
+        this.catalogEmitter.fire(server);
+      }),
+    );
+  }
+
+  /** Fetches every row and watch again (after a start, a reload or a config edit). */
+  async refresh(): Promise<void> {
+    if (this.client.state !== "running") return;
+    try {
+      const result = await this.client.request(P.status, {});
+      this.rows = result.servers;
+      this.trustedWorkspace = result.trustedWorkspace;
+      const subs = await this.client.request(P.resourceSubscriptions, {});
+      this.watches.clear();
+      for (const watch of subs.watches) this.watches.set(key(watch.server, watch.uri), watch);
+    } catch {
+      // The state listener re-renders when the sidecar comes back; nothing to show here.
+    }
+    this.changeEmitter.fire();
+  }
+
+  row(name: string): P.StatusRow | undefined {
+    return this.rows.find((r) => r.name === name);
+  }
+
+  watch(server: string, uri: string): P.Watch | undefined {
+    return this.watches.get(key(server, uri));
+  }
+
+  setWatch(watch: P.Watch | undefined, server: string, uri: string): void {
+    if (watch) this.watches.set(key(server, uri), watch);
+    else this.watches.delete(key(server, uri));
+    this.catalogEmitter.fire(server);
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+  }
+}
+
+function key(server: string, uri: string): string {
+  return `${server}\n${uri}`;
+}

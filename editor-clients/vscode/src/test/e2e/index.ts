@@ -1,0 +1,437 @@
+// The extension's suite inside a real VS Code extension host (code-server's VS Code server,
+// loaded through --enable-smoke-test-driver), against the real sidecar and the fixture MCP
+// servers that scripts/test.sh configures: "basic" (resources, prompts, watches,
+// completions), "spare" (plain), "broken" (exits at start) globally, "proj" in the workspace.
+// Waits poll a condition with a deadline; nothing sleeps a fixed time.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import * as vscode from "vscode";
+import type { McpSidecarApi } from "../../extension";
+import { statusBarModel } from "../../format";
+import * as P from "../../protocol";
+import type { Node } from "../../views/servers";
+
+const EXTENSION_ID = "mcp-sidecar.mcp-sidecar";
+type Case = { name: string; body: () => Promise<void> };
+const cases: Case[] = [];
+const test = (name: string, body: () => Promise<void>) => cases.push({ name, body });
+let api: McpSidecarApi;
+
+async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ""}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function rejectsWithCode(promise: Promise<unknown>, code: string): Promise<P.Diagnostic> {
+  try {
+    await promise;
+  } catch (error) {
+    const data = (error as { data?: P.Diagnostic }).data;
+    assert.equal(data?.code, code, `expected ${code}, got ${JSON.stringify(data ?? String(error))}`);
+    return data;
+  }
+  throw new Error(`expected the request to fail with ${code}`);
+}
+
+function activeText(scheme: string): string {
+  const editor = vscode.window.activeTextEditor;
+  assert.equal(editor?.document.uri.scheme, scheme, `active editor: ${editor?.document.uri.toString()}`);
+  return editor.document.getText();
+}
+
+/** Waits until our quick pick offers an item matching `label`, then accepts the selection. */
+async function acceptQuickPick(label: RegExp, select?: string): Promise<string[]> {
+  const shown = await waitFor(`a quick pick offering ${label}`, () => {
+    const input = api.quickInput();
+    return input && !input.busy && input.items.some((i) => label.test(i)) ? input.items : undefined;
+  });
+  if (select !== undefined) {
+    // Move the selection down to the wanted item, then accept it.
+    const index = shown.findIndex((i) => i === select);
+    assert.ok(index >= 0, `${select} in ${shown.join(", ")}`);
+    for (let i = 0; i < index; i++) await vscode.commands.executeCommand("workbench.action.quickOpenSelectNext");
+  }
+  await vscode.commands.executeCommand("workbench.action.acceptSelectedQuickOpenItem");
+  return shown;
+}
+
+async function children(node?: Node): Promise<Node[]> {
+  return api.view.getChildren(node);
+}
+
+async function group(server: string, name: string): Promise<Node[]> {
+  const groups = await children({ type: "server", server });
+  const node = groups.find((g) => g.type === "group" && g.group === name);
+  assert.ok(node, `${server} has a ${name} group`);
+  return children(node);
+}
+
+// ------------------------------------------------------------------ lifecycle and status
+
+test("activates, finds the workspace .venv sidecar, starts it and lists every server", async () => {
+  const extension = vscode.extensions.getExtension<McpSidecarApi>(EXTENSION_ID);
+  assert.ok(extension, "the extension is loaded");
+  api = await extension.activate();
+  await waitFor("the sidecar to run", () => api.client.state === "running");
+  const names = await waitFor("status rows", () => (api.store.rows.length >= 5 ? api.store.rows.map((r) => r.name) : undefined));
+  assert.deepEqual([...names].sort(), ["basic", "broken", "proj", "secure", "spare"]);
+  assert.equal(api.store.trustedWorkspace, true, "the trusted workspace's .mcp.json is read");
+  assert.equal(api.store.row("proj")?.scope, "project");
+});
+
+test("every command is registered while the sidecar runs", async () => {
+  const all = await vscode.commands.getCommands(true);
+  const contributed = (vscode.extensions.getExtension(EXTENSION_ID)?.packageJSON.contributes.commands ?? []) as { command: string }[];
+  assert.ok(contributed.length >= 30);
+  for (const { command } of contributed) assert.ok(all.includes(command), command);
+});
+
+test("calling a tool through the command activates it, shows the result and the status bar counts it", async () => {
+  const result = (await vscode.commands.executeCommand("mcpSidecar.callTool", "basic.add", { a: 2, b: 3 })) as P.CallToolResult;
+  assert.equal(result.isError, false);
+  assert.deepEqual(result.content, [{ type: "text", text: "5" }]);
+  assert.match(activeText("mcp-sidecar-output"), /^5$/m);
+  await waitFor("basic to be connected", () => api.store.row("basic")?.state === "connected");
+  await waitFor("the loaded count", () => api.store.row("basic")?.loaded === 1);
+  assert.match(statusBarModel(api.client.state, api.store.rows).text, /MCP: [1-9] connected/);
+  const active = await api.client.request(P.activeTools, {});
+  assert.deepEqual(active.tools.map((t) => t.id), ["basic.add"]);
+});
+
+test("MCP: Search queries as you type, and its tool action calls through the real quick inputs", async () => {
+  const done = vscode.commands.executeCommand("mcpSidecar.search", "echo the giv");
+  const items = await acceptQuickPick(/basic\.echo\(text\)/);
+  assert.match(items[0] ?? "", /basic\.echo\(text\)/, `first candidate: ${items.join(" | ")}`);
+  const actions = await acceptQuickPick(/Call with arguments/, "$(json) Show schema");
+  assert.deepEqual(actions, ["$(play) Call with arguments…", "$(zap) Activate for chat", "$(json) Show schema"]);
+  await done;
+  const schema = JSON.parse(activeText("mcp-sidecar-output")) as { id: string; inputSchema: { required: string[] } };
+  assert.equal(schema.id, "basic.echo");
+  assert.deepEqual(schema.inputSchema.required, ["text"]);
+  assert.equal(vscode.window.activeTextEditor?.document.languageId, "json");
+});
+
+test("a tool result that is an error is a result, not a failure", async () => {
+  const result = (await vscode.commands.executeCommand("mcpSidecar.callTool", "basic.fail", { message: "nope" })) as P.CallToolResult;
+  assert.equal(result.isError, true);
+  assert.match(activeText("mcp-sidecar-output"), /basic\.fail · the tool reported an error[\s\S]*nope/);
+});
+
+// ------------------------------------------------------------------ resources, templates, watches
+
+test("a resource opens as a read-only mcp-sidecar-resource document in the language of its MIME type", async () => {
+  await vscode.commands.executeCommand("mcpSidecar.openResource", { server: "basic", uri: "config://settings" });
+  assert.equal(activeText("mcp-sidecar-resource"), "contents of config://settings\n");
+  assert.equal(vscode.window.activeTextEditor?.document.languageId, "json");
+  await vscode.commands.executeCommand("mcpSidecar.openResource", { server: "basic", uri: "notes://readme" });
+  assert.equal(activeText("mcp-sidecar-resource"), "contents of notes://readme\n");
+  assert.equal(vscode.window.activeTextEditor?.document.languageId, "markdown");
+});
+
+test("filling a template asks each variable with the server's completions", async () => {
+  const [templateNode] = await group("basic", "templates");
+  assert.equal(templateNode?.type, "template");
+  const done = vscode.commands.executeCommand("mcpSidecar.fillTemplate", templateNode);
+  const folders = await acceptQuickPick(/^ideas$/, "ideas");
+  assert.deepEqual(folders, ["inbox", "ideas", "archive"]);
+  const names = await acceptQuickPick(/^talks$/, "talks");
+  assert.deepEqual(names, ["tools", "talks"], "name completions use the chosen folder");
+  const read = (await done) as P.ReadResult;
+  assert.equal(read.uri, "notes://ideas/talks");
+  assert.equal(activeText("mcp-sidecar-resource"), "note ideas/talks\n");
+});
+
+test("a watch marks the resource in the view and reports the change", async () => {
+  const watched = (await vscode.commands.executeCommand("mcpSidecar.subscribe", { server: "basic", uri: "notes://changelog" })) as P.SubscribeResult;
+  assert.equal(watched.created, true);
+  const resourceItem = async () => {
+    const nodes = await group("basic", "resources");
+    const node = nodes.find((n) => n.type === "resource" && n.candidate.uri === "notes://changelog");
+    assert.ok(node);
+    return api.view.getTreeItem(node);
+  };
+  assert.equal((await resourceItem()).description, "notes://changelog · watching");
+  assert.equal((await resourceItem()).contextValue, "resource.watched");
+  const updated = new Promise<P.ResourceUpdatedParams>((resolve) => {
+    const sub = api.client.onResourceUpdated((params) => {
+      sub.dispose();
+      resolve(params);
+    });
+  });
+  await vscode.commands.executeCommand("mcpSidecar.callTool", "basic.touch", { uri: "notes://changelog" });
+  assert.deepEqual(await updated, { server: "basic", uri: "notes://changelog", changed: true });
+  await waitFor("the view to mark the change", async () => (await resourceItem()).description === "notes://changelog · changed");
+  const unwatched = (await vscode.commands.executeCommand("mcpSidecar.unsubscribe", { server: "basic", uri: "notes://changelog" })) as P.UnsubscribeResult;
+  assert.equal(unwatched.removed, true);
+  assert.equal((await resourceItem()).description, "notes://changelog");
+});
+
+// ------------------------------------------------------------------ prompts
+
+test("a prompt preview opens read-only and Use prompt accepts it once", async () => {
+  const snapshot = (await vscode.commands.executeCommand("mcpSidecar.previewPrompt", {
+    server: "basic",
+    name: "summarize_notes",
+    arguments: { folder: "ideas" },
+  })) as P.PromptSnapshot;
+  assert.equal(snapshot.messageCount, 1);
+  const text = activeText("mcp-sidecar-prompt");
+  assert.match(text, /nothing has been sent yet/);
+  assert.match(text, /Summarize the notes in ideas\./);
+  const used = (await vscode.commands.executeCommand("mcpSidecar.usePrompt")) as { snapshot: P.PromptUseResult; target: string };
+  assert.equal(used.snapshot.accepted, true);
+  assert.ok(["chat", "clipboard"].includes(used.target));
+  if (used.target === "clipboard") assert.equal(await vscode.env.clipboard.readText(), used.snapshot.text);
+  await waitFor("the preview tab to close", () =>
+    !vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputText && t.input.uri.scheme === "mcp-sidecar-prompt")),
+  );
+  await rejectsWithCode(api.client.request(P.promptUse, { previewId: snapshot.previewId }), "preview_not_found");
+});
+
+test("Discard drops a preview, and closing a preview's tab discards it too", async () => {
+  const first = (await vscode.commands.executeCommand("mcpSidecar.previewPrompt", { server: "basic", name: "summarize_notes", arguments: {} })) as P.PromptSnapshot;
+  const discarded = (await vscode.commands.executeCommand("mcpSidecar.discardPrompt")) as P.PromptDiscardResult;
+  assert.deepEqual(discarded, { previewId: first.previewId, server: "basic", name: "summarize_notes", discarded: true });
+  const second = (await vscode.commands.executeCommand("mcpSidecar.previewPrompt", { server: "basic", name: "summarize_notes", arguments: {} })) as P.PromptSnapshot;
+  await vscode.commands.executeCommand("workbench.action.closeActiveEditor");
+  await waitFor("the closed preview to be discarded", async () => {
+    try {
+      await api.client.request(P.promptDiscard, { previewId: second.previewId });
+      return false;
+    } catch (error) {
+      return (error as { data?: P.Diagnostic }).data?.code === "preview_not_found";
+    }
+  });
+});
+
+test("a prompt with arguments asks each one with the server's completions before previewing", async () => {
+  const promptNode = (await group("basic", "prompts")).find((n) => n.type === "prompt" && n.candidate.name === "review_code");
+  assert.ok(promptNode);
+  const done = vscode.commands.executeCommand("mcpSidecar.previewPrompt", promptNode);
+  // The fixture completes every review_code argument with languages.
+  const code = await acceptQuickPick(/^perl$/, "perl");
+  assert.deepEqual(code, ["python", "perl", "rust"]);
+  await acceptQuickPick(/^rust$/, "rust");
+  const snapshot = (await done) as P.PromptSnapshot;
+  assert.equal(snapshot.name, "review_code");
+  assert.match(activeText("mcp-sidecar-prompt"), /Review this rust code:\nperl/);
+  await vscode.commands.executeCommand("mcpSidecar.discardPrompt");
+});
+
+// ------------------------------------------------------------------ the servers view
+
+test("the servers view lists servers with state, and their catalogs on expand", async () => {
+  const servers = await children();
+  assert.deepEqual(servers.map((n) => n.type === "server" && n.server).sort(), ["basic", "broken", "proj", "secure", "spare"]);
+  const basic = api.view.getTreeItem({ type: "server", server: "basic" });
+  assert.match(String(basic.contextValue), /^server state=connected transport=stdio scope=global$/);
+  assert.match(String(basic.description), /^connected · global · \d+ tools/);
+  const tools = (await group("basic", "tools")).map((n) => (n.type === "tool" ? n.tool.id : n.type));
+  assert.ok(tools.includes("basic.echo") && tools.includes("basic.add"), tools.join(", "));
+  const resources = (await group("basic", "resources")).map((n) => (n.type === "resource" ? n.candidate.uri : n.type));
+  assert.deepEqual(resources, ["notes://readme", "notes://changelog", "config://settings"]);
+  const prompts = (await group("basic", "prompts")).map((n) => (n.type === "prompt" ? n.candidate.name : n.type));
+  assert.deepEqual(prompts, ["review_code", "summarize_notes"]);
+});
+
+test("a server that fails shows its diagnostic in the view and the status bar", async () => {
+  const [failure] = await group("broken", "tools");
+  assert.equal(failure?.type, "message");
+  assert.ok(failure?.type === "message" && failure.error);
+  await waitFor("broken to be failed", () => api.store.row("broken")?.state === "failed");
+  const model = statusBarModel(api.client.state, api.store.rows);
+  assert.match(model.text, /^\$\(warning\) MCP: \d+ connected, [1-9] failed$/);
+  assert.ok(model.tooltipLines.some((l) => l.startsWith("✘ broken · failed")));
+});
+
+// ------------------------------------------------------------------ the /mcp command set
+
+test("MCP: Run Command runs a /mcp line and shows its text", async () => {
+  const tools = (await vscode.commands.executeCommand("mcpSidecar.runCommand", "tools spare")) as P.CommandResult;
+  assert.equal(tools.command, "tools");
+  assert.match(activeText("mcp-sidecar-output"), /echo/);
+  const help = (await vscode.commands.executeCommand("mcpSidecar.runCommand", "help")) as P.CommandResult;
+  assert.equal(help.command, "help");
+  await rejectsWithCode(api.client.request(P.command, { line: "frobnicate" }), "command_invalid");
+  const prompt = (await vscode.commands.executeCommand("mcpSidecar.runCommand", "prompt basic summarize_notes folder=archive")) as P.CommandResult;
+  assert.equal(prompt.command, "prompt");
+  assert.match(activeText("mcp-sidecar-prompt"), /Summarize the notes in archive\./);
+  const discarded = (await vscode.commands.executeCommand("mcpSidecar.discardPrompt")) as P.PromptDiscardResult;
+  assert.equal(discarded.discarded, true);
+});
+
+test("disable deactivates the server's tools and enable brings it back", async () => {
+  await vscode.commands.executeCommand("mcpSidecar.activateTool", "spare.echo");
+  const deactivated = new Promise<P.ActiveToolsChangedParams>((resolve) => {
+    const sub = api.client.onActiveToolsChanged((params) => {
+      sub.dispose();
+      resolve(params);
+    });
+  });
+  const disabled = (await vscode.commands.executeCommand("mcpSidecar.disable", "spare")) as P.ConfigSetEnabledResult;
+  assert.equal(disabled.changed, true);
+  assert.deepEqual(await deactivated, { session: "default", removed: ["spare.echo"], reason: "server disabled" });
+  await waitFor("spare to show disabled", () => api.store.row("spare")?.state === "disabled");
+  assert.match(String(api.view.getTreeItem({ type: "server", server: "spare" }).contextValue), /state=disabled/);
+  const enabled = (await vscode.commands.executeCommand("mcpSidecar.enable", "spare")) as P.ConfigSetEnabledResult;
+  assert.equal(enabled.changed, true);
+  await waitFor("spare to be idle again", () => api.store.row("spare")?.state === "idle");
+});
+
+test("add and remove through /mcp lines update the view", async () => {
+  const python = process.env.MCP_TEST_PYTHON ?? "python3";
+  await vscode.commands.executeCommand("mcpSidecar.runCommand", `add --scope global extra -- ${python} -c pass`);
+  await waitFor("the added server", () => api.store.row("extra"));
+  const removed = (await vscode.commands.executeCommand("mcpSidecar.runCommand", "remove --scope global extra")) as P.CommandResult;
+  assert.equal(removed.command, "remove");
+  await waitFor("the removed server to go", () => !api.store.row("extra"));
+});
+
+test("reconnect and refresh answer with the server's state", async () => {
+  const row = (await vscode.commands.executeCommand("mcpSidecar.reconnect", "basic")) as P.StatusRow;
+  assert.equal(row.state, "connected");
+  const refreshed = (await vscode.commands.executeCommand("mcpSidecar.refresh", "basic")) as P.ServerRefreshResult;
+  assert.equal(refreshed.toolsSource, "live");
+  const logs = (await vscode.commands.executeCommand("mcpSidecar.serverLogs", "basic")) as P.ServerLogsResult;
+  assert.equal(logs.server, "basic");
+});
+
+test("failures carry diagnostics; login is refused for a stdio server", async () => {
+  const missing = await rejectsWithCode(api.client.request(P.serverGet, { server: "nope" }), "server_not_found");
+  assert.ok(!/Traceback|at .*\.py/.test(missing.message));
+  await rejectsWithCode(api.client.request(P.authLogin, { server: "basic" }), "not_supported");
+  await rejectsWithCode(api.client.request(P.authLogin, { server: "basic", noBrowser: true }), "not_supported");
+  await rejectsWithCode(api.client.request(P.authLogout, { server: "basic" }), "not_supported");
+  await rejectsWithCode(api.client.request(P.authCompleteLogin, { loginId: "nope", callbackUrl: "http://127.0.0.1:1/callback?code=x&state=y" }), "login_not_found");
+});
+
+// ------------------------------------------------------------------ OAuth (fixture authorization server)
+
+async function followAuthorization(authorizationUrl: string, redirectUri: string): Promise<string> {
+  // The fixture's /authorize approves at once and redirects to the callback address.
+  const response = await fetch(authorizationUrl, { redirect: "manual" });
+  const location = response.headers.get("location") ?? "";
+  assert.ok(location.startsWith(redirectUri), `redirected to ${location}`);
+  return location;
+}
+
+test("OAuth without a browser: the pasted callback address completes the login; logout revokes", async () => {
+  await waitFor("the secure server's row", () => api.store.row("secure"));
+  await rejectsWithCode(api.client.request(P.serverTools, { server: "secure" }), "authentication_required");
+  const login = (await vscode.commands.executeCommand("mcpSidecar.loginNoBrowser", "secure", followAuthorization)) as P.LoginResult;
+  assert.equal(login?.status, "completed", JSON.stringify(login));
+  const result = (await vscode.commands.executeCommand("mcpSidecar.callTool", "secure.whoami", {})) as P.CallToolResult;
+  assert.deepEqual(result.content, [{ type: "text", text: "authenticated" }]);
+  const logout = (await vscode.commands.executeCommand("mcpSidecar.logout", "secure")) as P.LogoutResult;
+  assert.equal(logout.removed, true);
+  assert.equal(logout.revocation, "accepted");
+  await rejectsWithCode(api.client.request(P.serverTools, { server: "secure" }), "authentication_required");
+});
+
+test("OAuth in a remote window: Log In pastes the callback back, since the browser cannot reach the sidecar's loopback", async () => {
+  assert.ok(vscode.env.remoteName, "this suite runs in a remote extension host");
+  const login = (await vscode.commands.executeCommand("mcpSidecar.login", "secure", followAuthorization)) as P.LoginResult;
+  assert.equal(login?.status, "completed", JSON.stringify(login));
+  const tools = await api.client.request(P.serverTools, { server: "secure" });
+  assert.ok(tools.tools.some((t) => t.id === "secure.whoami"));
+  const logout = (await vscode.commands.executeCommand("mcpSidecar.logout", "secure")) as P.LogoutResult;
+  assert.equal(logout.revocation, "accepted");
+});
+
+test("workspace trust is passed on: setTrusted answers a reload summary", async () => {
+  const summary = await api.client.request(P.workspaceSetTrusted, { trusted: true });
+  assert.equal(summary.applied, true);
+  assert.ok(summary.unchanged.includes("proj"), JSON.stringify(summary));
+});
+
+// ------------------------------------------------------------------ chat tools
+
+test("the declared mcp_tools matches the sidecar's own definition", async () => {
+  const definition = await api.client.request(P.modelToolDefinition, {});
+  const declared = (vscode.extensions.getExtension(EXTENSION_ID)?.packageJSON.contributes.languageModelTools ?? [])[0];
+  assert.equal(declared.name, definition.name);
+  assert.equal(declared.modelDescription, definition.description);
+  assert.deepEqual(declared.inputSchema, definition.inputSchema);
+});
+
+test("chat tools: mcp_tools finds and activates, mcp_call calls", async () => {
+  const registered = vscode.lm.tools.map((t) => t.name);
+  assert.ok(registered.includes("mcp_tools") && registered.includes("mcp_call"), registered.join(", "));
+  const invoke = async (name: string, input: object) => {
+    const result = await vscode.lm.invokeTool(name, { input, toolInvocationToken: undefined });
+    return result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : "")).join("");
+  };
+  assert.match(await invoke("mcp_tools", { query: "echo text back" }), /basic\.echo/);
+  assert.match(await invoke("mcp_tools", { activate: ["basic.echo"] }), /basic\.echo/);
+  assert.equal(await invoke("mcp_call", { id: "basic.echo", arguments: { text: "hello chat" } }), "hello chat");
+  assert.match(await invoke("mcp_call", { id: "basic.cwd", arguments: {} }), /not active|tool_not_active/i);
+});
+
+// ------------------------------------------------------------------ restarts
+
+test("commands stay registered while the sidecar is stopped, and the next request starts it", async () => {
+  await api.client.stop();
+  assert.equal(api.client.state, "stopped");
+  const all = await vscode.commands.getCommands(true);
+  for (const id of ["mcpSidecar.search", "mcpSidecar.runCommand", "mcpSidecar.status", "mcpSidecar.restart"]) assert.ok(all.includes(id), id);
+  assert.equal(statusBarModel(api.client.state, api.store.rows).text, "$(debug-disconnect) MCP: stopped");
+  const tools = (await vscode.commands.executeCommand("mcpSidecar.runCommand", "tools spare")) as P.CommandResult;
+  assert.equal(tools.command, "tools");
+  assert.equal(api.client.state, "running");
+  await waitFor("rows after the start", () => api.store.rows.length >= 5);
+});
+
+test("a sidecar that dies is restarted with backoff and the state comes back", async () => {
+  const pids = execFileSync("pgrep", ["-P", String(process.pid), "-f", "mcp-sidecar"], { encoding: "utf8" }).trim().split(/\s+/).map(Number);
+  assert.equal(pids.length, 1, `one sidecar child: ${pids.join(",")}`);
+  const states: string[] = [];
+  const sub = api.client.onDidChangeState((s) => states.push(s));
+  process.kill(pids[0] as number, "SIGKILL");
+  await waitFor("the sidecar to fail", () => states.includes("failed"));
+  await waitFor("the sidecar to run again", () => api.client.state === "running" && states.includes("running"));
+  sub.dispose();
+  await waitFor("rows after the restart", () => api.store.rows.length >= 5);
+  const result = (await vscode.commands.executeCommand("mcpSidecar.callTool", "basic.add", { a: 20, b: 22 })) as P.CallToolResult;
+  assert.deepEqual(result.content, [{ type: "text", text: "42" }]);
+});
+
+test("restarts are serialized: a burst runs at most one more restart", async () => {
+  let starts = 0;
+  const sub = api.client.onDidStart(() => (starts += 1));
+  await Promise.all([api.client.restart(), api.client.restart(), api.client.restart()]);
+  sub.dispose();
+  assert.equal(api.client.state, "running");
+  assert.ok(starts >= 1 && starts <= 2, `${starts} starts`);
+  const pids = execFileSync("pgrep", ["-P", String(process.pid), "-f", "mcp-sidecar"], { encoding: "utf8" }).trim().split(/\s+/);
+  assert.equal(pids.length, 1, "exactly one sidecar runs");
+});
+
+export async function run(): Promise<void> {
+  let passed = 0;
+  const failures: string[] = [];
+  const started = Date.now();
+  for (const { name, body } of cases) {
+    const t0 = Date.now();
+    try {
+      await body();
+      passed += 1;
+      console.log(`[mcp]   ✔ ${name} (${Date.now() - t0} ms)`);
+    } catch (error) {
+      failures.push(name);
+      console.log(`[mcp]   ✘ ${name}\n    ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      if (!api) break;
+    }
+  }
+  console.log(`[mcp] ${passed} passed, ${failures.length} failed (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  if (failures.length > 0) throw new Error(`${failures.length} extension-host test(s) failed: ${failures.join("; ")}`);
+}

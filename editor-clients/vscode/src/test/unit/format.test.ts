@@ -1,0 +1,83 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import {
+  candidateItem, catalogSummary, describeError, languageFor, mergeRow, serverDescription, serverLine, statusBarModel, watchMessage,
+} from "../../format";
+import type { StatusRow } from "../../protocol";
+
+function row(name: string, state: StatusRow["state"], extra: Partial<StatusRow> = {}): StatusRow {
+  return { name, scope: "global", transport: "stdio", state, catalog: null, catalogSource: null, loaded: 0, lastDiagnostic: null, ...extra };
+}
+
+test("status bar counts connected and failed servers", () => {
+  const model = statusBarModel("running", [row("a", "connected"), row("b", "failed"), row("c", "idle")]);
+  assert.equal(model.text, "$(warning) MCP: 1 connected, 1 failed");
+  assert.equal(model.severity, "warning");
+  assert.deepEqual(model.tooltipLines, ["● a · connected · global · stdio", "✘ b · failed · global · stdio", "○ c · idle · global · stdio"]);
+});
+
+test("status bar spins while a server connects", () => {
+  assert.equal(statusBarModel("running", [row("a", "connecting")]).text, "$(loading~spin) MCP: 0 connected");
+  assert.equal(statusBarModel("running", [row("a", "connected")]).text, "$(plug) MCP: 1 connected");
+});
+
+test("status bar shows the client's own states", () => {
+  assert.equal(statusBarModel("stopped", []).text, "$(debug-disconnect) MCP: stopped");
+  assert.equal(statusBarModel("starting", []).text, "$(loading~spin) MCP: starting");
+  assert.equal(statusBarModel("failed", []).severity, "error");
+  assert.equal(statusBarModel("running", []).text, "$(plug) MCP: no servers");
+});
+
+test("a failed server's line names its diagnostic", () => {
+  const failed = row("b", "failed", { lastDiagnostic: { code: "connection_failed", operation: "connect", message: "Could not start 'b'.", hint: "Check it." } });
+  assert.equal(serverLine(failed), "✘ b · failed · global · stdio — Could not start 'b'.");
+});
+
+test("mergeRow replaces in place and appends new servers", () => {
+  const rows = [row("a", "idle"), row("b", "idle")];
+  const merged = mergeRow(rows, row("a", "connected"));
+  assert.deepEqual(merged.map((r) => `${r.name}:${r.state}`), ["a:connected", "b:idle"]);
+  assert.equal(rows[0]!.state, "idle", "the input is not mutated");
+  assert.deepEqual(mergeRow(rows, row("c", "idle")).map((r) => r.name), ["a", "b", "c"]);
+});
+
+test("catalog summary tells never-fetched from empty", () => {
+  assert.equal(catalogSummary(null), "catalog not fetched yet");
+  assert.equal(catalogSummary({ tools: 8, resources: 3, templates: 1, prompts: 2 }, "live"), "8 tools · 3 resources + 1 templates · 2 prompts");
+  assert.equal(catalogSummary({ tools: 0, resources: null, templates: null, prompts: null }, "cache"), "0 tools (cached)");
+  assert.equal(serverDescription(row("a", "idle")), "idle · global");
+});
+
+test("candidates render kind, server and description", () => {
+  assert.deepEqual(
+    candidateItem({ kind: "tool", id: "basic.add", server: "basic", name: "add", description: "Add two integers.", required: ["a", "b"], loaded: true, next: { method: "mcp/callTool", params: {} } }),
+    { label: "$(tools) basic.add(a, b)", description: "tool · basic · active", detail: "Add two integers." },
+  );
+  assert.equal(
+    candidateItem({ kind: "prompt", server: "basic", name: "review_code", arguments: [{ name: "code", required: true }, { name: "language" }], next: { method: "", params: {} } }).label,
+    "$(comment-discussion) basic · review_code(code, language?)",
+  );
+  assert.equal(
+    candidateItem({ kind: "template", server: "basic", name: "note", uriTemplate: "notes://{folder}/{name}", variables: ["folder", "name"], next: { method: "", params: {} } }).description,
+    "template · basic",
+  );
+});
+
+test("errors become the diagnostic's message and hint, never a stack", () => {
+  const error = Object.assign(new Error("x\n  at foo"), { data: { code: "server_not_found", operation: "get", message: "No server 'x'.", hint: "Run list." } });
+  assert.deepEqual(describeError(error), { message: "No server 'x'. Run list.", code: "server_not_found", usage: undefined });
+  assert.deepEqual(describeError(new Error("first line\nat stack")), { message: "first line" });
+});
+
+test("resource documents open as JSON when the MIME type or the text says so", () => {
+  assert.equal(languageFor("application/json", "{}"), "json");
+  assert.equal(languageFor("application/vnd.api+json", "{}"), "json");
+  assert.equal(languageFor(undefined, '{"a": 1}'), "json");
+  assert.equal(languageFor(undefined, "{not json}"), "plaintext");
+  assert.equal(languageFor("text/plain", '{"a": 1}'), "plaintext");
+  assert.equal(languageFor("text/markdown", "# hi"), "markdown");
+});
+
+test("watch notifications read ↻ server · uri changed", () => {
+  assert.equal(watchMessage("basic", "notes://readme"), "↻ basic · notes://readme changed");
+});
