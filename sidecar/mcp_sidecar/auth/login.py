@@ -206,13 +206,13 @@ async def stored_provider(
     target: LoginTarget,
     store: CredentialStore,
     on_step_up: Callable[[str], Awaitable[None]],
-) -> tuple[SidecarOAuth | None, CredentialRecord | None]:
+) -> SidecarOAuth | None:
     """The provider a connection uses, or None when no tokens are stored (raises when the store fails)."""
     record = await store.load(target.account)
     if record is None or not record.has_tokens:
-        return None, record
+        return None
     storage = _storage(target, store, record, with_tokens=True)
-    return SidecarOAuth(target.url, storage, target.port, login=False, on_step_up=on_step_up), record
+    return SidecarOAuth(target.url, storage, target.port, login=False, on_step_up=on_step_up)
 
 
 __all__ = [

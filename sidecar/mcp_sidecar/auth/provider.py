@@ -18,7 +18,6 @@ import json
 import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import Any
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider
@@ -315,10 +314,6 @@ def record_after_login(provider: SidecarOAuth) -> CredentialRecord:
     if record.step_up_scope and granted and set(record.step_up_scope.split()) <= set(str(granted).split()):
         record.step_up_scope = None
     return record
-
-
-def tokens_of(record: CredentialRecord) -> dict[str, Any]:
-    return record.tokens or {}
 
 
 __all__ = [

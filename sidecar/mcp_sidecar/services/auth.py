@@ -200,7 +200,7 @@ async def _open(app: Sidecar, url: str) -> None:
         raise BrowserUnavailable()
 
 
-def _completed(app: Sidecar, server: str, record: CredentialRecord) -> dict[str, Any]:
+def _completed(server: str, record: CredentialRecord) -> dict[str, Any]:
     scope = (record.tokens or {}).get("scope")
     scopes = str(scope).split() if scope else []
     granted = f" (scopes: {' '.join(scopes)})" if scopes else ""
@@ -254,7 +254,7 @@ async def login(app: Sidecar, server: str, no_browser: bool) -> dict[str, Any]:
     finally:
         await listener.close()
     await _after_login(app, conn)
-    return _completed(app, server, record)
+    return _completed(server, record)
 
 
 async def _login_pasted(app: Sidecar, conn: Connection, target: LoginTarget) -> dict[str, Any]:
@@ -287,7 +287,7 @@ async def _login_pasted(app: Sidecar, conn: Connection, target: LoginTarget) -> 
         finally:
             app.logins.pending.pop(pending.login_id, None)
         await _after_login(app, conn)
-        return _completed(app, conn.name, record)
+        return _completed(conn.name, record)
 
     app.logins.pending[pending.login_id] = pending
     pending.task = tasks.spawn(run(), f"oauth-login:{conn.name}")
@@ -396,7 +396,7 @@ async def connection_auth(app: Sidecar, conn: Connection) -> tuple[Any, str]:
             log.info("server %s: could not remember a step-up scope", conn.name)
 
     try:
-        provider, _ = await stored_provider(target, store, remember_step_up)
+        provider = await stored_provider(target, store, remember_step_up)
     except CredentialStoreUnavailable:
         return None, "unavailable"
     return provider, ("tokens" if provider is not None else "none")
