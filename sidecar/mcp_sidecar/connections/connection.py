@@ -23,7 +23,7 @@ from mcp_sidecar import __version__, tasks
 from mcp_sidecar.config import secrets
 from mcp_sidecar.config.interpolate import MissingVariable, ResolvedServer, resolve
 from mcp_sidecar.config.model import ServerConfig
-from mcp_sidecar.connections import content_requests, watch_requests
+from mcp_sidecar.connections import content_requests, stdio, watch_requests
 from mcp_sidecar.connections.errors import FailureContext, classify
 from mcp_sidecar.connections.sdk_streams import (
     WatchedReceive,
@@ -36,6 +36,7 @@ from mcp_sidecar.connections.stderr_log import StderrLog, StderrPipe
 from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, fail
 
 if TYPE_CHECKING:
+    from anyio.abc import Process
     from mcp import Client
 
 log = logging.getLogger(__name__)
@@ -150,9 +151,6 @@ class Connection:
             return self._client
         self._check_backoff(operation)
         if self._ready is None or self._ready.done():
-            # The SDK import costs seconds on a cold process; it must not eat into timeoutMs.
-            await load_sdk()
-        if self._ready is None or self._ready.done():
             self._start_owner(operation)
         assert self._ready is not None
         try:
@@ -210,20 +208,27 @@ class Connection:
 
     async def _own(self, operation: str, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
         pipe: StderrPipe | None = None
+        process: Process | None = None
         try:
             resolved = await self._resolve(operation)
             self.log.set_secrets(resolved.secret_values)
-            # The connect time limit starts now: secret commands have a limit of their own.
+            if self.config.transport == "stdio":
+                # The server starts while the SDK imports: on a cold sidecar both take about a second.
+                pipe = StderrPipe(self.log)
+                await pipe.start()
+                assert resolved.command is not None
+                env = {k: v for k, v in resolved.env.items() if isinstance(v, str)}
+                process = await stdio.spawn(resolved.command, resolved.args, env, resolved.cwd, pipe.writer)
+                pipe.close_writer()
+            await load_sdk()
+            # The connect time limit starts now: secret commands and the SDK import are not the server's.
             owner = asyncio.current_task()
             assert owner is not None
             tasks.spawn(self._bound_connect(owner, ready, operation), f"mcp-connect-timer:{self.name}")
             from mcp import Client
             from mcp_types import Implementation
 
-            if self.config.transport == "stdio":
-                pipe = StderrPipe(self.log)
-                await pipe.start()
-            transport = await self._transport(resolved, pipe)
+            transport = self._watched(stdio.transport(process)) if process else await self._http_transport(resolved)
             client = Client(
                 transport,
                 mode=self.config.protocol,
@@ -233,8 +238,6 @@ class Connection:
                 cache=None,
             )
             async with client:
-                if pipe is not None:
-                    pipe.close_writer()
                 self._client = client
                 self.protocol_version = client.protocol_version
                 self.capabilities = capabilities_of(client)
@@ -277,6 +280,8 @@ class Connection:
                 self._set_state("failed", error.diagnostic)
         finally:
             self._client = None
+            if process is not None and process.returncode is None:
+                await stdio.stop(process)  # the attempt ended before the transport took the process over
             if pipe is not None:
                 pipe.close()
 
@@ -306,18 +311,7 @@ class Connection:
         log.info("server %s: ran %d secret command(s)", self.name, len(resolved.secret_commands()))
         return filled
 
-    async def _transport(self, resolved: ResolvedServer, pipe: StderrPipe | None) -> Any:
-        if self.config.transport == "stdio":
-            from mcp import StdioServerParameters
-            from mcp.client.stdio import stdio_client
-
-            assert resolved.command is not None
-            assert pipe is not None
-            env = {k: v for k, v in resolved.env.items() if isinstance(v, str)}
-            params = StdioServerParameters(
-                command=resolved.command, args=list(resolved.args), env=env or None, cwd=resolved.cwd
-            )
-            return self._watched(stdio_client(params, errlog=pipe.writer))  # type: ignore[arg-type]
+    async def _http_transport(self, resolved: ResolvedServer) -> Any:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 

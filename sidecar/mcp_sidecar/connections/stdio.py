@@ -1,0 +1,210 @@
+"""The stdio transport: the server process starts before the SDK is imported.
+
+A cold sidecar pays about a second of `import mcp` before its first connection, and a stdio
+server pays about as long for its own start. The SDK's `stdio_client` spawns only once the
+SDK is loaded, so the two would add up; `spawn` needs nothing but anyio, and `transport`
+hands the running process to the SDK's `Client` as a pair of message streams.
+
+It follows the SDK's `mcp/client/stdio.py` (the same environment, process group, and the
+shutdown order of the MCP lifecycle: close stdin, wait, then kill the process tree) with two
+changes: stdout is split into lines in linear time, and a line longer than MAX_LINE_BYTES
+is dropped and reported instead of being held in memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from anyio.abc import ByteReceiveStream, Process
+
+log = logging.getLogger(__name__)
+
+INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+"""What a server inherits from the sidecar's environment (the SDK's default list)."""
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The longest message taken from a stdio server. Larger ones are dropped unparsed, and the
+request they answer ends with its time limit; full results are kept (and spilled) below this."""
+STDIN_GRACE_S = 2.0
+"""Time for the server to exit on its own after its stdin closes."""
+TERM_GRACE_S = 2.0
+"""Time after SIGTERM before SIGKILL."""
+REAP_S = 2.0
+FLUSH_S = 0.5
+"""Time for messages already accepted to reach stdin before it closes."""
+_POLL_S = 0.01
+
+
+class OversizedLine(ValueError):
+    """A line on the server's stdout longer than MAX_LINE_BYTES; it was dropped unread."""
+
+
+def server_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The inherited basics (shell functions excluded), then the server's own variables."""
+    inherited = {key: value for key in INHERITED_ENV if (value := os.environ.get(key)) is not None}
+    return {k: v for k, v in inherited.items() if not v.startswith("()")} | dict(env)
+
+
+async def spawn(command: str, args: Sequence[str], env: Mapping[str, str], cwd: str | None, stderr: IO[str]) -> Process:
+    """Start the server in a session of its own, so the whole tree can be stopped together."""
+    import anyio
+
+    return await anyio.open_process(
+        [command, *args], env=server_environment(env), stderr=stderr, cwd=cwd, start_new_session=True
+    )
+
+
+class LineSplitter:
+    """Splits a byte stream into lines, joining each line's pieces once (never re-scanning)."""
+
+    def __init__(self, limit: int = MAX_LINE_BYTES) -> None:
+        self._limit = limit
+        self._parts: list[bytes] = []
+        self._size = 0
+        self._dropping = False
+
+    def feed(self, chunk: bytes) -> list[bytes | None]:
+        """Complete lines in `chunk`; None stands for a line that was too long and dropped."""
+        *complete, rest = chunk.split(b"\n")
+        lines: list[bytes | None] = []
+        for piece in complete:
+            if self._dropping or self._size + len(piece) > self._limit:
+                lines.append(None)
+            else:
+                self._parts.append(piece)
+                lines.append(b"".join(self._parts))
+            self._parts, self._size, self._dropping = [], 0, False
+        if not self._dropping and rest:
+            self._parts.append(rest)
+            self._size += len(rest)
+            if self._size > self._limit:
+                self._parts, self._size, self._dropping = [], 0, True
+        return lines
+
+
+def parse_line(line: bytes | None) -> Any:
+    """A SessionMessage, or the error as a value: the session counts it and goes on."""
+    from mcp.shared.message import SessionMessage
+    from mcp_types import jsonrpc_message_adapter
+
+    if line is None:
+        return OversizedLine(f"a line of more than {MAX_LINE_BYTES} bytes on stdout was dropped")
+    try:
+        return SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except ValueError as exc:
+        log.debug("a line on stdout is not a JSON-RPC message: %s", type(exc).__name__)
+        return exc
+
+
+@asynccontextmanager
+async def transport(process: Process) -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's transport streams over a running process; leaving it stops the process."""
+    import anyio
+    import anyio.lowlevel
+    from mcp.shared.message import SessionMessage
+
+    assert process.stdin is not None
+    assert process.stdout is not None
+    stdin, stdout = process.stdin, process.stdout
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    writer_done = anyio.Event()
+
+    async def read_stdout() -> None:
+        lines = LineSplitter()
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            async with read_writer:
+                try:
+                    # One chunk at a time: no read-ahead while a delivery is blocked.
+                    async for chunk in stdout:
+                        for line in lines.feed(chunk):
+                            if line is None or line.strip():
+                                await read_writer.send(parse_line(line))
+                finally:
+                    await _drain(stdout)
+
+    async def write_stdin() -> None:
+        try:
+            async with write_reader:
+                async for message in write_reader:
+                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await stdin.send(data.encode() + b"\n")
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            # The server may live on with a broken stdin: end the session rather than hang it.
+            await read_writer.aclose()
+        finally:
+            writer_done.set()
+
+    async def shutdown() -> None:
+        # Unblock the reader into its drain first: a server stuck writing cannot read stdin.
+        read_stream.close()
+        write_stream.close()
+        with anyio.move_on_after(FLUSH_S):
+            await writer_done.wait()
+        await stop(process)
+        for stream in (read_stream, write_stream, read_writer, write_reader):
+            await stream.aclose()
+        await anyio.lowlevel.checkpoint()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(read_stdout)
+        group.start_soon(write_stdin)
+        try:
+            yield read_stream, write_stream
+        finally:
+            # Every wait inside is bounded; the shield keeps a cancelled caller from leaking the server.
+            with anyio.CancelScope(shield=True):
+                await shutdown()
+            group.cancel_scope.cancel()
+
+
+async def stop(process: Process) -> None:
+    """Close stdin, give the server STDIN_GRACE_S to exit, then stop its whole process group."""
+    import anyio
+    from mcp.os.posix.utilities import terminate_posix_process_tree
+
+    with anyio.CancelScope(shield=True):
+        if process.stdin is not None:
+            await _close(process.stdin)
+        if not await _exited(process, STDIN_GRACE_S):
+            await terminate_posix_process_tree(process, TERM_GRACE_S)
+            if not await _exited(process, REAP_S):
+                log.warning("server process %d is still alive after SIGKILL; abandoning it", process.pid)
+        if process.stdout is not None:
+            await _close(process.stdout)  # a surviving child may hold the pipe open
+        # Without this the asyncio transport stays open (and warns at exit) while a child holds a pipe.
+        pipes = getattr(getattr(process, "_process", None), "_transport", None)
+        with contextlib.suppress(PermissionError, AttributeError):
+            pipes.close()  # type: ignore[union-attr]
+
+
+async def _exited(process: Process, within_s: float) -> bool:
+    # Not process.wait(): it also waits for pipe EOF, which a child holding the pipes never sends.
+    import anyio
+
+    with anyio.move_on_after(within_s):
+        while process.returncode is None:  # noqa: ASYNC110 (nothing to wait on but the return code)
+            await anyio.sleep(_POLL_S)
+    return process.returncode is not None
+
+
+async def _drain(stdout: ByteReceiveStream) -> None:
+    """Read and discard what is left, so a server flushing output can still exit."""
+    import anyio
+
+    with anyio.CancelScope(shield=True):
+        with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            while True:
+                await stdout.receive()
+
+
+async def _close(stream: Any) -> None:
+    import anyio
+
+    with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+        await stream.aclose()
