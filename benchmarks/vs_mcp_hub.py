@@ -11,7 +11,9 @@ with the other one idle:
     /proc/net/tcp{,6}. It is driven the way mcphub.nvim drives it: an SSE connection to /api/events,
     REST calls on a keep-alive HTTP/1.1 connection (a hand-written asyncio client, no library).
   * the sidecar: `python -m mcp_sidecar` with a temp MCP_SIDECAR_HOME whose mcp.json names the same N
-    servers, driven by the raw stdio JSON-RPC client of _common.py.
+    servers, driven by the raw stdio JSON-RPC client of _common.py. Like the hub's marketplace cache,
+    its start-up code cache (code_cache.py: what attrs compiles for lsprotocol, written by any earlier
+    start) is in place, copied from one untimed start before the runs; no catalog is cached.
 
 Figures, per server count:
   1. start to the first tool list: for mcp-hub, spawn -> port accepting -> SSE `hub_state` "ready"
@@ -478,8 +480,25 @@ async def start_sidecar(names: list[str], home: Path, from_cache: bool = False) 
 # --------------------------------------------------------------------------- one run
 
 
+async def seed_code_cache(home: Path) -> list[Path]:
+    """One untimed start on an empty home: the start-up code cache files a user's sidecar has."""
+    client = await RawClient.start(SIDECAR_ARGV, env=sidecar_env(home), cwd=ROOT)
+    try:
+        await client.initialize(initialized=True)
+    finally:
+        await client.close()
+    return sorted((home / "cache").glob("attrs-code.*"))
+
+
 async def one_run(
-    count: int, hub_first: bool, calls: int, warmup: int, node: str, protocol: str, quiet_s: float
+    count: int,
+    hub_first: bool,
+    calls: int,
+    warmup: int,
+    node: str,
+    protocol: str,
+    quiet_s: float,
+    code_cache: list[Path],
 ) -> dict[str, Any]:
     names = [f"basic{i:02d}" for i in range(1, count + 1)]
     result: dict[str, Any] = {"count": count}
@@ -487,6 +506,9 @@ async def one_run(
         home, hub_base = Path(tmp) / "sidecar", Path(tmp) / "hub"
         hub_base.mkdir()
         write_config(home, {name: basic_server_entry(protocol, timeout_ms=120_000) for name in names})
+        (home / "cache").mkdir(mode=0o700)
+        for path in code_cache:
+            shutil.copy2(path, home / "cache" / path.name)
         hub: Hub | None = None
         sidecar: Sidecar | None = None
         try:
@@ -669,18 +691,21 @@ async def run(counts: list[int], runs: int, calls: int, warmup: int, node: str, 
     )
     print(f"{runs} run(s) per server count, {calls} measured calls per path and run; times in ms\n")
     results = []
-    for count in counts:
-        for run_no in range(runs):
-            result = await one_run(count, run_no % 2 == 0, calls, warmup, node, protocol, quiet_s)
-            results.append(result)
-            print(
-                f"  {count} server(s), run {run_no + 1}: first tool list hub "
-                f"{result['hub_start']['first_tools'] * 1000:.0f} ms, sidecar "
-                f"{result['sidecar_start']['first_tools'] * 1000:.0f} ms "
-                f"({'hub' if run_no % 2 == 0 else 'sidecar'} started first); sidecar negotiated "
-                f"{result['negotiated']}",
-                flush=True,
-            )
+    with tempfile.TemporaryDirectory(prefix="mcp-sidecar-bench-seed-") as seed:
+        code_cache = await seed_code_cache(Path(seed))
+        print(f"sidecar start-up code cache: {', '.join(p.name for p in code_cache) or 'none (not written)'}\n")
+        for count in counts:
+            for run_no in range(runs):
+                result = await one_run(count, run_no % 2 == 0, calls, warmup, node, protocol, quiet_s, code_cache)
+                results.append(result)
+                print(
+                    f"  {count} server(s), run {run_no + 1}: first tool list hub "
+                    f"{result['hub_start']['first_tools'] * 1000:.0f} ms, sidecar "
+                    f"{result['sidecar_start']['first_tools'] * 1000:.0f} ms "
+                    f"({'hub' if run_no % 2 == 0 else 'sidecar'} started first); sidecar negotiated "
+                    f"{result['negotiated']}",
+                    flush=True,
+                )
     print()
     behind = report(results, counts)
     leftovers = sum(r["leftovers"] for r in results)

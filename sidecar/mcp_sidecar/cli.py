@@ -90,7 +90,11 @@ def main(argv: list[str] | None = None) -> int:
     logs.setup(args.verbose, args.log_file)
     project = args.project.resolve() if args.project else None
     if args.command in (None, "serve"):
-        from mcp_sidecar.server import serve_stdio
+        from mcp_sidecar.code_cache import attrs_code_cache
+        from mcp_sidecar.config.paths import cache_dir
+
+        with attrs_code_cache(cache_dir()):
+            from mcp_sidecar.server import serve_stdio
 
         return serve_stdio({"workspace": project or Path.cwd(), "trusted": args.trust_project})
     if args.command == "run":

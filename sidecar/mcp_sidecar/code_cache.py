@@ -1,0 +1,118 @@
+"""A disk cache for the methods that attrs compiles while pygls and lsprotocol load.
+
+lsprotocol defines about 570 attrs classes, and attrs writes and `compile()`s the source of
+each one's methods at import: 0.2 to 0.3 s of the sidecar's start-up of about 0.9 s
+(benchmarks/startup.py). That source is the same from one run to the next, so the compiled
+code is kept in one marshal file, as Python keeps `.pyc` files, keyed by a hash of the source
+and its file name, one file per Python version. Anything that changes the source (an attrs
+or lsprotocol upgrade) misses and compiles as before, and the file is rewritten.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import marshal
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import CodeType
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+FILE_NAME = f"attrs-code.{sys.implementation.cache_tag}.marshal"
+MIN_MISSES_TO_SAVE = 5
+"""Frozen attrs classes put a per-run random hash seed in their source; those few always miss."""
+MAX_FILE_BYTES = 16 * 1024 * 1024
+
+
+@dataclass
+class CacheStats:
+    loaded: int = 0
+    hits: int = 0
+    misses: int = 0
+    saved: bool = False
+
+
+@contextlib.contextmanager
+def attrs_code_cache(directory: Path) -> Iterator[CacheStats]:
+    """Within the block, attrs takes compiled code from `directory`; new code is saved after it."""
+    stats = CacheStats()
+    path = directory / FILE_NAME
+    try:
+        import attr._make as attrs_make
+    except ImportError:  # pragma: no cover - attrs is a dependency of pygls
+        yield stats
+        return
+    entries = _load(path)
+    stats.loaded = len(entries)
+    used: dict[bytes, CodeType] = {}
+    """What this run looked up: the file keeps only these, so old versions' code does not pile up."""
+
+    def cached_compile(source: Any, filename: Any, mode: Any, *args: Any, **kwargs: Any) -> Any:
+        if args or kwargs or not isinstance(source, str) or not isinstance(filename, str):
+            return compile(source, filename, mode, *args, **kwargs)
+        key = hashlib.blake2b(f"{mode}\0{filename}\0{source}".encode(), digest_size=16).digest()
+        code = entries.get(key)
+        if code is None:
+            stats.misses += 1
+            code = compile(source, filename, mode)
+        else:
+            stats.hits += 1
+        used[key] = code
+        return code
+
+    # A module global named `compile` shadows the builtin for attrs' own calls, and only those.
+    attrs_make.compile = cached_compile  # type: ignore[attr-defined]
+    try:
+        yield stats
+    finally:
+        del attrs_make.compile  # type: ignore[attr-defined]
+    if stats.misses >= MIN_MISSES_TO_SAVE and not sys.dont_write_bytecode:
+        stats.saved = _save(path, used)
+
+
+def _load(path: Path) -> dict[bytes, CodeType]:
+    """The cached code, or nothing when the file is missing, foreign, writable by others or damaged."""
+    try:
+        with open(path, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            # Code from this file runs in the sidecar: take it only from a file of our own.
+            if info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+                log.warning("ignoring %s: not a private file of this user", path)
+                return {}
+            if info.st_size > MAX_FILE_BYTES:
+                return {}
+            data = marshal.loads(handle.read())
+    except FileNotFoundError:
+        return {}
+    except (OSError, EOFError, ValueError, TypeError) as exc:
+        log.info("ignoring %s: %s", path, type(exc).__name__)
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, bytes) and isinstance(v, CodeType)}
+
+
+def _save(path: Path, entries: dict[bytes, CodeType]) -> bool:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:  # mkstemp files are 0600
+                handle.write(marshal.dumps(entries))
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+    except (OSError, ValueError) as exc:
+        log.info("could not save %s: %s", path, type(exc).__name__)
+        return False
+    return True

@@ -1,0 +1,63 @@
+"""The attrs code cache: a real lsprotocol import in a fresh interpreter, twice."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from mcp_sidecar.code_cache import FILE_NAME, MIN_MISSES_TO_SAVE
+
+IMPORT = """
+import json, sys
+from pathlib import Path
+from mcp_sidecar.code_cache import attrs_code_cache
+with attrs_code_cache(Path(sys.argv[1])) as stats:
+    import lsprotocol.types as lsp
+position = lsp.Position(line=1, character=2)
+assert position == lsp.Position(line=1, character=2) and position != lsp.Position(line=1, character=3)
+assert lsp.InitializeParams(capabilities=lsp.ClientCapabilities()).process_id is None
+print(json.dumps(stats.__dict__))
+"""
+
+
+def run_import(directory: Path) -> dict[str, int | bool]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT, str(directory)], capture_output=True, text=True, env=env, timeout=60, check=True
+    )
+    result: dict[str, int | bool] = json.loads(done.stdout)
+    return result
+
+
+def test_the_second_start_compiles_almost_nothing(tmp_path: Path) -> None:
+    first = run_import(tmp_path)
+    assert first["loaded"] == 0
+    assert int(first["misses"]) > 500  # every lsprotocol class
+    assert first["saved"] is True
+    path = tmp_path / FILE_NAME
+    assert path.stat().st_mode & 0o777 == 0o600
+    second = run_import(tmp_path)
+    assert second["loaded"] == first["misses"]
+    assert int(second["misses"]) < MIN_MISSES_TO_SAVE
+    assert int(second["hits"]) > 500
+    assert second["saved"] is False
+
+
+def test_a_damaged_file_is_ignored_and_replaced(tmp_path: Path) -> None:
+    path = tmp_path / FILE_NAME
+    path.write_bytes(b"\x00not marshal data")
+    path.chmod(0o600)
+    stats = run_import(tmp_path)
+    assert (stats["loaded"], stats["saved"]) == (0, True)
+    assert run_import(tmp_path)["loaded"] == stats["misses"]
+
+
+def test_a_file_others_can_write_is_never_loaded(tmp_path: Path) -> None:
+    run_import(tmp_path)
+    (tmp_path / FILE_NAME).chmod(0o666)
+    stats = run_import(tmp_path)
+    assert stats["loaded"] == 0
+    assert int(stats["misses"]) > 500
