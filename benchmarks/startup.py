@@ -9,7 +9,7 @@ interpreter's floor.
 The sidecar runs twice per round: as a user runs it (its attrs code cache, written by the first
 warm-up start, in the cache directory) and with that cache kept cold (`PYTHONDONTWRITEBYTECODE=1`
 and a home of its own, so every start compiles lsprotocol's generated methods again, as before
-`code_cache.py` existed).
+`startup.py` existed).
 
 Also checks that the `mcp` SDK is not imported on the way to the `initialize` answer:
   1. in-process: import the sidecar's entry modules and call create_server(), then look at

@@ -12,7 +12,7 @@ with the other one idle:
     REST calls on a keep-alive HTTP/1.1 connection (a hand-written asyncio client, no library).
   * the sidecar: `python -m mcp_sidecar` with a temp MCP_SIDECAR_HOME whose mcp.json names the same N
     servers, driven by the raw stdio JSON-RPC client of _common.py. Like the hub's marketplace cache,
-    its start-up code cache (code_cache.py: what attrs compiles for lsprotocol, written by any earlier
+    its start-up code cache (startup.py: what attrs compiles for lsprotocol, written by any earlier
     start) is in place, copied from one untimed start before the runs; no catalog is cached.
 
 Figures, per server count:
@@ -556,7 +556,7 @@ async def one_run(
             for side in (sidecar, hub):
                 if side is not None:
                     await side.close()
-        result["leftovers"] = (hub.leftovers if hub else 0) + (sidecar.leftovers if sidecar else 0)
+        result["leftovers"] = {"hub": hub.leftovers if hub else 0, "sidecar": sidecar.leftovers if sidecar else 0}
 
         # A second sidecar start on the same home: its first discovery reads the disk cache.
         warm, timings = await start_sidecar(names, home, from_cache=True)
@@ -565,7 +565,7 @@ async def one_run(
         finally:
             await warm.close()
         result["sidecar_cached"] = {**timings, "servers_started": started}
-        result["leftovers"] += warm.leftovers
+        result["leftovers"]["sidecar"] += warm.leftovers
     return result
 
 
@@ -708,11 +708,11 @@ async def run(counts: list[int], runs: int, calls: int, warmup: int, node: str, 
                 )
     print()
     behind = report(results, counts)
-    leftovers = sum(r["leftovers"] for r in results)
+    leftovers = {side: sum(r["leftovers"][side] for r in results) for side in ("hub", "sidecar")}
     print()
     verdict = "MET" if not behind else "MISSED (behind on: " + "; ".join(behind) + ")"
     print(f"goal: the sidecar ahead of mcp-hub on every figure -> {verdict}")
-    print(f"leftover processes killed after shutdown: {leftovers}")
+    print(f"leftover processes killed after shutdown: mcp-hub {leftovers['hub']}, mcp-sidecar {leftovers['sidecar']}")
     print(machine_line())
     return 0
 

@@ -90,10 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     logs.setup(args.verbose, args.log_file)
     project = args.project.resolve() if args.project else None
     if args.command in (None, "serve"):
-        from mcp_sidecar.code_cache import attrs_code_cache
         from mcp_sidecar.config.paths import cache_dir
+        from mcp_sidecar.startup import attrs_code_cache, collector_paused
 
-        with attrs_code_cache(cache_dir()):
+        with collector_paused(), attrs_code_cache(cache_dir()):
             from mcp_sidecar.server import serve_stdio
 
         return serve_stdio({"workspace": project or Path.cwd(), "trusted": args.trust_project})

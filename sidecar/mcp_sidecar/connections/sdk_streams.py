@@ -29,23 +29,15 @@ async def load_sdk() -> None:
 
 
 def _import_sdk() -> None:
-    import gc
     import warnings
 
-    # The import creates ~600 modules' worth of long-lived objects; the collector's full passes
-    # over them during the import cost 0.2 s (measured: benchmarks/profile_first_tools.py).
-    # Collect afterwards instead, and move what the import made out of future collections.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    from mcp_sidecar.startup import collector_paused
+
+    with collector_paused():
         import mcp
         import mcp.client.stdio
         import mcp.client.streamable_http  # noqa: F401
         from mcp.shared.exceptions import MCPDeprecationWarning
-    finally:
-        if was_enabled:
-            gc.enable()
-        gc.freeze()
 
     # resources/subscribe is how handshake-era servers offer watches; the SDK warns on every use.
     warnings.filterwarnings("ignore", category=MCPDeprecationWarning)

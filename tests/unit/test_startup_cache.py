@@ -8,12 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mcp_sidecar.code_cache import FILE_NAME, MIN_MISSES_TO_SAVE
+from mcp_sidecar.startup import FILE_NAME, MIN_MISSES_TO_SAVE
 
 IMPORT = """
 import json, sys
 from pathlib import Path
-from mcp_sidecar.code_cache import attrs_code_cache
+from mcp_sidecar.startup import attrs_code_cache
 with attrs_code_cache(Path(sys.argv[1])) as stats:
     import lsprotocol.types as lsp
 position = lsp.Position(line=1, character=2)

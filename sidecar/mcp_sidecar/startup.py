@@ -1,7 +1,7 @@
-"""A disk cache for the methods that attrs compiles while pygls and lsprotocol load.
+"""What makes a cold process fast: a code cache for attrs, and no full collections during imports.
 
 lsprotocol defines about 570 attrs classes, and attrs writes and `compile()`s the source of
-each one's methods at import: 0.2 to 0.3 s of the sidecar's start-up of about 0.9 s
+each one's methods at import: 0.3 s of the sidecar's start-up of about 0.9 s
 (benchmarks/startup.py). That source is the same from one run to the next, so the compiled
 code is kept in one marshal file, as Python keeps `.pyc` files, keyed by a hash of the source
 and its file name, one file per Python version. Anything that changes the source (an attrs
@@ -11,6 +11,7 @@ or lsprotocol upgrade) misses and compiles as before, and the file is rewritten.
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import logging
 import marshal
@@ -18,6 +19,7 @@ import os
 import stat
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +32,39 @@ FILE_NAME = f"attrs-code.{sys.implementation.cache_tag}.marshal"
 MIN_MISSES_TO_SAVE = 5
 """Frozen attrs classes put a per-run random hash seed in their source; those few always miss."""
 MAX_FILE_BYTES = 16 * 1024 * 1024
+NO_FULL_COLLECTIONS = 1_000_000
+"""A third threshold so high that no full (generation 2) collection runs."""
+
+
+_pauses = 0
+_pause_lock = threading.Lock()
+_thresholds = gc.get_threshold()
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """No full collections while a block imports, then what it made leaves future collections.
+
+    Imports make thousands of long-lived objects, and the collector's full passes over them cost
+    about 0.1 s each (benchmarks/startup.py). Young collections still run, so short-lived garbage
+    (attrs replaces each class it decorates) is reclaimed as before and memory stays the same;
+    turning the collector off instead cost 9 MiB. Nests and works across threads (the SDK imports
+    in one while the event loop runs).
+    """
+    global _pauses, _thresholds
+    with _pause_lock:
+        if _pauses == 0:
+            _thresholds = gc.get_threshold()
+            gc.set_threshold(_thresholds[0], _thresholds[1], NO_FULL_COLLECTIONS)
+        _pauses += 1
+    try:
+        yield
+    finally:
+        with _pause_lock:
+            _pauses -= 1
+            if _pauses == 0:
+                gc.set_threshold(*_thresholds)
+                gc.freeze()
 
 
 @dataclass
