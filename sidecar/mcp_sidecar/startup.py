@@ -77,27 +77,39 @@ class CacheStats:
 
 @contextlib.contextmanager
 def attrs_code_cache(directory: Path) -> Iterator[CacheStats]:
-    """Within the block, attrs takes compiled code from `directory`; new code is saved after it."""
+    """Within the block, attrs takes compiled code from `directory`; new code is saved after it.
+
+    Never fails a start: whatever goes wrong with the cache only means compiling as before.
+    """
     stats = CacheStats()
-    path = directory / FILE_NAME
     try:
+        import attr
         import attr._make as attrs_make
-    except ImportError:  # pragma: no cover - attrs is a dependency of pygls
+
+        # Where a file's owner cannot be checked (Windows), its code is not trusted.
+        entries = _load(directory / FILE_NAME) if hasattr(os, "getuid") else None
+    except Exception as exc:
+        log.info("start-up code cache unavailable: %s", type(exc).__name__)
+        entries = None
+    if entries is None:
         yield stats
         return
-    entries = _load(path)
     stats.loaded = len(entries)
     used: dict[bytes, CodeType] = {}
     """What this run looked up: the file keeps only these, so old versions' code does not pile up."""
+    # Compile exactly as attrs' own `compile()` call would: with its module's __future__ flags.
+    flags = _future_flags(vars(attrs_make))
+    salt = f"{attr.__version__}\0{sys.flags.optimize}\0{flags}"
 
     def cached_compile(source: Any, filename: Any, mode: Any, *args: Any, **kwargs: Any) -> Any:
         if args or kwargs or not isinstance(source, str) or not isinstance(filename, str):
-            return compile(source, filename, mode, *args, **kwargs)
-        key = hashlib.blake2b(f"{mode}\0{filename}\0{source}".encode(), digest_size=16).digest()
+            return compile(source, filename, mode, *args, **kwargs)  # not a call attrs makes today
+        text = f"{salt}\0{mode}\0{filename}\0{source}".encode("utf-8", "surrogatepass")
+        key = hashlib.blake2b(text, digest_size=16).digest()
         code = entries.get(key)
         if code is None:
             stats.misses += 1
-            code = compile(source, filename, mode)
+            code = compile(source, filename, mode, flags=flags, dont_inherit=True)
         else:
             stats.hits += 1
         used[key] = code
@@ -110,7 +122,19 @@ def attrs_code_cache(directory: Path) -> Iterator[CacheStats]:
     finally:
         del attrs_make.compile  # type: ignore[attr-defined]
     if stats.misses >= MIN_MISSES_TO_SAVE and not sys.dont_write_bytecode:
-        stats.saved = _save(path, used)
+        stats.saved = _save(directory / FILE_NAME, used)
+
+
+def _future_flags(namespace: dict[str, Any]) -> int:
+    """The compiler flags of the `from __future__ import ...` statements of a module."""
+    import __future__
+
+    flags = 0
+    for name in __future__.all_feature_names:
+        feature = getattr(__future__, name)
+        if namespace.get(name) is feature:
+            flags |= int(getattr(feature, "compiler_flag", 0))
+    return flags
 
 
 def _load(path: Path) -> dict[bytes, CodeType]:
@@ -147,7 +171,7 @@ def _save(path: Path, entries: dict[bytes, CodeType]) -> bool:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
-    except (OSError, ValueError) as exc:
+    except Exception as exc:  # a cache that cannot be written is no reason to fail
         log.info("could not save %s: %s", path, type(exc).__name__)
         return False
     return True

@@ -7,28 +7,31 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from mcp_sidecar.startup import FILE_NAME, MIN_MISSES_TO_SAVE
 
 IMPORT = """
-import json, sys
+import contextlib, json, sys
 from pathlib import Path
-from mcp_sidecar.startup import attrs_code_cache
-with attrs_code_cache(Path(sys.argv[1])) as stats:
+from mcp_sidecar.startup import CacheStats, attrs_code_cache
+cache = attrs_code_cache(Path(sys.argv[1])) if sys.argv[1] != "-" else contextlib.nullcontext(CacheStats())
+with cache as stats:
     import lsprotocol.types as lsp
 position = lsp.Position(line=1, character=2)
 assert position == lsp.Position(line=1, character=2) and position != lsp.Position(line=1, character=3)
 assert lsp.InitializeParams(capabilities=lsp.ClientCapabilities()).process_id is None
-print(json.dumps(stats.__dict__))
+init = lsp.Position.__init__.__code__
+print(json.dumps({**stats.__dict__, "init": [init.co_flags, init.co_code.hex()]}))
 """
 
 
-def run_import(directory: Path) -> dict[str, int | bool]:
+def run_import(directory: Path | str) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     done = subprocess.run(
         [sys.executable, "-c", IMPORT, str(directory)], capture_output=True, text=True, env=env, timeout=60, check=True
     )
-    result: dict[str, int | bool] = json.loads(done.stdout)
+    result: dict[str, Any] = json.loads(done.stdout)
     return result
 
 
@@ -60,4 +63,20 @@ def test_a_file_others_can_write_is_never_loaded(tmp_path: Path) -> None:
     (tmp_path / FILE_NAME).chmod(0o666)
     stats = run_import(tmp_path)
     assert stats["loaded"] == 0
+    assert int(stats["misses"]) > 500
+
+
+def test_cached_code_is_the_code_attrs_compiles_itself(tmp_path: Path) -> None:
+    plain = run_import("-")
+    run_import(tmp_path)
+    cached = run_import(tmp_path)
+    assert int(cached["hits"]) > 500
+    assert cached["init"] == plain["init"]  # same bytecode and flags (attrs' __future__ imports)
+
+
+def test_a_cache_that_cannot_be_written_does_not_stop_the_start(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the cache directory should be")
+    stats = run_import(blocker)
+    assert (stats["loaded"], stats["saved"]) == (0, False)
     assert int(stats["misses"]) > 500

@@ -36,7 +36,6 @@ from mcp_sidecar.connections.stderr_log import StderrLog, StderrPipe
 from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, fail
 
 if TYPE_CHECKING:
-    from anyio.abc import Process
     from mcp import Client
 
 log = logging.getLogger(__name__)
@@ -208,17 +207,18 @@ class Connection:
 
     async def _own(self, operation: str, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
         pipe: StderrPipe | None = None
-        process: Process | None = None
+        server: stdio.ServerProcess | None = None
         try:
             resolved = await self._resolve(operation)
             self.log.set_secrets(resolved.secret_values)
             if self.config.transport == "stdio":
-                # The server starts while the SDK imports: on a cold sidecar both take about a second.
                 pipe = StderrPipe(self.log)
                 await pipe.start()
+            if pipe is not None and stdio.SUPPORTED:
+                # The server starts while the SDK imports: on a cold sidecar both take about a second.
                 assert resolved.command is not None
                 env = {k: v for k, v in resolved.env.items() if isinstance(v, str)}
-                process = await stdio.spawn(resolved.command, resolved.args, env, resolved.cwd, pipe.writer)
+                server = await stdio.spawn(resolved.command, resolved.args, env, resolved.cwd, pipe.writer)
                 pipe.close_writer()
             await load_sdk()
             # The connect time limit starts now: secret commands and the SDK import are not the server's.
@@ -228,7 +228,12 @@ class Connection:
             from mcp import Client
             from mcp_types import Implementation
 
-            transport = self._watched(stdio.transport(process)) if process else await self._http_transport(resolved)
+            if server is not None:
+                transport = self._watched(stdio.transport(server))
+            elif pipe is not None:
+                transport = self._sdk_stdio_transport(resolved, pipe)
+            else:
+                transport = await self._http_transport(resolved)
             client = Client(
                 transport,
                 mode=self.config.protocol,
@@ -238,6 +243,8 @@ class Connection:
                 cache=None,
             )
             async with client:
+                if pipe is not None:
+                    pipe.close_writer()
                 self._client = client
                 self.protocol_version = client.protocol_version
                 self.capabilities = capabilities_of(client)
@@ -280,8 +287,8 @@ class Connection:
                 self._set_state("failed", error.diagnostic)
         finally:
             self._client = None
-            if process is not None and process.returncode is None:
-                await stdio.stop(process)  # the attempt ended before the transport took the process over
+            if server is not None and not server.taken_over:
+                await stdio.stop(server.process)  # the attempt ended before the transport took it over
             if pipe is not None:
                 pipe.close()
 
@@ -310,6 +317,18 @@ class Connection:
             raise fail("secret_lookup_failed", operation, message, self.name) from None
         log.info("server %s: ran %d secret command(s)", self.name, len(resolved.secret_commands()))
         return filled
+
+    def _sdk_stdio_transport(self, resolved: ResolvedServer, pipe: StderrPipe) -> Any:
+        """Where `connections/stdio.py` does not run (Windows): the SDK's own, spawned after its import."""
+        from mcp import StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        assert resolved.command is not None
+        env = {k: v for k, v in resolved.env.items() if isinstance(v, str)}
+        params = StdioServerParameters(
+            command=resolved.command, args=list(resolved.args), env=env or None, cwd=resolved.cwd
+        )
+        return self._watched(stdio_client(params, errlog=pipe.writer))  # type: ignore[arg-type]
 
     async def _http_transport(self, resolved: ResolvedServer) -> Any:
         import httpx2
@@ -566,12 +585,13 @@ class Connection:
             if self._ready is not None and not self._ready.done():
                 self._ready.cancel()
             if owner is not None and not owner.done():
-                if connecting:
+                if connecting and not owner.cancelling():
                     owner.cancel()  # no session to close gracefully yet; do not wait out the attempt
                 try:
                     await asyncio.wait_for(asyncio.shield(owner), 10)
                 except (TimeoutError, asyncio.CancelledError):
-                    owner.cancel()
+                    if not owner.cancelling():
+                        owner.cancel()
                 except BaseException:
                     pass
         finally:

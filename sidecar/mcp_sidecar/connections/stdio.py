@@ -8,22 +8,32 @@ hands the running process to the SDK's `Client` as a pair of message streams.
 It follows the SDK's `mcp/client/stdio.py` (the same environment, process group, and the
 shutdown order of the MCP lifecycle: close stdin, wait, then kill the process tree) with two
 changes: stdout is split into lines in linear time, and a line longer than MAX_LINE_BYTES
-is dropped and reported instead of being held in memory.
+is dropped and reported instead of being held in memory. Stopping a server needs nothing from
+the SDK either, and runs as a task of its own, so a caller cancelled (even twice) while it
+waits cannot leave the server running. POSIX only (`SUPPORTED`); on Windows connections use
+the SDK's `stdio_client`, with its own process handling.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
+import signal
+import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import IO, TYPE_CHECKING, Any
+
+from mcp_sidecar import tasks
 
 if TYPE_CHECKING:
     from anyio.abc import ByteReceiveStream, Process
 
 log = logging.getLogger(__name__)
+
+SUPPORTED = sys.platform != "win32"
 
 INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 """What a server inherits from the sidecar's environment (the SDK's default list)."""
@@ -50,13 +60,25 @@ def server_environment(env: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in inherited.items() if not v.startswith("()")} | dict(env)
 
 
-async def spawn(command: str, args: Sequence[str], env: Mapping[str, str], cwd: str | None, stderr: IO[str]) -> Process:
+class ServerProcess:
+    """A spawned server; whoever ends up owning it (the transport, or else the caller) stops it."""
+
+    def __init__(self, process: Process) -> None:
+        self.process = process
+        self.taken_over = False
+        """Set once `transport` runs: from then on it stops the process."""
+
+
+async def spawn(
+    command: str, args: Sequence[str], env: Mapping[str, str], cwd: str | None, stderr: IO[str] | int
+) -> ServerProcess:
     """Start the server in a session of its own, so the whole tree can be stopped together."""
     import anyio
 
-    return await anyio.open_process(
+    process = await anyio.open_process(
         [command, *args], env=server_environment(env), stderr=stderr, cwd=cwd, start_new_session=True
     )
+    return ServerProcess(process)
 
 
 class LineSplitter:
@@ -102,12 +124,14 @@ def parse_line(line: bytes | None) -> Any:
 
 
 @asynccontextmanager
-async def transport(process: Process) -> AsyncIterator[tuple[Any, Any]]:
+async def transport(server: ServerProcess) -> AsyncIterator[tuple[Any, Any]]:
     """The SDK's transport streams over a running process; leaving it stops the process."""
     import anyio
     import anyio.lowlevel
     from mcp.shared.message import SessionMessage
 
+    server.taken_over = True
+    process = server.process
     assert process.stdin is not None
     assert process.stdout is not None
     stdin, stdout = process.stdin, process.stdout
@@ -117,7 +141,7 @@ async def transport(process: Process) -> AsyncIterator[tuple[Any, Any]]:
 
     async def read_stdout() -> None:
         lines = LineSplitter()
-        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+        try:
             async with read_writer:
                 try:
                     # One chunk at a time: no read-ahead while a delivery is blocked.
@@ -127,6 +151,11 @@ async def transport(process: Process) -> AsyncIterator[tuple[Any, Any]]:
                                 await read_writer.send(parse_line(line))
                 finally:
                     await _drain(stdout)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass  # the session went away, or our shutdown closed the pipe under the read
+        except OSError as exc:
+            # The session sees the end of the stream either way; a failing pipe is worth a line.
+            log.info("reading a server's stdout failed: %s", type(exc).__name__)
 
     async def write_stdin() -> None:
         try:
@@ -146,7 +175,7 @@ async def transport(process: Process) -> AsyncIterator[tuple[Any, Any]]:
         write_stream.close()
         with anyio.move_on_after(FLUSH_S):
             await writer_done.wait()
-        await stop(process)
+        await _stop(process)
         for stream in (read_stream, write_stream, read_writer, write_reader):
             await stream.aclose()
         await anyio.lowlevel.checkpoint()
@@ -157,30 +186,68 @@ async def transport(process: Process) -> AsyncIterator[tuple[Any, Any]]:
         try:
             yield read_stream, write_stream
         finally:
-            # Every wait inside is bounded; the shield keeps a cancelled caller from leaking the server.
-            with anyio.CancelScope(shield=True):
-                await shutdown()
-            group.cancel_scope.cancel()
+            # Every wait inside is bounded. A task of its own: anyio's shield does not hold against
+            # asyncio's Task.cancel(), and a cancelled caller must not leave the server running.
+            try:
+                await asyncio.shield(tasks.spawn(shutdown(), "mcp-stdio-shutdown"))
+            finally:
+                group.cancel_scope.cancel()
 
 
 async def stop(process: Process) -> None:
-    """Close stdin, give the server STDIN_GRACE_S to exit, then stop its whole process group."""
-    import anyio
-    from mcp.os.posix.utilities import terminate_posix_process_tree
+    """Close stdin, give the server STDIN_GRACE_S to exit, then stop its whole process group.
 
-    with anyio.CancelScope(shield=True):
-        if process.stdin is not None:
-            await _close(process.stdin)
-        if not await _exited(process, STDIN_GRACE_S):
-            await terminate_posix_process_tree(process, TERM_GRACE_S)
-            if not await _exited(process, REAP_S):
-                log.warning("server process %d is still alive after SIGKILL; abandoning it", process.pid)
-        if process.stdout is not None:
-            await _close(process.stdout)  # a surviving child may hold the pipe open
-        # Without this the asyncio transport stays open (and warns at exit) while a child holds a pipe.
-        pipes = getattr(getattr(process, "_process", None), "_transport", None)
-        with contextlib.suppress(PermissionError, AttributeError):
-            pipes.close()  # type: ignore[union-attr]
+    Runs to the end in a task of its own, even when the caller is cancelled meanwhile."""
+    await asyncio.shield(tasks.spawn(_stop(process), "mcp-stdio-stop"))
+
+
+async def _stop(process: Process) -> None:
+    if process.stdin is not None:
+        await _close(process.stdin)
+    if not await _exited(process, STDIN_GRACE_S):
+        await _terminate_group(process, TERM_GRACE_S)
+        if not await _exited(process, REAP_S):
+            log.warning("server process %d is still alive after SIGKILL; abandoning it", process.pid)
+    if process.stdout is not None:
+        await _close(process.stdout)  # a surviving child may hold the pipe open
+    # Without this the asyncio transport stays open (and warns at exit) while a child holds a pipe.
+    pipes = getattr(getattr(process, "_process", None), "_transport", None)
+    with contextlib.suppress(PermissionError, AttributeError):
+        pipes.close()  # type: ignore[union-attr]
+
+
+async def _terminate_group(process: Process, grace_s: float) -> None:
+    """SIGTERM to the server's process group, SIGKILL to what is left after `grace_s`.
+
+    The group id is the server's pid (`start_new_session`), so children that outlived their
+    parent are reached too. EPERM proves nothing either way, so it only means: keep waiting.
+    """
+    import anyio
+
+    group = process.pid
+    try:
+        os.killpg(group, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    except PermissionError:
+        log.warning("no permission to signal all of process group %d; waiting for it anyway", group)
+    with anyio.move_on_after(grace_s):
+        while _group_alive(group):
+            _ = process.returncode  # reaps the leader, whose zombie would keep the group alive
+            await anyio.sleep(_POLL_S)
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signal.SIGKILL)
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 async def _exited(process: Process, within_s: float) -> bool:
