@@ -159,6 +159,8 @@ async def test_server_everything_periodic_updates(env: Env) -> None:
 
 
 async def test_reconnect_and_reload_clear_watches_for_good(env: Env) -> None:
+    for i in range(50):  # idempotent: the same 50 as the limit test, so this test also runs alone
+        await env.subscribe("many", f"notes://w/{i}")
     await env.subscribe("legacy", "notes://settings-watch")
     await env.sidecar.request("mcp/server/reconnect", {"server": "legacy"})
     await env.sidecar.wait_for(
