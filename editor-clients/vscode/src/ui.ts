@@ -14,6 +14,8 @@ import type { ServerStore } from "./state";
 export interface QuickInputState {
   title: string;
   items: string[];
+  /** The highlighted items as the workbench reports them back: what Enter would accept. */
+  active: string[];
   busy: boolean;
 }
 const quickInputEmitter = new vscode.EventEmitter<QuickInputState | undefined>();
@@ -25,7 +27,8 @@ export function trackQuickPick<T extends vscode.QuickPickItem>(pick: vscode.Quic
   let visible = false;
   const publish = () => {
     if (!visible) return;
-    currentQuickInput = { title: pick.title ?? "", items: pick.items.map((i) => i.label), busy: pick.busy };
+    const active = pick.activeItems.map((i) => i.label);
+    currentQuickInput = { title: pick.title ?? "", items: pick.items.map((i) => i.label), active, busy: pick.busy };
     quickInputEmitter.fire(currentQuickInput);
   };
   // QuickPick has no change event for items or busy: wrap their setters on this instance.
@@ -53,6 +56,8 @@ export function trackQuickPick<T extends vscode.QuickPickItem>(pick: vscode.Quic
     show();
     publish();
   };
+  // Items reach the workbench asynchronously; the active item comes back once they are shown.
+  pick.onDidChangeActive(publish);
   pick.onDidHide(() => {
     visible = false;
     currentQuickInput = undefined;

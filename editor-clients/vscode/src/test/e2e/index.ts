@@ -49,17 +49,22 @@ function activeText(scheme: string): string {
   return editor.document.getText();
 }
 
-/** Waits until our quick pick offers an item matching `label`, then accepts the selection. */
+/**
+ * Waits until our quick pick offers an item matching `label` and the workbench has highlighted
+ * one (items reach it asynchronously: Enter before that accepts nothing), then accepts `select`
+ * or the first item.
+ */
 async function acceptQuickPick(label: RegExp, select?: string): Promise<string[]> {
   const shown = await waitFor(`a quick pick offering ${label}`, () => {
     const input = api.quickInput();
-    return input && !input.busy && input.items.some((i) => label.test(i)) ? input.items : undefined;
+    return input && !input.busy && input.active.length > 0 && input.items.some((i) => label.test(i)) ? input.items : undefined;
   });
   if (select !== undefined) {
     // Move the selection down to the wanted item, then accept it.
     const index = shown.findIndex((i) => i === select);
     assert.ok(index >= 0, `${select} in ${shown.join(", ")}`);
     for (let i = 0; i < index; i++) await vscode.commands.executeCommand("workbench.action.quickOpenSelectNext");
+    await waitFor(`${select} to be highlighted`, () => api.quickInput()?.active[0] === select);
   }
   await vscode.commands.executeCommand("workbench.action.acceptSelectedQuickOpenItem");
   return shown;
