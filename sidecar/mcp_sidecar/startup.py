@@ -18,13 +18,14 @@ import marshal
 import os
 import stat
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType
 from typing import Any
+
+from mcp_sidecar.fs import atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -162,15 +163,7 @@ def _load(path: Path) -> dict[bytes, CodeType]:
 def _save(path: Path, entries: dict[bytes, CodeType]) -> bool:
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:  # mkstemp files are 0600
-                handle.write(marshal.dumps(entries))
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+        atomic_write(path, marshal.dumps(entries))
     except Exception as exc:  # a cache that cannot be written is no reason to fail
         log.info("could not save %s: %s", path, type(exc).__name__)
         return False

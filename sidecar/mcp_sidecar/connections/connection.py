@@ -211,15 +211,15 @@ class Connection:
         try:
             resolved = await self._resolve(operation)
             self.log.set_secrets(resolved.secret_values)
+            env = {k: v for k, v in resolved.env.items() if isinstance(v, str)}
             if self.config.transport == "stdio":
                 pipe = StderrPipe(self.log)
                 await pipe.start()
-            if pipe is not None and stdio.SUPPORTED:
-                # The server starts while the SDK imports: on a cold sidecar both take about a second.
-                assert resolved.command is not None
-                env = {k: v for k, v in resolved.env.items() if isinstance(v, str)}
-                server = await stdio.spawn(resolved.command, resolved.args, env, resolved.cwd, pipe.writer)
-                pipe.close_writer()
+                if stdio.SUPPORTED:
+                    # The server starts while the SDK imports: on a cold sidecar both take about a second.
+                    assert resolved.command is not None
+                    server = await stdio.spawn(resolved.command, resolved.args, env, resolved.cwd, pipe.writer)
+                    pipe.close_writer()
             await load_sdk()
             # The connect time limit starts now: secret commands and the SDK import are not the server's.
             owner = asyncio.current_task()
@@ -231,7 +231,7 @@ class Connection:
             if server is not None:
                 transport = self._watched(stdio.transport(server))
             elif pipe is not None:
-                transport = self._sdk_stdio_transport(resolved, pipe)
+                transport = self._sdk_stdio_transport(resolved, env, pipe)
             else:
                 transport = await self._http_transport(resolved)
             client = Client(
@@ -318,13 +318,12 @@ class Connection:
         log.info("server %s: ran %d secret command(s)", self.name, len(resolved.secret_commands()))
         return filled
 
-    def _sdk_stdio_transport(self, resolved: ResolvedServer, pipe: StderrPipe) -> Any:
+    def _sdk_stdio_transport(self, resolved: ResolvedServer, env: dict[str, str], pipe: StderrPipe) -> Any:
         """Where `connections/stdio.py` does not run (Windows): the SDK's own, spawned after its import."""
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
 
         assert resolved.command is not None
-        env = {k: v for k, v in resolved.env.items() if isinstance(v, str)}
         params = StdioServerParameters(
             command=resolved.command, args=list(resolved.args), env=env or None, cwd=resolved.cwd
         )
