@@ -122,7 +122,13 @@ async def _run_line(args: argparse.Namespace, project: Path) -> int:
     from mcp_sidecar.services.app import Sidecar
     from mcp_sidecar.services.commands import run_line
 
-    app = Sidecar(lambda method, params: None, workspace=project, trusted=args.trust_project, watch_config=False)
+    app = Sidecar(
+        lambda method, params: None,
+        workspace=project,
+        trusted=args.trust_project,
+        watch_config=False,
+        approve_project=args.trust_project,
+    )
     try:
         result = await run_line(app, _command_line(args.line))
     except SidecarError as exc:
@@ -146,7 +152,13 @@ async def _headless(args: argparse.Namespace, project: Path) -> int:
     from mcp_sidecar.services import activation, status
     from mcp_sidecar.services.app import Sidecar
 
-    app = Sidecar(lambda method, params: None, workspace=project, trusted=args.trust_project, watch_config=False)
+    app = Sidecar(
+        lambda method, params: None,
+        workspace=project,
+        trusted=args.trust_project,
+        watch_config=False,
+        approve_project=args.trust_project,
+    )
     app.ensure_loaded()
     run: Callable[[], Awaitable[Any]]
     text: Callable[[Any], str]

@@ -77,7 +77,7 @@ def same_file(a: Path, b: Path) -> bool:
 
 def target(scope: EditScope, workspace: Path | None, trusted: bool) -> Target:
     """The file a scoped edit writes, or EditRefused."""
-    global_path = paths.global_config_path()
+    global_path = _global_path()
     project_path = paths.project_config_path(workspace) if workspace is not None else None
     if project_path is not None and same_file(global_path, project_path):
         raise EditRefused(
@@ -97,9 +97,16 @@ def target(scope: EditScope, workspace: Path | None, trusted: bool) -> Target:
     return Target("project", project_path)
 
 
+def _global_path() -> Path:
+    try:
+        return paths.global_config_path()
+    except paths.InvalidHome as exc:
+        raise EditRefused("configuration_invalid", str(exc)) from None
+
+
 def readable_targets(workspace: Path | None, trusted: bool) -> dict[EditScope, Target]:
     """The files the sidecar may read: global always, the project only when trusted and separate."""
-    out: dict[EditScope, Target] = {"global": Target("global", paths.global_config_path())}
+    out: dict[EditScope, Target] = {"global": Target("global", _global_path())}
     if workspace is not None and trusted:
         project = paths.project_config_path(workspace)
         if not same_file(out["global"].path, project):
@@ -202,7 +209,7 @@ def editing(t: Target, *, create: bool) -> Iterator[Document]:
         except OSError as exc:
             why = _why(exc)
             raise EditRefused("config_write_failed", f"{real.parent}: cannot create the directory ({why}).") from None
-    with _locked(real):
+    with locked(real):
         doc = read(t)
         yield doc
         if doc.changed:
@@ -277,7 +284,7 @@ def _lock_dir() -> Path | None:
 
 
 @contextlib.contextmanager
-def _locked(real: Path) -> Iterator[None]:
+def locked(real: Path) -> Iterator[None]:
     if sys.platform == "win32":
         yield
         return

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mcp_sidecar.config import paths
 from mcp_sidecar.config.model import ServerConfig
 
 _BRACED = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -98,13 +99,15 @@ def _secret_map(
 
 
 def resolve(config: ServerConfig, workspace: Path | None, environ: Mapping[str, str] | None = None) -> ResolvedServer:
+    """`workspace` is the directory a stdio server runs in (a relative `cwd` is taken from it):
+    the workspace only when it is trusted, else a neutral one (see docs/configuration.md)."""
     env_source = os.environ if environ is None else environ
     found: set[str] = set()
     command = _braced(config.command, "command", env_source, found) if config.command else None
     args = tuple(_braced(a, "args", env_source, found) for a in config.args)
     cwd: str | None = None
     if config.transport == "stdio":
-        base = workspace or Path.cwd()
+        base = workspace or paths.neutral_dir()  # never the directory the sidecar happened to start in
         cwd = str(base / _braced(config.cwd, "cwd", env_source, found)) if config.cwd else str(base)
     url = _braced(config.url, "url", env_source, found) if config.url else None
     env = _secret_map(config.env, "env", env_source, found)

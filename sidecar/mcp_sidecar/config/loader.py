@@ -52,9 +52,14 @@ def _read(path: Path, scope: str) -> dict[str, ServerConfig]:
 
 
 def demo_server() -> ServerConfig:
+    """The demo runs isolated: `-I` keeps the working directory and `PYTHON*` variables off its
+    `sys.path`, so a workspace's own `mcp_sidecar/demo/__main__.py` is never imported; the
+    script is named by its absolute path and puts only its own package root on `sys.path`."""
+    from mcp_sidecar.demo import __file__ as demo_init
+
     raw = {
         "command": sys.executable,
-        "args": ["-m", "mcp_sidecar.demo"],
+        "args": ["-I", str(Path(demo_init).resolve().with_name("__main__.py"))],
         "description": "Bundled demo server",
     }
     return parse_server(DEMO_SERVER, raw, "builtin")
@@ -62,7 +67,10 @@ def demo_server() -> ServerConfig:
 
 def load(project_dir: Path | None, trusted: bool) -> EffectiveConfig:
     """Load the effective configuration; raise ConfigProblems when any file is invalid."""
-    global_path = paths.global_config_path()
+    try:
+        global_path = paths.global_config_path()
+    except paths.InvalidHome as exc:
+        raise ConfigProblems([str(exc)]) from None
     files = [ConfigFile("global", str(global_path), global_path.is_file(), global_path.is_file())]
     problems: list[str] = []
     global_servers: dict[str, ServerConfig] = {}

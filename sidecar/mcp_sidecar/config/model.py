@@ -48,6 +48,9 @@ class ServerConfig:
     oauth_callback_port: int | None = None
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """The definition as written, for fingerprints and faithful rewrites."""
+    approval_required: bool = False
+    """A project definition that is new or changed since the person approved it: kept disabled
+    (`trust_required`) until approved (see `config/approvals.py`)."""
 
     @property
     def request_timeout_s(self) -> float:
@@ -62,7 +65,10 @@ class ServerConfig:
 
     def fingerprint(self) -> str:
         """Changes exactly when the definition as written changes (references, not values)."""
-        canonical = json.dumps({"scope": self.scope, "def": self.raw}, sort_keys=True, separators=(",", ":"))
+        material: dict[str, Any] = {"scope": self.scope, "def": self.raw}
+        if self.approval_required:
+            material["approvalRequired"] = True  # approving it replaces the disabled connection
+        canonical = json.dumps(material, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()
 
     def filters_json(self) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_sidecar import __version__, tasks
-from mcp_sidecar.config import secrets
+from mcp_sidecar.config import paths, secrets
 from mcp_sidecar.config.interpolate import MissingVariable, ResolvedServer, resolve
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.connections import content_requests, stdio, watch_requests
@@ -33,7 +33,7 @@ from mcp_sidecar.connections.sdk_streams import (
     load_sdk,
 )
 from mcp_sidecar.connections.stderr_log import StderrLog, StderrPipe
-from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, fail
+from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, fail, refused_disabled
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -66,8 +66,11 @@ class Connection:
         self.config = config
         self.name = config.name
         self.workspace = workspace
+        """Where the server and its secret commands run: the workspace only when it is trusted."""
         self.state: State = "disabled" if config.disabled else "idle"
-        self.last_diagnostic: Diagnostic | None = None
+        self.last_diagnostic: Diagnostic | None = (
+            refused_disabled("configuration", self.name, True).diagnostic if config.approval_required else None
+        )
         self.protocol_version: str | None = None
         self.connected_at: float | None = None
         self.log = StderrLog()
@@ -114,7 +117,9 @@ class Connection:
             self._count_failure()
         changed = state != self.state or diag != self.last_diagnostic
         self.state = state
-        if diag is not None or state in ("connected", "idle", "disabled"):
+        if diag is None and state == "disabled" and self.config.approval_required:
+            pass  # its `trust_required` stays until the definition is approved (a new connection)
+        elif diag is not None or state in ("connected", "idle", "disabled"):
             self.last_diagnostic = diag
         if changed:
             self._on_change(self)
@@ -145,7 +150,7 @@ class Connection:
     async def connect(self, operation: str) -> Client:
         """Return a live client, connecting first if needed; concurrent callers share one attempt."""
         if self.config.disabled:
-            raise fail("server_disabled", operation, "The server is disabled.", self.name)
+            raise refused_disabled(operation, self.name, self.config.approval_required)
         if self._client is not None and self.state == "connected":
             return self._client
         self._check_backoff(operation)
@@ -309,7 +314,8 @@ class Connection:
             ) from None
         if not resolved.secret_commands():
             return resolved
-        cwd = resolved.cwd or str(self.workspace or Path.cwd())
+        # HTTP servers have no cwd; their secret commands run where a stdio server would.
+        cwd = resolved.cwd or str(self.workspace or paths.neutral_dir())
         try:
             filled = await secrets.fill_secrets(resolved, cwd, secrets.time_limit(self.config.timeout_ms))
         except secrets.SecretLookupFailed as exc:

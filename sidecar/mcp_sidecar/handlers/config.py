@@ -6,7 +6,7 @@ from typing import Any
 
 from mcp_sidecar.handlers.base import Handler, guarded
 from mcp_sidecar.protocol import config_params, methods, params
-from mcp_sidecar.services import commands, config_edits
+from mcp_sidecar.services import approvals, commands, config_edits
 from mcp_sidecar.services.app import Sidecar
 
 
@@ -44,8 +44,13 @@ def config_handlers(app: Sidecar) -> dict[str, Handler]:
     async def on_set_trusted(raw: Any) -> Any:
         return await config_edits.set_trusted(app, config_params.parse_set_trusted("setTrusted", raw))
 
+    @guarded("approve")
+    async def on_approve(raw: Any) -> Any:
+        return await approvals.approve(app, config_params.parse_approve("approve", raw))
+
     return {
         methods.WORKSPACE_SET_TRUSTED: on_set_trusted,
+        methods.WORKSPACE_APPROVE: on_approve,
         methods.COMMAND: on_command,
         methods.CONFIG_ADD: on_add,
         methods.CONFIG_REMOVE: on_remove,

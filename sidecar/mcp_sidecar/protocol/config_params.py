@@ -122,6 +122,22 @@ def parse_set_trusted(operation: str, params: Any) -> bool:
     return _bool(operation, _object(operation, params), "trusted")
 
 
+MAX_APPROVALS = 50
+
+
+def parse_approve(operation: str, params: Any) -> list[tuple[str, str]]:
+    """`{approvals: [{server, definitionHash}]}`: what the person saw and approved, 1 to 50 entries."""
+    entries = _object(operation, params).get("approvals")
+    if not isinstance(entries, list) or not 1 <= len(entries) <= MAX_APPROVALS:
+        raise invalid_params(operation, f"`approvals` must be a list of 1 to {MAX_APPROVALS} entries.")
+    out: list[tuple[str, str]] = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            raise invalid_params(operation, "Each approval must be an object {server, definitionHash}.")
+        out.append((_required(operation, entry, "server"), _required(operation, entry, "definitionHash")))
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class LoginParams:
     server: str

@@ -62,6 +62,10 @@ HINTS: dict[str, str] = {
     "command_invalid": "Check the command against its usage (mcp help <command>); quote values with spaces.",
     "server_exists": "Choose another name, or pass --replace to replace the definition or override the other scope.",
     "project_untrusted": "Trust the workspace (trustedWorkspace, or --trust-project on the CLI) or use --scope global.",
+    "trust_required": (
+        "The project's definition of this server is new or changed since it was approved: review what it "
+        "runs and approve it (the editor asks; mcp/workspace/approve; on the CLI pass --trust-project again)."
+    ),
     "config_conflict": "Make the global and project configuration separate files, then edit by scope.",
     "config_write_failed": "Check the configuration directory's permissions and free space, then retry.",
     "import_invalid": "Check the file's path and format: mcpServers JSON, VS Code `servers` JSON or Codex TOML.",
@@ -71,6 +75,14 @@ HINTS: dict[str, str] = {
     "prompt_too_large": "Prompts are refused whole, never truncated; use shorter arguments or another prompt.",
     "preview_not_found": "Preview the prompt again: a preview is used once; discard, reload and disconnection end it.",
     "login_not_found": "Start the login again (mcp login <server> --no-browser); a pending login lasts 10 minutes.",
+    "oauth_refused": (
+        "The server's OAuth setup breaks a rule the sidecar enforces (HTTPS, PKCE S256, no private or "
+        "metadata addresses, resource metadata on the server's origin); its operator must fix it."
+    ),
+    "directory_unsafe": (
+        "The sidecar's spill or cache directory must be a real directory owned by you: remove the link or "
+        "the other user's directory (the sidecar recreates it, private) or set MCP_SIDECAR_HOME elsewhere."
+    ),
     "interactive_required": (
         "Watches need an interactive client: editors send initializationOptions.interactive = true; "
         "scripts read the resource when needed instead."
@@ -121,6 +133,18 @@ class SidecarError(Exception):
 
 def fail(code: str, operation: str, message: str, server: str | None = None) -> SidecarError:
     return SidecarError(diagnostic(code, operation, message, server))
+
+
+def refused_disabled(operation: str, server: str, approval_required: bool = False) -> SidecarError:
+    """A request for a disabled server; one kept disabled until its definition is approved says so."""
+    if approval_required:
+        return fail(
+            "trust_required",
+            operation,
+            "The project's definition of this server is new or changed since it was approved, so it does not run.",
+            server,
+        )
+    return fail("server_disabled", operation, "The server is disabled.", server)
 
 
 def invalid_params(operation: str, message: str) -> SidecarError:

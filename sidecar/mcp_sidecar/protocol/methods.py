@@ -26,6 +26,7 @@ CONFIG_SET_ENABLED = "mcp/config/setEnabled"
 CONFIG_RELOAD = "mcp/config/reload"
 CONFIG_IMPORT = "mcp/config/import"
 WORKSPACE_SET_TRUSTED = "mcp/workspace/setTrusted"
+WORKSPACE_APPROVE = "mcp/workspace/approve"
 AUTH_LOGIN = "mcp/auth/login"
 AUTH_COMPLETE_LOGIN = "mcp/auth/completeLogin"
 AUTH_LOGOUT = "mcp/auth/logout"
@@ -60,6 +61,7 @@ REQUESTS: tuple[str, ...] = (
     CONFIG_RELOAD,
     CONFIG_IMPORT,
     WORKSPACE_SET_TRUSTED,
+    WORKSPACE_APPROVE,
     AUTH_LOGIN,
     AUTH_COMPLETE_LOGIN,
     AUTH_LOGOUT,
@@ -84,6 +86,7 @@ ACTIVE_TOOLS_CHANGED = "mcp/activeToolsChanged"
 CATALOG_CHANGED = "mcp/catalogChanged"
 RESOURCE_UPDATED = "mcp/resourceUpdated"
 WATCHES_CLEARED = "mcp/watchesCleared"
+APPROVAL_REQUIRED = "mcp/approvalRequired"
 
 NOTIFICATIONS: tuple[str, ...] = (
     SERVER_STATUS,
@@ -91,6 +94,7 @@ NOTIFICATIONS: tuple[str, ...] = (
     CATALOG_CHANGED,
     RESOURCE_UPDATED,
     WATCHES_CLEARED,
+    APPROVAL_REQUIRED,
 )
 
 DEFAULT_SESSION = "default"

@@ -17,12 +17,14 @@ from mcp_sidecar import tasks
 from mcp_sidecar.catalog.disk_cache import ToolCache
 from mcp_sidecar.catalog.tools import ToolCatalog
 from mcp_sidecar.config import loader, paths
+from mcp_sidecar.config.approvals import Pending
 from mcp_sidecar.config.loader import EffectiveConfig
+from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.config.validate import ConfigProblems
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.protocol import methods
-from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, diagnostic, fail
-from mcp_sidecar.services import auth
+from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, diagnostic, fail, refused_disabled
+from mcp_sidecar.services import approvals, auth
 from mcp_sidecar.services.auth import Logins
 from mcp_sidecar.services.catalogs import Catalogs, Group
 from mcp_sidecar.services.config_watch import ConfigWatcher, Signature, signature
@@ -89,6 +91,7 @@ class Sidecar:
         interactive: bool = False,
         use_disk_cache: bool = True,
         watch_config: bool = True,
+        approve_project: bool = False,
     ) -> None:
         self.notify = notify
         self.workspace = workspace
@@ -113,6 +116,13 @@ class Sidecar:
         self._watch_config = watch_config
         self._watcher: ConfigWatcher | None = None
         self._reload_lock = asyncio.Lock()
+        self.pending: dict[str, Pending] = {}
+        """Project definitions waiting for the person's approval (see services/approvals.py)."""
+        self.approved_here: dict[str, str] = {}
+        """Approvals that could not be saved: they hold for this process only."""
+        self._grant = approve_project and trusted
+        """Trust was just granted (the CLI's --trust-project): the definitions present are approved."""
+        self._sent_pending: frozenset[tuple[str, str]] = frozenset()
 
     # -- configuration -----------------------------------------------------------------------
 
@@ -122,6 +132,15 @@ class Sidecar:
         self.workspace, self.trusted, self.interactive = workspace, trusted, interactive
         if changed and self._loaded:
             self._loaded = False
+
+    def grant_trust(self) -> None:
+        """The person granted trust just now: the next load approves the project's definitions."""
+        self.trusted = True
+        self._grant = True
+
+    def take_grant(self) -> bool:
+        grant, self._grant = self._grant, False
+        return grant
 
     def ensure_loaded(self) -> None:
         if not self._loaded:
@@ -148,7 +167,10 @@ class Sidecar:
             return summary
 
     def watched_files(self) -> list[Path]:
-        files = [paths.global_config_path()]
+        try:
+            files = [paths.global_config_path()]
+        except paths.InvalidHome:
+            files = []
         if self.workspace is not None and self.trusted:
             files.append(paths.project_config_path(self.workspace))
         return files
@@ -183,7 +205,7 @@ class Sidecar:
             log.warning("configuration invalid: %d problem(s)", len(exc.problems))
             return None
         self.config_errors = []
-        return config
+        return approvals.gate(self, config)
 
     def _apply(
         self, config: EffectiveConfig | None, *, close_all: bool = False
@@ -208,8 +230,12 @@ class Sidecar:
         closing: list[Connection] = []
         for name, server in config.servers.items():
             previous = old.get(name)
-            if previous is not None and previous.config.fingerprint() == server.fingerprint():
-                previous.workspace = self.workspace
+            run_dir = self._run_dir(server)
+            if (
+                previous is not None
+                and previous.config.fingerprint() == server.fingerprint()
+                and previous.workspace == run_dir
+            ):
                 self.connections[name] = previous
                 unchanged.append(name)
                 if close_all and previous.state in ("connecting", "connected", "failed"):
@@ -218,7 +244,7 @@ class Sidecar:
                 (changed if previous is not None else added).append(name)
                 self.connections[name] = Connection(
                     server,
-                    self.workspace,
+                    run_dir,
                     self._connection_changed,
                     self._catalog_invalidated,
                     self._resource_updated,
@@ -239,8 +265,28 @@ class Sidecar:
         if not first_load:
             for name in [*added, *changed]:
                 self._notify_status(self.connections[name])
+        self._notify_pending()
         summary = ReloadSummary(True, added, removed, changed, unchanged, deactivated, [])
         return summary, closing
+
+    def _run_dir(self, server: ServerConfig) -> Path:
+        """Where a stdio server and secret commands run: the workspace only when it is trusted.
+
+        An untrusted workspace's files are never on a server's path: a global `python -m pkg`
+        would import its `./pkg.py`, `npx` its `node_modules`, a `git` secret command its
+        `.git/config`. The bundled demo never needs the workspace.
+        """
+        if server.scope != "builtin" and self.trusted and self.workspace is not None:
+            return self.workspace
+        return paths.neutral_dir()
+
+    def _notify_pending(self) -> None:
+        """Tell the editor once per change of the definitions waiting for approval."""
+        current = frozenset((p.server, p.definition_hash) for p in self.pending.values())
+        if current != self._sent_pending:
+            self._sent_pending = current
+            if current:
+                self.notify(methods.APPROVAL_REQUIRED, {"pending": approvals.pending_json(self)})
 
     def _deactivate_stale(self) -> list[dict[str, Any]]:
         """Drop active tools whose server was removed, disabled or changed; one notification per reason."""
@@ -338,7 +384,7 @@ class Sidecar:
     async def reconnect(self, name: str) -> Connection:
         conn = self.connection(name, "reconnect")
         if conn.config.disabled:
-            raise fail("server_disabled", "reconnect", "The server is disabled.", name)
+            raise refused_disabled("reconnect", name, conn.config.approval_required)
         await conn.close()
         self.catalogs.forget(name)
         await self.catalogs.tool_catalog(conn, "reconnect", live=True)
@@ -349,7 +395,7 @@ class Sidecar:
         op = "refresh"
         conn = self.connection(name, op)
         if conn.config.disabled:
-            raise fail("server_disabled", op, "The server is disabled.", name)
+            raise refused_disabled(op, name, conn.config.approval_required)
         self.catalogs.forget(name)
         diagnostics: list[dict[str, Any]] = []
         async with self.catalogs.slot(name):

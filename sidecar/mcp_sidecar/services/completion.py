@@ -1,7 +1,8 @@
 """Argument completion for one advertised template variable or prompt argument.
 
 Suggestions are untrusted server data, not a schema. The server must advertise completion
-support and the exact template (or prompt); the argument must belong to it.
+support and the exact template (or prompt); the argument must belong to it. `values` keep
+the server's strings; the `text` rendering shows each on one sanitised line.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_sidecar.connections import templates
+from mcp_sidecar.catalog.names import nfc
 from mcp_sidecar.output import shaping
-from mcp_sidecar.protocol.errors import fail
+from mcp_sidecar.output.sanitize import one_line
+from mcp_sidecar.protocol.errors import fail, refused_disabled
 from mcp_sidecar.services.reading import MAX_URI_CHARS, advertised_template
 
 if TYPE_CHECKING:
@@ -36,7 +39,7 @@ async def complete(
         raise fail("completion_invalid", op, "The completion request exceeds 64 KiB.", server)
     conn = app.connection(server, op)
     if conn.config.disabled:
-        raise fail("server_disabled", op, "The server is disabled.", server)
+        raise refused_disabled(op, server, conn.config.approval_required)
     if kind == "template":
         if len(name) > MAX_URI_CHARS:
             raise fail("completion_invalid", op, f"The template is longer than {MAX_URI_CHARS} characters.", server)
@@ -49,7 +52,8 @@ async def complete(
             raise fail("completion_invalid", op, f"{argument[0]!r} is not a variable of that template.", server)
     else:
         prompts = await app.catalogs.prompt_catalog(conn, op)
-        found = next((p for p in prompts.items if p.get("name") == name), None)
+        wanted = nfc(name)
+        found = next((p for p in prompts.items if p.get("name") == wanted), None)
         if found is None:
             raise fail("completion_invalid", op, "The server does not advertise that prompt.", server)
         names = [a.get("name") for a in found.get("arguments") or [] if isinstance(a, dict)]
@@ -77,10 +81,11 @@ async def complete(
 def _render(result: dict[str, Any], notice: str) -> str:
     target = result.get("template") or result.get("prompt")
     arg = result["argument"]
-    lines = ["mcp complete", f" ✔ {result['server']} · {target} · {arg['name']}={json.dumps(arg['value'])}"]
+    head = f"{one_line(result['server'])} · {one_line(str(target))} · {one_line(arg['name'])}"
+    lines = ["mcp complete", f" ✔ {head}={json.dumps(arg['value'])}"]
     lines.append(shaping.UNTRUSTED)
     if result["values"]:
-        lines += [f"- {v}" for v in result["values"]]
+        lines += [f"- {one_line(v)}" for v in result["values"]]
     else:
         lines.append("(no suggestions)")
     more = []

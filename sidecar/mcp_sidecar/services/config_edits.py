@@ -21,6 +21,7 @@ from mcp_sidecar.config.interpolate import MissingVariable, resolve
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.config.validate import ConfigProblems, parse_server
 from mcp_sidecar.protocol.errors import SidecarError, fail, invalid_params
+from mcp_sidecar.services import approvals
 
 if TYPE_CHECKING:
     from mcp_sidecar.services.app import Sidecar
@@ -115,6 +116,8 @@ async def add(app: Sidecar, scope: EditScope, name: str, definition: dict[str, A
                     f"A server named {name!r} is already defined in the {where} configuration; "
                     "pass --replace to replace it" + (" (or override it)." if not in_target else "."),
                 )
+            if scope == "project":
+                approvals.record_own_edit(app, {name: definition})  # before the file watcher can see it
             doc.set_server(name, definition)
             return {
                 "action": "replaced" if in_target else "added",
@@ -152,6 +155,8 @@ async def remove(app: Sidecar, scope: EditScope, name: str) -> dict[str, Any]:
                 )
             definition = doc.servers[name]
             doc.remove_server(name)
+            if scope == "project":
+                approvals.forget_removed(app, [name])
         return "http" if isinstance(definition, dict) and "url" in definition else "stdio"
 
     transport = await _in_thread(write, op, name)
@@ -221,8 +226,14 @@ async def reload(app: Sidecar) -> dict[str, Any]:
 
 
 async def set_trusted(app: Sidecar, trusted: bool) -> dict[str, Any]:
-    """The editor granted (or withdrew) workspace trust: the project file is read, or dropped, now."""
-    app.trusted = trusted
+    """The editor granted (or withdrew) workspace trust: the project file is read, or dropped, now.
+
+    A grant approves the project's definitions as they are now (see services/approvals.py).
+    """
+    if trusted:
+        app.grant_trust()
+    else:
+        app.trusted = False
     summary = await app.reload()
     return summary.to_json()
 
@@ -320,6 +331,10 @@ async def import_servers(
                         f"Already defined in the global or project configuration: {', '.join(map(repr, taken))}; "
                         "pass --replace to replace or override them.",
                     )
+            if scope == "project":
+                approvals.record_own_edit(
+                    app, {c.name: c.definition for c in chosen if c is not None and c.definition is not None}
+                )
             for candidate in chosen:
                 assert candidate is not None
                 assert candidate.definition is not None

@@ -7,7 +7,10 @@ it. Nothing is written anywhere, and no tool is activated or permitted.
 
 Every message keeps the server's role as a field of source-labelled data: the snapshot is
 one block of untrusted content, never conversation history or system instructions. Every
-text is stripped of terminal control sequences. Text and embedded text resources are
+text is stripped of terminal control sequences and of control, bidi, zero-width and TAG
+characters (`output/sanitize.py`), in the messages themselves since they are what the
+person reviews and the model receives. The prompt name is compared after NFC normalisation;
+a prompt the catalog refused for its name is not found. Text and embedded text resources are
 shown; any other content (images, audio, blobs, resource links), or a prompt over 2,000
 lines or 50 KiB, refuses the whole prompt: nothing is truncated or spilled.
 
@@ -23,10 +26,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mcp_sidecar.catalog.names import nfc
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.output.limits import MAX_LINES, MAX_TEXT_BYTES, line_count, utf8_size
-from mcp_sidecar.output.sanitize import strip_controls
-from mcp_sidecar.protocol.errors import fail
+from mcp_sidecar.output.sanitize import one_line, strip_controls
+from mcp_sidecar.protocol.errors import fail, refused_disabled
 
 if TYPE_CHECKING:
     from mcp_sidecar.services.app import Sidecar
@@ -97,11 +101,15 @@ async def preview(app: Sidecar, server: str, name: str, arguments: Mapping[str, 
         raise fail("prompt_invalid", op, "The prompt arguments exceed 64 KiB.", server)
     conn = app.connection(server, op)
     if conn.config.disabled:
-        raise fail("server_disabled", op, "The server is disabled.", server)
+        raise refused_disabled(op, server, conn.config.approval_required)
     epoch = app.previews.epoch
     catalog = await app.catalogs.prompt_catalog(conn, op)
+    name = nfc(name)
     found = next((p for p in catalog.items if p.get("name") == name), None)
     if found is None:
+        if any(nfc(r["name"]) == name for r in catalog.refused):
+            why = "The server's prompt of that name was refused: its name is not 1 to 128 of A-Za-z0-9_.-."
+            raise fail("prompt_not_found", op, why, server)
         raise fail("prompt_not_found", op, "The server does not advertise a prompt of that name.", server)
     declared = [a for a in found.get("arguments") or [] if isinstance(a, dict) and isinstance(a.get("name"), str)]
     unknown = sorted(set(arguments) - {a["name"] for a in declared})
@@ -187,7 +195,7 @@ def convert(raw: list[Any], server: str) -> list[dict[str, Any]]:
 def render(server: str, name: str, messages: list[dict[str, Any]]) -> str:
     """The snapshot as one labelled block for a conversation: untrusted data, roles as labels."""
     count = len(messages)
-    lines = [f"mcp prompt · {server} · {name} · {count} message{'s' if count != 1 else ''}", LABEL]
+    lines = [f"mcp prompt · {one_line(server)} · {one_line(name)} · {count} message{'s' if count != 1 else ''}", LABEL]
     for m in messages:
         label = f"--- message {m['index'] + 1} · role {m['role']}"
         if "resource" in m:

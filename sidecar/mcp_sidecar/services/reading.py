@@ -4,7 +4,9 @@ A read goes through the named server's `resources/read` only. Nothing here opens
 makes an HTTP request, whatever the URI's scheme, and there is no fallback. A read never
 starts OAuth, follows links in the content or subscribes. Each read fetches fresh content
 (the SDK client has no cache), whole, before the output limits apply; the result names the
-server and URIs and labels the content untrusted.
+server and URIs and labels the content untrusted. A URI with a control, bidi, zero-width or
+TAG character is refused (`resource_invalid`); the `text` rendering is sanitised, while
+`contents` keep the server's data as it came.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from mcp_sidecar.connections import templates
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.output import shaping
-from mcp_sidecar.protocol.errors import fail
+from mcp_sidecar.output.sanitize import has_controls, json_text, one_line
+from mcp_sidecar.protocol.errors import fail, refused_disabled
 
 if TYPE_CHECKING:
     from mcp_sidecar.services.app import Sidecar
@@ -25,21 +28,25 @@ if TYPE_CHECKING:
 MAX_URI_CHARS = 4_096
 MAX_ARGUMENT_BYTES = 64 * 1024
 _ABSOLUTE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")
-_CONTROL = re.compile(r"[\x00-\x20\x7f]")
+_SPACE = re.compile(r"[\x00-\x20\x7f]")
 
 
 def check_uri(uri: str, operation: str, server: str | None) -> None:
-    """An exact absolute URI (`scheme:rest`), at most 4,096 characters, no spaces or controls."""
+    """An exact absolute URI (`scheme:rest`), at most 4,096 characters, no spaces, controls or invisible characters."""
     if len(uri) > MAX_URI_CHARS:
         raise fail("resource_invalid", operation, f"The URI is longer than {MAX_URI_CHARS} characters.", server)
-    if not _ABSOLUTE.match(uri) or _CONTROL.search(uri):
+    if has_controls(uri):
+        raise fail(
+            "resource_invalid", operation, "The URI holds control, bidirectional or invisible characters.", server
+        )
+    if not _ABSOLUTE.match(uri) or _SPACE.search(uri):
         raise fail("resource_invalid", operation, "The URI is not an exact absolute URI (scheme:...).", server)
 
 
 def _open(app: Sidecar, server: str, operation: str) -> Connection:
     conn = app.connection(server, operation)
     if conn.config.disabled:
-        raise fail("server_disabled", operation, "The server is disabled.", server)
+        raise refused_disabled(operation, server, conn.config.approval_required)
     return conn
 
 
@@ -100,10 +107,11 @@ async def read(
     raw = await conn.read_resource(uri, op)
 
     def header() -> list[str]:
-        lines = ["mcp read", f" ✔ {server} · {uri}"]
+        lines = ["mcp read", f" ✔ {one_line(server)} · {one_line(uri)}"]
         if template is not None:
-            lines.append(f"Template {template} with arguments {json.dumps(arguments or {}, ensure_ascii=False)}")
-        lines.append(f"{shaping.UNTRUSTED} (server {server!r}, uri {uri})")
+            shown = json_text(dict(arguments or {}), indent=None)
+            lines.append(f"Template {one_line(template)} with arguments {shown}")
+        lines.append(f"{shaping.UNTRUSTED} (server {server!r}, uri {one_line(uri)})")
         return lines
 
     contents, display, spilled, truncated, text = shaping.shape_read(raw, server, uri, header)

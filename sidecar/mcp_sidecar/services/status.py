@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.catalog.tools import tool_view
 from mcp_sidecar.connections.connection import Connection
-from mcp_sidecar.services import auth
+from mcp_sidecar.services import approvals, auth
 
 if TYPE_CHECKING:
     from mcp_sidecar.services.app import Sidecar
@@ -40,6 +40,7 @@ def status_row(app: Sidecar, conn: Connection) -> dict[str, Any]:
         "catalogSource": catalog.source if catalog is not None else None,
         "loaded": loaded_count(app, conn.name),
         "lastDiagnostic": conn.last_diagnostic.to_json() if conn.last_diagnostic else None,
+        "approvalRequired": config.approval_required,
     }
 
 
@@ -53,6 +54,7 @@ def status(app: Sidecar) -> dict[str, Any]:
         "servers": [status_row(app, c) for c in app.connections.values()],
         "configFiles": [{"scope": f.scope, "path": f.path, "exists": f.exists, "read": f.read} for f in files],
         "trustedWorkspace": app.trusted,
+        "pendingApprovals": approvals.pending_json(app),
         "diagnostics": [d.to_json() for d in app.config_errors],
     }
 
@@ -110,7 +112,8 @@ async def server_tools(app: Sidecar, name: str) -> dict[str, Any]:
         "server": name,
         "source": catalog.source,
         "tools": [tool_view(name, d) for d in visible.values()],
-        "hiddenByFilters": len(catalog.descriptors) - len(visible),
+        "hiddenByFilters": len(catalog.accepted()) - len(visible),
+        "refused": [{"name": r["name"], "diagnostic": r["diagnostic"]} for r in catalog.refused],
     }
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.protocol import methods
-from mcp_sidecar.protocol.errors import SidecarError, fail
+from mcp_sidecar.protocol.errors import SidecarError, fail, refused_disabled
 from mcp_sidecar.services.reading import check_uri
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ class Watches:
         check_uri(uri, op, server)
         conn = app.connection(server, op)
         if conn.config.disabled:
-            raise fail("server_disabled", op, "The server is disabled.", server)
+            raise refused_disabled(op, server, conn.config.approval_required)
         async with self._lock(server):
             current = self._by_server.get(server, {})
             existing = current.get(uri)
