@@ -1,7 +1,10 @@
 """`mcp-sidecar`: serve stdio JSON-RPC (no subcommand), or run one headless operation.
 
 Headless subcommands run the same services in-process and print JSON (`--json`) or text.
-Stdout carries only the JSON-RPC stream when serving, and only the result otherwise.
+Stdout carries only the JSON-RPC stream when serving, and only the result otherwise. What is
+printed to a terminal is sanitised (`output/sanitize.py`): text loses control, bidi,
+zero-width and TAG characters; JSON keeps every value but writes those characters as
+`\\uXXXX` escapes.
 """
 
 from __future__ import annotations
@@ -118,47 +121,37 @@ def _command_line(words: list[str]) -> str:
 
 
 async def _run_line(args: argparse.Namespace, project: Path) -> int:
+    from mcp_sidecar.output.sanitize import json_text, one_line, strip_controls
     from mcp_sidecar.protocol.errors import SidecarError
     from mcp_sidecar.services.app import Sidecar
     from mcp_sidecar.services.commands import run_line
 
-    app = Sidecar(
-        lambda method, params: None,
-        workspace=project,
-        trusted=args.trust_project,
-        watch_config=False,
-        approve_project=args.trust_project,
-    )
+    app = Sidecar.headless(project, args.trust_project)
     try:
         result = await run_line(app, _command_line(args.line))
     except SidecarError as exc:
         diag = exc.diagnostic
         if args.json:
-            print(json.dumps({"error": diag.to_json()}, indent=2, ensure_ascii=False))
+            print(json_text({"error": diag.to_json()}))
         else:
-            print(diag.render(), file=sys.stderr)
+            print(one_line(diag.render()), file=sys.stderr)
             if diag.usage:
-                print(diag.usage, file=sys.stderr)
+                print(strip_controls(diag.usage), file=sys.stderr)
         return EXIT_USAGE if diag.code == "command_invalid" else EXIT_FAILED
     finally:
         await app.shutdown()
-    print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else result["text"])
+    print(json_text(result) if args.json else strip_controls(result["text"]))
     return 0
 
 
 async def _headless(args: argparse.Namespace, project: Path) -> int:
     from mcp_sidecar.output import render
+    from mcp_sidecar.output.sanitize import json_text, one_line, strip_controls
     from mcp_sidecar.protocol.errors import SidecarError
     from mcp_sidecar.services import activation, status
     from mcp_sidecar.services.app import Sidecar
 
-    app = Sidecar(
-        lambda method, params: None,
-        workspace=project,
-        trusted=args.trust_project,
-        watch_config=False,
-        approve_project=args.trust_project,
-    )
+    app = Sidecar.headless(project, args.trust_project)
     app.ensure_loaded()
     run: Callable[[], Awaitable[Any]]
     text: Callable[[Any], str]
@@ -187,7 +180,7 @@ async def _headless(args: argparse.Namespace, project: Path) -> int:
             return status.server_logs(app, args.server)
 
         def text(result: Any) -> str:
-            return "\n".join(line["text"] for line in result["lines"]) or "(no output captured)"
+            return "\n".join(one_line(line["text"]) for line in result["lines"]) or "(no output captured)"
 
     elif command == "discover":
         from mcp_sidecar.protocol.params import parse_discover
@@ -212,9 +205,9 @@ async def _headless(args: argparse.Namespace, project: Path) -> int:
         def text(result: Any) -> str:
             row = result["status"]
             counts = ", ".join(f"{k} {'—' if v is None else v}" for k, v in row["catalog"].items())
-            lines = [f"{result['server']}: {counts}"]
+            lines = [f"{one_line(result['server'])}: {counts}"]
             lines += [
-                f"  {d['kind']}: [{d['diagnostic']['code']}] {d['diagnostic']['message']}"
+                f"  {d['kind']}: [{d['diagnostic']['code']}] {one_line(d['diagnostic']['message'])}"
                 for d in result["diagnostics"]
             ]
             return "\n".join(lines)
@@ -300,18 +293,18 @@ async def _headless(args: argparse.Namespace, project: Path) -> int:
     except SidecarError as exc:
         diag = exc.diagnostic
         if args.json:
-            print(json.dumps({"error": diag.to_json()}, indent=2, ensure_ascii=False))
+            print(json_text({"error": diag.to_json()}))
         else:
-            print(diag.render(), file=sys.stderr)
+            print(one_line(diag.render()), file=sys.stderr)
         return EXIT_FAILED
     finally:
         await app.shutdown()
     not_called = isinstance(result, dict) and "activation" in result
     if args.json:
-        print(json.dumps(result, indent=2, ensure_ascii=False))
+        print(json_text(result))
     else:
         # A call that never ran is a failure like any diagnostic: its reason goes to stderr.
-        print(text(result), file=sys.stderr if not_called else sys.stdout)
+        print(strip_controls(text(result)), file=sys.stderr if not_called else sys.stdout)
     failed = not_called or bool(result.get("isError")) if isinstance(result, dict) else False
     return EXIT_FAILED if failed else 0
 
@@ -346,4 +339,6 @@ def _read_request(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def _pretty(result: Any) -> str:
-    return json.dumps(result, indent=2, ensure_ascii=False)
+    from mcp_sidecar.output.sanitize import json_text
+
+    return json_text(result)

@@ -43,13 +43,7 @@ async def login_or_logout(args: argparse.Namespace, project: Path) -> int:
     from mcp_sidecar.services import auth
     from mcp_sidecar.services.app import Sidecar
 
-    app = Sidecar(
-        lambda method, params: None,
-        workspace=project,
-        trusted=args.trust_project,
-        watch_config=False,
-        approve_project=args.trust_project,
-    )
+    app = Sidecar.headless(project, args.trust_project)
 
     async def announce(url: str) -> bool:
         print(f"Opening the authorization page: {url}", file=sys.stderr)

@@ -83,6 +83,14 @@ def _read(path: Path) -> dict[str, dict[str, str]]:
     }
 
 
+def _write(path: Path, projects: dict[str, dict[str, str]]) -> None:
+    text = json.dumps({"version": FORMAT_VERSION, "projects": projects}, indent=2, ensure_ascii=False) + "\n"
+    try:
+        atomic_write(path, text, edit.NEW_FILE_MODE)
+    except OSError:
+        raise edit.EditRefused("config_write_failed", f"{path}: cannot write the file.") from None
+
+
 def approved(workspace: Path) -> dict[str, str] | None:
     """The project's approved hashes by server name, or None when it was never trusted here."""
     try:
@@ -116,11 +124,7 @@ def record(workspace: Path, hashes: Mapping[str, str], *, only_if_new: bool = Fa
         if current == merged:
             return False
         projects[key] = dict(sorted(merged.items()))
-        text = json.dumps({"version": FORMAT_VERSION, "projects": projects}, indent=2, ensure_ascii=False) + "\n"
-        try:
-            atomic_write(path, text, edit.NEW_FILE_MODE)
-        except OSError:
-            raise edit.EditRefused("config_write_failed", f"{path}: cannot write the file.") from None
+        _write(path, projects)
         return True
 
 
@@ -139,8 +143,4 @@ def forget(workspace: Path, names: list[str]) -> None:
         if current is None or not any(name in current for name in names):
             return
         projects[key] = {name: digest for name, digest in current.items() if name not in names}
-        text = json.dumps({"version": FORMAT_VERSION, "projects": projects}, indent=2, ensure_ascii=False) + "\n"
-        try:
-            atomic_write(path, text, edit.NEW_FILE_MODE)
-        except OSError:
-            raise edit.EditRefused("config_write_failed", f"{path}: cannot write the file.") from None
+        _write(path, projects)

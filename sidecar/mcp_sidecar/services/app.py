@@ -124,6 +124,17 @@ class Sidecar:
         """Trust was just granted (the CLI's --trust-project): the definitions present are approved."""
         self._sent_pending: frozenset[tuple[str, str]] = frozenset()
 
+    @classmethod
+    def headless(cls, workspace: Path, trust_project: bool) -> Sidecar:
+        """One CLI run: no notifications, no file watching; `--trust-project` grants trust for this run."""
+        return cls(
+            lambda method, params: None,
+            workspace=workspace,
+            trusted=trust_project,
+            watch_config=False,
+            approve_project=trust_project,
+        )
+
     # -- configuration -----------------------------------------------------------------------
 
     def configure(self, workspace: Path | None, trusted: bool, interactive: bool) -> None:
