@@ -2,7 +2,9 @@
 
 The tests play the browser: they follow the authorization URL the sidecar asks the editor
 to open (`window/showDocument`), and deliver the redirect to the sidecar's real loopback
-listener (or paste it into `mcp/auth/completeLogin` for the no-browser flow).
+listener (or paste it into `mcp/auth/completeLogin` for the no-browser flow). Every sidecar
+here runs under an egress guard (`support/oauth.py`): it can reach loopback only, and a test
+fails if it even tried to connect elsewhere or to resolve a name.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,7 @@ import httpx2
 import pytest
 
 from support.keyring_env import secret_service_env
-from support.oauth import play_browser, redirect_of
+from support.oauth import egress_attempts, egress_guard, forging_browser, play_browser, redirect_of, with_state
 from support.servers import free_port, http_server
 from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_config
 
@@ -40,9 +42,18 @@ def oauth_config(home: Path, url: str, port: int, **extra: Any) -> None:
 
 
 @asynccontextmanager
-async def sidecar_for(home: Path, env: dict[str, str], *, browser: bool = True) -> AsyncIterator[SidecarClient]:
-    async with start_sidecar(home, env=env, interactive=True, browser=play_browser if browser else None) as client:
+async def sidecar_for(
+    home: Path,
+    env: dict[str, str],
+    *,
+    browser: bool = True,
+    browse: Callable[[str], Awaitable[bool]] = play_browser,
+) -> AsyncIterator[SidecarClient]:
+    guard, attempts = egress_guard(home.parent / "egress-guard")
+    full_env = {**env, **guard}
+    async with start_sidecar(home, env=full_env, interactive=True, browser=browse if browser else None) as client:
         yield client
+    assert egress_attempts(attempts) == [], "the sidecar tried to reach beyond loopback"
 
 
 async def call_whoami(client: SidecarClient) -> dict[str, Any]:
@@ -223,6 +234,15 @@ async def test_no_browser_login_completes_from_the_pasted_callback(home: Path, k
             )
             assert diagnostic_of(wrong)["code"] == "invalid_params"
             pasted = await redirect_of(pending["authorizationUrl"])
+            forged = await client.error(
+                "mcp/auth/completeLogin",
+                {"loginId": pending["loginId"], "callbackUrl": with_state(pasted, "another-login")},
+            )
+            assert diagnostic_of(forged)["code"] == "invalid_params"
+            assert diagnostic_of(forged)["message"] == (
+                "`callbackUrl` carries a state that is not this login's; "
+                "paste the address its authorization page sent you to."
+            )
             done = await client.request(
                 "mcp/auth/completeLogin", {"loginId": pending["loginId"], "callbackUrl": pasted}
             )
@@ -249,12 +269,22 @@ async def test_scope_step_up_is_remembered_for_the_next_login(home: Path, keyrin
         assert stats(url)["authorizations"][-1] == ["mcp", "admin"]
 
 
+INSECURE = "OAuth URLs must use HTTPS (plain HTTP only on loopback), with a valid host and no credentials."
+BLOCKED = (
+    "it is on a private, link-local, unique-local or cloud-metadata address (loopback only for a loopback server)."
+)
+FOREIGN = "protected-resource metadata is fetched only from the server's own origin."
+
+
 @pytest.mark.parametrize(
-    ("flag", "value"),
-    [("--prm-as-url", "http://auth.example.test/"), ("--authorize-url", "http://auth.example.test/authorize")],
+    ("flag", "value", "what"),
+    [
+        ("--prm-as-url", "http://auth.example.test/", "an OAuth endpoint"),
+        ("--authorize-url", "http://auth.example.test/authorize", "the authorization URL"),
+    ],
 )
 async def test_unsafe_oauth_urls_are_refused_before_anything_is_opened(
-    home: Path, keyring_env: dict[str, str], flag: str, value: str
+    home: Path, keyring_env: dict[str, str], flag: str, value: str, what: str
 ) -> None:
     port = free_port()
     with http_server("oauth_server.py", flag, value) as url:
@@ -262,10 +292,119 @@ async def test_unsafe_oauth_urls_are_refused_before_anything_is_opened(
         async with sidecar_for(home, keyring_env) as client:
             error = await client.error("mcp/auth/login", {"server": "secure"})
             diag = diagnostic_of(error)
-            assert diag["code"] == "oauth_failed"
+            assert diag["code"] == "oauth_refused"
+            assert diag["message"] == f"Refused {what}: {INSECURE}"
             assert value not in json.dumps(diag)
             assert client.shown == []
         assert stats(url)["authorizations"] == []
+
+
+@pytest.mark.parametrize(
+    "authorization_server",
+    [
+        "https://169.254.169.254/",
+        "https://0xa9fea9fe/",  # 169.254.169.254, as browsers and inet_aton read it
+        "https://[::ffff:10.0.0.1]/",
+        "https://[fd00::1]:8443/",
+        "https://metadata.google.internal/",
+    ],
+)
+async def test_oauth_endpoints_on_private_and_metadata_addresses_are_refused_before_any_connection(
+    home: Path, keyring_env: dict[str, str], authorization_server: str
+) -> None:
+    """The server names an internal address as its authorization server: nothing is sent there."""
+    port = free_port()
+    with http_server("oauth_server.py", "--prm-as-url", authorization_server) as url:
+        oauth_config(home, url, port)
+        async with sidecar_for(home, keyring_env) as client:  # its egress guard sees every attempt
+            error = await client.error("mcp/auth/login", {"server": "secure"})
+            diag = diagnostic_of(error)
+            assert diag["code"] == "oauth_refused"
+            assert diag["message"] == f"Refused an OAuth endpoint: {BLOCKED}"
+            assert client.shown == []
+        counts = stats(url)
+        assert counts["discovery"] == ["/.well-known/oauth-protected-resource/mcp"]
+        assert counts["registrations"] == 0
+
+
+@pytest.mark.parametrize("pointer", ["localhost", "metadata"])
+async def test_resource_metadata_on_another_origin_is_never_fetched(
+    home: Path, keyring_env: dict[str, str], pointer: str
+) -> None:
+    port, server_port = free_port(), free_port()
+    # `localhost` is the fixture itself under another origin: a fetch would show in its stats.
+    target = {
+        "localhost": f"http://localhost:{server_port}/.well-known/oauth-protected-resource/mcp",
+        "metadata": "http://169.254.169.254/latest/meta-data/iam/security-credentials/",
+    }[pointer]
+    with http_server("oauth_server.py", "--resource-metadata-url", target, port=server_port) as url:
+        oauth_config(home, url, port)
+        async with sidecar_for(home, keyring_env) as client:
+            error = await client.error("mcp/auth/login", {"server": "secure"})
+            diag = diagnostic_of(error)
+            assert diag["code"] == "oauth_refused"
+            assert diag["message"] == f"Refused the resource metadata URL: {FOREIGN}"
+            assert target not in json.dumps(diag)
+            assert client.shown == []
+        assert stats(url)["discovery"] == []
+
+
+async def test_a_same_origin_resource_metadata_url_is_followed(home: Path, keyring_env: dict[str, str]) -> None:
+    port, server_port = free_port(), free_port()
+    target = f"http://127.0.0.1:{server_port}/.well-known/oauth-protected-resource/mcp"
+    with http_server("oauth_server.py", "--resource-metadata-url", target, port=server_port) as url:
+        oauth_config(home, url, port)
+        async with sidecar_for(home, keyring_env) as client:
+            result = await client.request("mcp/auth/login", {"server": "secure"})
+            assert result["status"] == "completed"
+        assert stats(url)["discovery"][0] == "/.well-known/oauth-protected-resource/mcp"
+
+
+@pytest.mark.parametrize(
+    ("methods", "preregistered"), [("", False), ("plain", False), ("", True)], ids=["absent", "plain", "preregistered"]
+)
+async def test_an_authorization_server_without_s256_is_refused(
+    home: Path, keyring_env: dict[str, str], methods: str, preregistered: bool
+) -> None:
+    """PKCE S256 is a MUST: no registration, no authorization page, whichever client is used."""
+    port = free_port()
+    flags = ["--pkce-methods", methods]
+    extra: dict[str, Any] = {}
+    if preregistered:
+        flags += ["--preregistered", "editor-client", "--callback-port", str(port)]
+        extra["oauthClientId"] = "editor-client"
+    with http_server("oauth_server.py", *flags) as url:
+        oauth_config(home, url, port, **extra)
+        async with sidecar_for(home, keyring_env) as client:
+            error = await client.error("mcp/auth/login", {"server": "secure"})
+            diag = diagnostic_of(error)
+            assert diag["code"] == "oauth_refused"
+            assert diag["message"] == (
+                "Refused the authorization server: its metadata does not list S256 in "
+                "code_challenge_methods_supported (PKCE is required)."
+            )
+            assert client.shown == []
+            got = await client.request("mcp/server/get", {"server": "secure"})
+            assert got["authentication"]["tokensStored"] is False
+        counts = stats(url)
+        assert counts["registrations"] == 0
+        assert counts["authorizations"] == []
+
+
+async def test_the_callback_listener_ignores_other_states_and_keeps_waiting(
+    home: Path, keyring_env: dict[str, str]
+) -> None:
+    """Any local page can hit the callback port: only the pending login's state ends the wait."""
+    port = free_port()
+    statuses: list[int] = []
+    with http_server("oauth_server.py") as url:
+        oauth_config(home, url, port)
+        async with sidecar_for(home, keyring_env, browse=forging_browser(statuses)) as client:
+            result = await client.request("mcp/auth/login", {"server": "secure"})
+            assert result["status"] == "completed"
+            assert statuses == [400, 400, 400, 200]
+            assert (await call_whoami(client))["content"][0]["text"] == "authenticated"
+        assert stats(url)["grants"] == {"authorization_code": 1}
 
 
 async def test_without_a_keyring_login_is_credential_store_unavailable_and_writes_nothing(

@@ -98,12 +98,18 @@ async def _get(port: int, target: str) -> bytes:
     return answer
 
 
-async def test_the_listener_takes_one_callback_and_never_echoes_the_code() -> None:
+def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
+
+
+async def test_the_listener_takes_one_callback_and_never_echoes_the_code() -> None:
+    port = _free_port()
     listener = CallbackListener(port)
     await listener.start()
+    listener.expect_state("s")
     try:
         assert (await _get(port, "/favicon.ico")).startswith(b"HTTP/1.1 404")
         page = await _get(port, "/callback?code=secret-code-123&state=s")
@@ -120,6 +126,34 @@ async def test_the_listener_takes_one_callback_and_never_echoes_the_code() -> No
     second = CallbackListener(port)
     await second.start()
     await second.close()
+
+
+async def test_the_listener_answers_400_to_other_states_and_keeps_waiting() -> None:
+    port = _free_port()
+    listener = CallbackListener(port)
+    await listener.start()
+    try:
+        before = await _get(port, "/callback?code=early&state=guess")
+        assert before.startswith(b"HTTP/1.1 400")  # no login has a state yet
+        listener.expect_state("the-state")
+        for target in (
+            "/callback?code=x&state=guess",
+            "/callback?code=x",
+            "/callback?code=x&state=the-state&state=guess",
+            "/callback?code=x&state=the-stat",
+            "/callback?code=x&state=%E2%98%83",
+            "/callback?error=access_denied&state=guess",
+        ):
+            answer = await _get(port, target)
+            assert answer.startswith(b"HTTP/1.1 400"), target
+            assert answer.endswith(b"This address does not belong to the pending login.")
+            assert b"code" not in answer.split(b"\r\n\r\n", 1)[1]
+        assert not listener.received.done()
+        assert (await _get(port, "/callback?code=real&state=the-state")).startswith(b"HTTP/1.1 200")
+        received = await asyncio.wait_for(listener.received, 5)
+        assert received == f"http://127.0.0.1:{port}/callback?code=real&state=the-state"
+    finally:
+        await listener.close()
 
 
 async def test_a_port_in_use_is_reported() -> None:

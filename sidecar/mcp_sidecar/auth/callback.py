@@ -1,8 +1,11 @@
 """The loopback listener that receives the browser's OAuth redirect.
 
-A deliberately tiny HTTP/1.1 server on 127.0.0.1: it answers `GET /callback?...` once,
-hands the full URL to the waiting login, and closes. Anything else gets a 404. It never
-echoes the query (which holds the authorization code) into the page or a log.
+A deliberately tiny HTTP/1.1 server on 127.0.0.1: it hands the full URL of the first
+`GET /callback?...` whose `state` is the pending login's to the waiting login, and closes.
+A callback with another state (or none, or before the login has a state) gets a 400 and the
+listener keeps waiting: any local process or web page can send a request to the port, and
+must not end a login by doing so. Anything else gets a 404. It never echoes the query
+(which holds the authorization code) into the page or a log.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ import asyncio
 import contextlib
 import errno
 import logging
+import secrets
+from urllib.parse import parse_qs
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +37,11 @@ class CallbackListener:
         self.port = port
         self.received: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._server: asyncio.Server | None = None
+        self._state: str | None = None
+
+    def expect_state(self, state: str) -> None:
+        """The `state` of the authorization request just made: only its callback is taken."""
+        self._state = state
 
     async def start(self) -> None:
         try:
@@ -74,12 +84,26 @@ class CallbackListener:
         if self.received.done():
             await self._answer(writer, 410, "This login has already received its answer.")
             return
+        if not self._is_pending_state(target):
+            log.info("OAuth callback ignored: its state is not the pending login's")
+            await self._answer(writer, 400, "This address does not belong to the pending login.")
+            return
         self.received.set_result(f"http://127.0.0.1:{self.port}{target}")
         await self._answer(writer, 200, _DONE_PAGE, html=True)
 
+    def _is_pending_state(self, target: str) -> bool:
+        query = target.split("?", 1)[1] if "?" in target else ""
+        states = parse_qs(query).get("state", [])
+        expected = self._state
+        if expected is None or len(states) != 1:
+            return False
+        return secrets.compare_digest(states[0].encode(), expected.encode())  # bytes: any text compares
+
     @staticmethod
     async def _answer(writer: asyncio.StreamWriter, status: int, body: str, html: bool = False) -> None:
-        reason = {200: "OK", 404: "Not Found", 410: "Gone", 431: "Request Header Fields Too Large"}[status]
+        reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 410: "Gone", 431: "Request Header Fields Too Large"}[
+            status
+        ]
         data = body.encode()
         kind = "text/html; charset=utf-8" if html else "text/plain; charset=utf-8"
         writer.write(

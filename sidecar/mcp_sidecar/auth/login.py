@@ -119,7 +119,7 @@ async def run_login(
         record.client_info = None  # registered for fewer scopes than this login asks for: register again
 
     async def checked_redirect(authorization_url: str) -> None:
-        require_allowed(authorization_url, "the authorization URL")
+        require_allowed(authorization_url, "the authorization URL", target.url)
         await redirect(authorization_url)
 
     storage = _storage(target, store, record, with_tokens=False)
@@ -162,7 +162,7 @@ async def revoke(record: CredentialRecord) -> str:
     if endpoint is None:
         return "unsupported"
     try:
-        require_allowed(endpoint, "the revocation endpoint")
+        require_allowed(endpoint, "the revocation endpoint", record.url)
     except OAuthUrlRefused:
         return "unconfirmed"
     tokens = record.tokens or {}

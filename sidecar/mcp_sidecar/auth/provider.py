@@ -7,8 +7,10 @@ Two modes on one class (`mcp.client.auth.OAuthClientProvider` underneath):
   browser. A 401 it cannot cure by refreshing stays a 401 (`authentication_required`); a
   403 `insufficient_scope` is remembered for the next login.
 - **login** (`mcp/auth/login`): the SDK's whole flow, with every OAuth URL checked
-  (HTTPS or loopback HTTP), the issuer pinned to the one stored before, and the scopes
-  chosen by the configuration or the server's challenge plus a remembered step-up.
+  (`auth/urls.py`: HTTPS or loopback HTTP, no private or metadata addresses, a challenge's
+  `resource_metadata` on the server's own origin), an authorization server refused unless
+  its metadata lists PKCE `S256`, the issuer pinned to the one stored before, and the
+  scopes chosen by the configuration or the server's challenge plus a remembered step-up.
 """
 
 from __future__ import annotations
@@ -21,7 +23,12 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider
-from mcp.client.auth.utils import extract_field_from_www_auth, extract_scope_from_www_auth, issuers_match
+from mcp.client.auth.utils import (
+    extract_field_from_www_auth,
+    extract_resource_metadata_from_www_auth,
+    extract_scope_from_www_auth,
+    issuers_match,
+)
 from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
@@ -34,7 +41,7 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from pydantic import AnyUrl, ValidationError
 
 from mcp_sidecar.auth.store import MAX_REMEMBERED_SCOPES, CredentialRecord, CredentialStore
-from mcp_sidecar.auth.urls import origin_of, require_allowed
+from mcp_sidecar.auth.urls import origin_of, require_allowed, require_same_origin
 
 # The SDK logs its flow's exceptions with their text (which can carry a state value or an
 # endpoint's answer); diagnostics are ours, so these records are never wanted.
@@ -46,6 +53,10 @@ CLIENT_NAME = "mcp-sidecar"
 
 class IssuerChanged(Exception):
     """The authorization server's issuer is not the one the stored credentials belong to."""
+
+
+class PkceUnsupported(Exception):
+    """The authorization server's metadata does not list `S256` in `code_challenge_methods_supported`."""
 
 
 def callback_uri(port: int) -> str:
@@ -178,7 +189,8 @@ class SidecarOAuth(OAuthClientProvider):
         self._server_origin = origin_of(server_url)
         record = storage.record
         self._pinned_issuer = record.issuer if record.client_info or record.tokens else None
-        if record.oauth_metadata:
+        # A login discovers the metadata afresh; only connections (refresh) use the stored copy.
+        if record.oauth_metadata and not login:
             with contextlib.suppress(ValidationError):
                 self.context.oauth_metadata = OAuthMetadata.model_validate(record.oauth_metadata)
         if record.resource_metadata and not login:
@@ -201,7 +213,18 @@ class SidecarOAuth(OAuthClientProvider):
             raise IssuerChanged()
         return issuer
 
+    def _require_pkce(self) -> None:
+        """PKCE S256 is a MUST: refuse an authorization server whose metadata does not offer it.
+
+        Without any metadata (the 2025-03-26 default endpoints) there is nothing to check; the
+        SDK sends an S256 challenge either way.
+        """
+        metadata = self.context.oauth_metadata
+        if metadata is not None and "S256" not in (metadata.code_challenge_methods_supported or []):
+            raise PkceUnsupported()
+
     async def _perform_authorization_code_grant(self) -> tuple[str, str]:
+        self._require_pkce()  # before anything is opened (a pre-registered client registers nothing)
         challenged = self.context.client_metadata.scope
         base = self._configured_scope or challenged
         self.context.client_metadata.scope = union(base, self.record_storage.record.step_up_scope)
@@ -213,15 +236,23 @@ class SidecarOAuth(OAuthClientProvider):
         return self._stored_flow(request)
 
     async def _checked_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-        """The SDK's flow, refusing any OAuth request to a URL that is not HTTPS or loopback."""
+        """The SDK's flow, refusing any OAuth request `auth/urls.py` does not allow, and PKCE without S256."""
         flow = super()._auth_flow(request)
+        server_url = self.context.server_url
         try:
             outgoing = await flow.__anext__()
             while True:
                 if outgoing is not request:
-                    require_allowed(str(outgoing.url), "an OAuth endpoint")
+                    require_allowed(str(outgoing.url), "an OAuth endpoint", server_url)
+                    if outgoing.method == "POST":
+                        self._require_pkce()  # before registering with the authorization server
                     outgoing = self._with_registration_scope(outgoing)
                 response = yield outgoing
+                if outgoing is request:
+                    # The challenge's resource_metadata is fetched next: only from the server's own origin.
+                    pointer = extract_resource_metadata_from_www_auth(response)
+                    if pointer:
+                        require_same_origin(pointer, "the resource metadata URL", server_url)
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
             return
@@ -267,7 +298,7 @@ class SidecarOAuth(OAuthClientProvider):
             if not self.context.is_token_valid() and self.context.can_refresh_token():
                 refreshed = True
                 refresh = await self._refresh_token()
-                require_allowed(str(refresh.url), "the token endpoint")
+                require_allowed(str(refresh.url), "the token endpoint", self.context.server_url)
                 ok = await self._handle_refresh_response((yield refresh))
                 if not ok:
                     self.context.clear_tokens()
@@ -282,7 +313,7 @@ class SidecarOAuth(OAuthClientProvider):
                     ok = True
                 else:
                     refresh = await self._refresh_token()
-                    require_allowed(str(refresh.url), "the token endpoint")
+                    require_allowed(str(refresh.url), "the token endpoint", self.context.server_url)
                     ok = await self._handle_refresh_response((yield refresh))
             if ok:
                 self._add_auth_header(request)
@@ -306,8 +337,10 @@ def record_after_login(provider: SidecarOAuth) -> CredentialRecord:
     if context.oauth_metadata is not None:
         record.oauth_metadata = context.oauth_metadata.model_dump(mode="json", exclude_none=True)
         record.issuer = str(context.oauth_metadata.issuer)
-    elif context.client_info is not None and context.client_info.issuer:
-        record.issuer = context.client_info.issuer
+    else:
+        record.oauth_metadata = None  # the 2025-03-26 default endpoints: no earlier metadata is kept
+        if context.client_info is not None and context.client_info.issuer:
+            record.issuer = context.client_info.issuer
     if context.protected_resource_metadata is not None:
         record.resource_metadata = context.protected_resource_metadata.model_dump(mode="json", exclude_none=True)
     granted = (record.tokens or {}).get("scope")
@@ -319,6 +352,7 @@ def record_after_login(provider: SidecarOAuth) -> CredentialRecord:
 __all__ = [
     "CLIENT_NAME",
     "IssuerChanged",
+    "PkceUnsupported",
     "RecordStorage",
     "SidecarOAuth",
     "callback_uri",

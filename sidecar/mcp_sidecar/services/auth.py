@@ -123,7 +123,7 @@ def login_failure(exc: BaseException, operation: str, server: str) -> SidecarErr
 
     from mcp_sidecar.auth.callback import CallbackPortInUse
     from mcp_sidecar.auth.login import AuthorizationDenied, CallbackInvalid, LoginNotNeeded
-    from mcp_sidecar.auth.provider import IssuerChanged
+    from mcp_sidecar.auth.provider import IssuerChanged, PkceUnsupported
     from mcp_sidecar.auth.store import CredentialStoreUnavailable
     from mcp_sidecar.auth.urls import OAuthUrlRefused
     from mcp_sidecar.connections.errors import FailureContext, classify
@@ -147,7 +147,15 @@ def login_failure(exc: BaseException, operation: str, server: str) -> SidecarErr
         if isinstance(leaf, CallbackPortInUse):
             return fail("callback_unavailable", operation, "The OAuth callback port is in use.", server)
         if isinstance(leaf, OAuthUrlRefused):
-            return oauth(f"Refused {leaf.what}: OAuth URLs must use HTTPS (plain HTTP only on loopback).")
+            return fail("oauth_refused", operation, _REFUSED[leaf.reason].format(what=leaf.what), server)
+        if isinstance(leaf, PkceUnsupported):
+            return fail(
+                "oauth_refused",
+                operation,
+                "Refused the authorization server: its metadata does not list S256 in "
+                "code_challenge_methods_supported (PKCE is required).",
+                server,
+            )
         if isinstance(leaf, AuthorizationDenied):
             return oauth("The authorization server answered with an error (access denied or the request refused).")
         if isinstance(leaf, CallbackInvalid):
@@ -176,6 +184,18 @@ def login_failure(exc: BaseException, operation: str, server: str) -> SidecarErr
     return classify(exc, FailureContext(operation=operation, server=server, connecting=True))
 
 
+_REFUSED = {
+    "insecure": (
+        "Refused {what}: OAuth URLs must use HTTPS (plain HTTP only on loopback), with a valid host and no credentials."
+    ),
+    "blocked_address": (
+        "Refused {what}: it is on a private, link-local, unique-local or cloud-metadata address "
+        "(loopback only for a loopback server)."
+    ),
+    "foreign_origin": "Refused {what}: protected-resource metadata is fetched only from the server's own origin.",
+}
+
+
 def _store_failure(operation: str, server: str) -> SidecarError:
     return fail("credential_store_unavailable", operation, "The OS keyring is not available.", server)
 
@@ -198,6 +218,13 @@ async def _open(app: Sidecar, url: str) -> None:
     opened = await asyncio.to_thread(webbrowser.open, url, 2)
     if not opened:
         raise BrowserUnavailable()
+
+
+def _state_of(authorization_url: str) -> str:
+    """The `state` the SDK put in the authorization URL ("" if none: then no callback matches)."""
+    from urllib.parse import parse_qs, urlsplit
+
+    return parse_qs(urlsplit(authorization_url).query).get("state", [""])[0]
 
 
 def _completed(server: str, record: CredentialRecord) -> dict[str, Any]:
@@ -240,6 +267,7 @@ async def login(app: Sidecar, server: str, no_browser: bool) -> dict[str, Any]:
         await listener.start()
 
         async def redirect(url: str) -> None:
+            listener.expect_state(_state_of(url))
             await _open(app, url)
 
         async def callback() -> AuthorizationCodeResult:
@@ -319,19 +347,29 @@ async def complete_login(app: Sidecar, login_id: str, callback_url: str) -> dict
     pending = app.logins.pending.get(login_id)
     if pending is None or pending.task is None:
         raise fail("login_not_found", operation, "No pending login has this id (finished, expired or unknown).")
+    answer: AuthorizationCodeResult | AuthorizationDenied
     try:
-        result = parse_callback(callback_url, pending.redirect_uri)
+        answer = parse_callback(callback_url, pending.redirect_uri)
     except CallbackInvalid:
         raise invalid_params(
             operation,
             f"`callbackUrl` must be the address the browser was sent to, starting with {pending.redirect_uri}.",
         ) from None
     except AuthorizationDenied as exc:
-        if not pending.pasted.done():
-            pending.pasted.set_exception(exc)
-        return await pending.task
+        answer = exc
+    expected = _state_of(pending.authorization_url.result()).encode()
+    if not expected or not secrets.compare_digest(_state_of(callback_url.strip()).encode(), expected):
+        # Another login's address, or a forged one: this login keeps waiting for its own.
+        raise invalid_params(
+            operation,
+            "`callbackUrl` carries a state that is not this login's; "
+            "paste the address its authorization page sent you to.",
+        )
     if not pending.pasted.done():
-        pending.pasted.set_result(result)
+        if isinstance(answer, AuthorizationDenied):
+            pending.pasted.set_exception(answer)
+        else:
+            pending.pasted.set_result(answer)
     return await asyncio.shield(pending.task)
 
 
