@@ -4,10 +4,14 @@
 // are declared in package.json (the e2e suite checks `mcp_tools` against the sidecar's own).
 import * as vscode from "vscode";
 import type { SidecarClient } from "./client";
+import { autoApprovedServers, callConfirmation, markdownLiteral, oneLine, skipsConfirmation } from "./consent";
 import { describeError } from "./format";
 import * as P from "./protocol";
 
-interface CallInput {
+/** The setting that lets read-only tools of the listed servers run without asking. */
+export const AUTO_APPROVE_SETTING = "autoApproveReadOnly";
+
+export interface CallInput {
   id: string;
   arguments?: P.JsonObject;
 }
@@ -25,6 +29,39 @@ export function callResultText(result: P.CallToolResult): string {
   return `${result.isError ? `Tool ${result.id} reported an error:\n` : ""}${body}${structured}`;
 }
 
+/**
+ * The servers whose read-only tools may skip the confirmation: the user's own value only. The
+ * setting is application-scoped, so a workspace (a cloned repository) cannot set it; reading
+ * the global value alone keeps that true whatever else VS Code merges in.
+ */
+export function autoApproveReadOnly(): Set<string> {
+  return autoApprovedServers(vscode.workspace.getConfiguration("mcpSidecar").inspect<unknown>(AUTO_APPROVE_SETTING)?.globalValue);
+}
+
+/** A Markdown message in which nothing runs: no command links, HTML or theme icons. */
+function inertMarkdown(source: string): vscode.MarkdownString {
+  const markdown = new vscode.MarkdownString(source, false);
+  markdown.isTrusted = false;
+  markdown.supportHtml = false;
+  return markdown;
+}
+
+/**
+ * What `mcp_call` shows before it runs: a confirmation unless the tool is read-only by the
+ * server's annotation AND the person listed its server in `mcpSidecar.autoApproveReadOnly`.
+ * VS Code renders the title, the message and the progress text as Markdown (a plain string
+ * too), so the title names no server-provided string and the rest is escaped.
+ */
+export async function prepareCall(client: SidecarClient, input: CallInput): Promise<vscode.PreparedToolInvocation> {
+  const id = typeof input.id === "string" ? input.id : "";
+  const active = await client.request(P.activeTools, {}).catch(() => undefined);
+  const tool = active?.tools.find((t) => t.id === id);
+  const invocationMessage = `Calling ${markdownLiteral(oneLine(id))}`;
+  if (skipsConfirmation(tool, autoApproveReadOnly())) return { invocationMessage };
+  const confirmation = callConfirmation(id, tool, input.arguments ?? {});
+  return { invocationMessage, confirmationMessages: { title: confirmation.title, message: inertMarkdown(confirmation.markdown) } };
+}
+
 export function registerChatTools(client: SidecarClient): vscode.Disposable {
   if (!vscode.lm?.registerTool) return new vscode.Disposable(() => undefined);
   const discovery = vscode.lm.registerTool<P.JsonObject>("mcp_tools", {
@@ -32,9 +69,9 @@ export function registerChatTools(client: SidecarClient): vscode.Disposable {
       const input = options.input ?? {};
       const what =
         typeof input.query === "string"
-          ? `Searching MCP servers for "${input.query}"`
+          ? `Searching MCP servers for "${markdownLiteral(oneLine(input.query))}"`
           : Array.isArray(input.activate)
-            ? `Activating ${input.activate.join(", ")}`
+            ? `Activating ${markdownLiteral(oneLine(input.activate.join(", ")))}`
             : input.read
               ? "Reading an MCP resource"
               : "Completing an MCP template value";
@@ -50,22 +87,7 @@ export function registerChatTools(client: SidecarClient): vscode.Disposable {
     },
   });
   const call = vscode.lm.registerTool<CallInput>("mcp_call", {
-    async prepareInvocation(options) {
-      const { id } = options.input;
-      const active = await client.request(P.activeTools, {}).catch(() => undefined);
-      const tool = active?.tools.find((t) => t.id === id);
-      const readOnly = tool?.annotations && (tool.annotations as { readOnlyHint?: boolean }).readOnlyHint === true;
-      const args = JSON.stringify(options.input.arguments ?? {}, null, 2);
-      return {
-        invocationMessage: `Calling ${id}`,
-        confirmationMessages: readOnly
-          ? undefined
-          : {
-              title: `Call the MCP tool ${id}?`,
-              message: new vscode.MarkdownString(`${tool?.description ?? ""}\n\n\`\`\`json\n${args}\n\`\`\``),
-            },
-      };
-    },
+    prepareInvocation: (options) => prepareCall(client, options.input),
     async invoke(options, token) {
       try {
         const result = await client.request(P.callTool, { id: options.input.id, arguments: options.input.arguments ?? {} }, token);

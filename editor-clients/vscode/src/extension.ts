@@ -3,7 +3,7 @@
 import * as vscode from "vscode";
 import { Actions } from "./actions";
 import { Bootstrap } from "./bootstrap";
-import { registerChatTools } from "./chatTools";
+import { prepareCall, registerChatTools } from "./chatTools";
 import { SidecarClient } from "./client";
 import { registerCommands } from "./commands";
 import { OUTPUT_SCHEME, OutputDocuments, PROMPT_SCHEME, PromptDocuments, RESOURCE_SCHEME, ResourceDocuments } from "./documents";
@@ -23,6 +23,8 @@ export interface McpSidecarApi {
   view: ServersView;
   /** The extension's open quick pick (title, item labels), for tests driving the real pickers. */
   quickInput: () => QuickInputState | undefined;
+  /** What `mcp_call` would show before calling (VS Code asks only inside a chat session). */
+  prepareCall: (input: { id: string; arguments?: P.JsonObject }) => Promise<vscode.PreparedToolInvocation>;
 }
 
 let running: SidecarClient | undefined;
@@ -84,7 +86,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
     log.error(`Starting the sidecar failed: ${message}`);
     void vscode.window.showErrorMessage(`MCP: the sidecar did not start: ${message}`, "Show Log").then((c) => c && log.show());
   });
-  return { client, store, actions, view, quickInput: () => currentQuickInput };
+  return { client, store, actions, view, quickInput: () => currentQuickInput, prepareCall: (input) => prepareCall(client, input) };
 }
 
 /** Stops the sidecar cleanly (shutdown, exit) before the extension host goes away. */

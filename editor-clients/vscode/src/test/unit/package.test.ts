@@ -48,9 +48,19 @@ test("the engine is one VS Code 1.139 (code-server 4.139) runs, and @types/vscod
   assert.ok(types && Number(types[1]) <= Number(engine[1]));
 });
 
-test("the extension declares limited untrusted-workspace support and restricts the path setting", () => {
+test("the extension declares limited untrusted-workspace support and restricts the path and auto-approval settings", () => {
   assert.equal(pkg.capabilities.untrustedWorkspaces.supported, "limited");
-  assert.deepEqual(pkg.capabilities.untrustedWorkspaces.restrictedConfigurations, ["mcpSidecar.path"]);
+  assert.deepEqual(pkg.capabilities.untrustedWorkspaces.restrictedConfigurations, ["mcpSidecar.path", "mcpSidecar.autoApproveReadOnly"]);
+});
+
+test("auto-approval of read-only tools is off by default and only the user can turn it on", () => {
+  const setting = pkg.contributes.configuration.properties["mcpSidecar.autoApproveReadOnly"];
+  assert.equal(setting.type, "array");
+  assert.equal(setting.items.type, "string");
+  assert.deepEqual(setting.default, []);
+  // "application": user settings only; a workspace's .vscode/settings.json cannot set it.
+  assert.equal(setting.scope, "application");
+  assert.match(setting.markdownDescription, /readOnlyHint/);
 });
 
 test("the chat tools are declared with schemas and step-by-step descriptions", () => {

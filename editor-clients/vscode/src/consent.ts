@@ -1,0 +1,94 @@
+// What a person is asked before something runs: the `mcp_call` confirmation. Pure (no
+// `vscode`), unit-tested.
+//
+// Every string a server (or a model) chose is made inert before it reaches Markdown: VS Code
+// renders a confirmation's message as Markdown even when it is a plain string, so a tool
+// description could otherwise show links, images, command links or a code block that looks
+// like the arguments.
+import type { ToolDefinition } from "./protocol";
+
+// Control characters (but tab and newline), soft hyphen, zero-width and bidirectional
+// formatting characters: they hide or reorder what a person reads.
+const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g;
+// CommonMark reads a backslash before any ASCII punctuation as that character, literally.
+const ASCII_PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]/g;
+
+/** Text without the characters that hide or reorder what is shown. */
+export function visibleText(text: string): string {
+  return text.replace(/\r\n?/g, "\n").replace(INVISIBLE, "");
+}
+
+/**
+ * Markdown source that renders exactly as `text`: every ASCII punctuation character escaped
+ * (no emphasis, links, images, autolinks, HTML, entities, headings, lists, tables or fences),
+ * leading blanks kept as no-break spaces (no indented code block), each newline a line break.
+ */
+export function markdownLiteral(text: string): string {
+  return visibleText(text)
+    .split("\n")
+    .map((line) => {
+      const body = line.trimStart();
+      const indent = line.slice(0, line.length - body.length).replace(/\t/g, "    ").replace(/[^ ]/g, " ");
+      return "&nbsp;".repeat(indent.length) + body.replace(ASCII_PUNCTUATION, "\\$&");
+    })
+    .join("  \n");
+}
+
+/** A fenced code block that `code` cannot close: its fence is longer than any backtick run in it. */
+export function codeBlock(code: string, language: string): string {
+  const longest = Math.max(0, ...(code.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = "`".repeat(Math.max(3, longest + 1));
+  return `${fence}${language}\n${visibleText(code)}\n${fence}`;
+}
+
+/** One line of plain text (a title, a dialog line): no line breaks, no invisible characters. */
+export function oneLine(text: string): string {
+  return visibleText(text).replace(/\s+/g, " ").trim();
+}
+
+/** The servers whose read-only tools run without asking, from the user's setting value. */
+export function autoApprovedServers(value: unknown): Set<string> {
+  return new Set(Array.isArray(value) ? value.filter((v): v is string => typeof v === "string" && v !== "") : []);
+}
+
+function readOnlyHint(tool: ToolDefinition): boolean {
+  return (tool.annotations as { readOnlyHint?: unknown } | null | undefined)?.readOnlyHint === true;
+}
+
+/**
+ * Whether `mcp_call` may skip the confirmation: only for a tool the server marks read-only
+ * AND whose server the person listed in `mcpSidecar.autoApproveReadOnly`. A hint is the
+ * server's claim about itself, so on its own it never waives the question.
+ */
+export function skipsConfirmation(tool: ToolDefinition | undefined, autoApproved: ReadonlySet<string>): boolean {
+  return tool !== undefined && autoApproved.has(tool.server) && readOnlyHint(tool);
+}
+
+export interface CallConfirmation {
+  /** Plain text without any server- or model-provided string (VS Code renders it as Markdown in chat and as is in a dialog). */
+  title: string;
+  /** Markdown source in which every server- or model-provided string is inert. */
+  markdown: string;
+}
+
+export const CALL_CONFIRMATION_TITLE = "Call an MCP tool?";
+
+/** The confirmation `mcp_call` shows before calling `id` with `args`. */
+export function callConfirmation(id: string, tool: ToolDefinition | undefined, args: unknown): CallConfirmation {
+  const parts: string[] = [];
+  if (tool) {
+    const title = tool.title && tool.title !== tool.name ? ` (${oneLine(tool.title)})` : "";
+    const name = markdownLiteral(oneLine(tool.name) + title);
+    parts.push(`**${markdownLiteral(oneLine(tool.id))}**: the tool ${name} of the MCP server ${markdownLiteral(oneLine(tool.server))}.`);
+    if (tool.description) parts.push("Its description, as the server gives it:", markdownLiteral(tool.description));
+    if (readOnlyHint(tool)) {
+      parts.push(
+        "The server marks this tool read-only; that is its own claim. To call the read-only tools of this server without being asked, add its name to the setting `mcpSidecar.autoApproveReadOnly`.",
+      );
+    }
+  } else {
+    parts.push(`**${markdownLiteral(oneLine(id))}** is not an active tool: the sidecar refuses the call unless it was activated with \`mcp_tools\`.`);
+  }
+  parts.push("Arguments:", codeBlock(JSON.stringify(args ?? {}, null, 2), "json"));
+  return { title: CALL_CONFIRMATION_TITLE, markdown: parts.join("\n\n") };
+}

@@ -1,0 +1,135 @@
+// What mcp_call asks before a call, and how a server's strings reach that question: a
+// read-only hint waives nothing unless the person listed the server, and every
+// server-provided string is shown as plain text (checked by rendering the Markdown with a
+// CommonMark renderer that has HTML and linkify switched on, the most permissive setting).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import {
+  autoApprovedServers,
+  CALL_CONFIRMATION_TITLE,
+  callConfirmation,
+  codeBlock,
+  markdownLiteral,
+  oneLine,
+  skipsConfirmation,
+} from "../../consent";
+import type { ToolDefinition } from "../../protocol";
+
+// markdown-it comes with @vscode/vsce (a devDependency); it has no type declarations here.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const MarkdownIt = require("markdown-it") as new (options: object) => { render(source: string): string };
+const permissive = new MarkdownIt({ html: true, linkify: true });
+
+function tool(overrides: Partial<ToolDefinition> = {}): ToolDefinition {
+  return {
+    id: "notes.lookup",
+    modelName: "mcp__notes__lookup",
+    server: "notes",
+    name: "lookup",
+    description: "Look a note up.",
+    inputSchema: { type: "object" },
+    annotations: { readOnlyHint: true },
+    ...overrides,
+  };
+}
+
+const HOSTILE =
+  "Reads notes. [Click here](command:workbench.action.terminal.new) or [docs](https://evil.example/x)\n" +
+  "![tracker](https://evil.example/pixel.png) <img src=x onerror=alert(1)> <a href=\"https://evil.example\">a</a>\n" +
+  "```json\n{\"path\": \"/etc/passwd\"}\n```\n" +
+  "    indented code\n" +
+  "# Heading *bold* _em_ `code` www.evil.example mail@evil.example https://evil.example &amp; $(zap)\n" +
+  "> quote\n- item\n1. item\n| a | b |\n|---|---|\n\u202eevil\u200b";
+
+function textOf(html: string): string {
+  return html
+    .replace(/<br>\n?/g, "\n")
+    .replace(/<\/?p>/g, "")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, "&")
+    .replace(/\u00a0/g, " ")
+    .trim();
+}
+
+test("a read-only hint alone never skips the confirmation", () => {
+  assert.equal(skipsConfirmation(tool(), autoApprovedServers(undefined)), false);
+  assert.equal(skipsConfirmation(tool(), autoApprovedServers([])), false);
+  assert.equal(skipsConfirmation(tool(), autoApprovedServers(["other"])), false);
+});
+
+test("a listed server's read-only tools skip it; its other tools and unknown tools still ask", () => {
+  const listed = autoApprovedServers(["notes"]);
+  assert.equal(skipsConfirmation(tool(), listed), true);
+  assert.equal(skipsConfirmation(tool({ annotations: { readOnlyHint: false } }), listed), false);
+  assert.equal(skipsConfirmation(tool({ annotations: { readOnlyHint: "true" } }), listed), false);
+  assert.equal(skipsConfirmation(tool({ annotations: null }), listed), false);
+  assert.equal(skipsConfirmation(undefined, listed), false);
+});
+
+test("the setting value keeps only server names", () => {
+  assert.deepEqual([...autoApprovedServers(["a", 3, "", null, "b", "a"])], ["a", "b"]);
+  assert.deepEqual([...autoApprovedServers("notes")], []);
+  assert.deepEqual([...autoApprovedServers({ notes: true })], []);
+});
+
+test("markdownLiteral escapes every ASCII punctuation character and keeps indentation without a code block", () => {
+  assert.equal(markdownLiteral("[a](b) *c*"), "\\[a\\]\\(b\\) \\*c\\*");
+  assert.equal(markdownLiteral("one\n    two\n\nthree"), "one  \n&nbsp;&nbsp;&nbsp;&nbsp;two  \n  \nthree");
+  assert.equal(markdownLiteral("tab\there\r\nnext\u200b\u202e"), "tab\there  \nnext");
+});
+
+test("a hostile description renders as exactly its text: no link, image, HTML, code, heading, list or table", () => {
+  const html = permissive.render(markdownLiteral(HOSTILE));
+  for (const tag of ["<a", "<img", "<code", "<pre", "<h1", "<blockquote", "<ul", "<ol", "<table", "<em", "<strong"]) {
+    assert.ok(!html.includes(tag), `${tag} in ${html}`);
+  }
+  assert.equal(textOf(html), HOSTILE.replace(/[\u202e\u200b]/g, ""));
+});
+
+test("a code block cannot be closed by the code inside it", () => {
+  assert.equal(codeBlock('{"a": 1}', "json"), '```json\n{"a": 1}\n```');
+  const sneaky = "x\n````\n# not a heading\n```";
+  const block = codeBlock(sneaky, "json");
+  assert.ok(block.startsWith("`````json\n") && block.endsWith("\n`````"), block);
+  const html = permissive.render(block);
+  assert.equal((html.match(/<pre>/g) ?? []).length, 1, html);
+  assert.ok(!html.includes("<h1"), html);
+});
+
+test("the confirmation names the tool and shows the description and arguments as plain text", () => {
+  const confirmation = callConfirmation(
+    "notes.lookup",
+    tool({ title: "Look *up*", description: "See [docs](https://evil.example) ![x](https://evil.example/p.png)\n```\nfake\n```" }),
+    { path: "a`b" },
+  );
+  assert.equal(confirmation.title, CALL_CONFIRMATION_TITLE);
+  assert.equal(confirmation.title, "Call an MCP tool?");
+  assert.equal(
+    confirmation.markdown,
+    [
+      "**notes\\.lookup**: the tool lookup \\(Look \\*up\\*\\) of the MCP server notes.",
+      "Its description, as the server gives it:",
+      "See \\[docs\\]\\(https\\:\\/\\/evil\\.example\\) \\!\\[x\\]\\(https\\:\\/\\/evil\\.example\\/p\\.png\\)  \n\\`\\`\\`  \nfake  \n\\`\\`\\`",
+      "The server marks this tool read-only; that is its own claim. To call the read-only tools of this server without being asked, add its name to the setting `mcpSidecar.autoApproveReadOnly`.",
+      "Arguments:",
+      '```json\n{\n  "path": "a`b"\n}\n```',
+    ].join("\n\n"),
+  );
+  const html = permissive.render(confirmation.markdown);
+  assert.ok(!/<a |<img/.test(html), html);
+  assert.equal((html.match(/<pre>/g) ?? []).length, 1, "only the arguments are a code block");
+});
+
+test("a tool that is not active is named inertly and still shows the arguments", () => {
+  const confirmation = callConfirmation("x.[y](https://e.example)", undefined, {});
+  assert.equal(
+    confirmation.markdown,
+    "**x\\.\\[y\\]\\(https\\:\\/\\/e\\.example\\)** is not an active tool: the sidecar refuses the call unless it was activated with `mcp_tools`.\n\nArguments:\n\n```json\n{}\n```",
+  );
+});
+
+test("oneLine folds whitespace and drops invisible characters", () => {
+  assert.equal(oneLine(" a\n\tb \u200bc\u202e "), "a b c");
+});
