@@ -261,6 +261,7 @@ async def test_no_match_says_so(app: Sidecar) -> None:
             "session": "s",
             "candidates": [],
             "unavailable": [],
+            "refused": [],
             "text": 'mcp discover "zebra "\n (no matching candidates)',
         },
     }

@@ -1,4 +1,8 @@
-"""A server's tool catalog: descriptors as the server sent them, with filters applied on top."""
+"""A server's tool catalog: descriptors as the server sent them, with refusals and filters applied on top.
+
+A tool whose name is outside the MCP form is refused (`catalog/names.py`): it is in no view,
+index or activation, and `refused` reports it. Filters apply to the accepted tools.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from mcp_sidecar.catalog import names
 from mcp_sidecar.catalog.filters import allowed
 from mcp_sidecar.config.model import ServerConfig
 
@@ -28,6 +33,8 @@ class ToolCatalog:
     """The connection generation that fetched it (0 for a disk cache)."""
     fetched_at: float = field(default_factory=time.time)
     _visible: dict[str, dict[str, Any]] | None = None
+    _accepted: list[dict[str, Any]] | None = None
+    _refused: list[dict[str, Any]] = field(default_factory=list)
     _canonical: dict[str, str] = field(default_factory=dict)
 
     def canonical_of(self, descriptor: dict[str, Any]) -> str:
@@ -37,16 +44,34 @@ class ToolCatalog:
             text = self._canonical[descriptor["name"]] = canonical(descriptor)
         return text
 
+    def accepted(self) -> list[dict[str, Any]]:
+        """The tools whose names have the MCP form, in server order (filters not applied)."""
+        if self._accepted is None:
+            self._accepted, self._refused = names.screen(self.server, "tool", self.descriptors)
+        return self._accepted
+
+    @property
+    def refused(self) -> list[dict[str, Any]]:
+        """`{kind: "tool", name, diagnostic}` for every tool left out for its name."""
+        self.accepted()
+        return self._refused
+
+    def refused_name(self, name: str) -> str | None:
+        """The refused tool `name` denotes (compared after NFC normalisation), if any."""
+        wanted = names.nfc(name)
+        return next((r["name"] for r in self.refused if names.nfc(r["name"]) == wanted), None)
+
     def visible(self, config: ServerConfig) -> dict[str, dict[str, Any]]:
-        """name → descriptor for the tools the server's filters expose, in server order."""
+        """name → descriptor for the accepted tools the server's filters expose, in server order."""
         if self._visible is None:
             self._visible = {
-                d["name"]: d for d in self.descriptors if allowed(d["name"], config.include_tools, config.exclude_tools)
+                d["name"]: d for d in self.accepted() if allowed(d["name"], config.include_tools, config.exclude_tools)
             }
         return self._visible
 
     def all_names(self) -> list[str]:
-        return [d["name"] for d in self.descriptors]
+        """Every accepted tool's name, filtered out or not."""
+        return [d["name"] for d in self.accepted()]
 
 
 def tool_view(server: str, descriptor: dict[str, Any]) -> dict[str, Any]:

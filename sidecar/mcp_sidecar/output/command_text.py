@@ -1,10 +1,17 @@
-"""Readable text for `/mcp` command results (the structured result travels beside it)."""
+"""Readable text for `/mcp` command results (the structured result travels beside it).
+
+Every string from a server, a configuration or an imported file is shown through `one_line`
+(`_s`): no control sequence, invisible character or line break of its own.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from mcp_sidecar.output.render import GLYPHS
+from mcp_sidecar.output.sanitize import one_line
+
+_s = one_line
 
 
 def quote_word(word: str) -> str:
@@ -15,13 +22,13 @@ def quote_word(word: str) -> str:
 
 
 def _names(names: list[str]) -> str:
-    return ", ".join(names)
+    return _s(", ".join(names))
 
 
 def reload_summary(summary: dict[str, Any]) -> str:
     if not summary["applied"]:
         lines = ["Configuration not applied: it is invalid, so the previous setup stays in use."]
-        lines += [f"  [{d['code']}] {d['message']}" for d in summary["diagnostics"]]
+        lines += [f"  [{d['code']}] {_s(d['message'])}" for d in summary["diagnostics"]]
         return "\n".join(lines)
     parts = []
     for key in ("added", "removed", "changed"):
@@ -30,7 +37,7 @@ def reload_summary(summary: dict[str, Any]) -> str:
     parts.append(f"{len(summary['unchanged'])} unchanged")
     lines = ["Configuration applied: " + "; ".join(parts) + "."]
     for d in summary["deactivated"]:
-        lines.append(f"  Deactivated in session {d['session']!r} ({d['reason']}): {_names(d['removed'])}")
+        lines.append(f"  Deactivated in session {_s(repr(d['session']))} ({d['reason']}): {_names(d['removed'])}")
     return "\n".join(lines)
 
 
@@ -44,25 +51,25 @@ def _applied_tail(result: dict[str, Any]) -> list[str]:
 def added(result: dict[str, Any]) -> str:
     verb = "Replaced" if result["action"] == "replaced" else "Added"
     where = "in" if result["action"] == "replaced" else "to"
-    lines = [f"{verb} {result['server']!r} {where} the {result['scope']} configuration ({result['path']})."]
+    lines = [f"{verb} {result['server']!r} {where} the {result['scope']} configuration ({_s(str(result['path']))})."]
     if result.get("overrides"):
         lines.append(f"It overrides the global definition of {result['server']!r}.")
     lines.append("Nothing was started: it connects when first needed.")
-    lines += result["notes"]
+    lines += [_s(note) for note in result["notes"]]
     return "\n".join(lines + _applied_tail(result))
 
 
 def removed(result: dict[str, Any]) -> str:
-    lines = [f"Removed {result['server']!r} from the {result['scope']} configuration ({result['path']})."]
+    lines = [f"Removed {result['server']!r} from the {result['scope']} configuration ({_s(str(result['path']))})."]
     if result["remaining"]:
         lines.append(f"A {result['remaining']} definition of {result['server']!r} remains and is now in effect.")
-    lines += result["notes"]
+    lines += [_s(note) for note in result["notes"]]
     return "\n".join(lines + _applied_tail(result))
 
 
 def toggled(result: dict[str, Any]) -> str:
     state = "enabled" if result["enabled"] else "disabled"
-    where = f"the {result['scope']} configuration ({result['path']})"
+    where = f"the {result['scope']} configuration ({_s(str(result['path']))})"
     if not result["changed"]:
         lines = [f"{result['server']!r} is already {state} in {where}; nothing changed."]
     else:
@@ -81,9 +88,9 @@ def toggled(result: dict[str, Any]) -> str:
 def server_details(result: dict[str, Any]) -> str:
     row = result["status"]
     glyph = GLYPHS.get(row["state"], "?")
-    lines = [f"{glyph} {result['name']} · {row['state']} · {result['scope']} · {result['transport']}"]
+    lines = [f"{glyph} {_s(result['name'])} · {row['state']} · {result['scope']} · {result['transport']}"]
     if result["description"]:
-        lines.append(f"  {result['description']}")
+        lines.append(f"  {_s(result['description'])}")
     if result["overridesGlobal"]:
         lines.append("  overrides a global definition of the same name")
     protocol = result["protocol"]
@@ -91,17 +98,17 @@ def server_details(result: dict[str, Any]) -> str:
     filters = result["filters"]
     include = filters["includeTools"]
     lines.append(
-        f"  tools filter: include {', '.join(include) if include is not None else 'all'}"
-        f"; exclude {', '.join(filters['excludeTools']) or 'none'}"
+        f"  tools filter: include {_s(', '.join(include)) if include is not None else 'all'}"
+        f"; exclude {_s(', '.join(filters['excludeTools'])) or 'none'}"
     )
     timeouts = result["timeouts"]
     lines.append(f"  timeouts: requests {timeouts['requestMs']} ms, tool calls {timeouts['toolCallMs']} ms")
     for key, value in result["connection"].items():
         if isinstance(value, dict):
-            shown = ", ".join(f"{k}={v}" for k, v in value.items()) or "none"
+            shown = _s(", ".join(f"{k}={v}" for k, v in value.items())) or "none"
             lines.append(f"  {key}: {shown}")
         elif value is not None:
-            lines.append(f"  {key}: {value}")
+            lines.append(f"  {key}: {_s(str(value))}")
     auth = result["authentication"]
     lines.append(f"  authentication: {auth['kind']}, credentials {auth['credentials']}")
     catalog = row["catalog"]
@@ -109,54 +116,59 @@ def server_details(result: dict[str, Any]) -> str:
     lines.append(f"  catalog: {counts}; loaded {row['loaded']}")
     if row["lastDiagnostic"]:
         d = row["lastDiagnostic"]
-        lines.append(f"  last failure: [{d['code']}] {d['message']}")
+        lines.append(f"  last failure: [{d['code']}] {_s(d['message'])}")
     return "\n".join(lines)
 
 
 def reconnected(row: dict[str, Any]) -> str:
     tools = row["catalog"]["tools"]
-    return f"Reconnected {row['name']!r}: {GLYPHS.get(row['state'], '?')} {row['state']}, {tools} tools."
+    return f"Reconnected {_s(repr(row['name']))}: {GLYPHS.get(row['state'], '?')} {row['state']}, {tools} tools."
 
 
 def refreshed(result: dict[str, Any]) -> str:
     row = result["status"]
     counts = ", ".join(f"{k} {'—' if v is None else v}" for k, v in row["catalog"].items())
-    lines = [f"Refreshed {result['server']!r}: {counts}."]
-    lines += [f"  {d['kind']}: [{d['diagnostic']['code']}] {d['diagnostic']['message']}" for d in result["diagnostics"]]
+    lines = [f"Refreshed {_s(repr(result['server']))}: {counts}."]
+    lines += [
+        f"  {d['kind']}: [{d['diagnostic']['code']}] {_s(d['diagnostic']['message'])}" for d in result["diagnostics"]
+    ]
     return "\n".join(lines)
 
 
 def import_result(result: dict[str, Any]) -> str:
-    head = f"mcp import · {result['file']} ({result['formatLabel']})"
+    head = f"mcp import · {_s(str(result['file']))} ({result['formatLabel']})"
     lines = [head]
     if result["written"]:
         lines.append(
-            f"Imported {_names(result['imported'])} into the {result['scope']} configuration ({result['path']})."
+            f"Imported {_names(result['imported'])} into the {result['scope']} configuration "
+            f"({_s(str(result['path']))})."
         )
         lines.append("Nothing was started or authenticated: imported servers connect when first needed.")
     for server in result["servers"]:
         mark = "✘" if not server["importable"] else ("●" if server["selected"] else "○")
-        row = f" {mark} {server['name']}"
+        row = f" {mark} {_s(server['name'])}"
         if server["importable"]:
-            row += f" · {server['transport']}"
+            row += f" · {_s(str(server['transport']))}"
             fields = []
             for key, value in server["connection"].items():
                 fields.append(f"{key} [{', '.join(value)}]" if isinstance(value, dict) else key)
-            row += " · " + ", ".join(fields) + " (values hidden)"
+            row += " · " + _s(", ".join(fields)) + " (values hidden)"
             if server["disabled"]:
                 row += " · disabled"
         else:
-            row += " · cannot import: " + " ".join(server["problems"])
+            row += " · cannot import: " + _s(" ".join(server["problems"]))
         lines.append(row)
         if server["inlineValues"]:
-            lines.append(f"     inline values (possibly credentials): {', '.join(server['inlineValues'])}")
+            lines.append(f"     inline values (possibly credentials): {_s(', '.join(server['inlineValues']))}")
         for p in server["placeholders"]:
             described = f" ({p['description']})" if p["description"] else ""
-            lines.append(f"     placeholder: `{p['field']}` needs ${{{p['variable']}}} for {p['source']}{described}")
+            lines.append(
+                _s(f"     placeholder: `{p['field']}` needs ${{{p['variable']}}} for {p['source']}{described}")
+            )
         if server["alreadyDefined"]:
             lines.append(f"     already defined in: {', '.join(server['alreadyDefined'])} (needs --replace)")
         for note in server["notes"]:
-            lines.append(f"     note: {note}")
+            lines.append(f"     note: {_s(note)}")
     if not result["written"]:
         importable = [s["name"] for s in result["servers"] if s["importable"]]
         lines.append(
@@ -165,8 +177,10 @@ def import_result(result: dict[str, Any]) -> str:
         )
         if importable:
             lines.append(
-                f"To import: import --scope {result['scope']} {quote_word(result['file'])} "
-                f"--select {','.join(importable)} --confirm"
+                _s(
+                    f"To import: import --scope {result['scope']} {quote_word(result['file'])} "
+                    f"--select {','.join(importable)} --confirm"
+                )
             )
     return "\n".join(lines + _applied_tail(result))
 
@@ -174,14 +188,14 @@ def import_result(result: dict[str, Any]) -> str:
 def subscribed(result: dict[str, Any]) -> str:
     watch = result["watch"]
     if not result["created"]:
-        return f"Already watching {watch['uri']} on {watch['server']!r}."
-    return f"Watching {watch['uri']} on {watch['server']!r}. An update marks it changed (↻); nothing is read."
+        return f"Already watching {_s(watch['uri'])} on {watch['server']!r}."
+    return f"Watching {_s(watch['uri'])} on {watch['server']!r}. An update marks it changed (↻); nothing is read."
 
 
 def unsubscribed(result: dict[str, Any]) -> str:
     if not result["removed"]:
-        return f"{result['uri']} on {result['server']!r} was not watched."
-    return f"Stopped watching {result['uri']} on {result['server']!r}."
+        return f"{_s(result['uri'])} on {result['server']!r} was not watched."
+    return f"Stopped watching {_s(result['uri'])} on {result['server']!r}."
 
 
 def subscriptions(result: dict[str, Any]) -> str:
@@ -191,5 +205,5 @@ def subscriptions(result: dict[str, Any]) -> str:
     lines = [f"{len(watches)} resource watch(es):"]
     for w in watches:
         mark = "↻" if w["changed"] else "·"
-        lines.append(f" {mark} {w['server']} · {w['uri']}" + (" (changed)" if w["changed"] else ""))
+        lines.append(f" {mark} {_s(w['server'])} · {_s(w['uri'])}" + (" (changed)" if w["changed"] else ""))
     return "\n".join(lines)

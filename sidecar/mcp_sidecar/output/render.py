@@ -1,8 +1,15 @@
-"""Readable text for results, shared by the CLI and (later) the `/mcp` command set."""
+"""Readable text for results, shared by the CLI and the `/mcp` command set.
+
+Every string that came from a server or a configuration file goes through `one_line` (a
+cell or a row) or `strip_controls` (a tool result's text), so nothing in it can move the
+cursor, rewrite a row or hide words.
+"""
 
 from __future__ import annotations
 
 from typing import Any
+
+from mcp_sidecar.output.sanitize import one_line, strip_controls
 
 GLYPHS = {"idle": "○", "connected": "●", "connecting": "▶", "disabled": "○", "failed": "✘"}
 
@@ -28,7 +35,7 @@ def status_matrix(status: dict[str, Any]) -> str:
             table.append(
                 (
                     GLYPHS.get(r["state"], "?"),
-                    r["name"],
+                    one_line(r["name"]),
                     r["state"],
                     r["scope"],
                     r["transport"],
@@ -44,30 +51,33 @@ def status_matrix(status: dict[str, Any]) -> str:
         for r in rows:
             if r["lastDiagnostic"] and r["state"] == "failed":
                 d = r["lastDiagnostic"]
-                lines.append(f"{r['name']}: [{d['code']}] {d['message']} {d['hint']}")
+                lines.append(f"{one_line(r['name'])}: [{d['code']}] {one_line(d['message'])} {d['hint']}")
     else:
         lines.append("No MCP servers are configured.")
     for d in status.get("diagnostics", []):
-        lines.append(f"[{d['code']}] {d['message']}")
+        lines.append(f"[{d['code']}] {one_line(d['message'])}")
     return "\n".join(lines)
 
 
 def tools_list(result: dict[str, Any]) -> str:
-    lines = [f"{result['server']} · {len(result['tools'])} tools ({result['source']})"]
+    lines = [f"{one_line(result['server'])} · {len(result['tools'])} tools ({result['source']})"]
     for tool in result["tools"]:
         required = tool.get("inputSchema", {}).get("required", [])
-        sig = f"({', '.join(required)})" if required else "()"
-        desc = (tool.get("description") or "").strip().splitlines()
-        lines.append(f"  {tool['id']}{sig}  {desc[0] if desc else ''}".rstrip())
+        sig = f"({one_line(', '.join(str(r) for r in required))})" if required else "()"
+        desc = strip_controls(tool.get("description") or "").strip().splitlines()
+        lines.append(f"  {one_line(tool['id'])}{sig}  {one_line(desc[0]) if desc else ''}".rstrip())
+    refused = result.get("refused") or []
+    if refused:
+        lines.append(f"  {len(refused)} tool(s) refused: names outside the MCP form (1 to 128 of A-Za-z0-9_.-)")
     return "\n".join(lines)
 
 
 def tool_result(result: dict[str, Any]) -> str:
     mark = "✘" if result.get("isError") else "✔"
-    lines = ["mcp call", f" {mark} {result['id']}"]
+    lines = ["mcp call", f" {mark} {one_line(result['id'])}"]
     for block in result.get("content", []):
         if block.get("type") == "text":
-            lines.append(block.get("text", ""))
+            lines.append(strip_controls(block.get("text", "")))
         else:
-            lines.append(f"[{block.get('type')} content]")
+            lines.append(f"[{one_line(str(block.get('type')))} content]")
     return "\n".join(lines)

@@ -3,6 +3,12 @@
 Activation never guesses: an id that does not name a catalog tool exactly is `not loaded`,
 with nearby exact names to retry with. Calls refuse tools that are not active in the
 session, and tools whose live definition changed or disappeared since activation.
+
+Ids are compared after NFC normalisation. A `mcp__server__tool` id can name two tools when
+server names meet at `__` (`mcp__a__b__c` is tool `b__c` of server `a` and tool `c` of server
+`a__b`): when both exist, neither is activated, by any spelling, since a client registering
+them by model name could not tell them apart; a call resolves an id only among the tools
+active in its session.
 """
 
 from __future__ import annotations
@@ -12,9 +18,11 @@ import difflib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mcp_sidecar.catalog.names import nfc
 from mcp_sidecar.catalog.tools import canonical, tool_view
+from mcp_sidecar.output.sanitize import one_line
 from mcp_sidecar.output.shaping import shape_tool_result
-from mcp_sidecar.protocol.errors import SidecarError, fail
+from mcp_sidecar.protocol.errors import SidecarError, fail, refused_disabled
 from mcp_sidecar.services.app import ActiveTool
 
 if TYPE_CHECKING:
@@ -33,26 +41,75 @@ class ToolRef:
         return f"{self.server}.{self.tool}"
 
 
-def parse_tool_id(tool_id: str, servers: list[str]) -> ToolRef | None:
-    """`server.tool` or `mcp__server__tool`; server names are matched exactly, longest first."""
+def tool_refs(tool_id: str, servers: list[str]) -> list[ToolRef]:
+    """Every reading of `server.tool` or `mcp__server__tool` by a configured server name, longest first."""
     if tool_id.startswith("mcp__"):
         rest, sep = tool_id[len("mcp__") :], "__"
     else:
         rest, sep = tool_id, "."
+    refs = []
     for server in sorted(servers, key=len, reverse=True):
         prefix = server + sep
         if rest.startswith(prefix) and len(rest) > len(prefix):
-            return ToolRef(server, rest[len(prefix) :])
-    return None
+            refs.append(ToolRef(server, rest[len(prefix) :]))
+    return refs
+
+
+def parse_tool_id(tool_id: str, servers: list[str]) -> ToolRef | None:
+    """`server.tool` or `mcp__server__tool`; server names are matched exactly, longest first."""
+    refs = tool_refs(tool_id, servers)
+    return refs[0] if refs else None
+
+
+def model_name(ref: ToolRef) -> str:
+    return f"mcp__{ref.server}__{ref.tool}"
 
 
 def _nearby(word: str, choices: list[str]) -> list[str]:
     return difflib.get_close_matches(word, choices, n=MAX_NEARBY, cutoff=0.5)
 
 
+async def _exists(app: Sidecar, ref: ToolRef) -> bool:
+    """Whether `ref` names a tool of its server's filtered catalog (unknown, disabled or unavailable: no)."""
+    conn = app.connections.get(ref.server)
+    if conn is None or conn.config.disabled:
+        return False
+    try:
+        catalog = await app.tool_catalog(conn, "activate")
+    except SidecarError:
+        return False
+    return ref.tool in catalog.visible(conn.config)
+
+
+async def _existing(app: Sidecar, refs: list[ToolRef]) -> list[ToolRef]:
+    found = await asyncio.gather(*(_exists(app, r) for r in refs))
+    return [r for r, exists in zip(refs, found, strict=True) if exists]
+
+
+def _collision(tool_id: str, refs: list[ToolRef]) -> dict[str, Any]:
+    named = " and ".join(repr(r.id) for r in refs)
+    return {
+        "id": tool_id,
+        "status": "not loaded",
+        "reason": (
+            f"{named} have the same model name {model_name(refs[0])!r} (their mcp__server__tool forms "
+            "collide), so neither is activated."
+        ),
+        "nearby": [],
+    }
+
+
 async def _activate_one(app: Sidecar, tool_id: str, session: dict[str, ActiveTool]) -> dict[str, Any]:
     servers = list(app.connections)
-    ref = parse_tool_id(tool_id, servers)
+    tool_id = nfc(tool_id)
+    refs = tool_refs(tool_id, servers)
+    if len(refs) > 1:
+        # Server names meeting at `__`: several servers could be meant. Each is asked.
+        owners = await _existing(app, refs)
+        if len(owners) > 1:
+            return _collision(tool_id, owners)
+        refs = owners or refs[:1]
+    ref = refs[0] if refs else None
     if ref is None:
         head = tool_id.removeprefix("mcp__").split("__" if tool_id.startswith("mcp__") else ".")[0]
         return {
@@ -66,7 +123,11 @@ async def _activate_one(app: Sidecar, tool_id: str, session: dict[str, ActiveToo
         return {
             "id": ref.id,
             "status": "not loaded",
-            "reason": f"Server {ref.server!r} is disabled.",
+            "reason": (
+                f"Server {ref.server!r} waits for approval: its project definition is new or changed."
+                if conn.config.approval_required
+                else f"Server {ref.server!r} is disabled."
+            ),
             "nearby": [],
         }
     try:
@@ -82,18 +143,27 @@ async def _activate_one(app: Sidecar, tool_id: str, session: dict[str, ActiveToo
     visible = catalog.visible(conn.config)
     descriptor = visible.get(ref.tool)
     if descriptor is None:
-        filtered = ref.tool in catalog.all_names()
-        reason = (
-            f"Tool {ref.tool!r} is excluded by the server's tool filters."
-            if filtered
-            else f"Server {ref.server!r} has no tool named {ref.tool!r}."
-        )
+        refused = catalog.refused_name(ref.tool)
+        if refused is not None:
+            reason = (
+                f"Tool {refused!r} was refused: its name is not 1 to 128 letters, digits, '_', '-' or '.' "
+                "(MCP tool names)."
+            )
+        elif ref.tool in catalog.all_names():
+            reason = f"Tool {ref.tool!r} is excluded by the server's tool filters."
+        else:
+            reason = f"Server {ref.server!r} has no tool named {ref.tool!r}."
         return {
             "id": ref.id,
             "status": "not loaded",
             "reason": reason,
             "nearby": [f"{ref.server}.{n}" for n in _nearby(ref.tool, list(visible))],
         }
+    # The same model name from another server's tool (`a.b__c` and `a__b.c`): neither loads.
+    others = [r for r in tool_refs(model_name(ref), servers) if r.server != ref.server]
+    clashing = await _existing(app, others) if others else []
+    if clashing:
+        return _collision(ref.id, [ref, *clashing])
     text = canonical(descriptor)
     existing = session.get(ref.id)
     if existing is not None and existing.canonical == text:
@@ -124,16 +194,17 @@ async def activate(app: Sidecar, ids: tuple[str, ...], session_id: str) -> dict[
 
 
 def _render(results: list[dict[str, Any]]) -> str:
+    """One line per id; ids, reasons and nearby names are sanitised (an id may echo the client's input)."""
     lines = ["mcp activate"]
     for r in results:
         if r["status"] == "not loaded":
-            line = f" ✘ {r['id']} · not loaded: {r['reason']}"
+            line = f" ✘ {one_line(r['id'])} · not loaded: {one_line(r['reason'])}"
             if r.get("diagnostic"):
-                line += f" [{r['diagnostic']['code']}] {r['diagnostic']['message']}"
+                line += f" [{r['diagnostic']['code']}] {one_line(r['diagnostic']['message'])}"
             if r.get("nearby"):
-                line += f" Nearby: {', '.join(r['nearby'])}"
+                line += f" Nearby: {one_line(', '.join(r['nearby']))}"
         else:
-            line = f" ✔ {r['id']} · {r['status']}"
+            line = f" ✔ {one_line(r['id'])} · {r['status']}"
         lines.append(line)
     return "\n".join(lines)
 
@@ -146,16 +217,18 @@ def active_tools(app: Sidecar, session_id: str) -> dict[str, Any]:
 async def call_tool(app: Sidecar, tool_id: str, arguments: dict[str, Any], session_id: str) -> dict[str, Any]:
     op = "call"
     app.ensure_loaded()
-    ref = parse_tool_id(tool_id, list(app.connections))
-    if ref is None:
+    refs = tool_refs(nfc(tool_id), list(app.connections))
+    if not refs:
         raise fail("tool_not_found", op, f"{tool_id!r} does not name a configured server's tool.")
     session = app.sessions.get(session_id, {})
+    # An id that several servers could own means the one active in this session.
+    ref = next((r for r in refs if r.id in session), refs[0])
     active = session.get(ref.id)
     if active is None:
         raise fail("tool_not_active", op, f"Tool {ref.id!r} is not active in session {session_id!r}.", ref.server)
     conn = app.connection(ref.server, op)
     if conn.config.disabled:
-        raise fail("server_disabled", op, "The server is disabled.", ref.server)
+        raise refused_disabled(op, ref.server, conn.config.approval_required)
     catalog = await app.tool_catalog(conn, op, live=True)
     live = catalog.visible(conn.config).get(ref.tool)
     if live is None:

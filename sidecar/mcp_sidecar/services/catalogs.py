@@ -3,7 +3,9 @@
 Tools: memory, then the 24-hour disk cache (tool-only discovery and activation need no
 connection), then the server. Resources, templates and prompts: memory only, for at most
 five minutes. A list-changed notification, a disconnection or an explicit refresh drops the
-affected copies. Fetches of different servers are bounded by the discovery slots (at most
+affected copies. Entries the sidecar refuses (`catalog/names.py`: tool and prompt names outside
+the MCP form, resource URIs and templates with control characters) are left out of every
+catalog and kept in its `refused` list. Fetches of different servers are bounded by the discovery slots (at most
 four in flight); one server's lists are fetched under a single slot.
 
 A slot belongs to a server, not to a task: every task working on a server (a discovery's
@@ -21,7 +23,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from mcp_sidecar.catalog import documents
+from mcp_sidecar.catalog import documents, names
 from mcp_sidecar.catalog.disk_cache import TTL_SECONDS, ToolCache, cache_key
 from mcp_sidecar.catalog.index import Document, Index
 from mcp_sidecar.catalog.tools import ToolCatalog
@@ -34,7 +36,7 @@ MEMORY_TTL_SECONDS = 300.0
 
 @dataclass(slots=True)
 class ListCatalog:
-    """Resource (with templates) or prompt metadata, held in memory only."""
+    """Resource (with templates) or prompt metadata, held in memory only; refused entries left out."""
 
     server: str
     items: list[dict[str, Any]]
@@ -42,6 +44,8 @@ class ListCatalog:
     generation: int
     kind: str = "resources"
     fetched_at: float = field(default_factory=time.monotonic)
+    refused: list[dict[str, Any]] = field(default_factory=list)
+    """`{kind, name | uri | uriTemplate, diagnostic}` for every entry left out."""
 
     def fresh(self, conn: Connection) -> bool:
         return (
@@ -145,8 +149,10 @@ class Catalogs:
             if current is not None and current.fresh(conn):
                 return current
             async with self.slot(conn.name):
-                resources, templates = await conn.list_resources(operation)
-            catalog = ListCatalog(conn.name, resources, templates, conn.generation)
+                listed, listed_templates = await conn.list_resources(operation)
+            resources, refused = names.screen(conn.name, "resource", listed)
+            templates, refused_templates = names.screen(conn.name, "template", listed_templates)
+            catalog = ListCatalog(conn.name, resources, templates, conn.generation, refused=refused + refused_templates)
             self.resources[conn.name] = catalog
             self._indexes.pop((conn.name, "resources"), None)
             return catalog
@@ -157,8 +163,9 @@ class Catalogs:
             if current is not None and current.fresh(conn):
                 return current
             async with self.slot(conn.name):
-                prompts = await conn.list_prompts(operation)
-            catalog = ListCatalog(conn.name, prompts, [], conn.generation, kind="prompts")
+                listed = await conn.list_prompts(operation)
+            prompts, refused = names.screen(conn.name, "prompt", listed)
+            catalog = ListCatalog(conn.name, prompts, [], conn.generation, kind="prompts", refused=refused)
             self.prompts[conn.name] = catalog
             self._indexes.pop((conn.name, "prompts"), None)
             return catalog

@@ -2,6 +2,8 @@
 
 Every editor and the CLI come through here, so a command behaves the same everywhere. The
 result is `{command, data, text}`: `data` is what the matching structured method returns.
+The renderers sanitise each server string where they place it; `text` passes the sanitiser
+once more as a whole, since some of it (a login's text, say) is built elsewhere.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.config.edit import EditScope
 from mcp_sidecar.output import command_text, render
+from mcp_sidecar.output.sanitize import strip_controls
 from mcp_sidecar.protocol.errors import command_invalid
 from mcp_sidecar.services import auth, config_edits, prompts, status
 from mcp_sidecar.services.command_line import CommandLineError, ParsedCommand, parse_line, usage_of
@@ -28,7 +31,7 @@ async def run_line(app: Sidecar, line: str) -> dict[str, Any]:
     except CommandLineError as exc:
         raise command_invalid("command", exc.message, exc.usage) from None
     data, text = await _RUNNERS[parsed.name](app, parsed)
-    return {"command": parsed.name, "data": data, "text": text}
+    return {"command": parsed.name, "data": data, "text": strip_controls(text)}
 
 
 def _server(parsed: ParsedCommand) -> str:

@@ -11,8 +11,8 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from mcp_sidecar.connections import templates
 from mcp_sidecar.catalog.names import nfc
+from mcp_sidecar.connections import templates
 from mcp_sidecar.output import shaping
 from mcp_sidecar.output.sanitize import one_line
 from mcp_sidecar.protocol.errors import fail, refused_disabled

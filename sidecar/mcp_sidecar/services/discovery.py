@@ -5,6 +5,11 @@ never starts OAuth. A server that cannot be searched is reported in `unavailable
 diagnostic, never mistaken for an empty catalog, and healthy servers' candidates are still
 returned. Cached tool metadata (memory or the 24-hour disk cache) is searched without
 connecting; anything else is fetched with at most four server discoveries in flight.
+
+Entries a catalog refused (invalid names, URIs with control characters) are never
+candidates; `refused` lists those of the catalogs searched. Structured fields keep the
+server's data as it came; the `text` rendering shows every server string sanitised, each on
+one line (`output/sanitize.py`).
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from mcp_sidecar.catalog import index as ranking
 from mcp_sidecar.catalog.documents import template_variables
 from mcp_sidecar.catalog.index import Hit, Index
 from mcp_sidecar.connections.connection import Connection
-from mcp_sidecar.protocol.errors import SidecarError, fail
+from mcp_sidecar.output.sanitize import json_escape, one_line
+from mcp_sidecar.protocol.errors import SidecarError, refused_disabled
 from mcp_sidecar.services.catalogs import Group, ListCatalog, tools_need_fetch
 
 if TYPE_CHECKING:
@@ -47,10 +53,11 @@ def short(text: str | None, limit: int = DESCRIPTION_CHARS) -> str:
 
 async def _server_indexes(
     app: Sidecar, conn: Connection, groups: tuple[Group, ...], operation: str
-) -> tuple[list[Index], list[dict[str, Any]]]:
+) -> tuple[list[Index], list[dict[str, Any]], list[dict[str, Any]]]:
     catalogs = app.catalogs
     indexes: list[Index] = []
     unavailable: list[dict[str, Any]] = []
+    refused: list[dict[str, Any]] = []
 
     async def one(group: Group) -> None:
         try:
@@ -65,6 +72,7 @@ async def _server_indexes(
             unavailable.append({"server": conn.name, "kind": group, "diagnostic": exc.diagnostic.to_json()})
             return
         indexes.append(catalogs.index(conn, group, source))
+        refused.extend({"server": conn.name, **r} for r in source.refused)
 
     needs_fetch = any(not _cached(app, conn, g) for g in groups)
     if needs_fetch:
@@ -72,7 +80,9 @@ async def _server_indexes(
             await asyncio.gather(*(one(g) for g in groups))
     else:
         await asyncio.gather(*(one(g) for g in groups))
-    return indexes, unavailable
+    order = {"tool": 0, "resource": 1, "template": 2, "prompt": 3}
+    refused.sort(key=lambda r: order[r["kind"]])
+    return indexes, unavailable, refused
 
 
 def _cached(app: Sidecar, conn: Connection, group: Group) -> bool:
@@ -98,14 +108,15 @@ async def discover(
     if server is not None:
         conn = app.connection(server, op)
         if conn.config.disabled:
-            raise fail("server_disabled", op, "The server is disabled.", server)
+            raise refused_disabled(op, server, conn.config.approval_required)
         conns = [conn]
     else:
         conns = [c for c in app.connections.values() if not c.config.disabled]
     outcomes = await asyncio.gather(*(_server_indexes(app, c, groups, op) for c in conns))
-    indexes = [ix for found, _ in outcomes for ix in found]
-    unavailable = [u for _, missing in outcomes for u in missing]
+    indexes = [ix for found, _, _ in outcomes for ix in found]
+    unavailable = [u for _, missing, _ in outcomes for u in missing]
     unavailable.sort(key=lambda u: (u["server"], u["kind"]))
+    refused = sorted((r for _, _, left_out in outcomes for r in left_out), key=lambda r: r["server"])
     hits = ranking.search(indexes, query, limit=limit)
     active = app.sessions.get(session_id, {})
     candidates = [candidate(hit, active) for hit in hits]
@@ -115,7 +126,8 @@ async def discover(
         "session": session_id,
         "candidates": candidates,
         "unavailable": unavailable,
-        "text": render(query, candidates, unavailable),
+        "refused": refused,
+        "text": render(query, candidates, unavailable, refused),
     }
 
 
@@ -193,31 +205,56 @@ def candidate(hit: Hit, active: dict[str, Any]) -> dict[str, Any]:
 
 
 def _row(c: dict[str, Any]) -> str:
+    """One candidate on one line: every server string through `one_line`."""
     kind = c["kind"]
-    desc = f" — {c['description']}" if c.get("description") else ""
+    desc = f" — {one_line(c['description'])}" if c.get("description") else ""
+    server = one_line(c["server"])
     if kind == "tool":
         mark = "●" if c["loaded"] else "○"
-        return f"{mark} {c['id']}({', '.join(c['required'])}){desc}"
+        return f"{mark} {one_line(c['id'])}({one_line(', '.join(c['required']))}){desc}"
     if kind == "resource":
-        title = c.get("title") or c["name"]
-        mime = f" [{c['mimeType']}]" if c.get("mimeType") else ""
-        return f"○ {c['server']} · {title} · {c['uri']}{mime}{desc}"
+        title = one_line(c.get("title") or c["name"])
+        mime = f" [{one_line(c['mimeType'])}]" if c.get("mimeType") else ""
+        return f"○ {server} · {title} · {one_line(c['uri'])}{mime}{desc}"
     if kind == "template":
-        variables = ", ".join(c["variables"])
-        return f"○ {c['server']} · [template] {c['uriTemplate']} ({variables}){desc}"
-    arguments = ", ".join(a["name"] + ("*" if a["required"] else "") for a in c["arguments"])
-    return f"○ {c['server']} · [prompt] {c['name']}({arguments}){desc}"
+        variables = one_line(", ".join(c["variables"]))
+        return f"○ {server} · [template] {one_line(c['uriTemplate'])} ({variables}){desc}"
+    arguments = one_line(", ".join(a["name"] + ("*" if a["required"] else "") for a in c["arguments"]))
+    return f"○ {server} · [prompt] {one_line(c['name'])}({arguments}){desc}"
 
 
-def render(query: str, candidates: list[dict[str, Any]], unavailable: list[dict[str, Any]]) -> str:
+def _refused_rows(refused: list[dict[str, Any]]) -> list[str]:
+    """One line per server: how many entries of each kind its catalogs refused."""
+    counts: dict[str, dict[str, int]] = {}
+    for r in refused:
+        per_kind = counts.setdefault(r["server"], {})
+        per_kind[r["kind"]] = per_kind.get(r["kind"], 0) + 1
+    rows = []
+    for server, per_kind in counts.items():
+        parts = ", ".join(f"{n} {k}{'s' if n != 1 else ''}" for k, n in per_kind.items())
+        rows.append(
+            f" ✘ {one_line(server)} refused {parts}: names outside the MCP form or URIs with control characters"
+        )
+    return rows
+
+
+def render(
+    query: str,
+    candidates: list[dict[str, Any]],
+    unavailable: list[dict[str, Any]],
+    refused: list[dict[str, Any]] | None = None,
+) -> str:
     """Compact, deterministic text for a model: one row per candidate, then what to do next."""
-    lines = [f"mcp discover {json.dumps(query, ensure_ascii=False)}"]
+    lines = [f"mcp discover {json_escape(json.dumps(query, ensure_ascii=False))}"]
     if not candidates:
         lines.append(" (no matching candidates)")
     lines.extend(f" {_row(c)}" for c in candidates)
     for u in unavailable:
         diag = u["diagnostic"]
-        lines.append(f" ✘ {u['server']} {u['kind']} unavailable: [{diag['code']}] {diag['message']}")
+        lines.append(
+            f" ✘ {one_line(u['server'])} {u['kind']} unavailable: [{diag['code']}] {one_line(diag['message'])}"
+        )
+    lines.extend(_refused_rows(refused or []))
     to_activate = [c["id"] for c in candidates if c["kind"] == "tool" and not c["loaded"]]
     if to_activate:
         lines.append(f"Activate tools with exact ids: {json.dumps(to_activate)}")

@@ -2,13 +2,16 @@
 
 Exactly one operation per call: `query` (discover), `activate` (load exact ids), `read` or
 `complete`. Every outcome, failures included, is a tool result `{text, isError, details}`
-so the model sees what went wrong and how to recover.
+so the model sees what went wrong and how to recover. The `text` is sanitised
+(`output/sanitize.py`): no server string in it can carry control, bidi, zero-width or TAG
+characters to the model; `details` keeps the server's data as it came.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.protocol import params
 from mcp_sidecar.protocol.errors import SidecarError, diagnostic
 from mcp_sidecar.services import activation, completion, discovery, reading
@@ -84,10 +87,17 @@ def definition() -> dict[str, Any]:
 
 def _failure(error: SidecarError) -> dict[str, Any]:
     diag = error.diagnostic
-    return {"text": diag.render(), "isError": True, "details": {"diagnostic": diag.to_json()}}
+    return {"text": one_line(diag.render()), "isError": True, "details": {"diagnostic": diag.to_json()}}
 
 
 async def invoke(app: Sidecar, arguments: dict[str, Any], session: str) -> dict[str, Any]:
+    result = await _invoke(app, arguments, session)
+    # Each rendering sanitises its fields; the whole text once more, as the model reads it.
+    result["text"] = strip_controls(result["text"])
+    return result
+
+
+async def _invoke(app: Sidecar, arguments: dict[str, Any], session: str) -> dict[str, Any]:
     op = "mcp_tools"
     chosen = [name for name in OPERATIONS if name in arguments]
     unknown = sorted(set(arguments) - set(INPUT_SCHEMA["properties"]))

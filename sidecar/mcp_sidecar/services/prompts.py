@@ -175,9 +175,9 @@ def convert(raw: list[Any], server: str) -> list[dict[str, Any]]:
         if kind == "text" and isinstance(content.get("text"), str):
             text = strip_controls(content["text"])
         elif isinstance(resource, dict) and isinstance(resource.get("text"), str):
-            uri = strip_controls(str(resource.get("uri", "")))
+            uri = one_line(str(resource.get("uri", "")))
             mime = resource.get("mimeType")
-            entry["resource"] = {"uri": uri, **({"mimeType": strip_controls(mime)} if isinstance(mime, str) else {})}
+            entry["resource"] = {"uri": uri, **({"mimeType": one_line(mime)} if isinstance(mime, str) else {})}
             text = strip_controls(resource["text"])
         else:
             what = "a binary resource" if kind == "resource" else f"content of type {kind!r}"
