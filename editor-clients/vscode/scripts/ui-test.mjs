@@ -1,8 +1,10 @@
 // Drives the real workbench (VS Code server from code-server, the .vsix installed) in headless
 // Chromium like a person would: the status bar, the command palette, "MCP: Search" → pick a
 // tool → call it with JSON arguments, the status bar changing, a prompt preview → Use prompt,
-// and the MCP servers view. Saves a screenshot of every step into ARTIFACTS_DIR.
+// the MCP servers view, and the approval modal of a project server changed on disk. Saves a
+// screenshot of every step into ARTIFACTS_DIR.
 // Usage: node ui-test.mjs BASE_URL WORKSPACE ARTIFACTS_DIR
+import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { chromium } from "playwright-core";
 
@@ -196,6 +198,30 @@ await step("the MCP view lists servers and a server's tools on expand", async ()
   await tree.filter({ hasText: /^echo/ }).first().waitFor();
   await tree.filter({ hasText: /^add/ }).first().waitFor();
   await snap("servers-view");
+});
+
+await step("a project server changed on disk asks with a modal showing the new command line; Cancel keeps it disabled, the review approves it", async () => {
+  const file = path.join(folder, ".mcp.json");
+  const proj = JSON.parse(readFileSync(file, "utf8")).mcpServers.proj;
+  writeFileSync(file, JSON.stringify({ mcpServers: { proj: { ...proj, args: [...proj.args, "--prompts"] } } }));
+  const commandLine = [proj.command, ...proj.args, "--prompts"].join(" ");
+  const dialog = page.locator(".monaco-dialog-box", { hasText: "changed the MCP server 'proj'" });
+  await dialog.waitFor({ timeout: 30_000 });
+  await dialog.locator(".dialog-message-detail", { hasText: commandLine }).waitFor();
+  await snap("approval-modal");
+  await dialog.locator(".monaco-button", { hasText: /^Cancel$/ }).click();
+  await dialog.waitFor({ state: "hidden" });
+  await statusItem.filter({ hasText: /1 needs approval/ }).waitFor();
+  const tree = page.locator(".pane-body .monaco-list-row");
+  await tree.filter({ hasText: /^proj.*needs approval · project/ }).first().waitFor();
+  await snap("approval-declined");
+  await runPaletteCommand("MCP: Review Project Server Changes");
+  await dialog.locator(".dialog-message-detail", { hasText: commandLine }).waitFor();
+  await dialog.locator(".monaco-button", { hasText: /^Approve and Start$/ }).click();
+  await dialog.waitFor({ state: "hidden" });
+  await tree.filter({ hasText: /^proj.*connected · project/ }).first().waitFor();
+  await page.waitForFunction(() => ![...document.querySelectorAll(".statusbar-item")].some((e) => /needs approval/.test(e.textContent ?? "")));
+  await snap("approval-approved");
 });
 
 console.log(`${passed} passed, 0 failed`);

@@ -43,6 +43,7 @@ export class SidecarClient implements vscode.Disposable {
   readonly onResourceUpdated = this.relay(P.resourceUpdated);
   readonly onWatchesCleared = this.relay(P.watchesCleared);
   readonly onActiveToolsChanged = this.relay(P.activeToolsChanged);
+  readonly onApprovalRequired = this.relay(P.approvalRequired);
 
   constructor(
     private readonly log: vscode.LogOutputChannel,

@@ -3,6 +3,7 @@
 // their result so tests and other extensions can use them.
 import * as vscode from "vscode";
 import type { Actions } from "./actions";
+import type { Approvals } from "./approvals";
 import type { SidecarClient } from "./client";
 import { commandLine, parseServerTarget, validServerName } from "./commandLine";
 import type { OutputDocuments } from "./documents";
@@ -21,6 +22,7 @@ export interface CommandContext {
   view: ServersView;
   log: vscode.LogOutputChannel;
   bootstrap: { install(): Promise<string | undefined>; resetPrompt(): void };
+  approvals: Approvals;
 }
 
 type Scope = "global" | "project";
@@ -77,16 +79,21 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
   const serverActions = async (server: string): Promise<unknown> => {
     const row = store.row(server);
     const disabled = row?.state === "disabled";
-    const items: (vscode.QuickPickItem & { command: string })[] = [
-      { label: "$(list-tree) Tools", command: "mcpSidecar.tools" },
-      { label: "$(info) Details", command: "mcpSidecar.get" },
-      ...(disabled
+    const approval = row?.approvalRequired === true;
+    const stateItems = approval
+      ? [{ label: "$(shield) Review the change and approve…", command: "mcpSidecar.reviewApprovals" }]
+      : disabled
         ? [{ label: "$(check) Enable", command: "mcpSidecar.enable" }]
         : [
             { label: "$(debug-restart) Reconnect", command: "mcpSidecar.reconnect" },
             { label: "$(refresh) Refresh metadata", command: "mcpSidecar.refresh" },
             { label: "$(circle-slash) Disable", command: "mcpSidecar.disable" },
-          ]),
+          ];
+    const items: (vscode.QuickPickItem & { command: string })[] = [
+      ...(approval ? stateItems : []),
+      { label: "$(list-tree) Tools", command: "mcpSidecar.tools" },
+      { label: "$(info) Details", command: "mcpSidecar.get" },
+      ...(approval ? [] : stateItems),
       ...(row?.transport === "http"
         ? [
             { label: "$(sign-in) Log in", command: "mcpSidecar.login" },
@@ -104,14 +111,19 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
   const handlers: Record<string, (...args: any[]) => Promise<unknown>> = {
     "mcpSidecar.status": async () => {
       await store.refresh();
-      const items: (vscode.QuickPickItem & { server?: string })[] = store.rows.map((row) => ({
+      const items: (vscode.QuickPickItem & { server?: string; review?: true })[] = store.rows.map((row) => ({
         label: serverLine(row),
         detail: row.description ?? undefined,
         server: row.name,
       }));
+      if (store.pendingApprovals.length > 0) {
+        const label = `$(shield) Review project server changes (${store.pendingApprovals.length})`;
+        items.unshift({ label, description: "new or changed in .mcp.json", review: true });
+      }
       items.push({ label: "$(output) Show the status table", description: "/mcp list" });
       const picked = await vscode.window.showQuickPick(items, { title: "MCP servers", placeHolder: "Pick a server for its actions" });
       if (!picked) return undefined;
+      if (picked.review) return ctx.approvals.review();
       return picked.server ? serverActions(picked.server) : runLine("list");
     },
     "mcpSidecar.search": (initial?: string) => openSearch(client, actions, typeof initial === "string" ? initial : ""),
@@ -184,6 +196,10 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       info(`Configuration reloaded${parts.length ? `: ${parts.join("; ")}` : " (no changes)"}.`);
       await store.refresh();
       return summary;
+    },
+    "mcpSidecar.reviewApprovals": async (arg?: unknown) => {
+      const server = typeof arg === "string" ? arg : (arg as { server?: unknown } | undefined)?.server;
+      return ctx.approvals.review(typeof server === "string" ? server : undefined);
     },
     "mcpSidecar.enable": async (arg?: unknown) => {
       const server = await pickServer(store, arg, "Server to enable", (r) => r.state === "disabled");

@@ -1,11 +1,11 @@
-// What a person is asked before something runs: the `mcp_call` confirmation. Pure (no
-// `vscode`), unit-tested.
+// What a person is asked before something runs: the `mcp_call` confirmation and the approval
+// of changed project servers. Pure (no `vscode`), unit-tested.
 //
 // Every string a server (or a model) chose is made inert before it reaches Markdown: VS Code
 // renders a confirmation's message as Markdown even when it is a plain string, so a tool
 // description could otherwise show links, images, command links or a code block that looks
 // like the arguments.
-import type { ToolDefinition } from "./protocol";
+import type { PendingApproval, ToolDefinition } from "./protocol";
 
 // Control characters (but tab and newline), soft hyphen, zero-width and bidirectional
 // formatting characters: they hide or reorder what a person reads.
@@ -91,4 +91,34 @@ export function callConfirmation(id: string, tool: ToolDefinition | undefined, a
   }
   parts.push("Arguments:", codeBlock(JSON.stringify(args ?? {}, null, 2), "json"));
   return { title: CALL_CONFIRMATION_TITLE, markdown: parts.join("\n\n") };
+}
+
+// ---------------------------------------------------------------- project server approvals
+
+/** "server\nhash": what one approval is about (the same server with a new hash is a new question). */
+export function approvalKey(pending: Pick<PendingApproval, "server" | "definitionHash">): string {
+  return `${pending.server}\n${pending.definitionHash}`;
+}
+
+export interface ApprovalQuestion {
+  message: string;
+  detail: string;
+}
+
+/** The modal's text for one pending approval: server, new or changed, and what would run. */
+export function approvalQuestion(pending: PendingApproval, reviewCommand: string): ApprovalQuestion {
+  const server = oneLine(pending.server);
+  const message =
+    pending.change === "new"
+      ? `The project's .mcp.json defines a new MCP server '${server}'. Start it?`
+      : `The project's .mcp.json changed the MCP server '${server}'. Start it with the new definition?`;
+  const what = pending.transport === "http" ? "It would connect to" : "It would run";
+  const detail = [
+    `${what}:`,
+    oneLine(pending.summary),
+    "",
+    "Approve only if you expected this change (for example from a pull you made). " +
+      `Cancel keeps '${server}' disabled; run "${reviewCommand}" to be asked again.`,
+  ].join("\n");
+  return { message, detail };
 }

@@ -2,6 +2,7 @@
 // VS Code does not show a notification when activation fails, so failures are shown here.
 import * as vscode from "vscode";
 import { Actions } from "./actions";
+import { Approvals } from "./approvals";
 import { Bootstrap } from "./bootstrap";
 import { prepareCall, registerChatTools } from "./chatTools";
 import { SidecarClient } from "./client";
@@ -21,6 +22,8 @@ export interface McpSidecarApi {
   store: ServerStore;
   actions: Actions;
   view: ServersView;
+  /** Asks about changed project servers; tests replace its `ask` to answer the modal. */
+  approvals: Approvals;
   /** The extension's open quick pick (title, item labels), for tests driving the real pickers. */
   quickInput: () => QuickInputState | undefined;
   /** What `mcp_call` would show before calling (VS Code asks only inside a chat session). */
@@ -42,6 +45,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
   const prompts = new PromptPreviews(client, promptDocs, log);
   const actions = new Actions(client, resources, outputs, prompts);
   const view = new ServersView(client, store);
+  const approvals = new Approvals(client, store, log);
 
   context.subscriptions.push(
     log,
@@ -53,6 +57,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
     outputs,
     prompts,
     view,
+    approvals,
     vscode.workspace.registerTextDocumentContentProvider(RESOURCE_SCHEME, resources),
     vscode.workspace.registerTextDocumentContentProvider(PROMPT_SCHEME, promptDocs),
     vscode.workspace.registerTextDocumentContentProvider(OUTPUT_SCHEME, outputs),
@@ -61,7 +66,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
     createStatusBar(client, store),
     registerNotifications(client, actions, log),
     registerChatTools(client),
-    ...registerCommands({ client, store, actions, outputs, view, log, bootstrap }),
+    ...registerCommands({ client, store, actions, outputs, view, log, bootstrap, approvals }),
     vscode.workspace.onDidGrantWorkspaceTrust(async () => {
       if (client.state !== "running") return;
       try {
@@ -86,7 +91,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
     log.error(`Starting the sidecar failed: ${message}`);
     void vscode.window.showErrorMessage(`MCP: the sidecar did not start: ${message}`, "Show Log").then((c) => c && log.show());
   });
-  return { client, store, actions, view, quickInput: () => currentQuickInput, prepareCall: (input) => prepareCall(client, input) };
+  return { client, store, actions, view, approvals, quickInput: () => currentQuickInput, prepareCall: (input) => prepareCall(client, input) };
 }
 
 /** Stops the sidecar cleanly (shutdown, exit) before the extension host goes away. */

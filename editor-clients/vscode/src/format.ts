@@ -8,6 +8,8 @@ export interface StatusBarModel {
   text: string;
   tooltipLines: string[];
   severity: "ok" | "warning" | "error";
+  /** Servers waiting for the person's approval (clicking the item then reviews them). */
+  approvals: number;
 }
 
 const STATE_MARK: Record<StatusRow["state"], string> = {
@@ -18,8 +20,19 @@ const STATE_MARK: Record<StatusRow["state"], string> = {
   failed: "✘",
 };
 
+/** A project server that is new or changed on disk and waits for the person's approval. */
+export function needsApproval(row: StatusRow): boolean {
+  return row.approvalRequired === true;
+}
+
+/** How a row's state reads: "needs approval" instead of "disabled" while it waits for one. */
+function stateText(row: StatusRow): string {
+  return needsApproval(row) ? "needs approval" : row.state;
+}
+
 /** The codicon a server's state shows with in the servers view. */
-export function stateIcon(state: StatusRow["state"]): { id: string; color?: string } {
+export function stateIcon(state: StatusRow["state"], approvalRequired = false): { id: string; color?: string } {
+  if (approvalRequired) return { id: "shield", color: "list.warningForeground" };
   switch (state) {
     case "connected":
       return { id: "pass-filled", color: "testing.iconPassed" };
@@ -53,35 +66,38 @@ export function catalogSummary(catalog: CatalogCounts | null, source?: string | 
 export function serverLine(row: StatusRow): string {
   const loaded = row.loaded > 0 ? ` · ${row.loaded} loaded` : "";
   const problem = row.state === "failed" && row.lastDiagnostic ? ` — ${row.lastDiagnostic.message}` : "";
-  return `${STATE_MARK[row.state]} ${row.name} · ${row.state} · ${row.scope} · ${row.transport}${loaded}${problem}`;
+  const mark = needsApproval(row) ? "⚠" : STATE_MARK[row.state];
+  return `${mark} ${row.name} · ${stateText(row)} · ${row.scope} · ${row.transport}${loaded}${problem}`;
 }
 
 /** The servers view's description next to a server's name. */
 export function serverDescription(row: StatusRow): string {
   const counts = row.catalog ? catalogSummary(row.catalog, row.catalogSource) : "";
-  return [row.state, row.scope, counts].filter((part) => part !== "" && part !== "catalog not fetched yet").join(" · ");
+  return [stateText(row), row.scope, counts].filter((part) => part !== "" && part !== "catalog not fetched yet").join(" · ");
 }
 
 /** The status bar item for the client's state and the sidecar's server rows. */
 export function statusBarModel(state: ClientState, rows: StatusRow[]): StatusBarModel {
   if (state === "stopped") {
-    return { text: "$(debug-disconnect) MCP: stopped", tooltipLines: ["The sidecar is not running."], severity: "warning" };
+    return { text: "$(debug-disconnect) MCP: stopped", tooltipLines: ["The sidecar is not running."], severity: "warning", approvals: 0 };
   }
   if (state === "failed") {
-    return { text: "$(error) MCP: sidecar failed", tooltipLines: ["The sidecar could not start; see the log."], severity: "error" };
+    return { text: "$(error) MCP: sidecar failed", tooltipLines: ["The sidecar could not start; see the log."], severity: "error", approvals: 0 };
   }
   if (state === "starting") {
-    return { text: "$(loading~spin) MCP: starting", tooltipLines: ["Starting the sidecar…"], severity: "ok" };
+    return { text: "$(loading~spin) MCP: starting", tooltipLines: ["Starting the sidecar…"], severity: "ok", approvals: 0 };
   }
   const connected = rows.filter((r) => r.state === "connected").length;
   const failed = rows.filter((r) => r.state === "failed").length;
+  const approvals = rows.filter(needsApproval).length;
   const connecting = rows.some((r) => r.state === "connecting");
-  const icon = connecting ? "$(loading~spin)" : failed > 0 ? "$(warning)" : "$(plug)";
+  const icon = connecting ? "$(loading~spin)" : approvals > 0 ? "$(shield)" : failed > 0 ? "$(warning)" : "$(plug)";
   const parts = [`${connected} connected`];
   if (failed > 0) parts.push(`${failed} failed`);
+  if (approvals > 0) parts.push(`${approvals} ${approvals === 1 ? "needs" : "need"} approval`);
   const text = rows.length === 0 ? `${icon} MCP: no servers` : `${icon} MCP: ${parts.join(", ")}`;
   const tooltipLines = rows.length === 0 ? ["No MCP servers are configured."] : rows.map(serverLine);
-  return { text, tooltipLines, severity: failed > 0 ? "warning" : "ok" };
+  return { text, tooltipLines, severity: failed > 0 || approvals > 0 ? "warning" : "ok", approvals };
 }
 
 /** Merges one `mcp/serverStatus` row into the list, keeping the sidecar's order. */

@@ -39,6 +39,21 @@ export interface StatusRow {
   catalogSource: "live" | "cache" | null;
   loaded: number;
   lastDiagnostic: Diagnostic | null;
+  /** A project definition that is new or changed on disk and waits for the person's approval. */
+  approvalRequired?: boolean;
+}
+
+/**
+ * A project server definition (from the workspace's `.mcp.json`) that stays disabled until the
+ * editor approves exactly this `definitionHash`. `summary` is one sanitised line of what would
+ * run: `command args (cwd: X; env: A, B)` or `url (headers: A, B)`, never an env value.
+ */
+export interface PendingApproval {
+  server: string;
+  change: "new" | "changed";
+  definitionHash: string;
+  transport: "stdio" | "http";
+  summary: string;
 }
 
 export interface ToolDefinition {
@@ -104,6 +119,8 @@ export interface StatusResult {
   configFiles: { scope: string; path: string; exists: boolean; read: boolean }[];
   trustedWorkspace: boolean;
   diagnostics: Diagnostic[];
+  /** Absent from sidecars that predate project approvals. */
+  pendingApprovals?: PendingApproval[];
 }
 
 export interface ServerGetResult {
@@ -466,6 +483,16 @@ export interface SetTrustedParams {
   trusted: boolean;
 }
 
+export interface ApproveParams {
+  approvals: { server: string; definitionHash: string }[];
+}
+
+export interface ApproveResult {
+  approved: string[];
+  notApproved: { server: string; reason: string }[];
+  reload: ReloadSummary;
+}
+
 export interface LoginParams {
   server: string;
   noBrowser?: boolean;
@@ -511,6 +538,10 @@ export interface WatchesClearedParams {
   reason: string;
 }
 
+export interface ApprovalRequiredParams {
+  pending: PendingApproval[];
+}
+
 export interface ActiveToolsChangedParams {
   session: string;
   removed: string[];
@@ -546,6 +577,7 @@ export const configImport = new RequestType<ConfigImportParams, ConfigImportResu
 export const workspaceSetTrusted = new RequestType<SetTrustedParams, ReloadSummary, void>(
   "mcp/workspace/setTrusted",
 );
+export const workspaceApprove = new RequestType<ApproveParams, ApproveResult, void>("mcp/workspace/approve");
 export const authLogin = new RequestType<LoginParams, LoginResult, void>("mcp/auth/login");
 export const authCompleteLogin = new RequestType<CompleteLoginParams, LoginResult, void>("mcp/auth/completeLogin");
 export const authLogout = new RequestType<ServerParams, LogoutResult, void>("mcp/auth/logout");
@@ -569,20 +601,21 @@ export const catalogChanged = new NotificationType<CatalogChangedParams>("mcp/ca
 export const resourceUpdated = new NotificationType<ResourceUpdatedParams>("mcp/resourceUpdated");
 export const watchesCleared = new NotificationType<WatchesClearedParams>("mcp/watchesCleared");
 export const activeToolsChanged = new NotificationType<ActiveToolsChangedParams>("mcp/activeToolsChanged");
+export const approvalRequired = new NotificationType<ApprovalRequiredParams>("mcp/approvalRequired");
 
 /** Every request this file mirrors, for the protocol test. */
 export const REQUESTS = [
   status, serverGet, serverTools, serverReconnect, serverLogs, serverRefresh, activate, activeTools,
   callTool, discover, modelToolDefinition, modelToolInvoke, command, configAdd, configRemove,
-  configSetEnabled, configReload, configImport, workspaceSetTrusted, authLogin, authCompleteLogin,
+  configSetEnabled, configReload, configImport, workspaceSetTrusted, workspaceApprove, authLogin, authCompleteLogin,
   authLogout, read, complete, resourceSubscribe, resourceUnsubscribe, resourceSubscriptions,
   spillList, spillClean, promptPreview, promptUse, promptDiscard,
 ].map((type) => type.method);
 
 /** Every notification this file mirrors, for the protocol test. */
-export const NOTIFICATIONS = [serverStatus, catalogChanged, resourceUpdated, watchesCleared, activeToolsChanged].map(
-  (type) => type.method,
-);
+export const NOTIFICATIONS = [
+  serverStatus, catalogChanged, resourceUpdated, watchesCleared, activeToolsChanged, approvalRequired,
+].map((type) => type.method);
 
 /** The `workspace/executeCommand` command that runs one `/mcp` line (generic LSP clients). */
 export const EXECUTE_COMMAND = "mcp.command";

@@ -11,12 +11,17 @@ export class ServerStore implements vscode.Disposable {
   /** "server\nuri" → the watch; `changed` marks an update since subscribing. */
   readonly watches = new Map<string, P.Watch>();
   trustedWorkspace = false;
+  /** Project definitions waiting for the person's approval (the sidecar's whole current set). */
+  pendingApprovals: P.PendingApproval[] = [];
   private readonly changeEmitter = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changeEmitter.event;
   private readonly catalogEmitter = new vscode.EventEmitter<string>();
   /** A server whose catalog (or watches) changed: its view children are stale. */
   readonly onDidChangeServer = this.catalogEmitter.event;
-  private readonly disposables: vscode.Disposable[] = [this.changeEmitter, this.catalogEmitter];
+  private readonly pendingEmitter = new vscode.EventEmitter<P.PendingApproval[]>();
+  /** The pending approvals were fetched or announced again (possibly unchanged). */
+  readonly onDidChangePending = this.pendingEmitter.event;
+  private readonly disposables: vscode.Disposable[] = [this.changeEmitter, this.catalogEmitter, this.pendingEmitter];
 
   constructor(private readonly client: SidecarClient) {
     this.disposables.push(
@@ -41,6 +46,10 @@ export class ServerStore implements vscode.Disposable {
         for (const uri of uris) this.watches.delete(key(server, uri));
         this.catalogEmitter.fire(server);
       }),
+      client.onApprovalRequired(({ pending }) => {
+        this.setPending(Array.isArray(pending) ? pending : []);
+        this.changeEmitter.fire();
+      }),
     );
   }
 
@@ -51,6 +60,7 @@ export class ServerStore implements vscode.Disposable {
       const result = await this.client.request(P.status, {});
       this.rows = result.servers;
       this.trustedWorkspace = result.trustedWorkspace;
+      this.setPending(result.pendingApprovals ?? []);
       const subs = await this.client.request(P.resourceSubscriptions, {});
       this.watches.clear();
       for (const watch of subs.watches) this.watches.set(key(watch.server, watch.uri), watch);
@@ -58,6 +68,16 @@ export class ServerStore implements vscode.Disposable {
       // The state listener re-renders when the sidecar comes back; nothing to show here.
     }
     this.changeEmitter.fire();
+  }
+
+  private setPending(pending: P.PendingApproval[]): void {
+    this.pendingApprovals = pending;
+    this.pendingEmitter.fire(pending);
+  }
+
+  /** The approval a server waits for, if any. */
+  pending(server: string): P.PendingApproval | undefined {
+    return this.pendingApprovals.find((p) => p.server === server);
   }
 
   row(name: string): P.StatusRow | undefined {

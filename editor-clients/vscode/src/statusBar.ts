@@ -1,5 +1,6 @@
 // The one status bar item: connected and failed counts, a spinner while a server connects,
-// a tooltip listing every server; clicking opens the status quick pick.
+// a shield while a changed project server waits for approval, a tooltip listing every server;
+// clicking opens the status quick pick (or, while approvals wait, the review of them).
 import * as vscode from "vscode";
 import type { SidecarClient } from "./client";
 import { statusBarModel } from "./format";
@@ -12,12 +13,14 @@ export function createStatusBar(client: SidecarClient, store: ServerStore): vsco
   const render = () => {
     const model = statusBarModel(client.state, store.rows);
     item.text = model.text;
+    item.command = model.approvals > 0 ? "mcpSidecar.reviewApprovals" : "mcpSidecar.status";
     const tooltip = new vscode.MarkdownString(undefined, true);
-    tooltip.isTrusted = { enabledCommands: ["mcpSidecar.showLog", "mcpSidecar.restart", "mcpSidecar.search"] };
+    tooltip.isTrusted = { enabledCommands: ["mcpSidecar.showLog", "mcpSidecar.restart", "mcpSidecar.search", "mcpSidecar.reviewApprovals"] };
     tooltip.appendMarkdown("**MCP servers**\n\n");
     for (const line of model.tooltipLines) tooltip.appendText(line).appendMarkdown("  \n");
+    const review = model.approvals > 0 ? "[Review project server changes](command:mcpSidecar.reviewApprovals) · " : "";
     tooltip.appendMarkdown(
-      "\n---\n[Search](command:mcpSidecar.search) · [Open log](command:mcpSidecar.showLog) · [Restart sidecar](command:mcpSidecar.restart)",
+      `\n---\n${review}[Search](command:mcpSidecar.search) · [Open log](command:mcpSidecar.showLog) · [Restart sidecar](command:mcpSidecar.restart)`,
     );
     item.tooltip = tooltip;
     item.backgroundColor =

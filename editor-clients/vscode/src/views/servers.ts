@@ -2,7 +2,7 @@
 // lists its tools, resources, templates and prompts, fetched only when expanded.
 import * as vscode from "vscode";
 import type { SidecarClient } from "../client";
-import { catalogSummary, describeError, serverDescription, stateIcon } from "../format";
+import { catalogSummary, describeError, needsApproval, serverDescription, stateIcon } from "../format";
 import * as P from "../protocol";
 import type { ServerStore } from "../state";
 
@@ -53,12 +53,18 @@ export class ServersView implements vscode.TreeDataProvider<Node>, vscode.Dispos
         const item = new vscode.TreeItem(node.server, vscode.TreeItemCollapsibleState.Collapsed);
         item.id = `server:${node.server}`;
         if (!row) return item;
-        const icon = stateIcon(row.state);
+        const approval = needsApproval(row);
+        const icon = stateIcon(row.state, approval);
         item.iconPath = new vscode.ThemeIcon(icon.id, icon.color ? new vscode.ThemeColor(icon.color) : undefined);
         item.description = serverDescription(row);
-        item.contextValue = `server state=${row.state} transport=${row.transport} scope=${row.scope}`;
+        item.contextValue = `server state=${row.state} transport=${row.transport} scope=${row.scope}${approval ? " approval=required" : ""}`;
         const tooltip = new vscode.MarkdownString();
-        tooltip.appendMarkdown(`**${row.name}** · ${row.state} · ${row.scope} · ${row.transport}\n\n`);
+        tooltip.appendMarkdown("**").appendText(row.name).appendMarkdown(`** · ${approval ? "needs approval" : row.state} · ${row.scope} · ${row.transport}\n\n`);
+        const pending = approval ? this.store.pending(row.name) : undefined;
+        if (pending) {
+          tooltip.appendText(`${pending.change === "new" ? "New" : "Changed"} in .mcp.json; it would ${pending.transport === "http" ? "connect to" : "run"}: `);
+          tooltip.appendText(`${pending.summary}\n\n`).appendText('Run "MCP: Review Project Server Changes" to approve it.\n\n');
+        }
         if (row.description) tooltip.appendText(`${row.description}\n\n`);
         tooltip.appendText(catalogSummary(row.catalog, row.catalogSource));
         if (row.loaded > 0) tooltip.appendText(` · ${row.loaded} loaded`);

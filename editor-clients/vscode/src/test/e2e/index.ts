@@ -5,9 +5,10 @@
 // Waits poll a condition with a deadline; nothing sleeps a fixed time.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
+import type { ApprovalOutcome } from "../../approvals";
 import type { McpSidecarApi } from "../../extension";
 import { statusBarModel } from "../../format";
 import * as P from "../../protocol";
@@ -359,6 +360,128 @@ test("workspace trust is passed on: setTrusted answers a reload summary", async 
   const summary = await api.client.request(P.workspaceSetTrusted, { trusted: true });
   assert.equal(summary.applied, true);
   assert.ok(summary.unchanged.includes("proj"), JSON.stringify(summary));
+});
+
+// ------------------------------------------------------------------ approvals of changed project servers
+
+interface Asked {
+  message: string;
+  options: vscode.MessageOptions;
+  items: string[];
+}
+
+/** Answers the approval modal instead of a person (the test host refuses to show modals). */
+function answerApprovals(answers: (string | undefined)[]): { asked: Asked[]; restore: () => void } {
+  const asked: Asked[] = [];
+  const original = api.approvals.ask;
+  api.approvals.ask = async (message, options, ...items) => {
+    asked.push({ message, options, items });
+    return answers.length > 0 ? answers.shift() : undefined;
+  };
+  return { asked, restore: () => (api.approvals.ask = original) };
+}
+
+let originalProj: { command: string; args: string[] } | undefined;
+
+/** The workspace's .mcp.json, and its `proj` definition as scripts/test.sh wrote it plus `extra` arguments. */
+function projectFile(): { path: string; withArgs: (...extra: string[]) => string; argsLine: (...extra: string[]) => string } {
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  assert.ok(folder, "a workspace folder");
+  const file = path.join(folder, ".mcp.json");
+  originalProj ??= (JSON.parse(readFileSync(file, "utf8")) as { mcpServers: { proj: { command: string; args: string[] } } }).mcpServers.proj;
+  const proj = originalProj;
+  return {
+    path: file,
+    withArgs: (...extra) => JSON.stringify({ mcpServers: { proj: { command: proj.command, args: [...proj.args, ...extra] } } }),
+    argsLine: (...extra) => [proj.command, ...proj.args, ...extra].join(" "),
+  };
+}
+
+const REVIEW_HINT =
+  "Approve only if you expected this change (for example from a pull you made). " +
+  "Cancel keeps 'proj' disabled; run \"MCP: Review Project Server Changes\" to be asked again.";
+
+test("a project server changed on disk asks with a modal showing the new command line; approving starts it", async () => {
+  const file = projectFile();
+  const { asked, restore } = answerApprovals(["Approve and Start"]);
+  try {
+    writeFileSync(file.path, file.withArgs("--resources"));
+    await waitFor("the approval modal", () => asked.length >= 1, 30_000);
+    assert.deepEqual(asked[0], {
+      message: "The project's .mcp.json changed the MCP server 'proj'. Start it with the new definition?",
+      options: { modal: true, detail: `It would run:\n${file.argsLine("--resources")}\n\n${REVIEW_HINT}` },
+      items: ["Approve and Start"],
+    });
+    await waitFor("proj to run the approved definition", () => api.store.row("proj")?.state === "connected" && !api.store.row("proj")?.approvalRequired, 30_000);
+    assert.deepEqual(api.store.pendingApprovals, []);
+    const tools = await api.client.request(P.serverTools, { server: "proj" });
+    assert.ok(tools.tools.some((t) => t.name === "notify_changes"), "the new --resources definition runs");
+    assert.equal(asked.length, 1, "asked once");
+  } finally {
+    restore();
+  }
+});
+
+test("declining keeps the changed server disabled and marked; it is asked once per change, and the review command asks again", async () => {
+  const file = projectFile();
+  const { asked, restore } = answerApprovals([undefined]);
+  try {
+    writeFileSync(file.path, file.withArgs("--resources", "--prompts"));
+    await waitFor("the approval modal", () => asked.length >= 1, 30_000);
+    assert.equal(asked[0]?.options.detail, `It would run:\n${file.argsLine("--resources", "--prompts")}\n\n${REVIEW_HINT}`);
+    await waitFor("proj to wait for approval", () => api.store.row("proj")?.approvalRequired === true);
+    const row = api.store.row("proj");
+    assert.equal(row?.state, "disabled");
+    assert.equal(row?.lastDiagnostic?.code, "trust_required");
+    const pending = api.store.pendingApprovals;
+    assert.deepEqual(pending.map((p) => [p.server, p.change, p.transport, p.summary]), [["proj", "changed", "stdio", file.argsLine("--resources", "--prompts")]]);
+    const model = statusBarModel(api.client.state, api.store.rows);
+    assert.match(model.text, /^\$\(shield\) MCP: \d+ connected(, \d+ failed)?, 1 needs approval$/);
+    assert.ok(model.tooltipLines.includes("⚠ proj · needs approval · project · stdio"), model.tooltipLines.join(" | "));
+    const item = api.view.getTreeItem({ type: "server", server: "proj" });
+    assert.equal(item.contextValue, "server state=disabled transport=stdio scope=project approval=required");
+    assert.equal(item.description, "needs approval · project");
+    await rejectsWithCode(api.client.request(P.serverTools, { server: "proj" }), "trust_required");
+
+    // Once per (server, hash) in this window: fetching the status again does not ask again.
+    await api.store.refresh();
+    assert.equal(asked.length, 1);
+
+    // The palette command asks again; this time the person approves.
+    api.approvals.ask = async (message, options, ...items) => {
+      asked.push({ message, options, items });
+      return "Approve and Start";
+    };
+    const outcomes = (await vscode.commands.executeCommand("mcpSidecar.reviewApprovals")) as ApprovalOutcome[];
+    assert.deepEqual(outcomes.map((o) => [o.server, o.outcome]), [["proj", "approved"]]);
+    assert.equal(asked.length, 2);
+    assert.deepEqual(asked[1], asked[0]);
+    assert.equal(api.store.row("proj")?.state, "connected");
+    const prompts = await api.client.request(P.discover, { query: "", kind: "prompts", server: "proj", limit: 10 });
+    assert.ok(prompts.candidates.some((c) => c.name === "summarize_notes"), "the --prompts definition runs");
+    assert.deepEqual(await vscode.commands.executeCommand("mcpSidecar.reviewApprovals"), [], "nothing left to review");
+  } finally {
+    restore();
+  }
+});
+
+test("an approval of a definition that changed again is refused by the sidecar", async () => {
+  const stale = await api.client.request(P.workspaceApprove, { approvals: [{ server: "proj", definitionHash: "0".repeat(64) }] });
+  assert.deepEqual(stale.approved, []);
+  assert.deepEqual(stale.notApproved, [{ server: "proj", reason: "The definition changed again since it was shown; review it again." }]);
+});
+
+test("restoring the project file is a change too: approved, proj runs its original definition again", async () => {
+  const file = projectFile();
+  const { asked, restore } = answerApprovals(["Approve and Start"]);
+  try {
+    writeFileSync(file.path, file.withArgs());
+    await waitFor("the approval modal", () => asked.length >= 1, 30_000);
+    assert.equal(asked[0]?.options.detail, `It would run:\n${file.argsLine()}\n\n${REVIEW_HINT}`);
+    await waitFor("proj to run again", () => api.store.row("proj")?.state === "connected" && api.store.pendingApprovals.length === 0, 30_000);
+  } finally {
+    restore();
+  }
 });
 
 // ------------------------------------------------------------------ chat tools

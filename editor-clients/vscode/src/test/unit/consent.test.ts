@@ -5,6 +5,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
+  approvalKey,
+  approvalQuestion,
   autoApprovedServers,
   CALL_CONFIRMATION_TITLE,
   callConfirmation,
@@ -132,4 +134,29 @@ test("a tool that is not active is named inertly and still shows the arguments",
 
 test("oneLine folds whitespace and drops invisible characters", () => {
   assert.equal(oneLine(" a\n\tb \u200bc\u202e "), "a b c");
+});
+
+test("an approval question shows the server, new or changed, and the exact command line", () => {
+  const changed = approvalQuestion(
+    { server: "proj", change: "changed", definitionHash: "h1", transport: "stdio", summary: "python evil.py --x (cwd: /w; env: TOKEN)" },
+    "MCP: Review Project Server Changes",
+  );
+  assert.deepEqual(changed, {
+    message: "The project's .mcp.json changed the MCP server 'proj'. Start it with the new definition?",
+    detail:
+      "It would run:\npython evil.py --x (cwd: /w; env: TOKEN)\n\n" +
+      "Approve only if you expected this change (for example from a pull you made). " +
+      "Cancel keeps 'proj' disabled; run \"MCP: Review Project Server Changes\" to be asked again.",
+  });
+  const added = approvalQuestion(
+    { server: "web", change: "new", definitionHash: "h2", transport: "http", summary: "https://mcp.example/mcp (headers: Authorization)\n\u202e" },
+    "R",
+  );
+  assert.equal(added.message, "The project's .mcp.json defines a new MCP server 'web'. Start it?");
+  assert.ok(added.detail.startsWith("It would connect to:\nhttps://mcp.example/mcp (headers: Authorization)\n\n"), added.detail);
+});
+
+test("an approval is keyed by server and definition hash", () => {
+  assert.equal(approvalKey({ server: "proj", definitionHash: "abc" }), "proj\nabc");
+  assert.notEqual(approvalKey({ server: "proj", definitionHash: "abc" }), approvalKey({ server: "proj", definitionHash: "abd" }));
 });

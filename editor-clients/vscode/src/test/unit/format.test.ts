@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
-  candidateItem, catalogSummary, describeError, languageFor, mergeRow, serverDescription, serverLine, statusBarModel, watchMessage,
+  candidateItem, catalogSummary, describeError, languageFor, mergeRow, serverDescription, serverLine, stateIcon, statusBarModel, watchMessage,
 } from "../../format";
 import type { StatusRow } from "../../protocol";
 
@@ -31,6 +31,24 @@ test("status bar shows the client's own states", () => {
 test("a failed server's line names its diagnostic", () => {
   const failed = row("b", "failed", { lastDiagnostic: { code: "connection_failed", operation: "connect", message: "Could not start 'b'.", hint: "Check it." } });
   assert.equal(serverLine(failed), "✘ b · failed · global · stdio — Could not start 'b'.");
+});
+
+test("a project server waiting for approval shows as needing it in the status bar, its line and the view", () => {
+  const waiting = row("proj", "disabled", {
+    scope: "project",
+    approvalRequired: true,
+    lastDiagnostic: { code: "trust_required", operation: "reload", message: "The project's definition of 'proj' changed.", hint: "Approve it." },
+  });
+  const model = statusBarModel("running", [row("a", "connected"), waiting]);
+  assert.equal(model.text, "$(shield) MCP: 1 connected, 1 needs approval");
+  assert.equal(model.severity, "warning");
+  assert.equal(model.approvals, 1);
+  assert.deepEqual(model.tooltipLines, ["● a · connected · global · stdio", "⚠ proj · needs approval · project · stdio"]);
+  assert.equal(statusBarModel("running", [waiting, { ...waiting, name: "web" }]).text, "$(shield) MCP: 0 connected, 2 need approval");
+  assert.equal(serverDescription(waiting), "needs approval · project");
+  assert.deepEqual(stateIcon(waiting.state, true), { id: "shield", color: "list.warningForeground" });
+  assert.equal(statusBarModel("running", [row("a", "disabled")]).approvals, 0, "a server the person disabled needs nothing");
+  assert.equal(serverLine(row("a", "disabled")), "○ a · disabled · global · stdio");
 });
 
 test("mergeRow replaces in place and appends new servers", () => {
