@@ -177,6 +177,12 @@ local function handlers()
     [N.catalog_changed] = function()
       State.changed()
     end,
+    [N.approval_required] = function(_, params)
+      local pending = type(params) == "table" and params.pending or nil
+      vim.schedule(function()
+        require("mcp_sidecar.approvals").offer(pending)
+      end)
+    end,
     [N.active_tools_changed] = function(_, params)
       if type(params) == "table" and params.removed and #params.removed > 0 then
         notify(("Tools deactivated (%s): %s"):format(params.reason or "changed", table.concat(params.removed, ", ")))
@@ -291,6 +297,7 @@ local function start(root)
     M.request(P.m.status, nil, function(_, result)
       if result then
         State.set_servers(result.servers)
+        require("mcp_sidecar.approvals").offer(result.pendingApprovals)
       end
     end, { root = root })
   end)

@@ -1,5 +1,5 @@
 --- `:Mcp [line]`: alone it opens the status float; a few subcommands are the plugin's own
---- (search, activate, call, read, trust, restart, health); every other line is sent to the
+--- (search, activate, call, read, trust, review, restart, health); every other line is sent to the
 --- sidecar's `mcp/command`, so each documented `/mcp` command works exactly as documented.
 local Client = require("mcp_sidecar.client")
 local P = require("mcp_sidecar.protocol")
@@ -106,6 +106,12 @@ M.local_commands = {
       M.trust()
     end,
   },
+  review = {
+    complete = "server",
+    run = function(args)
+      require("mcp_sidecar.approvals").review(args[1])
+    end,
+  },
   restart = {
     run = function()
       Client.restart(nil, function()
@@ -203,11 +209,12 @@ function M.complete_login(pending, cb)
   end)
 end
 
---- A project file the sidecar just wrote stays trusted (vim.secure tracks its content hash).
----@private
-function M.after_edit(root, result)
+--- Keep a trusted project's .mcp.json trusted in vim.secure (which tracks its content hash)
+--- after a change the person made or approved, so the next start does not ask again.
+---@param root string
+function M.keep_trusted(root)
   local entry = Client.roots[root]
-  if not (edits[result.command] and entry and entry.trusted) then
+  if not (entry and entry.trusted) then
     return
   end
   local path = root .. "/.mcp.json"
@@ -217,6 +224,15 @@ function M.after_edit(root, result)
     vim.cmd.checktime(buf)
     pcall(vim.secure.trust, { action = "allow", bufnr = buf })
   end
+end
+
+--- A project file the sidecar just wrote stays trusted.
+---@private
+function M.after_edit(root, result)
+  if not edits[result.command] then
+    return
+  end
+  M.keep_trusted(root)
   if result.data and result.data.server then
     State.changed()
   end

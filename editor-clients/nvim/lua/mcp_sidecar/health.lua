@@ -104,6 +104,8 @@ function M.check()
     if row.state == "failed" then
       local d = row.lastDiagnostic or {}
       error(line .. ": " .. (d.message or "failed"), d.hint and { d.hint } or nil)
+    elseif row.approvalRequired then
+      warn(line .. ": its project definition is new or changed and waits for approval", { "Review it: :Mcp review " .. row.name })
     elseif row.state == "disabled" then
       info(line)
     else

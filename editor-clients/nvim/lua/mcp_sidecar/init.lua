@@ -154,7 +154,15 @@ function M._deliver_prompt(snapshot, text)
   return "register"
 end
 
---- Statusline component: "MCP ●2 ✘1" (connected / failed), "" when the sidecar is not running.
+--- Ask again about project servers whose definitions changed on disk and wait for approval
+--- (vim.ui.select per server, showing what it would run); `server` limits it to one.
+---@param server? string
+---@param cb? fun(count: integer) how many questions were asked
+function M.review(server, cb)
+  require("mcp_sidecar.approvals").review(server, cb)
+end
+
+--- Statusline component: "MCP ●2 ✘1 ⚠1" (connected / failed / waiting for approval), "" when the sidecar is not running.
 ---@return string
 function M.status()
   if State.sidecar == "missing" then
@@ -163,10 +171,12 @@ function M.status()
   if State.sidecar ~= "running" then
     return ""
   end
-  local connected, failed, total = 0, 0, 0
+  local connected, failed, approvals, total = 0, 0, 0, 0
   for _, row in pairs(State.servers) do
     total = total + 1
-    if row.state == "connected" then
+    if row.approvalRequired then
+      approvals = approvals + 1
+    elseif row.state == "connected" then
       connected = connected + 1
     elseif row.state == "failed" then
       failed = failed + 1
@@ -175,6 +185,9 @@ function M.status()
   local text = ("MCP %s%d"):format(Config.icons.connected, connected)
   if failed > 0 then
     text = text .. (" %s%d"):format(Config.icons.failed, failed)
+  end
+  if approvals > 0 then
+    text = text .. (" %s%d"):format(Config.icons.approval, approvals)
   end
   if total == 0 then
     text = "MCP"

@@ -24,6 +24,7 @@ M.requests = {
   config_reload = "mcp/config/reload",
   config_import = "mcp/config/import",
   workspace_set_trusted = "mcp/workspace/setTrusted",
+  workspace_approve = "mcp/workspace/approve",
   auth_login = "mcp/auth/login",
   auth_complete_login = "mcp/auth/completeLogin",
   auth_logout = "mcp/auth/logout",
@@ -46,6 +47,7 @@ M.notifications = {
   active_tools_changed = "mcp/activeToolsChanged",
   resource_updated = "mcp/resourceUpdated",
   watches_cleared = "mcp/watchesCleared",
+  approval_required = "mcp/approvalRequired",
 }
 
 -- Named in DESIGN.md but not served by every sidecar version yet. The plugin calls them and

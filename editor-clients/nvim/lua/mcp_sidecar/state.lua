@@ -8,6 +8,8 @@ M.servers = {}
 M.tool_ids = {}
 ---@type table<string, boolean> "server uri" -> true (watched resources reported by the sidecar)
 M.watched = {}
+---@type table<string, mcp_sidecar.PendingApproval> server -> the changed project definition waiting for approval
+M.pending = {}
 M.sidecar = "stopped" ---@type "stopped"|"running"|"missing"
 
 local function changed()
@@ -67,6 +69,7 @@ function M.set_sidecar(value)
     M.sidecar = value
     if value ~= "running" then
       M.servers = {}
+      M.pending = {}
     end
     changed()
   end

@@ -113,13 +113,13 @@ end)
 describe(":Mcp completion", function()
   it("completes subcommands, options, option values, server names and tool ids", function()
     local subs = vim.fn.getcompletion("Mcp ", "cmdline")
-    for _, name in ipairs({ "add", "list", "search", "activate", "call", "read", "tools", "reconnect", "help" }) do
+    for _, name in ipairs({ "add", "list", "search", "activate", "call", "read", "tools", "reconnect", "review", "help" }) do
       check.contains(subs, name)
     end
-    check.eq({ "reconnect", "refresh", "reload", "remove", "read", "restart" }, (function()
+    check.eq({ "reconnect", "refresh", "reload", "remove", "read", "restart", "review" }, (function()
       local r = vim.fn.getcompletion("Mcp re", "cmdline")
       table.sort(r, function(a, b)
-        local order = { reconnect = 1, refresh = 2, reload = 3, remove = 4, read = 5, restart = 6 }
+        local order = { reconnect = 1, refresh = 2, reload = 3, remove = 4, read = 5, restart = 6, review = 7 }
         return order[a] < order[b]
       end)
       return r
@@ -404,6 +404,141 @@ describe("chat integrations", function()
     end, 15000, "codecompanion v20 output")
     check.eq("success", v20.status)
     check.matches("basic%.add", v20.data)
+  end)
+end)
+
+describe("approvals of changed project servers", function()
+  local path = ROOT .. "/.mcp.json"
+  local original -- the proj definition scripts/test.sh wrote
+  local calls, answer = {}, nil
+  local real_select = vim.ui.select
+
+  before_each(function()
+    if not original then
+      original = vim.json.decode(table.concat(vim.fn.readfile(path), "\n")).mcpServers.proj
+    end
+    calls = {}
+    _G.notes = {}
+    -- A person at vim.ui.select: record what was asked, pick `answer`.
+    vim.ui.select = function(items, opts, on_choice)
+      table.insert(calls, { items = items, prompt = opts.prompt, kind = opts.kind })
+      local index = answer and vim.fn.index(items, answer) + 1 or nil
+      vim.schedule(function()
+        on_choice(answer, index)
+      end)
+    end
+  end)
+  after_each(function()
+    vim.ui.select = real_select
+  end)
+
+  --- Rewrite .mcp.json on disk (as a `git pull` would) with proj's args plus `extra`.
+  local function rewrite(extra)
+    local args = vim.list_extend(vim.deepcopy(original.args), extra)
+    vim.fn.writefile({ vim.json.encode({ mcpServers = { proj = { command = original.command, args = args } } }) }, path)
+    return table.concat(vim.list_extend({ original.command }, args), " ")
+  end
+
+  local function proj_row()
+    for _, row in ipairs(status_sync().servers) do
+      if row.name == "proj" then
+        return row
+      end
+    end
+  end
+
+  it("asks with vim.ui.select showing the new command line; approving starts the server", function()
+    answer = "Approve and start"
+    local line = rewrite({ "--resources" })
+    wait_for(function()
+      return #calls >= 1
+    end, 20000, "vim.ui.select")
+    check.eq({ "Approve and start", "Keep disabled" }, calls[1].items)
+    check.eq("mcp_sidecar.approval", calls[1].kind)
+    check.eq("The project's .mcp.json changed the MCP server 'proj'. It would run: " .. line .. ". Start it?", calls[1].prompt)
+    local note = wait_for(function()
+      return find_note("Approved 'proj'")
+    end, 20000, "approval")
+    check.eq("Approved 'proj'; it runs: " .. line, note.msg)
+    check.eq("connected", proj_row().state)
+    local err, tools = Client.request_sync("mcp/server/tools", { server = "proj" }, 15000)
+    check.eq(nil, err)
+    local names_ = vim.tbl_map(function(t)
+      return t.name
+    end, tools.tools)
+    check.contains(names_, "notify_changes", "the approved --resources definition runs")
+    check.eq("allowed", Client.trust_state(path), "Neovim's trust follows the approved file")
+    check.eq(1, #calls, "asked once")
+  end)
+
+  it("declining keeps it disabled with trust_required, asks once per change, and :Mcp review asks again", function()
+    answer = "Keep disabled"
+    local line = rewrite({ "--resources", "--prompts" })
+    wait_for(function()
+      return #calls >= 1
+    end, 20000, "vim.ui.select")
+    check.eq("The project's .mcp.json changed the MCP server 'proj'. It would run: " .. line .. ". Start it?", calls[1].prompt)
+    wait_for(function()
+      return find_note("Kept 'proj' disabled")
+    end, 10000, "declined")
+    local result = status_sync()
+    local row
+    for _, r in ipairs(result.servers) do
+      row = r.name == "proj" and r or row
+    end
+    check.eq("disabled", row.state)
+    check.eq(true, row.approvalRequired)
+    check.eq("trust_required", row.lastDiagnostic.code)
+    check.eq(1, #result.pendingApprovals)
+    local pending = result.pendingApprovals[1]
+    check.eq({ "proj", "changed", "stdio", line }, { pending.server, pending.change, pending.transport, pending.summary })
+    wait_for(function()
+      return mcp.status():find("⚠1", 1, true)
+    end, 5000, "statusline marks the server")
+    check.eq("changed", Client.trust_state(path), "a declined change does not become trusted")
+    vim.cmd("Mcp")
+    local view = require("mcp_sidecar.ui.status").view
+    local float = wait_for(function()
+      local t = lines(view.buf)
+      return t:find("⚠ proj", 1, true) and t
+    end, 10000, "status float")
+    check.truthy(float:find(" ⚠ proj: changed in .mcp.json, needs approval (a); it would run: " .. line, 1, true), float)
+    check.matches("a review change", float)
+    close_extra_windows()
+    -- Once per (server, hash): the same pending set again asks nothing.
+    check.eq(0, require("mcp_sidecar.approvals").offer(result.pendingApprovals))
+    check.eq(1, #calls)
+
+    answer = "Approve and start"
+    vim.cmd("Mcp review")
+    wait_for(function()
+      return #calls >= 2
+    end, 15000, "asked again")
+    check.eq(calls[1].prompt, calls[2].prompt)
+    wait_for(function()
+      return find_note("Approved 'proj'")
+    end, 20000, "approval")
+    check.eq("connected", proj_row().state)
+    local err, found = async(function(cb)
+      mcp.discover("", { kind = "prompts", server = "proj" }, cb)
+    end)
+    check.eq(nil, err)
+    check.eq("summarize_notes", vim.iter(found.candidates):find(function(c)
+      return c.name == "summarize_notes"
+    end).name, "the approved --prompts definition runs")
+    check.eq("allowed", Client.trust_state(path))
+  end)
+
+  it("restoring the file is a change too; approving runs the original definition again", function()
+    answer = "Approve and start"
+    local line = rewrite({})
+    wait_for(function()
+      return find_note("Approved 'proj'")
+    end, 20000, "approval")
+    check.eq("The project's .mcp.json changed the MCP server 'proj'. It would run: " .. line .. ". Start it?", calls[1].prompt)
+    check.eq(nil, next(State.pending))
+    check.eq("allowed", Client.trust_state(path))
+    check.eq(nil, mcp.status():find("⚠", 1, true))
   end)
 end)
 

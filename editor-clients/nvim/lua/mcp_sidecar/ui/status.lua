@@ -1,5 +1,6 @@
---- The status float (`:Mcp`): the server matrix, configuration files and trust, with keys
---- acting on the server under the cursor. Refreshes on `mcp/serverStatus`.
+--- The status float (`:Mcp`): the server matrix, changed project servers waiting for approval,
+--- configuration files and trust, with keys acting on the server under the cursor. Refreshes
+--- on `mcp/serverStatus`.
 local Client = require("mcp_sidecar.client")
 local Float = require("mcp_sidecar.ui.float")
 local P = require("mcp_sidecar.protocol")
@@ -15,6 +16,7 @@ M.keys = {
   { "e", "enable", "enable" },
   { "d", "disable", "disable" },
   { "l", "logs", "logs" },
+  { "a", "review", "review change" },
   { "s", nil, "search" },
 }
 
@@ -39,6 +41,20 @@ function M.render(result)
     if second and names[second] then
       rows[#lines] = second
     end
+  end
+  local waiting = vim.tbl_values(State.pending)
+  table.sort(waiting, function(a, b)
+    return a.server < b.server
+  end)
+  if #waiting > 0 then
+    table.insert(lines, "")
+  end
+  for _, p in ipairs(waiting) do
+    local change = p.change == "new" and "new" or "changed"
+    local verb = p.transport == "http" and "connect to" or "run"
+    local summary = tostring(p.summary or ""):gsub("[%c]", " ")
+    table.insert(lines, (" ⚠ %s: %s in .mcp.json, needs approval (a); it would %s: %s"):format(p.server, change, verb, summary))
+    rows[#lines] = p.server
   end
   table.insert(lines, "")
   for _, file in ipairs(data.configFiles or {}) do
@@ -115,6 +131,10 @@ function M.open(cb)
       local server = server_under_cursor()
       if not server then
         return vim.notify("Move the cursor to a server row", vim.log.levels.INFO, { title = "mcp" })
+      end
+      if key[2] == "review" then
+        Float.close(win)
+        return require("mcp_sidecar.approvals").review(server)
       end
       require("mcp_sidecar.commands").execute(key[2] .. " " .. server, function()
         M.refresh()
