@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from mcp_sidecar.output.sanitize import json_text, one_line, strip_controls
 from mcp_sidecar.protocol.errors import SidecarError
 
 
@@ -34,9 +35,9 @@ def add_parsers(sub: Any) -> None:
 
 def _print_error(error: SidecarError, as_json: bool) -> None:
     if as_json:
-        print(json.dumps({"error": error.diagnostic.to_json()}, indent=2, ensure_ascii=False))
+        print(json_text({"error": error.diagnostic.to_json()}))
     else:
-        print(error.diagnostic.render(), file=sys.stderr)
+        print(one_line(error.diagnostic.render()), file=sys.stderr)
 
 
 async def login_or_logout(args: argparse.Namespace, project: Path) -> int:
@@ -46,7 +47,7 @@ async def login_or_logout(args: argparse.Namespace, project: Path) -> int:
     app = Sidecar.headless(project, args.trust_project)
 
     async def announce(url: str) -> bool:
-        print(f"Opening the authorization page: {url}", file=sys.stderr)
+        print(f"Opening the authorization page: {one_line(url)}", file=sys.stderr)
         return False  # then the system browser is tried
 
     app.logins.open_external = announce
@@ -60,7 +61,7 @@ async def login_or_logout(args: argparse.Namespace, project: Path) -> int:
             if pending["status"] != "pending":
                 result = pending
             else:
-                print(pending["text"], file=sys.stderr)
+                print(strip_controls(pending["text"]), file=sys.stderr)
                 print("Callback address: ", end="", file=sys.stderr, flush=True)
                 pasted = await asyncio.to_thread(sys.stdin.readline)
                 result = await auth.complete_login(app, pending["loginId"], pasted.strip())
@@ -69,7 +70,7 @@ async def login_or_logout(args: argparse.Namespace, project: Path) -> int:
         return 1
     finally:
         await app.shutdown()
-    print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else result["text"])
+    print(json_text(result) if args.json else strip_controls(result["text"]))
     return 0
 
 
