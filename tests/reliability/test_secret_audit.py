@@ -10,12 +10,14 @@ issues tokens and codes that contain the canary, and the scenario logs in and ou
 
 What is scanned: every response and error, every notification, the sidecar's log file, and
 every file under the sidecar's home and the project (configuration, catalog cache, spill
-files, locks and temporary files).
+files, locks and temporary files), for every 8-character piece of the canary, not only the
+whole of it: a secret cut in two (a log line cut before redaction, say) leaks its start.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,12 +29,24 @@ from pygls.exceptions import JsonRpcException
 from reliability.helpers import figure
 from support.keyring_env import secret_service_env
 from support.oauth import play_browser
-from support.servers import basic_stdio, fixture_stdio, free_port, http_server
+from support.servers import basic_stdio, fixture_path, fixture_stdio, free_port, http_server
 from support.sidecar import SidecarClient, start_sidecar, write_config
 
 CANARY = "RELIABILITY-CANARY-5b0e17d2"
-CANARY_VAR = "RELIABILITY_CANARY"
-"""The environment variable holding the canary, in the sidecar's environment only."""
+CANARY_VAR = "AUDIT_SECRET_REF"
+"""The environment variable holding the canary, in the sidecar's environment only. Its name
+shares no 8 characters with the canary, so the references in configuration are not leaks."""
+PIECE = 8
+PIECES = sorted({CANARY[i : i + PIECE] for i in range(len(CANARY) - PIECE + 1)})
+"""Every 8-character substring of the canary: what the scan looks for."""
+LOG_LINE_CUT = 2_000
+"""Where the sidecar cuts a line of a server's stderr (`stderr_log.MAX_LINE_CHARS`)."""
+BEFORE_CUT = 13
+"""How much of the canary a stderr line holds before the cut (cutting before redacting leaked it)."""
+
+
+def leaked_pieces(text: str) -> list[str]:
+    return [piece for piece in PIECES if piece in text]
 
 
 @dataclass
@@ -80,13 +94,43 @@ def secret_command(s: Scenario) -> dict[str, Any]:
     }
 
 
+def stderr_across_the_cut(s: Scenario) -> dict[str, Any]:
+    """Servers that print a secret on stderr so that it straddles the log's 2,000-character cut:
+    from the environment, in a header-like `Authorization: Bearer` line, and from a `!command`."""
+    secret_file = s.tmp / "cut-secret.txt"
+    secret_file.write_text(CANARY + "\n", encoding="utf-8")
+
+    def printing(label: str, variable: str, value_prefix: str = "", **env: str) -> dict[str, Any]:
+        """`sh` prints `000...label$variable tail` on stderr (the canary BEFORE_CUT characters
+        before the cut), then runs basic.py; `value_prefix` is what the variable holds before it."""
+        pad = LOG_LINE_CUT - BEFORE_CUT - len(label) - len(value_prefix)
+        script = f'printf "%0{pad}d%s%s tail\\n" 0 "{label}" "${variable}" >&2; exec "$@"'
+        return {
+            "command": "sh",
+            "args": ["-c", script, "sh", sys.executable, str(fixture_path("basic.py")), "stdio"],
+            "env": env,
+        }
+
+    return {
+        "cut-env": printing("token=", "T", T=f"${{{CANARY_VAR}}}"),
+        "cut-header": printing("Authorization: ", "AUTH", "Bearer ", AUTH=f"Bearer ${{{CANARY_VAR}}}"),
+        "cut-command": printing("secret: ", "T", T=f"!cat {secret_file}"),
+    }
+
+
 def oauth_tokens(s: Scenario) -> dict[str, Any]:
     """OAuth: every access token, refresh token and authorization code the server issues
     starts with the canary; the scenario logs in (tokens go to a real Secret Service)."""
     return {"oauth": {"url": s.oauth_url, "oauthCallbackPort": free_port()}}
 
 
-CANARY_SOURCES: list[CanarySource] = [env_reference, header_reference, secret_command, oauth_tokens]
+CANARY_SOURCES: list[CanarySource] = [
+    env_reference,
+    header_reference,
+    secret_command,
+    stderr_across_the_cut,
+    oauth_tokens,
+]
 
 
 class Transcript:
@@ -149,8 +193,7 @@ async def test_the_canary_never_appears(scenario: Scenario, home: Path, tmp_path
             # A result over the output limits goes to a spill file.
             await t.send("mcp/callTool", {"id": f"{name}.echo", "arguments": {"text": "line\n" * 3000}})
             await t.send("mcp/server/refresh", {"server": name})
-        for name in servers:
-            await t.send("mcp/server/logs", {"server": name})
+        logs = {name: await t.send("mcp/server/logs", {"server": name}) for name in servers}
         await t.send("mcp/server/reconnect", {"server": "command-env"})
         await t.send("mcp/command", {"line": "/mcp list"})
         for name in ("env-ref", "command-header"):
@@ -188,15 +231,24 @@ async def test_the_canary_never_appears(scenario: Scenario, home: Path, tmp_path
     assert log, "the scenario must produce a log to scan"
     assert spills, "the scenario must produce spill files to scan"
     assert any("token" in text and "***" in text for text in t.texts), "the stderr log view was not exercised"
-    leaks = [text[:200] for text in answered if CANARY in text]
-    leaks += [str(p) for p in written if CANARY.encode() in p.read_bytes()]
+    leaks = [(text[:120], piece) for text in answered for piece in leaked_pieces(text)]
+    for path in written:
+        leaks += [(str(path), piece) for piece in leaked_pieces(path.read_bytes().decode("utf-8", "replace"))]
     figure(
         "secret audit",
         f"{len(CANARY_SOURCES)} canary sources, {len(servers)} servers; scanned {len(t.texts)} answers, "
         f"{sum(len(v) for v in sidecar.notifications.values())} notifications, {len(written)} files "
-        f"({len(spills)} spill), {len(log):,} bytes of log: {len(leaks)} leak(s)",
+        f"({len(spills)} spill), {len(log):,} bytes of log for {len(PIECES)} {PIECE}-character pieces of the "
+        f"canary: {len(leaks)} leak(s)",
     )
     assert leaks == []
+    # Each line with the canary across the cut was stored with the canary replaced.
+    for name in ("cut-env", "cut-header", "cut-command"):
+        lines = [line["text"] for line in (logs[name] or {"lines": []})["lines"]]
+        cut = [text for text in lines if len(text) > LOG_LINE_CUT - BEFORE_CUT]
+        assert len(cut) == 1, (name, [t[-60:] for t in lines])
+        # Redacted first, the line is short enough to keep whole: nothing of it was cut.
+        assert cut[0].endswith("*** tail"), (name, cut[0][-60:])
     # The secrets were really used: every server that needs one connected and answered.
     assert logged_in is not None
     assert logged_in["status"] == "completed"

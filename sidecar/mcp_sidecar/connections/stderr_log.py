@@ -1,8 +1,17 @@
-"""A bounded, redacted log of one server's stderr, read from a pipe without blocking."""
+"""A bounded, redacted log of one server's stderr, read from a pipe without blocking.
+
+Secret values are replaced before a line is cut to MAX_LINE_CHARS, never after: cutting
+first would keep the start of a secret that straddles the cut (its end, which the
+replacement looks for, having been cut away). A line longer than the log keeps is held only
+as far as redaction needs (MAX_LINE_CHARS plus the longest secret); the rest of it, up to its
+newline, is dropped as it arrives, so an endless line costs no memory and its continuation
+never shows up as lines of its own.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import os
 import time
 from collections import deque
@@ -11,6 +20,9 @@ from typing import IO
 
 MAX_LINES = 500
 MAX_LINE_CHARS = 2_000
+CUT_MARK = " …"
+"""Appended to a line that was cut."""
+REDACTED = "***"
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,46 +31,115 @@ class LogLine:
     text: str
 
 
+def redact_and_cut(text: str, secrets: tuple[str, ...], limit: int, complete: bool = True) -> str:
+    """`text` with every occurrence of every secret replaced, then cut to `limit` characters.
+
+    `complete` is False when `text` is only the start of a longer line: a secret may then
+    begin near its end and go on past it, so the last (longest secret - 1) characters are
+    not shown (they could be the start of a secret) and the result is marked as cut.
+    """
+    longest = max((len(s) for s in secrets), default=0)
+    visible = len(text) if complete else max(0, len(text) - max(0, longest - 1))
+    spans: list[tuple[int, int]] = []
+    for secret in secrets:
+        start = text.find(secret)
+        while start != -1:
+            spans.append((start, start + len(secret)))
+            start = text.find(secret, start + 1)  # overlapping occurrences too
+    spans.sort()
+    pieces: list[str] = []
+    position = 0
+    for start, end in spans:
+        if start >= visible:
+            break
+        if end <= position:
+            continue  # inside a span already replaced
+        if start > position:
+            pieces.append(text[position:start])
+            pieces.append(REDACTED)
+        elif not pieces:
+            pieces.append(REDACTED)
+        # else: overlaps or touches the span just replaced, which now reaches `end`
+        position = end
+    if position < visible:
+        pieces.append(text[position:visible])
+    out = "".join(pieces)
+    if len(out) > limit:
+        return out[:limit] + CUT_MARK
+    return out if complete else out + CUT_MARK
+
+
+def secret_parts(secrets: frozenset[str]) -> tuple[str, ...]:
+    """The values to look for, longest first: each secret, and each line of a multi-line one
+    (a log line never holds a newline, so a PEM key is found line by line)."""
+    parts = set(secrets)
+    for secret in secrets:
+        if "\n" in secret:
+            parts.update(p for line in secret.split("\n") if len(p := line.strip("\r")) >= 4)
+    return tuple(sorted((p for p in parts if p), key=len, reverse=True))
+
+
 class StderrLog:
-    """Keeps the last MAX_LINES lines; secret values are replaced before a line is stored."""
+    """Keeps the last MAX_LINES lines; secret values are replaced before a line is cut and stored."""
 
     def __init__(self) -> None:
         self.lines: deque[LogLine] = deque(maxlen=MAX_LINES)
         self.dropped = 0
-        self._partial = ""
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._partial: list[str] = []
+        self._partial_chars = 0
+        self._overflowed = False
+        """The current line was already stored cut; the rest of it is dropped up to its newline."""
         self._secrets: tuple[str, ...] = ()
+        self._held = MAX_LINE_CHARS
 
     def set_secrets(self, secrets: frozenset[str]) -> None:
-        # Longest first, so a secret that contains another is replaced whole.
-        self._secrets = tuple(sorted(secrets, key=len, reverse=True))
+        self._secrets = secret_parts(secrets)
+        # Enough of a long line to find every secret that starts before the cut.
+        self._held = MAX_LINE_CHARS + max((len(s) for s in self._secrets), default=0)
 
     def redact(self, text: str) -> str:
-        for secret in self._secrets:
-            if secret in text:
-                text = text.replace(secret, "***")
-        return text
+        return redact_and_cut(text, self._secrets, limit=len(text) * len(REDACTED))
 
     def feed(self, data: bytes) -> None:
-        text = self._partial + data.decode("utf-8", errors="replace")
-        *complete, self._partial = text.split("\n")
-        if len(self._partial) > MAX_LINE_CHARS:
-            complete.append(self._partial)
-            self._partial = ""
-        for line in complete:
-            self.add(line)
+        # An incremental decoder: a character split between two reads is not turned into
+        # replacement characters (which would also hide a secret holding it from redaction).
+        self._take(self._decoder.decode(data))
+
+    def _take(self, text: str) -> None:
+        *complete, rest = text.split("\n")
+        for piece in complete:
+            if self._overflowed:
+                self._overflowed = False  # the end of the line already stored cut
+            else:
+                # Whole (at most the held part and one read): redacted whole, then cut.
+                self._partial.append(piece)
+                self.add("".join(self._partial))
+            self._partial, self._partial_chars = [], 0
+        if rest and not self._overflowed:
+            self._partial.append(rest)
+            self._partial_chars += len(rest)
+            if self._partial_chars > self._held:
+                # No end in sight: keep the start, redacted as far as it can be, drop the rest.
+                start = "".join(self._partial)[: self._held]
+                self._store(redact_and_cut(start, self._secrets, MAX_LINE_CHARS, complete=False))
+                self._partial, self._partial_chars = [], 0
+                self._overflowed = True
 
     def add(self, line: str) -> None:
-        line = line.rstrip("\r")
-        if len(line) > MAX_LINE_CHARS:
-            line = line[:MAX_LINE_CHARS] + " …"
+        """Store one complete line: redacted whole, then cut to MAX_LINE_CHARS."""
+        self._store(redact_and_cut(line.rstrip("\r"), self._secrets, MAX_LINE_CHARS))
+
+    def _store(self, text: str) -> None:
         if len(self.lines) == self.lines.maxlen:
             self.dropped += 1
-        self.lines.append(LogLine(time.time(), self.redact(line)))
+        self.lines.append(LogLine(time.time(), text))
 
     def flush(self) -> None:
-        if self._partial:
-            self.add(self._partial)
-            self._partial = ""
+        self._take(self._decoder.decode(b"", final=True))
+        if self._partial and not self._overflowed:
+            self.add("".join(self._partial))
+        self._partial, self._partial_chars, self._overflowed = [], 0, False
 
 
 class _PipeProtocol(asyncio.Protocol):
