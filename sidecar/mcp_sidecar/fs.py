@@ -1,10 +1,14 @@
-"""File writes that never leave half a file behind."""
+"""File writes that never leave half a file behind, and private directories checked on every use."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import secrets
+import stat
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,3 +32,112 @@ def atomic_write(path: Path, text: str | bytes, mode: int = 0o600) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+# -- private directories ----------------------------------------------------------------------
+
+PRIVATE_DIR_MODE = 0o700
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+
+
+class UnsafeDirectory(Exception):
+    """A private directory (spill files, catalog cache) that is not safe to use: a symbolic
+    link, not a directory, or owned by another user. Nothing in it is read, written or removed."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(f"{path} {why}")
+        self.path = path
+        self.why = why
+
+
+@contextlib.contextmanager
+def private_directory(path: Path, *, create: bool) -> Iterator[int | None]:
+    """An open descriptor of `path`, checked to be a real directory owned by this user and made
+    0700; None when it does not exist and `create` is false.
+
+    Every use opens the directory anew without following a symbolic link and checks what was
+    opened, so callers work inside it through the descriptor (`dir_fd`), never through a path
+    that could be swapped for a link after the check. Its parents are the user's own choice
+    (a home directory on a symlink is common) and are followed.
+    """
+    if not (_NOFOLLOW and _DIRECTORY and hasattr(os, "getuid")):
+        raise UnsafeDirectory(path, "cannot be checked on this platform")
+    if create:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(path, PRIVATE_DIR_MODE)  # what exists already is checked below
+    try:
+        fd = os.open(path, os.O_RDONLY | _DIRECTORY | _NOFOLLOW)
+    except FileNotFoundError:
+        if create:
+            raise
+        yield None
+        return
+    except OSError as exc:
+        if os.path.islink(path):
+            raise UnsafeDirectory(path, "is a symbolic link") from None
+        if exc.errno == errno.ENOTDIR:
+            raise UnsafeDirectory(path, "is not a directory") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if info.st_uid != os.getuid():
+            raise UnsafeDirectory(path, "is owned by another user")
+        if stat.S_IMODE(info.st_mode) != PRIVATE_DIR_MODE:
+            os.fchmod(fd, PRIVATE_DIR_MODE)  # ours, from a looser umask
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def create_private_file(dir_fd: int, name: str, mode: int = 0o600) -> int:
+    """A new file in a checked directory: created exclusively, never through a link."""
+    return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, mode, dir_fd=dir_fd)
+
+
+def write_new_file(dir_fd: int, name: str, write: Callable[[IO[bytes]], object], mode: int = 0o600) -> int:
+    """Create `name` in a checked directory and fill it with `write`; return its size.
+
+    A write that fails part of the way (a full disk, the file size limit) removes the
+    partial file: half a result must not stay behind looking like a whole one.
+    """
+    fd = create_private_file(dir_fd, name, mode)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+            handle.flush()
+            return os.fstat(handle.fileno()).st_size
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=dir_fd)
+        raise
+
+
+def atomic_write_at(dir_fd: int, name: str, data: bytes, mode: int = 0o600) -> None:
+    """`atomic_write` inside a checked directory: a temporary file, fsync, rename, all by `dir_fd`."""
+    tmp = f".{name}.{secrets.token_hex(6)}.tmp"
+    fd = create_private_file(dir_fd, tmp, mode)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+
+
+def read_private_file(dir_fd: int, name: str, limit: int) -> bytes:
+    """A regular file of this user's in a checked directory, at most `limit` bytes (else ValueError)."""
+    fd = os.open(name, os.O_RDONLY | _NOFOLLOW, dir_fd=dir_fd)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+            raise ValueError("not a regular file of this user's")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError("larger than the limit")
+    return data

@@ -200,3 +200,71 @@ def test_invalidate_removes_the_entry_and_tolerates_absence(cache: ToolCache) ->
     assert cache.load("k", now=NOW) is None
     cache.invalidate("k")
     cache.invalidate("never-stored")
+
+
+# -- the directory is checked on every use ----------------------------------------------------
+
+NOBODY = 65534
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to chown to another user")
+
+
+def planted(directory: Path, key: str) -> Path:
+    """A valid cache file, written where the sidecar must not take it from."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"tools-{key}.json"
+    payload = {"version": FORMAT_VERSION, "key": key, "server": "basic", "fetchedAt": NOW, "tools": TOOLS}
+    path.write_text(json.dumps(payload), encoding="utf-8")
+    os.chmod(directory, 0o755)
+    return path
+
+
+def refused_everything(cache: ToolCache, victim: Path, path: Path, caplog: pytest.LogCaptureFixture, why: str) -> None:
+    before = path.read_bytes()
+    assert cache.load("k", now=NOW) is None
+    cache.store("k", "basic", TOOLS[:1], NOW)
+    cache.store("other", "basic", TOOLS[:1], NOW)
+    cache.invalidate("k")
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in victim.iterdir()) == ["tools-k.json"]
+    assert mode(victim) == 0o755
+    warning = (
+        f"[directory_unsafe] The catalog cache directory {cache.directory} {why}; it is not read, written or cleaned."
+    )
+    assert caplog.text.count(warning) == 1  # once, not on every lookup
+
+
+def test_a_symlinked_directory_is_never_read_written_chmodded_or_cleaned(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    victim = tmp_path / "victim"
+    path = planted(victim, "k")
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "catalogs").symlink_to(victim)
+    refused_everything(ToolCache(tmp_path / "cache" / "catalogs"), victim, path, caplog, "is a symbolic link")
+
+
+@needs_root
+def test_a_directory_of_another_user_is_never_read_written_chmodded_or_cleaned(
+    cache: ToolCache, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = planted(cache.directory, "k")
+    for item in (cache.directory, path):
+        os.chown(item, NOBODY, NOBODY)
+    refused_everything(cache, cache.directory, path, caplog, "is owned by another user")
+
+
+@needs_root
+def test_a_file_of_another_user_in_our_directory_is_not_served(cache: ToolCache) -> None:
+    path = planted(cache.directory, "k")
+    os.chown(path, NOBODY, NOBODY)
+    assert cache.load("k", now=NOW) is None
+
+
+def test_a_symlinked_cache_file_is_not_followed(cache: ToolCache, tmp_path: Path) -> None:
+    outside = planted(tmp_path / "outside", "k")
+    cache.directory.mkdir(parents=True)
+    (cache.directory / "tools-k.json").symlink_to(outside)
+    assert cache.load("k", now=NOW) is None
+    cache.invalidate("k")  # removes the link, never its target
+    assert outside.exists()
+    assert not (cache.directory / "tools-k.json").is_symlink()

@@ -6,6 +6,12 @@ the same definition keep files of their own, so one's change notice never drops 
 other's. Files hold tool descriptors only, never a credential or an interpolated value. The
 directory is 0700 and files 0600; writes are atomic (temporary file in the same directory,
 fsync, rename), so a crash leaves the old file or the new one, never half of one.
+
+Every read, write and removal checks the directory first, like spill files do: a symbolic
+link, something other than a directory, or a directory owned by another user is refused
+(logged once as `directory_unsafe`), so nothing is served from it, written to it (or
+chmodded), or deleted in it. Inside, files are opened without following links, and only a
+regular file of this user's is served.
 """
 
 from __future__ import annotations
@@ -19,12 +25,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mcp_sidecar.fs import atomic_write
+from mcp_sidecar import fs
+from mcp_sidecar.fs import atomic_write as atomic_write  # kept importable from here
+from mcp_sidecar.protocol.errors import diagnostic
 
 log = logging.getLogger(__name__)
 
 TTL_SECONDS = 24 * 3600
 FORMAT_VERSION = 1
+MAX_FILE_BYTES = 64 * 1024 * 1024
+"""Far above any catalog the sidecar accepts (10,000 tools, 4 MiB of descriptors)."""
 
 
 def cache_key(server: str, fingerprint: str, workspace: Path | None) -> str:
@@ -35,16 +45,31 @@ def cache_key(server: str, fingerprint: str, workspace: Path | None) -> str:
 class ToolCache:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
+        self._reported: str | None = None
+        """The last refusal logged, so a refused directory is reported once, not on every lookup."""
 
-    def _path(self, key: str) -> Path:
-        return self.directory / f"tools-{key}.json"
+    def _name(self, key: str) -> str:
+        return f"tools-{key}.json"
+
+    def _refused(self, exc: fs.UnsafeDirectory) -> None:
+        if self._reported == exc.why:
+            return
+        self._reported = exc.why
+        message = f"The catalog cache directory {exc.path} {exc.why}; it is not read, written or cleaned."
+        log.warning("%s", diagnostic("directory_unsafe", "catalog cache", message).render())
 
     def load(self, key: str, now: float | None = None) -> tuple[list[dict[str, Any]], float] | None:
         """The cached descriptors and when they were fetched, or None when absent, expired or unreadable."""
-        path = self._path(key)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            with fs.private_directory(self.directory, create=False) as dir_fd:
+                if dir_fd is None:
+                    return None
+                raw = fs.read_private_file(dir_fd, self._name(key), MAX_FILE_BYTES)
+            data = json.loads(raw.decode("utf-8"))
         except FileNotFoundError:
+            return None
+        except fs.UnsafeDirectory as exc:
+            self._refused(exc)
             return None
         except (OSError, ValueError):
             log.warning("ignoring an unreadable tool cache file")
@@ -64,17 +89,23 @@ class ToolCache:
 
     def store(self, key: str, server: str, tools: list[dict[str, Any]], fetched_at: float) -> None:
         payload = {"version": FORMAT_VERSION, "key": key, "server": server, "fetchedAt": fetched_at, "tools": tools}
+        data = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         try:
-            self._ensure_directory()
-            atomic_write(self._path(key), json.dumps(payload, separators=(",", ":"), ensure_ascii=False))
+            with fs.private_directory(self.directory, create=True) as dir_fd:
+                assert dir_fd is not None
+                fs.atomic_write_at(dir_fd, self._name(key), data)
+        except fs.UnsafeDirectory as exc:
+            self._refused(exc)
         except OSError as exc:
             log.warning("could not write the tool cache: %s", type(exc).__name__)
 
     def invalidate(self, key: str) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            self._path(key).unlink()
-
-    def _ensure_directory(self) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if self.directory.stat().st_mode & 0o077:
-            os.chmod(self.directory, 0o700)
+        try:
+            with fs.private_directory(self.directory, create=False) as dir_fd:
+                if dir_fd is not None:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(self._name(key), dir_fd=dir_fd)
+        except fs.UnsafeDirectory as exc:
+            self._refused(exc)
+        except OSError as exc:
+            log.warning("could not remove a tool cache file: %s", type(exc).__name__)

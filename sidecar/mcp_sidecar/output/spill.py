@@ -1,8 +1,13 @@
 """Private spill files: where a result too large to show is saved whole.
 
 The directory is created 0700 and each file 0600 (created exclusively, never through a
-path another user could have prepared). Spill files are never deleted automatically; a
-user lists and removes them with `mcp/spill/list` and `mcp/spill/clean`.
+path another user could have prepared). Every use (a write, `mcp/spill/list`,
+`mcp/spill/clean`) opens the directory anew and checks it first: a symbolic link, something
+other than a directory, or a directory owned by another user is refused (`directory_unsafe`),
+so nothing is written there, listed or deleted. Work inside it goes through the checked
+descriptor, never the path again. A write that fails part of the way (a full disk) removes
+its partial file. Spill files are never deleted automatically; a user lists and removes them
+with `mcp/spill/list` and `mcp/spill/clean`.
 """
 
 from __future__ import annotations
@@ -13,13 +18,16 @@ import re
 import secrets
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
+from mcp_sidecar import fs
 from mcp_sidecar.config import paths
+from mcp_sidecar.protocol.errors import SidecarError, fail
 
-DIR_MODE = 0o700
+DIR_MODE = fs.PRIVATE_DIR_MODE
 FILE_MODE = 0o600
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _SUFFIXES = (".json", ".txt")
@@ -43,15 +51,8 @@ def spill_dir() -> Path:
     return paths.cache_dir() / "spill"
 
 
-def _private_dir() -> Path:
-    directory = spill_dir()
-    directory.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-    info = directory.lstat()
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-        raise SpillFailed(f"{directory} is not a directory owned by this user")
-    if stat.S_IMODE(info.st_mode) != DIR_MODE:
-        os.chmod(directory, DIR_MODE)  # an existing directory from a looser umask
-    return directory
+def refused(exc: fs.UnsafeDirectory, operation: str, outcome: str) -> SidecarError:
+    return fail("directory_unsafe", operation, f"The spill directory {exc.path} {exc.why}; {outcome}.")
 
 
 def _name(kind: str, label: str, suffix: str) -> str:
@@ -60,65 +61,83 @@ def _name(kind: str, label: str, suffix: str) -> str:
     return f"{stamp}-{kind}-{safe}-{secrets.token_hex(4)}{suffix}"
 
 
-def _create(kind: str, label: str, suffix: str) -> tuple[Path, int]:
-    path = _private_dir() / _name(kind, label, suffix)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), FILE_MODE)
-    return path, fd
+def _write(kind: str, label: str, suffix: str, fill: Callable[[IO[bytes]], object]) -> SpillFile:
+    directory = spill_dir()
+    name = _name(kind, label, suffix)
+    try:
+        with fs.private_directory(directory, create=True) as dir_fd:
+            assert dir_fd is not None
+            size = fs.write_new_file(dir_fd, name, fill, FILE_MODE)
+    except fs.UnsafeDirectory as exc:
+        raise SpillFailed(exc.why) from None
+    except OSError as exc:
+        raise SpillFailed(type(exc).__name__) from None
+    return SpillFile(directory / name, size)
 
 
 def write(kind: str, label: str, data: bytes, suffix: str = ".json") -> SpillFile:
     """Write `data` to a new private file; `kind` is call, read or complete."""
-    try:
-        path, fd = _create(kind, label, suffix)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-    except OSError as exc:
-        raise SpillFailed(type(exc).__name__) from None
-    return SpillFile(path, len(data))
+    return _write(kind, label, suffix, lambda handle: handle.write(data))
 
 
 def write_json(kind: str, label: str, value: Any) -> SpillFile:
     """`value` as JSON, encoded in chunks straight to the file (no second copy of a large result)."""
-    try:
-        path, fd = _create(kind, label, ".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(value, handle, ensure_ascii=False)
-            handle.flush()
-            size = os.fstat(handle.fileno()).st_size
-    except OSError as exc:
-        raise SpillFailed(type(exc).__name__) from None
-    return SpillFile(path, size)
+
+    def fill(handle: IO[bytes]) -> None:
+        for chunk in json.JSONEncoder(ensure_ascii=False).iterencode(value):
+            handle.write(chunk.encode("utf-8"))
+
+    return _write(kind, label, ".json", fill)
 
 
-def list_files() -> dict[str, Any]:
+def _entries(dir_fd: int) -> list[tuple[str, os.stat_result]]:
+    """Spill files in the checked directory: regular files (never links) with a spill suffix."""
+    found: list[tuple[str, os.stat_result]] = []
+    with os.scandir(dir_fd) as entries:
+        for entry in entries:
+            if not entry.name.endswith(_SUFFIXES):
+                continue
+            info = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode):
+                found.append((entry.name, info))
+    return sorted(found)
+
+
+def list_files(operation: str = "spill") -> dict[str, Any]:
     directory = spill_dir()
     files: list[dict[str, Any]] = []
-    if directory.is_dir():
-        for entry in sorted(directory.iterdir()):
-            if entry.suffix not in _SUFFIXES or not entry.is_file() or entry.is_symlink():
-                continue
-            info = entry.stat()
-            files.append({"path": str(entry), "bytes": info.st_size, "modified": info.st_mtime})
+    try:
+        with fs.private_directory(directory, create=False) as dir_fd:
+            if dir_fd is not None:
+                for name, info in _entries(dir_fd):
+                    files.append({"path": str(directory / name), "bytes": info.st_size, "modified": info.st_mtime})
+    except fs.UnsafeDirectory as exc:
+        raise refused(exc, operation, "nothing was listed") from None
     return {"directory": str(directory), "files": files, "totalBytes": sum(f["bytes"] for f in files)}
 
 
-def clean(older_than_days: float | None = None) -> dict[str, Any]:
+def clean(older_than_days: float | None = None, operation: str = "spill") -> dict[str, Any]:
     """Remove spill files (only those last modified more than `older_than_days` ago, if given)."""
     cutoff = None if older_than_days is None else time.time() - older_than_days * 86_400
+    directory = spill_dir()
     removed: list[str] = []
     kept = 0
     freed = 0
-    for item in list_files()["files"]:
-        if cutoff is not None and item["modified"] > cutoff:
-            kept += 1
-            continue
-        try:
-            os.unlink(item["path"])
-        except FileNotFoundError:
-            continue
-        except OSError:
-            kept += 1
-            continue
-        removed.append(item["path"])
-        freed += item["bytes"]
-    return {"directory": str(spill_dir()), "removed": removed, "freedBytes": freed, "kept": kept}
+    try:
+        with fs.private_directory(directory, create=False) as dir_fd:
+            for name, info in _entries(dir_fd) if dir_fd is not None else []:
+                if cutoff is not None and info.st_mtime > cutoff:
+                    kept += 1
+                    continue
+                try:
+                    os.unlink(name, dir_fd=dir_fd)  # a name in the checked directory: never a link's target
+                except FileNotFoundError:
+                    continue
+                except OSError:
+                    kept += 1
+                    continue
+                removed.append(str(directory / name))
+                freed += info.st_size
+    except fs.UnsafeDirectory as exc:
+        raise refused(exc, operation, "nothing was removed") from None
+    return {"directory": str(directory), "removed": removed, "freedBytes": freed, "kept": kept}
