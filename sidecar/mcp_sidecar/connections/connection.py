@@ -95,6 +95,8 @@ class Connection:
         self._http_status: int | None = None
         self._http_not_mcp = False
         """An HTTP answer that was neither JSON nor an event stream (an HTML page, say)."""
+        self._http_too_large = False
+        """An HTTP body or event passed the 64 MiB message limit (`http_limits`)."""
         self._garbage_lines = 0
         self.tools_stale = False
         """Set by a tools/list_changed notification; the next listing must go to the server."""
@@ -140,6 +142,7 @@ class Connection:
             server=self.name,
             http_status=self._http_status,
             http_not_mcp=self._http_not_mcp,
+            http_too_large=self._http_too_large,
             garbage_lines=self._garbage_lines,
             auth_state=self.auth_state,
             connecting=connecting,
@@ -174,6 +177,7 @@ class Connection:
         self._ready = asyncio.get_running_loop().create_future()
         self._http_status = None
         self._http_not_mcp = False
+        self._http_too_large = False
         self._garbage_lines = 0
         self._set_state("connecting")
         self._owner = tasks.spawn(self._own(operation, self._ready, self._stop), f"mcp-connection:{self.name}")
@@ -339,6 +343,8 @@ class Connection:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
+        from mcp_sidecar.connections.http_limits import SDK_EVENT_LIMIT, ResponseBound
+
         assert resolved.url is not None
         headers = {k: v for k, v in resolved.headers.items() if isinstance(v, str)}
 
@@ -358,16 +364,21 @@ class Connection:
                     kind = response.headers.get("content-type", "").lower()
                     self._http_not_mcp = not kind.startswith(("application/json", "text/event-stream"))
 
+        def too_large() -> None:
+            self._http_too_large = True
+
+        bound = ResponseBound(too_large)  # every body and event at most 64 MiB, as on stdio
         auth, self.auth_state = await self._http_auth(self) if self._http_auth is not None else (None, "none")
         timeout = self.config.request_timeout_s
         http = httpx2.AsyncClient(
             auth=auth,
             headers=headers,
             timeout=httpx2.Timeout(timeout, read=max(timeout, 300.0)),
-            event_hooks={"response": [record_status]},
+            event_hooks={"request": [bound.on_request], "response": [record_status, bound.on_response]},
             follow_redirects=False,
         )
-        return self._watched(streamable_http_client(resolved.url, http_client=http), http)
+        transport = streamable_http_client(resolved.url, http_client=http, max_sse_event_size=SDK_EVENT_LIMIT)
+        return self._watched(transport, http)
 
     @asynccontextmanager
     async def _watched(self, transport: Any, http: Any = None) -> AsyncIterator[tuple[Any, Any]]:

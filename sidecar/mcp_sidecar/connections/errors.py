@@ -23,6 +23,8 @@ class FailureContext:
     connecting: bool = False
     http_not_mcp: bool = False
     """An HTTP answer was neither JSON nor an event stream."""
+    http_too_large: bool = False
+    """An HTTP body or server-sent event passed the 64 MiB message limit (`http_limits`)."""
     auth_state: str = "none"
     """OAuth: `tokens` (stored tokens were sent), `none`, or `unavailable` (the keyring failed)."""
 
@@ -96,6 +98,11 @@ def _classify_leaf(exc: BaseException, ctx: FailureContext) -> SidecarError:
 
     if isinstance(exc, MCPError):
         code = exc.code
+        if ctx.http_too_large and code in (PARSE_ERROR, CONNECTION_CLOSED):
+            # The SDK fails an oversized JSON body as unparsable, an oversized event as a lost stream.
+            return fail(
+                "protocol_error", op, "The server's answer is larger than 64 MiB, the most one message may be.", server
+            )
         if code == REQUEST_TIMEOUT:
             what = "connect" if ctx.connecting else "answer"
             return fail("timeout", op, f"The server did not {what} within the time limit.", server)
