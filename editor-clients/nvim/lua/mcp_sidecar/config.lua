@@ -16,7 +16,7 @@ local M = {}
 ---@field icons? { connected: string, failed: string, idle: string, loaded: string, approval: string }
 local defaults = {
   cmd = nil, -- string or list: how to start the sidecar (nil: <root>/.venv/bin/mcp-sidecar, then `mcp-sidecar` on PATH)
-  args = {}, -- extra arguments for the sidecar, e.g. { "-v", "--log-file", "/tmp/mcp-sidecar.log" }
+  args = {}, -- extra arguments for the sidecar, e.g. { "-v", "--log-file", vim.fn.stdpath("log") .. "/mcp-sidecar.log" }
   env = nil, -- extra environment for the sidecar, e.g. { MCP_SIDECAR_HOME = "~/.config/my-mcp" }
   root_markers = { ".mcp.json", ".git" }, -- the workspace root is the nearest directory holding one (else the cwd)
   trust = "ask", -- the project's .mcp.json: "ask" (Neovim's trust database, :h vim.secure), true (always), false (never)
