@@ -6,16 +6,16 @@
 // description could otherwise show links, images, command links or a code block that looks
 // like the arguments.
 import type { PendingApproval, ToolDefinition } from "./protocol";
+import { stripControls } from "./sanitize";
 
-// Control characters (but tab and newline), soft hyphen, zero-width and bidirectional
-// formatting characters: they hide or reorder what a person reads.
-const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g;
+// Line and paragraph separators would break a line where the text shows none.
+const SEPARATORS = /[\u2028\u2029]/g;
 // CommonMark reads a backslash before any ASCII punctuation as that character, literally.
 const ASCII_PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]/g;
 
 /** Text without the characters that hide or reorder what is shown. */
 export function visibleText(text: string): string {
-  return text.replace(/\r\n?/g, "\n").replace(INVISIBLE, "");
+  return stripControls(text.replace(/\r\n?/g, "\n")).replace(SEPARATORS, "");
 }
 
 /**
