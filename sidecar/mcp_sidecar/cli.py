@@ -15,7 +15,10 @@ import json
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp_sidecar.services.app import Sidecar
 
 from mcp_sidecar import __version__
 
@@ -140,8 +143,19 @@ async def _run_line(args: argparse.Namespace, project: Path) -> int:
         return EXIT_USAGE if diag.code == "command_invalid" else EXIT_FAILED
     finally:
         await app.shutdown()
+        _report_grant(app)
     print(json_text(result) if args.json else strip_controls(result["text"]))
     return 0
+
+
+def _report_grant(app: Sidecar) -> None:
+    """`--trust-project` approves the project's definitions as they are: say which were new or changed."""
+    for pending in app.granted:
+        print(
+            f"mcp-sidecar: --trust-project approved the {pending.change} project server {pending.server!r}: "
+            f"{pending.summary}",
+            file=sys.stderr,
+        )
 
 
 async def _headless(args: argparse.Namespace, project: Path) -> int:
@@ -299,6 +313,7 @@ async def _headless(args: argparse.Namespace, project: Path) -> int:
         return EXIT_FAILED
     finally:
         await app.shutdown()
+        _report_grant(app)
     not_called = isinstance(result, dict) and "activation" in result
     if args.json:
         print(json_text(result))

@@ -103,6 +103,7 @@ def create_server(app_defaults: dict[str, Any] | None = None) -> tuple[SidecarSe
             workspace=_workspace_from(params) or app.workspace,
             trusted=_bool_option(options, "trustedWorkspace", app.trusted),
             interactive=_bool_option(options, "interactive", True),
+            granted=_bool_option(options, "trustGranted", False),
         )
         window = params.capabilities.window if params.capabilities else None
         if window is not None and window.show_document is not None and window.show_document.support:

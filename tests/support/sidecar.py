@@ -97,8 +97,10 @@ async def start_sidecar(
     initialize: bool = True,
     env: dict[str, str] | None = None,
     browser: Callable[[str], Awaitable[bool]] | None = None,
+    options: dict[str, Any] | None = None,
 ) -> AsyncIterator[SidecarClient]:
-    """`browser`: declare `window/showDocument` support and answer it by calling browser(uri)."""
+    """`browser`: declare `window/showDocument` support and answer it by calling browser(uri).
+    `options`: more `initializationOptions` (e.g. `trustGranted`)."""
     server_env = {**os.environ, "MCP_SIDECAR_HOME": str(home), **(env or {})}
     command = [sys.executable, "-m", "mcp_sidecar", "-v", "--log-file", str(home / "sidecar.log")]
     if project is not None:
@@ -135,7 +137,11 @@ async def start_sidecar(
                             else None
                         ),
                         root_uri=project.as_uri() if project else None,
-                        initialization_options={"trustedWorkspace": trusted, "interactive": interactive},
+                        initialization_options={
+                            "trustedWorkspace": trusted,
+                            "interactive": interactive,
+                            **(options or {}),
+                        },
                     )
                 ),
                 30,

@@ -72,6 +72,11 @@ def toggled(result: dict[str, Any]) -> str:
     where = f"the {result['scope']} configuration ({_s(str(result['path']))})"
     if not result["changed"]:
         lines = [f"{result['server']!r} is already {state} in {where}; nothing changed."]
+        if result.get("approvalRequired"):
+            lines.append(
+                "Its project definition is new or changed since it was approved, so it still does not run: "
+                "approve it first (the editor asks; mcp/workspace/approve)."
+            )
     else:
         lines = [f"{state.capitalize()} {result['server']!r} in {where}."]
         if result["enabled"]:

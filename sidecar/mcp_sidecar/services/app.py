@@ -17,7 +17,7 @@ from mcp_sidecar import tasks
 from mcp_sidecar.catalog.disk_cache import ToolCache
 from mcp_sidecar.catalog.tools import ToolCatalog
 from mcp_sidecar.config import loader, paths
-from mcp_sidecar.config.approvals import Pending
+from mcp_sidecar.config.approvals import Approval, Pending
 from mcp_sidecar.config.loader import EffectiveConfig
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.config.validate import ConfigProblems
@@ -118,7 +118,9 @@ class Sidecar:
         self._reload_lock = asyncio.Lock()
         self.pending: dict[str, Pending] = {}
         """Project definitions waiting for the person's approval (see services/approvals.py)."""
-        self.approved_here: dict[str, str] = {}
+        self.approved_here: dict[str, Approval] = {}
+        self.granted: list[Pending] = []
+        """What the last grant of trust approved that was not approved before (the CLI reports it)."""
         """Approvals that could not be saved: they hold for this process only."""
         self._grant = approve_project and trusted
         """Trust was just granted (the CLI's --trust-project): the definitions present are approved."""
@@ -137,10 +139,15 @@ class Sidecar:
 
     # -- configuration -----------------------------------------------------------------------
 
-    def configure(self, workspace: Path | None, trusted: bool, interactive: bool) -> None:
-        """Apply the editor's `initialize` answer; a configuration already loaded is reloaded lazily."""
+    def configure(self, workspace: Path | None, trusted: bool, interactive: bool, granted: bool = False) -> None:
+        """Apply the editor's `initialize` answer; a configuration already loaded is reloaded lazily.
+
+        `granted` (`initializationOptions.trustGranted`): the person granted trust just now, so
+        the project's definitions as they are count as approved.
+        """
         changed = (workspace, trusted) != (self.workspace, self.trusted)
         self.workspace, self.trusted, self.interactive = workspace, trusted, interactive
+        self._grant = granted and trusted
         if changed and self._loaded:
             self._loaded = False
 

@@ -12,16 +12,16 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import re
 from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.config import approvals, loader
-from mcp_sidecar.config.approvals import Change, Pending, definition_hash
+from mcp_sidecar.config.approvals import UNHASHED_FIELDS, Approval, Change, Pending, changed_fields
 from mcp_sidecar.config.edit import EditRefused
 from mcp_sidecar.config.loader import EffectiveConfig
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.config.validate import ConfigProblems
 from mcp_sidecar.output.command_text import quote_word
-from mcp_sidecar.output.sanitize import strip_controls
 from mcp_sidecar.protocol.errors import fail
 
 if TYPE_CHECKING:
@@ -29,64 +29,124 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_SUMMARY_CHARS = 2000
+EXECUTION_ENV = frozenset(
+    {"PATH", "HOME", "SHELL", "BASH_ENV", "ENV", "ZDOTDIR", "TMPDIR", "PERL5OPT", "PERL5LIB", "PERLLIB"}
+    | {"RUBYOPT", "RUBYLIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH"}
+)
+EXECUTION_ENV_PREFIXES = ("LD_", "DYLD_", "PYTHON", "NODE_", "NPM_CONFIG_", "GIT_", "UV_", "PIP_", "DENO_", "BUN_")
+"""Environment variables that change which code runs: their literal values are shown, never masked."""
+_REFERENCE = re.compile(r"\$\{?[A-Za-z_]")
 
 
-def summary(server: ServerConfig) -> str:
+def visible(text: str) -> str:
+    """`text` with every character a person cannot see written as an escape (`\\u202e`), never removed:
+    what a person approves must be all there is."""
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else _escape(c) for c in text)
+
+
+def _escape(char: str) -> str:
+    point = ord(char)
+    return f"\\u{point:04x}" if point <= 0xFFFF else f"\\U{point:08x}"
+
+
+def _value(name: str, value: Any) -> str:
+    """An env or header value as the approval shows it: commands and references verbatim, other literals masked."""
+    text = str(value)
+    upper = name.upper()
+    if (
+        text.startswith("!")
+        or _REFERENCE.search(text)
+        or upper in EXECUTION_ENV
+        or upper.startswith(EXECUTION_ENV_PREFIXES)
+    ):
+        return f"{name}={text}"
+    return f"{name}=<literal hidden>"
+
+
+def summary(server: ServerConfig, changed: list[str] | None = None) -> str:
     """What the definition runs or connects to, on one line, as written (`${VAR}` unresolved).
 
-    Environment and header values are never shown, only their names: they can hold credentials.
-    Control, bidi and invisible characters are removed, so what a person approves is what they see.
+    Secret commands (`!cmd`, code that runs) and `${VAR}` references are shown verbatim; a
+    literal env or header value is masked unless its variable changes what runs (`NODE_OPTIONS`,
+    `LD_PRELOAD`, `PYTHONPATH`...). Invisible and control characters are escaped, never removed,
+    and nothing is cut: what a person approves is what they see.
     """
     raw = server.raw
+    extras: list[str] = []
     if server.transport == "stdio":
         words = [str(raw.get("command", "")), *(str(a) for a in raw.get("args", []) or [])]
         text = " ".join(quote_word(word) for word in words)
-        extras = []
         if isinstance(raw.get("cwd"), str):
             extras.append(f"cwd: {quote_word(raw['cwd'])}")
         if isinstance(raw.get("env"), dict) and raw["env"]:
-            extras.append("env: " + ", ".join(map(str, raw["env"])))
+            extras.append("env: " + ", ".join(_value(str(k), v) for k, v in raw["env"].items()))
     else:
         text = str(raw.get("url", ""))
-        extras = ["headers: " + ", ".join(map(str, raw["headers"]))] if raw.get("headers") else []
+        if isinstance(raw.get("headers"), dict) and raw["headers"]:
+            extras.append("headers: " + ", ".join(_value(str(k), v) for k, v in raw["headers"].items()))
+    others = [key for key in raw if key not in _SHOWN and key not in UNHASHED_FIELDS]
+    if others:
+        extras.append("also sets: " + ", ".join(others))
+    if changed:
+        extras.append("changed: " + ", ".join(changed))
     if extras:
         text += f" ({'; '.join(extras)})"
-    text = " ".join(strip_controls(text).split())
-    if len(text) > MAX_SUMMARY_CHARS:
-        text = text[:MAX_SUMMARY_CHARS] + f"… ({len(text) - MAX_SUMMARY_CHARS} more characters)"
-    return text
+    return visible(text)
+
+
+_SHOWN = frozenset({"type", "command", "args", "cwd", "env", "url", "headers"})
 
 
 def gate(app: Sidecar, config: EffectiveConfig) -> EffectiveConfig:
     """`config` with every unapproved project definition disabled; sets `app.pending`.
 
-    A grant of trust (`app.take_grant()`) approves the definitions present now; otherwise
-    only a workspace never seen trusted before has them approved (its first record).
+    A grant of trust (`app.take_grant()`) approves the definitions present now; nothing else
+    approves a definition that the person did not see (see `config/approvals.py`).
     """
     app.pending = {}
     if app.workspace is None or not app.trusted:
         return config
     project = {name: s for name, s in config.servers.items() if s.scope == "project"}
-    hashes = {name: definition_hash(s.raw) for name, s in project.items()}
-    grant = app.take_grant()
-    record = approvals.approved(app.workspace)
-    if grant or (record is None and not app.approved_here):
-        try:
-            approvals.record(app.workspace, hashes, only_if_new=not grant)
-        except EditRefused as exc:
-            log.warning("project approvals cannot be saved (%s); they hold for this session only", exc.code)
-            app.approved_here.update(hashes)
-        record = approvals.approved(app.workspace)
-    approved = {**(record or {}), **app.approved_here}
+    current = {name: Approval.of(s.raw) for name, s in project.items()}
+    approved = {**approvals.approved(app.workspace), **app.approved_here}
+    if app.take_grant():
+        # Said once where the grant came from (the CLI prints it): nothing is approved unseen.
+        app.granted = [
+            _pending(name, project[name], approved.get(name), current[name])
+            for name in project
+            if approved.get(name) is None or approved[name].definition_hash != current[name].definition_hash
+        ]
+        _record(app, current)
+        approved.update(current)
     servers = dict(config.servers)
     for name, server in project.items():
-        if approved.get(name) == hashes[name]:
+        before = approved.get(name)
+        if before is not None and before.definition_hash == current[name].definition_hash:
             continue
-        change: Change = "changed" if name in approved else "new"
-        app.pending[name] = Pending(name, change, hashes[name], server.transport, summary(server))
+        app.pending[name] = _pending(name, server, before, current[name])
         servers[name] = dataclasses.replace(server, disabled=True, approval_required=True)
     return EffectiveConfig(servers=servers, files=config.files, shadowed=config.shadowed)
+
+
+def _pending(name: str, server: ServerConfig, before: Approval | None, now: Approval) -> Pending:
+    change: Change = "changed" if before is not None else "new"
+    fields = changed_fields(before.fields, now.fields) if before is not None else []
+    return Pending(name, change, now.definition_hash, server.transport, summary(server, fields), tuple(fields))
+
+
+def _record(app: Sidecar, entries: dict[str, Approval]) -> None:
+    """Save approvals (blocking); when the file cannot be written they hold for this process."""
+    assert app.workspace is not None
+    app.approved_here.update(entries)
+    try:
+        approvals.record(app.workspace, entries)
+    except EditRefused as exc:
+        log.warning("project approvals cannot be saved (%s); they hold for this session only", exc.code)
+        return
+    for name in entries:
+        app.approved_here.pop(name, None)
 
 
 def pending_json(app: Sidecar) -> list[dict[str, Any]]:
@@ -108,38 +168,28 @@ async def approve(app: Sidecar, entries: list[tuple[str, str]]) -> dict[str, Any
         config = await asyncio.to_thread(loader.load, workspace, True)
     except ConfigProblems as exc:
         raise fail("configuration_invalid", op, " ".join(exc.problems)) from None
-    current = {name: definition_hash(s.raw) for name, s in config.servers.items() if s.scope == "project"}
-    approved: dict[str, str] = {}
+    current = {name: Approval.of(s.raw) for name, s in config.servers.items() if s.scope == "project"}
+    approved: dict[str, Approval] = {}
     not_approved: list[dict[str, str]] = []
     for server, digest in entries:
         if server not in current:
             not_approved.append({"server": server, "reason": "The project configuration defines no such server."})
-        elif current[server] != digest:
+        elif current[server].definition_hash != digest:
             not_approved.append(
                 {"server": server, "reason": "The definition changed again since it was shown; review it again."}
             )
         else:
-            approved[server] = digest
+            approved[server] = current[server]
     if approved:
-        try:
-            await asyncio.to_thread(approvals.record, workspace, approved)
-        except EditRefused as exc:
-            log.warning("project approvals cannot be saved (%s); they hold for this session only", exc.code)
-            app.approved_here.update(approved)
+        await asyncio.to_thread(_record, app, approved)
     summary_ = await app.reload()
     return {"approved": sorted(approved), "notApproved": not_approved, "reload": summary_.to_json()}
 
 
 def record_own_edit(app: Sidecar, names_to_definitions: dict[str, dict[str, Any]]) -> None:
     """Definitions the sidecar itself writes to the project file are approved (blocking: call in a thread)."""
-    if app.workspace is None or not names_to_definitions:
-        return
-    hashes = {name: definition_hash(definition) for name, definition in names_to_definitions.items()}
-    try:
-        approvals.record(app.workspace, hashes)
-    except EditRefused as exc:
-        log.warning("project approvals cannot be saved (%s); they hold for this session only", exc.code)
-        app.approved_here.update(hashes)
+    if app.workspace is not None and names_to_definitions:
+        _record(app, {name: Approval.of(definition) for name, definition in names_to_definitions.items()})
 
 
 def forget_removed(app: Sidecar, names: list[str]) -> None:

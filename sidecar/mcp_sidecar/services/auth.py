@@ -22,7 +22,7 @@ from mcp_sidecar import tasks
 from mcp_sidecar.config.interpolate import MissingVariable, resolve
 from mcp_sidecar.config.model import DEFAULT_OAUTH_CALLBACK_PORT
 from mcp_sidecar.connections.errors import leaves
-from mcp_sidecar.protocol.errors import SidecarError, fail, invalid_params
+from mcp_sidecar.protocol.errors import SidecarError, fail, invalid_params, refused_disabled
 
 if TYPE_CHECKING:
     from mcp.shared.auth import AuthorizationCodeResult
@@ -251,6 +251,9 @@ async def login(app: Sidecar, server: str, no_browser: bool) -> dict[str, Any]:
 
     operation = "login"
     conn = app.connection(server, operation)
+    if conn.config.approval_required:
+        # A login connects to the server (with its headers) and follows its metadata: unapproved, nothing is sent.
+        raise refused_disabled(operation, server, True)
     target = target_of(conn, operation)
     store = app.logins.store
     try:

@@ -207,6 +207,7 @@ async def set_enabled(app: Sidecar, name: str, enabled: bool) -> dict[str, Any]:
         "path": str(target.path),
         "enabled": enabled,
         "changed": changed,
+        "approvalRequired": name in app.pending,
         "deactivated": deactivated,
         "reload": summary.to_json(),
     }
@@ -230,9 +231,9 @@ async def set_trusted(app: Sidecar, trusted: bool) -> dict[str, Any]:
 
     A grant approves the project's definitions as they are now (see services/approvals.py).
     """
-    if trusted:
-        app.grant_trust()
-    else:
+    if trusted and not app.trusted:
+        app.grant_trust()  # a grant, not a repeat: a client saying "still trusted" approves nothing
+    elif not trusted:
         app.trusted = False
     summary = await app.reload()
     return summary.to_json()
