@@ -64,6 +64,9 @@ class PrivateFileHandler(logging.FileHandler):
                 raise UnsafeLogFile(f"{self.baseFilename} is not a regular file")
             if hasattr(os, "getuid") and info.st_uid != os.getuid():
                 raise UnsafeLogFile(f"{self.baseFilename} is owned by another user")
+            if info.st_nlink > 1:
+                # A hard link to another of the user's files (O_NOFOLLOW does not see one).
+                raise UnsafeLogFile(f"{self.baseFilename} has other hard links")
             os.set_blocking(fd, True)
             if stat.S_IMODE(info.st_mode) != FILE_MODE:
                 os.fchmod(fd, FILE_MODE)  # ours, from a looser umask or an older sidecar

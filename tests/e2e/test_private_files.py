@@ -243,3 +243,17 @@ async def test_a_log_file_that_is_a_link_or_another_users_is_not_written(home: P
         assert (await sidecar.request("mcp/status"))["servers"] == []
     assert theirs.read_text(encoding="utf-8") == ""
     assert (mode(theirs), theirs.stat().st_uid) == (0o666, NOBODY)
+
+
+async def test_a_log_file_hard_linked_to_another_file_is_not_written(home: Path, tmp_path: Path) -> None:
+    """O_NOFOLLOW does not see a hard link: one planted where `fs.protected_hardlinks` is off."""
+    write_config(home, {})
+    target = tmp_path / "profile"
+    target.write_text("export KEEP=me\n", encoding="utf-8")
+    os.chmod(target, 0o644)
+    os.link(target, home / "sidecar.log")
+    async with start_sidecar(home) as sidecar:
+        await sidecar.error("mcp/server/tools", {"server": "missing"})  # logged (to stderr only)
+        assert (await sidecar.request("mcp/status"))["servers"] == []
+    assert target.read_text(encoding="utf-8") == "export KEEP=me\n"
+    assert mode(target) == 0o644

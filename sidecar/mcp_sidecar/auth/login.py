@@ -26,6 +26,7 @@ from mcp_sidecar.auth.provider import (
 )
 from mcp_sidecar.auth.store import CredentialRecord, CredentialStore, account_of
 from mcp_sidecar.auth.urls import OAuthUrlRefused, require_allowed
+from mcp_sidecar.connections.http_limits import SDK_EVENT_LIMIT, ResponseBound
 
 log = logging.getLogger(__name__)
 
@@ -132,14 +133,17 @@ async def run_login(
         redirect_handler=checked_redirect,
         callback_handler=callback,
     )
+    bound = _bound()  # metadata, registration, token and MCP answers: at most 64 MiB each, as elsewhere
     http = httpx2.AsyncClient(
         auth=provider,
         headers=target.headers,
         timeout=httpx2.Timeout(target.timeout_s),
         follow_redirects=False,
+        event_hooks={"request": [bound.on_request], "response": [bound.on_response]},
     )
+    transport = streamable_http_client(target.url, http_client=http, max_sse_event_size=SDK_EVENT_LIMIT)
     try:
-        async with Client(streamable_http_client(target.url, http_client=http), mode=target.protocol):
+        async with Client(transport, mode=target.protocol):
             pass
     finally:
         await http.aclose()
@@ -148,6 +152,11 @@ async def run_login(
     final = record_after_login(provider)
     await store.save(target.account, final)
     return final
+
+
+def _bound() -> ResponseBound:
+    """The connections' bound on every HTTP answer; a larger one fails that request (no flag to set here)."""
+    return ResponseBound(lambda: None)
 
 
 async def revoke(record: CredentialRecord) -> str:
@@ -178,7 +187,11 @@ async def revoke(record: CredentialRecord) -> str:
         return "accepted"
 
     async def post_all() -> bool:
-        async with httpx2.AsyncClient(timeout=REVOCATION_TIME_LIMIT_S, follow_redirects=False) as http:
+        bound = _bound()
+        hooks: dict[str, list[Callable[..., Any]]] = {"request": [bound.on_request], "response": [bound.on_response]}
+        async with httpx2.AsyncClient(
+            timeout=REVOCATION_TIME_LIMIT_S, follow_redirects=False, event_hooks=hooks
+        ) as http:
             ok = True
             for token, hint in wanted:
                 data: dict[str, Any] = {"token": token, "token_type_hint": hint}

@@ -11,6 +11,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcException
 
+from mcp_sidecar.output.sanitize import one_line
 from mcp_sidecar.protocol.errors import INTERNAL_ERROR, SidecarError, diagnostic
 
 log = logging.getLogger(__name__)
@@ -19,8 +20,11 @@ Handler = Callable[[Any], Awaitable[Any]]
 
 
 def to_rpc_error(error: SidecarError) -> JsonRpcException:
+    """The JSON-RPC error; its message is clean text, since a diagnostic may quote server data."""
     diag = error.diagnostic
-    return JsonRpcException(message=diag.render(), code=error.rpc_code, data=diag.to_json())
+    data = diag.to_json()
+    data["message"] = one_line(diag.message)
+    return JsonRpcException(message=one_line(diag.render()), code=error.rpc_code, data=data)
 
 
 def guarded(operation: str) -> Callable[[Handler], Handler]:
