@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import pytest
 
 from mcp_sidecar.connections.stderr_log import MAX_LINE_CHARS, MAX_LINES, StderrLog, redact_and_cut
@@ -144,3 +146,22 @@ def test_a_character_split_between_reads_is_decoded_and_redacted() -> None:
     log.feed(data[:split])
     log.feed(data[split:])
     assert log.lines[0].text == "token ***"
+
+
+def test_a_secret_split_by_a_terminal_sequence_or_encoded_is_still_redacted() -> None:
+    secret = "s3cr3t/value+with spaces&more"
+    log = StderrLog()
+    log.set_secrets(frozenset({secret}))
+    split = secret[:6] + "\x1b[0m" + secret[6:]
+    log.feed(f"token={split}\nurl=?t={quote(secret)}\n".encode())
+    encoded = "s3cr3t%2Fvalue%2Bwith%20spaces%26more"
+    plus = "s3cr3t%2Fvalue%2Bwith+spaces%26more"
+    log.feed(f'q={encoded} f={plus} j={{"t": "{secret}"}}\n'.encode())
+    log.flush()
+    texts = [line.text for line in log.lines]
+    assert texts[0] == "token=***"
+    assert texts[1] == "url=?t=***"
+    assert texts[2] == 'q=*** f=*** j={"t": "***"}'
+    for text in texts:
+        assert secret[:8] not in text
+        assert "s3cr3t" not in text

@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import json
 import os
 import time
 from collections import deque
 from dataclasses import dataclass
 from typing import IO
+from urllib.parse import quote, quote_plus
+
+from mcp_sidecar.output.sanitize import strip_controls
 
 MAX_LINES = 500
 MAX_LINE_CHARS = 2_000
@@ -71,12 +75,20 @@ def redact_and_cut(text: str, secrets: tuple[str, ...], limit: int, complete: bo
 
 def secret_parts(secrets: frozenset[str]) -> tuple[str, ...]:
     """The values to look for, longest first: each secret, and each line of a multi-line one
-    (a log line never holds a newline, so a PEM key is found line by line)."""
+    (a log line never holds a newline, so a PEM key is found line by line), each also as a
+    server would print it URL-encoded or inside a JSON string."""
     parts = set(secrets)
     for secret in secrets:
         if "\n" in secret:
             parts.update(p for line in secret.split("\n") if len(p := line.strip("\r")) >= 4)
+    for part in list(parts):
+        parts.update({quote(part), quote(part, safe=""), quote_plus(part, safe=""), json.dumps(part)[1:-1]})
     return tuple(sorted((p for p in parts if p), key=len, reverse=True))
+
+
+def _clean(line: str) -> str:
+    """Terminal sequences go before redaction, so a secret a server split with one is still found."""
+    return strip_controls(line)
 
 
 class StderrLog:
@@ -122,13 +134,13 @@ class StderrLog:
             if self._partial_chars > self._held:
                 # No end in sight: keep the start, redacted as far as it can be, drop the rest.
                 start = "".join(self._partial)[: self._held]
-                self._store(redact_and_cut(start, self._secrets, MAX_LINE_CHARS, complete=False))
+                self._store(redact_and_cut(_clean(start), self._secrets, MAX_LINE_CHARS, complete=False))
                 self._partial, self._partial_chars = [], 0
                 self._overflowed = True
 
     def add(self, line: str) -> None:
         """Store one complete line: redacted whole, then cut to MAX_LINE_CHARS."""
-        self._store(redact_and_cut(line.rstrip("\r"), self._secrets, MAX_LINE_CHARS))
+        self._store(redact_and_cut(_clean(line.rstrip("\r")), self._secrets, MAX_LINE_CHARS))
 
     def _store(self, text: str) -> None:
         if len(self.lines) == self.lines.maxlen:
