@@ -179,7 +179,8 @@ async def test_the_prompt_command_previews(env: Env) -> None:
 async def test_terminal_control_sequences_are_removed(env: Env) -> None:
     preview = await env.preview("content", "terminal")
     assert texts(preview) == [
-        "red alert and a link done\nsafe textEVIL OVERWRITE\nnaïve café — 日本語\tcolumn",
+        # A carriage return is a line break; an 8-bit CSI loses its introducer only.
+        "red alert and a link done\nsafe text\nEVIL OVERWRITE\nnaïve café — 日本語\tcolumn31m",
         "ok",
     ]
     assert [m["role"] for m in preview["messages"]] == ["user", "assistant"]

@@ -27,6 +27,9 @@ INVALID_URIS: tuple[str, ...] = fixture.INVALID_URIS
 INVALID_TEMPLATE: str = fixture.INVALID_TEMPLATE
 INVALID_PROMPTS: tuple[str, ...] = fixture.INVALID_PROMPTS
 COMPLETIONS: tuple[str, ...] = fixture.COMPLETIONS
+CP1252: str = fixture.CP1252
+PROGRESS: str = fixture.PROGRESS
+SMUGGLED: str = fixture.SMUGGLED
 
 _BIDI = {0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
 _INVISIBLE = {0x00AD, 0x180E, *range(0x200B, 0x200E), *range(0x2060, 0x2070), 0xFEFF, *range(0xFFF9, 0xFFFC)}

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mcp_sidecar.output import spill
+from mcp_sidecar.output import render, spill
 from mcp_sidecar.output.limits import MAX_LINES, MAX_TEXT_BYTES, TextBudget, is_json_mime, json_display
 from mcp_sidecar.output.shaping import shape_read, shape_tool_result, shape_values
 
@@ -226,3 +226,34 @@ def test_completion_values_are_limited() -> None:
     assert saved is not None
     assert notice
     assert shape_values(["a", "b"], "s", "id", {})[0] == ["a", "b"]
+
+
+# -- the CLI's rendering of a tool result ----------------------------------------------------
+
+TAGS = "".join(chr(0xE0000 + ord(c)) for c in "api key sk-123")
+
+
+def test_a_tool_result_says_when_hidden_characters_were_removed() -> None:
+    osc8 = "\x1b]8;;https://x\x07"
+    result = {
+        "id": "s.t",
+        "isError": False,
+        "content": [
+            {"type": "text", "text": f"Thanks!{TAGS}"},
+            {"type": "text", "text": f"\x1b[32mok\x1b[0m \u202eabc{osc8}link"},
+            {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+        ],
+    }
+    assert render.tool_result(result).splitlines() == [
+        "mcp call",
+        " ✔ s.t",
+        "Thanks!",
+        "ok abclink",
+        "[image content]",
+        f"(the sidecar removed {len(TAGS) + 1 + len(osc8)} hidden characters from this server's text)",
+    ]
+
+
+def test_a_tool_result_with_formatting_noise_only_has_no_note() -> None:
+    result = {"id": "s.t", "content": [{"type": "text", "text": "\x1b[1m10%\r50%\x1b[0m zero\u200bwidth"}]}
+    assert render.tool_result(result).splitlines() == ["mcp call", " ✔ s.t", "10%", "50% zerowidth"]

@@ -3,12 +3,16 @@
 One sanitiser for every human- or model-facing rendering (CLI text, `text` fields, prompt
 snapshots, diagnostics built from server data). Removed everywhere:
 
-- terminal sequences: CSI (`ESC [` … final byte, and the 8-bit `U+009B` form), string
-  sequences (OSC `ESC ]` such as OSC 52 clipboard writes and OSC 8 hyperlinks, DCS `ESC P`,
-  SOS `ESC X`, PM `ESC ^`, APC `ESC _`, ended by BEL or `ESC \\`, or by the end of the text;
-  the 8-bit introducers too), and every other ESC sequence;
-- C0 controls except newline and tab (so carriage return, bell, backspace, NUL, vertical
-  tab, form feed go: `safe\\rEVIL` shows both parts), DEL, and C1 controls (U+0080–U+009F);
+- terminal sequences: CSI (`ESC [` … final byte), string sequences (OSC `ESC ]` such as
+  OSC 52 clipboard writes and OSC 8 hyperlinks, DCS `ESC P`, SOS `ESC X`, PM `ESC ^`, APC
+  `ESC _`) whole only when they are terminated (BEL, `ESC \\` or U+009C), and every other
+  ESC sequence. An unterminated string introducer goes alone and what follows stays as
+  visible, inert text (taking it all would lose the rest of the text);
+- C0 controls except newline and tab, DEL, and C1 controls (U+0080–U+009F), each alone.
+  The 8-bit introducers (CSI U+009B, DCS U+0090, SOS U+0098, OSC U+009D, PM U+009E, APC
+  U+009F) start no sequence: in real text they are nearly always cp1252 read as Latin-1
+  (› ž Ÿ œ are 0x9B 0x9E 0x9F 0x9C), and `Ko\\x9eice report` must not lose its report.
+  Without its introducer the rest is inert text;
 - bidirectional controls: U+061C ARABIC LETTER MARK, U+200E/U+200F (LRM, RLM),
   U+202A–U+202E (embeddings and overrides), U+2066–U+2069 (isolates);
 - zero-width and other invisible format characters: U+00AD SOFT HYPHEN, U+180E MONGOLIAN
@@ -18,6 +22,11 @@ snapshots, diagnostics built from server data). Removed everywhere:
   space), U+FFF9–U+FFFB (interlinear annotation: hides its annotated text);
 - Unicode TAG characters U+E0000–U+E007F (invisible ASCII look-alikes used to smuggle
   instructions to a model).
+
+The controls that separate text are replaced, not removed, so words stay apart: carriage
+return (CRLF is one newline), vertical tab, form feed, NEL (U+0085) and the file, group and
+record separators (U+001C–U+001E) become a newline, the unit separator (U+001F) a space.
+`safe\\rEVIL` shows both parts, on two lines; `10%\\r50%` is `10%` and `50%`.
 
 Everything else stays: text in any script, emoji, newlines and tabs. The price of removing
 the joiners: an emoji ZWJ sequence shows as its parts, scripts that use ZWNJ/ZWJ for shaping
@@ -29,10 +38,14 @@ Three forms:
 - `strip_controls`: content bodies (tool result text, resource text, prompt messages);
   newline and tab stay.
 - `one_line`: single-line fields (names, titles, descriptions in a row, URIs in a list,
-  diagnostic messages); newline, tab, U+2028 and U+2029 also become a space, so a server
-  cannot forge extra rows.
+  diagnostic messages); newline, tab, U+2028 and U+2029 (and so the separators above)
+  also become a space, so a server cannot forge extra rows.
 - `json_escape`: JSON text printed to a terminal; every removed character that JSON does not
   already escape is written as a `\\uXXXX` escape instead, so the data is kept whole.
+
+The forms keep their `str` result; `removed_hidden` counts what was removed that could hide
+words (bidi controls, TAG characters, whole string sequences, not colours or zero-width
+noise) so a rendering can add `removal_note` and a model learns that text was taken out.
 
 Plain text costs one `str.isprintable()` call (all the characters above are non-printable
 to Python); text with newlines or non-ASCII letters one regular-expression scan (about
@@ -44,15 +57,21 @@ from __future__ import annotations
 import json
 import re
 
-_INVISIBLE = "\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\U000e0000-\U000e007f"
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_TAGS = "\U000e0000-\U000e007f"
+_INVISIBLE = "\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb" + _TAGS
 REMOVED = "\x00-\x08\x0b-\x1f\x7f-\x9f" + _INVISIBLE
-"""The regular-expression class of what `strip_controls` removes (besides whole sequences)."""
+"""The regular-expression class of what `strip_controls` removes or replaces (besides whole sequences)."""
 
+_STRING_SEQUENCE = r"\x1b[\]PX^_][^\x07\x1b\x9c]*+(?:\x07|\x1b\\|\x9c)"
+"""OSC, DCS, SOS, PM, APC with their terminator (possessive: an unterminated one fails in one scan)."""
 _SEQUENCES = re.compile(
-    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"  # CSI
-    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c|$)"  # OSC, DCS, SOS, PM, APC
-    r"|\x1b[ -/]*[0-~]"  # any other ESC sequence (charset, keypad, RIS ...)
+    r"\x1b\[[0-?]*+[ -/]*+[@-~]"  # CSI
+    f"|{_STRING_SEQUENCE}"
+    r"|\x1b[ -/]*+[0-~]"  # any other ESC sequence, and an unterminated string introducer alone
 )
+_SPACING = {"\r": "\n", "\x0b": "\n", "\x0c": "\n", "\x1c": "\n", "\x1d": "\n", "\x1e": "\n", "\x85": "\n", "\x1f": " "}
+"""The controls that separate text, and what each becomes instead of nothing."""
 _REMOVED = re.compile(f"[{REMOVED}]")
 _ASCII_REMOVED = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 """`_REMOVED` for ASCII text: a smaller class, scanned twice as fast."""
@@ -61,13 +80,28 @@ _UNSAFE = re.compile(f"[\x00-\x1f{REMOVED}\u2028\u2029]")
 _JSON_UNSAFE = re.compile(f"[\x7f-\x9f{_INVISIBLE}\u2028\u2029]")
 """What `json.dumps(..., ensure_ascii=False)` leaves raw and a terminal must not see."""
 _LINE_BREAKS = str.maketrans({"\n": " ", "\t": " ", "\u2028": " ", "\u2029": " "})
+_HIDDEN = re.compile(f"{_STRING_SEQUENCE}|[{_BIDI}{_TAGS}]+")
+"""What `removed_hidden` counts: the removals that can hide or reorder words."""
+_HIDDEN_START = re.compile(f"[\x1b{_BIDI}{_TAGS}]")
+"""How each `_HIDDEN` match begins: a one-class scan rules most text out faster."""
+
+
+def _replace(match: re.Match[str]) -> str:
+    return _SPACING.get(match.group(), "")
 
 
 def strip_controls(text: str) -> str:
-    """`text` without terminal sequences, control, bidi, zero-width or TAG characters (newline and tab stay)."""
+    """`text` without terminal sequences, control, bidi, zero-width or TAG characters (newline and tab stay).
+
+    A control that separates text (carriage return, vertical tab, form feed, NEL, FS, GS, RS)
+    becomes a newline, the unit separator a space.
+    """
     if text.isprintable() or not (_ASCII_REMOVED if text.isascii() else _REMOVED).search(text):
         return text
-    return _REMOVED.sub("", _SEQUENCES.sub("", text))
+    text = _SEQUENCES.sub("", text)
+    if "\r\n" in text:
+        text = text.replace("\r\n", "\n")
+    return _REMOVED.sub(_replace, text)
 
 
 def one_line(text: str) -> str:
@@ -75,6 +109,26 @@ def one_line(text: str) -> str:
     if text.isprintable() or not _UNSAFE.search(text):
         return text
     return strip_controls(text).translate(_LINE_BREAKS)
+
+
+def removed_hidden(text: str) -> int:
+    """How many characters of `text` the forms above remove that could hide or reorder words.
+
+    Counted: bidirectional controls, TAG characters and whole terminal string sequences
+    (OSC, DCS, SOS, PM, APC: an OSC 8 link target, a clipboard write). Not counted: colours
+    and other CSI or ESC sequences, zero-width characters, lone controls, formatting noise
+    that hides nothing.
+    """
+    if text.isprintable() or ("\x1b" not in text if text.isascii() else _HIDDEN_START.search(text) is None):
+        return 0
+    return sum(len(hidden) for hidden in _HIDDEN.findall(text))
+
+
+def removal_note(count: int) -> str:
+    """The line telling a reader that `count` hidden characters were removed ('' for none)."""
+    if count <= 0:
+        return ""
+    return f"(the sidecar removed {count} hidden character{'' if count == 1 else 's'} from this server's text)"
 
 
 def has_controls(text: str) -> bool:
