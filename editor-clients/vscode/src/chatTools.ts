@@ -7,7 +7,7 @@ import type { SidecarClient } from "./client";
 import { autoApprovedServers, callConfirmation, markdownLiteral, oneLine, skipsConfirmation } from "./consent";
 import { describeError } from "./format";
 import * as P from "./protocol";
-import { stripControls } from "./sanitize";
+import { stripControlsWithNote } from "./sanitize";
 
 /** The setting that lets read-only tools of the listed servers run without asking. */
 export const AUTO_APPROVE_SETTING = "autoApproveReadOnly";
@@ -21,14 +21,17 @@ function textResult(text: string): vscode.LanguageModelToolResult {
   return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text)]);
 }
 
-/** The text a model receives from a tool call: every block, marked when the tool failed, sanitised. */
+/**
+ * The text a model receives from a tool call: every block, marked when the tool failed,
+ * sanitised, and a note when that removed what could hide words (so the model knows).
+ */
 export function callResultText(result: P.CallToolResult): string {
   const body = result.content
     .map((block) => (typeof block.text === "string" ? block.text : JSON.stringify(block)))
     .join("\n");
   const structured = result.content.length === 0 && result.structuredContent !== undefined ? JSON.stringify(result.structuredContent) : "";
   // The model reads this: no terminal sequence, hidden instruction or reordering survives.
-  return stripControls(`${result.isError ? `Tool ${result.id} reported an error:\n` : ""}${body}${structured}`);
+  return stripControlsWithNote(`${result.isError ? `Tool ${result.id} reported an error:\n` : ""}${body}${structured}`);
 }
 
 /**
