@@ -12,11 +12,14 @@ import pytest
 from mcp_sidecar.catalog import names
 from mcp_sidecar.catalog.tools import ToolCatalog
 from mcp_sidecar.config.validate import parse_server
+from mcp_sidecar.protocol.errors import HINTS
 from mcp_sidecar.services import activation
 from mcp_sidecar.services.activation import ToolRef, tool_refs
 from mcp_sidecar.services.app import Sidecar
+from mcp_sidecar.services.discovery import discover
 
-HINT = "Check the server's MCP compatibility and the `protocol` setting (auto or legacy)."
+HINT = HINTS["catalog_entry_invalid"]
+RULE = "1 to 128 ASCII letters, digits, `_`, `-` or `.`"
 
 
 def tool(name: str) -> dict[str, Any]:
@@ -48,9 +51,7 @@ def test_names_of_the_mcp_form_are_accepted(name: str) -> None:
     ],
 )
 def test_other_names_are_refused_with_a_plain_message(name: str, shown: str) -> None:
-    assert names.problem("tool", name) == (
-        f"The server's tool name {shown} is not 1 to 128 letters, digits, '_', '-' or '.'; the tool is left out."
-    )
+    assert names.problem("tool", name) == (f"The server's tool name {shown} is not {RULE}; the tool is left out.")
 
 
 def test_uris_and_templates_are_refused_only_for_control_characters() -> None:
@@ -74,13 +75,10 @@ def test_screen_keeps_the_order_and_reports_each_refusal() -> None:
             "kind": "tool",
             "name": "bad name",
             "diagnostic": {
-                "code": "protocol_error",
+                "code": "catalog_entry_invalid",
                 "operation": "catalog",
                 "server": "s",
-                "message": (
-                    "The server's tool name \"bad name\" is not 1 to 128 letters, digits, '_', '-' or '.'; "
-                    "the tool is left out."
-                ),
+                "message": f'The server\'s tool name "bad name" is not {RULE}; the tool is left out.',
                 "hint": HINT,
             },
         },
@@ -88,13 +86,10 @@ def test_screen_keeps_the_order_and_reports_each_refusal() -> None:
             "kind": "tool",
             "name": "evil\u202e",
             "diagnostic": {
-                "code": "protocol_error",
+                "code": "catalog_entry_invalid",
                 "operation": "catalog",
                 "server": "s",
-                "message": (
-                    "The server's tool name \"evil\\u202e\" is not 1 to 128 letters, digits, '_', '-' or '.'; "
-                    "the tool is left out."
-                ),
+                "message": f'The server\'s tool name "evil\\u202e" is not {RULE}; the tool is left out.',
                 "hint": HINT,
             },
         },
@@ -108,9 +103,9 @@ def test_a_tool_catalog_leaves_refused_tools_out_of_every_view() -> None:
     assert catalog.all_names() == ["echo", "hidden"]
     assert [r["name"] for r in catalog.refused] == ["cafe\u0301", "x" * 129]
     # Compared after NFC normalisation: the composed spelling finds the decomposed refusal.
-    assert catalog.refused_name("caf\u00e9") == "cafe\u0301"
-    assert catalog.refused_name("cafe\u0301") == "cafe\u0301"
-    assert catalog.refused_name("echo") is None
+    assert catalog.refused_entry("caf\u00e9") == catalog.refused[0]
+    assert catalog.refused_entry("cafe\u0301") == catalog.refused[0]
+    assert catalog.refused_entry("echo") is None
 
 
 SERVERS = ["x", "x__y", "x_", "a"]
@@ -184,13 +179,49 @@ async def test_an_id_two_servers_could_own_resolves_to_the_one_that_has_the_tool
 async def test_a_refused_name_is_not_activated_and_says_why(app: Sidecar) -> None:
     result = await activation.activate(app, ("x.bad name", "x.nope", "x.\x1b[2Jwipe"), "s")
     assert statuses(result) == [
-        (
-            "x.bad name",
-            "not loaded",
-            "Tool 'bad name' was refused: its name is not 1 to 128 letters, digits, '_', '-' or '.' (MCP tool names).",
-        ),
+        ("x.bad name", "not loaded", f'The server\'s tool name "bad name" is not {RULE}; the tool is left out.'),
         ("x.nope", "not loaded", "Server 'x' has no tool named 'nope'."),
         ("x.\x1b[2Jwipe", "not loaded", "Server 'x' has no tool named '\\x1b[2Jwipe'."),
     ]
     # The id echoes the request in `results`; the text shows it without the control sequence.
     assert result["text"].splitlines()[3] == " ✘ x.wipe · not loaded: Server 'x' has no tool named '\\x1b[2Jwipe'."
+
+
+def test_the_name_rule_is_worded_once_and_the_hint_repeats_it() -> None:
+    assert names.NAME_RULE == RULE
+    assert f"({RULE})" in HINT
+    assert "retrying or refreshing will not help" in HINT
+
+
+def test_a_summary_says_what_was_refused_and_names_three() -> None:
+    refused = [{"kind": "tool", "name": n} for n in ("bad name", "caf\u00e9", "\x1b[2J", "x" * 129)] + [
+        {"kind": "tool", "name": "y__z", "collidesWith": ["x__y.z"]},
+        {"kind": "resource", "uri": "r://\u202e"},
+        {"kind": "template", "uriTemplate": "t://\x07/{a}"},
+        {"kind": "template", "uriTemplate": "t://\u200b/{a}"},
+        {"kind": "prompt", "name": "p q"},
+    ]
+    assert names.summary(refused) == [
+        f'4 tools whose names are not {RULE}: "bad name", "caf\\u00e9", "\\u001b[2J" and 1 more',
+        '1 tool whose model name another server\'s tool has too: "y__z" (as "x__y.z")',
+        '1 resource whose URI holds control or invisible characters: "r://\\u202e"',
+        '2 URI templates holding control or invisible characters: "t://\\u0007/{a}", "t://\\u200b/{a}"',
+        f'1 prompt whose name is not {RULE}: "p q"',
+    ]
+    assert names.summary([{"name": "a b"}]) == [f'1 tool whose name is not {RULE}: "a b"']  # mcp/server/tools
+
+
+async def test_discovery_offers_neither_colliding_tool_and_says_why(app: Sidecar) -> None:
+    found = await discover(app, "z", kind="tools", limit=50)
+    assert [c["id"] for c in found["candidates"]] == ["x.y.z"]
+    assert [(r["server"], r["name"], r.get("collidesWith")) for r in found["refused"]] == [
+        ("x", "bad name", None),
+        ("x", "y__z", ["x__y.z"]),
+        ("x__y", "z", ["x.y__z"]),
+    ]
+    scoped = await discover(app, "z", kind="tools", server="x__y", limit=50)
+    assert (scoped["candidates"], [r["name"] for r in scoped["refused"]]) == ([], ["z"])
+    assert scoped["refused"][0]["diagnostic"]["message"] == (
+        'The server\'s tool "z" has the same model name "mcp__x__y__z" as "x.y__z" (their mcp__server__tool '
+        "forms collide), so it is neither offered nor activated."
+    )

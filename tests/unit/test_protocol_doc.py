@@ -48,3 +48,45 @@ def test_generic_lsp_clients_get_the_command_line_through_execute_command() -> N
 
     server, _ = create_server()
     assert list(server.protocol.fm.commands) == [methods.EXECUTE_COMMAND]
+
+
+def section(method: str) -> str:
+    return DOC.read_text(encoding="utf-8").split(f"### `{method}`", 1)[1].split("\n### ", 1)[0]
+
+
+def test_every_method_refusing_a_disabled_server_names_the_approval_wait_too() -> None:
+    waiting = "`trust_required` (a project definition waiting for approval, see `mcp/workspace/approve`)"
+    refusing = [m for m in methods.REQUESTS if "`server_disabled`" in section(m).split("Errors:", 1)[-1]]
+    assert sorted(refusing) == sorted(
+        [
+            "mcp/server/tools",
+            "mcp/callTool",
+            "mcp/discover",
+            "mcp/read",
+            "mcp/complete",
+            "mcp/resource/subscribe",
+            "mcp/prompt/preview",
+        ]
+    )
+    for method in refusing:
+        assert waiting in " ".join(section(method).split()), method
+    for method in ("mcp/server/reconnect", "mcp/server/refresh"):
+        assert "Errors: as `mcp/server/tools`" in section(method)
+    assert "`trust_required`, see `mcp/workspace/approve`" in " ".join(section("mcp/activate").split())
+
+
+def test_the_spill_methods_document_an_unsafe_directory() -> None:
+    for method in ("mcp/spill/list", "mcp/spill/clean"):
+        assert "`directory_unsafe`" in section(method).split("Errors:", 1)[1], method
+
+
+def test_refused_entries_are_documented_as_they_are_sent() -> None:
+    conventions = " ".join(DOC.read_text(encoding="utf-8").split("## Lifecycle", 1)[0].split())
+    assert (
+        '`mcp/discover` reports each as `{server, kind: "tool" | "prompt" | "resource" | "template", '
+        "name | uri | uriTemplate, diagnostic}`, `mcp/server/tools` its tools as `{name, diagnostic}`"
+    ) in conventions
+    assert '`{server, kind: "tool", name, collidesWith: [id, ...], diagnostic}`' in conventions
+    assert "`catalog_entry_invalid`" in conventions
+    assert "refused entries" in section("mcp/server/refresh")
+    assert '"dropped": 0' in section("mcp/complete")

@@ -223,7 +223,13 @@ def test_every_forbidden_character_is_removed_alone_and_in_a_word() -> None:
     assert unicodedata.category("\u2065") == "Cn"  # unassigned inside the removed U+2060-U+206F block
 
 
-_PRINTABLE = st.characters(codec=None).filter(str.isprintable)
+_LOOKALIKES = frozenset(
+    [chr(c) for c in range(0xFE00, 0xFE10)]
+    + [chr(c) for c in range(0xE0100, 0xE01F0)]
+    + ["\u034f", "\u115f", "\u1160", "\u3164", "\uffa0"]
+)
+"""Printable to Python yet invisible: selectors (data past a presentation one) and fillers go."""
+_PRINTABLE = st.characters(codec=None).filter(lambda c: c.isprintable() and c not in _LOOKALIKES)
 
 
 @given(st.text(alphabet=_PRINTABLE | st.sampled_from("\n\t"), max_size=200))
@@ -287,3 +293,24 @@ def test_a_description_is_cleaned_before_it_is_cut() -> None:
     assert short("10%\r50%") == "10% 50%"
     long = " ".join(["word"] * 50) + TAGS
     assert short(long, limit=20) == "word word word…"
+
+
+def test_variation_selectors_carry_no_smuggled_data_and_emoji_keep_their_presentation() -> None:
+    base = "\U0001f44d"
+    payload = "".join(chr(0xE0100 + ord(c)) for c in "ignore all previous")
+    smuggled = base + payload + "\ufe0f\ufe0f"
+    assert strip_controls(smuggled) == base
+    assert removed_hidden(smuggled) == len(payload) + 2
+    assert strip_controls("\u2764\ufe0f ok") == "\u2764\ufe0f ok"
+    assert removed_hidden("\u2764\ufe0f ok") == 0
+    assert strip_controls("\u2764\ufe0f\ufe0e\ufe0f") == "\u2764\ufe0f"
+    assert strip_controls("\ufe0fleading") == "leading"
+    assert strip_controls("a\ufe00b") == "ab"
+
+
+def test_invisible_fillers_and_format_characters_go() -> None:
+    assert strip_controls("name\u3164\u115f\u1160\uffa0\u034f!") == "name!"
+    assert strip_controls("x\U0001d173\U0001bca0y") == "xy"
+    assert one_line("a\u3164b") == "ab"
+    assert has_controls("tool\u3164")
+    assert not has_controls("\u2764\ufe0f")

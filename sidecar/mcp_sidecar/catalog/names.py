@@ -1,12 +1,15 @@
 """Which catalog entries the sidecar accepts, and how names are compared.
 
-Tool and prompt names must have the MCP form (SEP-986, 2025-11-25 `server/tools#tool-names`):
-1 to 128 characters of `A-Za-z0-9_.-`. Resource URIs and URI templates must hold no control,
-bidirectional, zero-width or TAG character (see `output/sanitize.py`). An entry outside these
-rules is refused on its own: left out of the catalog (not indexed, not activatable, not
-readable) and reported with a `protocol_error` diagnostic, while the rest of the catalog stays
-usable. Resource and template `name`s are labels, not identifiers (the reference server names
-its templates "Dynamic Text Resource"); they are only sanitised where they are shown.
+Tool and prompt names must have the MCP form (SEP-986, 2025-11-25 `server/tools#tool-names`),
+`NAME`, put in words once, in `NAME_RULE`, for every message that states it. Resource URIs and
+URI templates must hold no control, bidirectional, zero-width or TAG character (see
+`output/sanitize.py`). An entry outside these rules is refused on its own: left out of the
+catalog (not indexed, not activatable, not readable) and reported with a `catalog_entry_invalid`
+diagnostic, whose hint says that only the server can fix it, while the rest of the catalog stays
+usable. Two tools of different servers with one `mcp__server__tool` model name are refused with
+the same code by discovery and activation (`collision`). Resource and template `name`s are
+labels, not identifiers (the reference server names its templates "Dynamic Text Resource"); they
+are only sanitised where they are shown.
 
 Names a client sends are compared after NFC normalisation. Accepted names are ASCII, so NFC
 never changes them; it lets a decomposed spelling of a refused name find its refusal.
@@ -19,10 +22,13 @@ import unicodedata
 from typing import Any, Literal
 
 from mcp_sidecar.output.sanitize import has_controls, quoted
-from mcp_sidecar.protocol.errors import diagnostic
+from mcp_sidecar.protocol.errors import SidecarError, diagnostic, fail
 
 EntryKind = Literal["tool", "prompt", "resource", "template"]
 NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+NAME_RULE = "1 to 128 ASCII letters, digits, `_`, `-` or `.`"
+"""The name rule in words, wherever it is shown (`café` is letters, but not ASCII ones)."""
+CODE = "catalog_entry_invalid"
 KEYS: dict[EntryKind, str] = {"tool": "name", "prompt": "name", "resource": "uri", "template": "uriTemplate"}
 OPERATION = "catalog"
 """The diagnostics' operation: a refusal belongs to the catalog, whichever request fetched it."""
@@ -37,15 +43,18 @@ def valid_name(name: str) -> bool:
     return NAME.fullmatch(name) is not None
 
 
+def find(refused: list[dict[str, Any]], name: str) -> dict[str, Any] | None:
+    """The refused tool or prompt `name` denotes (compared after NFC normalisation), if any."""
+    wanted = nfc(name)
+    return next((r for r in refused if isinstance(r.get("name"), str) and nfc(r["name"]) == wanted), None)
+
+
 def problem(kind: EntryKind, key: str) -> str | None:
     """Why an entry whose identifying field is `key` is refused, or None when it is accepted."""
     if kind in ("tool", "prompt"):
         if valid_name(key):
             return None
-        return (
-            f"The server's {_WHAT[kind]} name {quoted(key)} is not 1 to 128 letters, digits, '_', '-' or '.'; "
-            f"the {_WHAT[kind]} is left out."
-        )
+        return f"The server's {_WHAT[kind]} name {quoted(key)} is not {NAME_RULE}; the {_WHAT[kind]} is left out."
     if not has_controls(key):
         return None
     field = "URI" if kind == "resource" else "template"
@@ -54,8 +63,25 @@ def problem(kind: EntryKind, key: str) -> str | None:
 
 def refusal(server: str, kind: EntryKind, key: str, why: str) -> dict[str, Any]:
     """The wire shape of one refused entry: `{kind, name | uri | uriTemplate, diagnostic}` (raw key)."""
-    diag = diagnostic("protocol_error", OPERATION, why, server)
+    diag = diagnostic(CODE, OPERATION, why, server)
     return {"kind": kind, KEYS[kind]: key, "diagnostic": diag.to_json()}
+
+
+def collision(server: str, name: str, others: list[str]) -> dict[str, Any]:
+    """A tool refused because tools `others` (ids) of other servers have its model name."""
+    shown = " and ".join(quoted(o) for o in others)
+    why = (
+        f"The server's tool {quoted(name)} has the same model name {quoted(f'mcp__{server}__{name}')} as {shown} "
+        "(their mcp__server__tool forms collide), so it is neither offered nor activated."
+    )
+    diag = diagnostic(CODE, OPERATION, why, server)
+    return {"kind": "tool", "name": name, "collidesWith": others, "diagnostic": diag.to_json()}
+
+
+def refused_error(entry: dict[str, Any], operation: str) -> SidecarError:
+    """A request naming a refused entry fails with the refusal's own message."""
+    diag = entry["diagnostic"]
+    return fail(CODE, operation, diag["message"], diag.get("server"))
 
 
 def screen(
@@ -73,3 +99,46 @@ def screen(
         else:
             refused.append(refusal(server, kind, value if isinstance(value, str) else "", why))
     return accepted, refused
+
+
+_SUMMARY: dict[tuple[EntryKind, bool], tuple[str, str]] = {
+    ("tool", False): (f"tool whose name is not {NAME_RULE}", f"tools whose names are not {NAME_RULE}"),
+    ("prompt", False): (f"prompt whose name is not {NAME_RULE}", f"prompts whose names are not {NAME_RULE}"),
+    ("resource", False): (
+        "resource whose URI holds control or invisible characters",
+        "resources whose URIs hold control or invisible characters",
+    ),
+    ("template", False): (
+        "URI template holding control or invisible characters",
+        "URI templates holding control or invisible characters",
+    ),
+    ("tool", True): (
+        "tool whose model name another server's tool has too",
+        "tools whose model names other servers' tools have too",
+    ),
+}
+SHOWN = 3
+"""Refused keys a summary names; the rest are counted."""
+
+
+def summary(refused: list[dict[str, Any]]) -> list[str]:
+    """One server's refusals, one line per kind and reason: what was refused, and up to three escaped keys.
+
+    `refused` holds `{kind?, name | uri | uriTemplate, collidesWith?}` (no kind: a tool).
+    """
+    groups: dict[tuple[EntryKind, bool], list[dict[str, Any]]] = {}
+    for entry in refused:
+        kind: EntryKind = entry.get("kind", "tool")
+        groups.setdefault((kind, "collidesWith" in entry), []).append(entry)
+    lines = []
+    for (kind, collides), entries in groups.items():
+        one, many = _SUMMARY[(kind, collides)]
+        shown = []
+        for entry in entries[:SHOWN]:
+            text = quoted(entry[KEYS[kind]], 40)
+            if collides:
+                text += f" (as {' and '.join(quoted(o) for o in entry['collidesWith'])})"
+            shown.append(text)
+        more = f" and {len(entries) - SHOWN} more" if len(entries) > SHOWN else ""
+        lines.append(f"{len(entries)} {one if len(entries) == 1 else many}: {', '.join(shown)}{more}")
+    return lines

@@ -56,10 +56,9 @@ class ToolCatalog:
         self.accepted()
         return self._refused
 
-    def refused_name(self, name: str) -> str | None:
-        """The refused tool `name` denotes (compared after NFC normalisation), if any."""
-        wanted = names.nfc(name)
-        return next((r["name"] for r in self.refused if names.nfc(r["name"]) == wanted), None)
+    def refused_entry(self, name: str) -> dict[str, Any] | None:
+        """The refusal of the tool `name` denotes (compared after NFC normalisation), if any."""
+        return names.find(self.refused, name)
 
     def visible(self, config: ServerConfig) -> dict[str, dict[str, Any]]:
         """name → descriptor for the accepted tools the server's filters expose, in server order."""

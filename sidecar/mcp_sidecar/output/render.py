@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_sidecar.output.sanitize import one_line, strip_controls
+from mcp_sidecar.catalog import names
+from mcp_sidecar.output.sanitize import one_line, removal_note, removed_hidden, strip_controls
 
 GLYPHS = {"idle": "○", "connected": "●", "connecting": "▶", "disabled": "○", "failed": "✘"}
 
@@ -49,11 +50,13 @@ def status_matrix(status: dict[str, Any]) -> str:
         for row in table:
             lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
         for r in rows:
-            if r["lastDiagnostic"] and r["state"] == "failed":
+            if r["lastDiagnostic"] and (r["state"] == "failed" or r.get("approvalRequired")):
                 d = r["lastDiagnostic"]
                 lines.append(f"{one_line(r['name'])}: [{d['code']}] {one_line(d['message'])} {d['hint']}")
     else:
         lines.append("No MCP servers are configured.")
+    for pending in status.get("pendingApprovals", []):
+        lines.append(f"{one_line(pending['server'])} waits for approval ({pending['change']}): {pending['summary']}")
     for d in status.get("diagnostics", []):
         lines.append(f"[{d['code']}] {one_line(d['message'])}")
     return "\n".join(lines)
@@ -66,18 +69,22 @@ def tools_list(result: dict[str, Any]) -> str:
         sig = f"({one_line(', '.join(str(r) for r in required))})" if required else "()"
         desc = strip_controls(tool.get("description") or "").strip().splitlines()
         lines.append(f"  {one_line(tool['id'])}{sig}  {one_line(desc[0]) if desc else ''}".rstrip())
-    refused = result.get("refused") or []
-    if refused:
-        lines.append(f"  {len(refused)} tool(s) refused: names outside the MCP form (1 to 128 of A-Za-z0-9_.-)")
+    lines += [f"  refused {line}" for line in names.summary(result.get("refused") or [])]
     return "\n".join(lines)
 
 
 def tool_result(result: dict[str, Any]) -> str:
+    """The result's text blocks sanitised, then a note if that removed what could hide words."""
     mark = "✘" if result.get("isError") else "✔"
     lines = ["mcp call", f" {mark} {one_line(result['id'])}"]
+    hidden = 0
     for block in result.get("content", []):
         if block.get("type") == "text":
-            lines.append(strip_controls(block.get("text", "")))
+            text = block.get("text", "")
+            hidden += removed_hidden(text)
+            lines.append(strip_controls(text))
         else:
             lines.append(f"[{one_line(str(block.get('type')))} content]")
+    if hidden:
+        lines.append(removal_note(hidden))
     return "\n".join(lines)

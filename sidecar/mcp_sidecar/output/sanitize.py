@@ -21,7 +21,14 @@ snapshots, diagnostics built from server data). Removed everywhere:
   U+206A–U+206F deprecated format controls), U+FEFF (byte-order mark, zero-width no-break
   space), U+FFF9–U+FFFB (interlinear annotation: hides its annotated text);
 - Unicode TAG characters U+E0000–U+E007F (invisible ASCII look-alikes used to smuggle
-  instructions to a model).
+  instructions to a model), and the other invisible format characters U+1BCA0–U+1BCA3
+  (shorthand format controls) and U+1D173–U+1D17A (musical formatting);
+- variation selectors that carry data rather than presentation: U+E0100–U+E01EF and
+  U+FE00–U+FE0D always, and U+FE0E/U+FE0F past the first one after a character (a run of
+  selectors after one base character encodes bytes a model can read back, "emoji
+  smuggling"; emoji presentation needs one U+FE0F at most);
+- invisible letters that render as nothing: the Hangul fillers U+115F, U+1160, U+3164, U+FFA0
+  and U+034F COMBINING GRAPHEME JOINER.
 
 The controls that separate text are replaced, not removed, so words stay apart: carriage
 return (CRLF is one newline), vertical tab, form feed, NEL (U+0085) and the file, group and
@@ -30,8 +37,8 @@ record separators (U+001C–U+001E) become a newline, the unit separator (U+001F
 
 Everything else stays: text in any script, emoji, newlines and tabs. The price of removing
 the joiners: an emoji ZWJ sequence shows as its parts, scripts that use ZWNJ/ZWJ for shaping
-(Persian, Indic) may join differently, and subdivision flags lose their tags. Variation
-selectors stay (emoji presentation needs them).
+(Persian, Indic) may join differently, subdivision flags lose their tags, and ideographic
+variation sequences (U+E0100 and up) show their base character only.
 
 Three forms:
 
@@ -59,7 +66,10 @@ import re
 
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 _TAGS = "\U000e0000-\U000e007f"
-_INVISIBLE = "\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb" + _TAGS
+_INVISIBLE = (
+    "\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a" + _TAGS
+)
 REMOVED = "\x00-\x08\x0b-\x1f\x7f-\x9f" + _INVISIBLE
 """The regular-expression class of what `strip_controls` removes or replaces (besides whole sequences)."""
 
@@ -77,12 +87,21 @@ _ASCII_REMOVED = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 """`_REMOVED` for ASCII text: a smaller class, scanned twice as fast."""
 _UNSAFE = re.compile(f"[\x00-\x1f{REMOVED}\u2028\u2029]")
 """Anything `strip_controls` removes, plus the line breaks `one_line` replaces."""
-_JSON_UNSAFE = re.compile(f"[\x7f-\x9f{_INVISIBLE}\u2028\u2029]")
-"""What `json.dumps(..., ensure_ascii=False)` leaves raw and a terminal must not see."""
 _LINE_BREAKS = str.maketrans({"\n": " ", "\t": " ", "\u2028": " ", "\u2029": " "})
+_SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
+_PRINTABLE_HIDDEN = f"[{_SELECTORS}\u034f\u115f\u1160\u3164\uffa0]"
+"""Printable to Python, yet nothing a reader sees: selectors and fillers (checked past the fast path)."""
+_JSON_UNSAFE = re.compile(f"[\x7f-\x9f{_INVISIBLE}\u2028\u2029{_PRINTABLE_HIDDEN[1:-1]}]")
+"""What `json.dumps(..., ensure_ascii=False)` leaves raw and a terminal must not see."""
+_LOOKALIKE = re.compile(_PRINTABLE_HIDDEN)
+_SMUGGLED = re.compile(
+    f"(?<=[^{_SELECTORS}])[\ufe0e\ufe0f]"  # one presentation selector after a character stays ...
+    f"|{_PRINTABLE_HIDDEN}"  # ... every other selector and filler goes
+)
 _HIDDEN = re.compile(f"{_STRING_SEQUENCE}|[{_BIDI}{_TAGS}]+")
+_SELECTOR_RUNS = re.compile(f"[{_SELECTORS}]+")
 """What `removed_hidden` counts: the removals that can hide or reorder words."""
-_HIDDEN_START = re.compile(f"[\x1b{_BIDI}{_TAGS}]")
+_HIDDEN_START = re.compile(f"[\x1b{_BIDI}{_TAGS}{_SELECTORS}]")
 """How each `_HIDDEN` match begins: a one-class scan rules most text out faster."""
 
 
@@ -96,7 +115,14 @@ def strip_controls(text: str) -> str:
     A control that separates text (carriage return, vertical tab, form feed, NEL, FS, GS, RS)
     becomes a newline, the unit separator a space.
     """
-    if text.isprintable() or not (_ASCII_REMOVED if text.isascii() else _REMOVED).search(text):
+    if text.isascii():
+        if text.isprintable() or not _ASCII_REMOVED.search(text):
+            return text
+    elif _LOOKALIKE.search(text) is not None:
+        text = _SMUGGLED.sub(_keep_presentation, text)
+        if text.isprintable():
+            return text
+    elif text.isprintable() or not _REMOVED.search(text):
         return text
     text = _SEQUENCES.sub("", text)
     if "\r\n" in text:
@@ -104,9 +130,21 @@ def strip_controls(text: str) -> str:
     return _REMOVED.sub(_replace, text)
 
 
+def _keep_presentation(match: re.Match[str]) -> str:
+    """`_SMUGGLED`: the first presentation selector after a character stays, the rest go."""
+    char = match.group()
+    return char if char in "\ufe0e\ufe0f" and match.start() > 0 and _is_base(match.string[match.start() - 1]) else ""
+
+
+def _is_base(char: str) -> bool:
+    return not ("\ufe00" <= char <= "\ufe0f" or "\U000e0100" <= char <= "\U000e01ef")
+
+
 def one_line(text: str) -> str:
     """`strip_controls(text)` on one line: newline, tab, U+2028 and U+2029 become a space."""
-    if text.isprintable() or not _UNSAFE.search(text):
+    if (text.isprintable() and (text.isascii() or not _LOOKALIKE.search(text))) or not (
+        _UNSAFE.search(text) or _LOOKALIKE.search(text)
+    ):
         return text
     return strip_controls(text).translate(_LINE_BREAKS)
 
@@ -114,14 +152,19 @@ def one_line(text: str) -> str:
 def removed_hidden(text: str) -> int:
     """How many characters of `text` the forms above remove that could hide or reorder words.
 
-    Counted: bidirectional controls, TAG characters and whole terminal string sequences
-    (OSC, DCS, SOS, PM, APC: an OSC 8 link target, a clipboard write). Not counted: colours
-    and other CSI or ESC sequences, zero-width characters, lone controls, formatting noise
-    that hides nothing.
+        Counted: bidirectional controls, TAG characters and whole terminal string sequences
+        (OSC, DCS, SOS, PM, APC: an OSC 8 link target, a clipboard write), and the variation
+    selectors past a presentation one (data smuggled after a character). Not counted: colours
+        and other CSI or ESC sequences, zero-width characters, lone controls, formatting noise
+        that hides nothing.
     """
-    if text.isprintable() or ("\x1b" not in text if text.isascii() else _HIDDEN_START.search(text) is None):
+    if "\x1b" not in text if text.isascii() else _HIDDEN_START.search(text) is None:
         return 0
-    return sum(len(hidden) for hidden in _HIDDEN.findall(text))
+    count = sum(len(hidden) for hidden in _HIDDEN.findall(text))
+    for run in _SELECTOR_RUNS.finditer(text):
+        kept = run.group()[0] in "\ufe0e\ufe0f" and run.start() > 0
+        count += len(run.group()) - kept  # selectors past a presentation one carry data
+    return count
 
 
 def removal_note(count: int) -> str:
@@ -133,7 +176,9 @@ def removal_note(count: int) -> str:
 
 def has_controls(text: str) -> bool:
     """Whether `text` holds anything `one_line` would change (a URI or name must not)."""
-    return not text.isprintable() and _UNSAFE.search(text) is not None
+    if text.isascii():
+        return not text.isprintable() and _UNSAFE.search(text) is not None
+    return _UNSAFE.search(text) is not None or strip_controls(text) != text
 
 
 def _escape(match: re.Match[str]) -> str:

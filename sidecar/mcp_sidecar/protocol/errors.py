@@ -63,8 +63,9 @@ HINTS: dict[str, str] = {
     "server_exists": "Choose another name, or pass --replace to replace the definition or override the other scope.",
     "project_untrusted": "Trust the workspace (trustedWorkspace, or --trust-project on the CLI) or use --scope global.",
     "trust_required": (
-        "The project's definition of this server is new or changed since it was approved: review what it "
-        "runs and approve it (the editor asks; mcp/workspace/approve; on the CLI pass --trust-project again)."
+        "Its definition in the project's .mcp.json is new or changed since it was approved: review what it runs "
+        "and approve it (editors ask; scripts call mcp/workspace/approve; CLI subcommands approve with "
+        "--trust-project)."
     ),
     "config_conflict": "Make the global and project configuration separate files, then edit by scope.",
     "config_write_failed": "Check the configuration directory's permissions and free space, then retry.",
@@ -82,6 +83,11 @@ HINTS: dict[str, str] = {
     "directory_unsafe": (
         "The sidecar's spill or cache directory must be a real directory owned by you: remove the link or "
         "the other user's directory (the sidecar recreates it, private) or set MCP_SIDECAR_HOME elsewhere."
+    ),
+    "catalog_entry_invalid": (
+        "The server must rename the entry (1 to 128 ASCII letters, digits, `_`, `-` or `.`) or remove control "
+        "characters from its URI; retrying or refreshing will not help. For tools whose model names collide, "
+        "rename one of their servers in the configuration."
     ),
     "interactive_required": (
         "Watches need an interactive client: editors send initializationOptions.interactive = true; "
@@ -141,7 +147,7 @@ def refused_disabled(operation: str, server: str, approval_required: bool = Fals
         return fail(
             "trust_required",
             operation,
-            "The project's definition of this server is new or changed since it was approved, so it does not run.",
+            "This project server waits for approval, so it does not run.",
             server,
         )
     return fail("server_disabled", operation, "The server is disabled.", server)

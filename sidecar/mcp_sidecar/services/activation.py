@@ -8,21 +8,24 @@ Ids are compared after NFC normalisation. A `mcp__server__tool` id can name two 
 server names meet at `__` (`mcp__a__b__c` is tool `b__c` of server `a` and tool `c` of server
 `a__b`): when both exist, neither is activated, by any spelling, since a client registering
 them by model name could not tell them apart; a call resolves an id only among the tools
-active in its session.
+active in its session. `model_name_owners` is that check, for discovery too (it never offers
+such a tool). A refused or colliding tool's result carries a `catalog_entry_invalid` diagnostic.
 """
 
 from __future__ import annotations
 
 import asyncio
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mcp_sidecar.catalog import names
 from mcp_sidecar.catalog.names import nfc
 from mcp_sidecar.catalog.tools import canonical, tool_view
 from mcp_sidecar.output.sanitize import one_line
 from mcp_sidecar.output.shaping import shape_tool_result
-from mcp_sidecar.protocol.errors import SidecarError, fail, refused_disabled
+from mcp_sidecar.protocol.errors import SidecarError, diagnostic, fail, refused_disabled
 from mcp_sidecar.services.app import ActiveTool
 
 if TYPE_CHECKING:
@@ -69,34 +72,44 @@ def _nearby(word: str, choices: list[str]) -> list[str]:
     return difflib.get_close_matches(word, choices, n=MAX_NEARBY, cutoff=0.5)
 
 
-async def _exists(app: Sidecar, ref: ToolRef) -> bool:
-    """Whether `ref` names a tool of its server's filtered catalog (unknown, disabled or unavailable: no)."""
-    conn = app.connections.get(ref.server)
+async def _visible_names(app: Sidecar, server: str, operation: str) -> frozenset[str]:
+    """The tools of `server`'s filtered catalog (unknown, disabled or unavailable: none)."""
+    conn = app.connections.get(server)
     if conn is None or conn.config.disabled:
-        return False
+        return frozenset()
     try:
-        catalog = await app.tool_catalog(conn, "activate")
+        catalog = await app.tool_catalog(conn, operation)
     except SidecarError:
-        return False
-    return ref.tool in catalog.visible(conn.config)
+        return frozenset()
+    return frozenset(catalog.visible(conn.config))
 
 
-async def _existing(app: Sidecar, refs: list[ToolRef]) -> list[ToolRef]:
-    found = await asyncio.gather(*(_exists(app, r) for r in refs))
-    return [r for r, exists in zip(refs, found, strict=True) if exists]
+async def model_name_owners(app: Sidecar, models: Iterable[str], operation: str) -> dict[str, list[ToolRef]]:
+    """For each `mcp__server__tool` name, the tools it names, longest server name first: two or more collide.
+
+    Only servers whose names meet at `__` can collide; each server's catalog is asked once.
+    """
+    servers = list(app.connections)
+    readings = {m: tool_refs(m, servers) for m in models}
+    wanted = sorted({r.server for refs in readings.values() for r in refs})
+    found = await asyncio.gather(*(_visible_names(app, s, operation) for s in wanted))
+    visible = dict(zip(wanted, found, strict=True))
+    return {m: [r for r in refs if r.tool in visible[r.server]] for m, refs in readings.items()}
+
+
+def _not_loaded(tool_id: str, server: str, reason: str) -> dict[str, Any]:
+    """A tool the catalog refused (or that collides): the reason, and the diagnostic whose hint says who can fix it."""
+    diag = diagnostic(names.CODE, "activate", reason, server)
+    return {"id": tool_id, "status": "not loaded", "reason": reason, "diagnostic": diag.to_json(), "nearby": []}
 
 
 def _collision(tool_id: str, refs: list[ToolRef]) -> dict[str, Any]:
     named = " and ".join(repr(r.id) for r in refs)
-    return {
-        "id": tool_id,
-        "status": "not loaded",
-        "reason": (
-            f"{named} have the same model name {model_name(refs[0])!r} (their mcp__server__tool forms "
-            "collide), so neither is activated."
-        ),
-        "nearby": [],
-    }
+    reason = (
+        f"{named} have the same model name {model_name(refs[0])!r} (their mcp__server__tool forms "
+        "collide), so neither is activated."
+    )
+    return _not_loaded(tool_id, refs[0].server, reason)
 
 
 async def _activate_one(app: Sidecar, tool_id: str, session: dict[str, ActiveTool]) -> dict[str, Any]:
@@ -105,7 +118,7 @@ async def _activate_one(app: Sidecar, tool_id: str, session: dict[str, ActiveToo
     refs = tool_refs(tool_id, servers)
     if len(refs) > 1:
         # Server names meeting at `__`: several servers could be meant. Each is asked.
-        owners = await _existing(app, refs)
+        owners = (await model_name_owners(app, [tool_id], "activate"))[tool_id]
         if len(owners) > 1:
             return _collision(tool_id, owners)
         refs = owners or refs[:1]
@@ -143,13 +156,10 @@ async def _activate_one(app: Sidecar, tool_id: str, session: dict[str, ActiveToo
     visible = catalog.visible(conn.config)
     descriptor = visible.get(ref.tool)
     if descriptor is None:
-        refused = catalog.refused_name(ref.tool)
+        refused = catalog.refused_entry(ref.tool)
         if refused is not None:
-            reason = (
-                f"Tool {refused!r} was refused: its name is not 1 to 128 letters, digits, '_', '-' or '.' "
-                "(MCP tool names)."
-            )
-        elif ref.tool in catalog.all_names():
+            return _not_loaded(ref.id, ref.server, refused["diagnostic"]["message"])
+        if ref.tool in catalog.all_names():
             reason = f"Tool {ref.tool!r} is excluded by the server's tool filters."
         else:
             reason = f"Server {ref.server!r} has no tool named {ref.tool!r}."
@@ -160,10 +170,11 @@ async def _activate_one(app: Sidecar, tool_id: str, session: dict[str, ActiveToo
             "nearby": [f"{ref.server}.{n}" for n in _nearby(ref.tool, list(visible))],
         }
     # The same model name from another server's tool (`a.b__c` and `a__b.c`): neither loads.
-    others = [r for r in tool_refs(model_name(ref), servers) if r.server != ref.server]
-    clashing = await _existing(app, others) if others else []
-    if clashing:
-        return _collision(ref.id, [ref, *clashing])
+    model = model_name(ref)
+    if len(tool_refs(model, servers)) > 1:
+        clashing = [r for r in (await model_name_owners(app, [model], "activate"))[model] if r != ref]
+        if clashing:
+            return _collision(ref.id, [ref, *clashing])
     text = canonical(descriptor)
     existing = session.get(ref.id)
     if existing is not None and existing.canonical == text:
@@ -199,8 +210,11 @@ def _render(results: list[dict[str, Any]]) -> str:
     for r in results:
         if r["status"] == "not loaded":
             line = f" ✘ {one_line(r['id'])} · not loaded: {one_line(r['reason'])}"
-            if r.get("diagnostic"):
-                line += f" [{r['diagnostic']['code']}] {one_line(r['diagnostic']['message'])}"
+            diag = r.get("diagnostic")
+            if diag:
+                # A diagnostic that only repeats the reason adds its hint: who can fix it.
+                detail = diag["hint"] if diag["message"] == r["reason"] else one_line(diag["message"])
+                line += f" [{diag['code']}] {detail}"
             if r.get("nearby"):
                 line += f" Nearby: {one_line(', '.join(r['nearby']))}"
         else:

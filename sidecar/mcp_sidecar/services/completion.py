@@ -2,7 +2,10 @@
 
 Suggestions are untrusted server data, not a schema. The server must advertise completion
 support and the exact template (or prompt); the argument must belong to it. `values` keep
-the server's strings; the `text` rendering shows each on one sanitised line.
+the server's strings; the `text` rendering shows each on one sanitised line. A value holding
+a control, bidirectional or invisible character (or a line break) is left out and counted in
+`dropped`: its sanitised row would be another value than the one the server meant, and a
+model would send that one back.
 """
 
 from __future__ import annotations
@@ -11,10 +14,11 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from mcp_sidecar.catalog import names
 from mcp_sidecar.catalog.names import nfc
 from mcp_sidecar.connections import templates
 from mcp_sidecar.output import shaping
-from mcp_sidecar.output.sanitize import one_line
+from mcp_sidecar.output.sanitize import has_controls, one_line
 from mcp_sidecar.protocol.errors import fail, refused_disabled
 from mcp_sidecar.services.reading import MAX_URI_CHARS, advertised_template
 
@@ -55,17 +59,22 @@ async def complete(
         wanted = nfc(name)
         found = next((p for p in prompts.items if p.get("name") == wanted), None)
         if found is None:
+            refused = names.find(prompts.refused, wanted)
+            if refused is not None:
+                raise names.refused_error(refused, op)
             raise fail("completion_invalid", op, "The server does not advertise that prompt.", server)
-        names = [a.get("name") for a in found.get("arguments") or [] if isinstance(a, dict)]
-        if argument[0] not in names:
+        declared = [a.get("name") for a in found.get("arguments") or [] if isinstance(a, dict)]
+        if argument[0] not in declared:
             raise fail("completion_invalid", op, f"{argument[0]!r} is not an argument of that prompt.", server)
     if "completions" not in conn.capabilities:
         raise fail("completions_unsupported", op, "The server does not offer completions.", server)
     raw = await conn.complete(reference, argument, dict(context or {}), op)
-    values = [v for v in raw["values"] if isinstance(v, str)]
+    offered = [v for v in raw["values"] if isinstance(v, str)]
+    values = [v for v in offered if not has_controls(v)]
     shown, spilled, notice = shaping.shape_values(values, server, f"{argument[0]}", raw)
     result: dict[str, Any] = {"server": server, kind: name, "argument": {"name": argument[0], "value": argument[1]}}
     result["values"] = shown
+    result["dropped"] = len(offered) - len(values)
     if "total" in raw:
         result["total"] = raw["total"]
     if "hasMore" in raw:
@@ -91,6 +100,8 @@ def _render(result: dict[str, Any], notice: str) -> str:
     more = []
     if "total" in result:
         more.append(f"{result['total']} in total")
+    if result["dropped"]:
+        more.append(f"{result['dropped']} left out for control or invisible characters")
     if result.get("hasMore"):
         more.append("more available: narrow the prefix")
     if more:

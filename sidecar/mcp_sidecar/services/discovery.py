@@ -7,9 +7,11 @@ returned. Cached tool metadata (memory or the 24-hour disk cache) is searched wi
 connecting; anything else is fetched with at most four server discoveries in flight.
 
 Entries a catalog refused (invalid names, URIs with control characters) are never
-candidates; `refused` lists those of the catalogs searched. Structured fields keep the
-server's data as it came; the `text` rendering shows every server string sanitised, each on
-one line (`output/sanitize.py`).
+candidates; `refused` lists those of the catalogs searched. Nor is a tool whose model name
+another server's tool has too (`a.b__c` and `a__b.c`), which activation would refuse: the
+check is activation's own (`model_name_owners`), and `refused` lists such tools with the ids
+they collide with. Structured fields keep the server's data as it came; the `text` rendering
+shows every server string sanitised, each on one line (`output/sanitize.py`).
 """
 
 from __future__ import annotations
@@ -20,11 +22,13 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.catalog import index as ranking
+from mcp_sidecar.catalog import names
 from mcp_sidecar.catalog.documents import template_variables
 from mcp_sidecar.catalog.index import Hit, Index
 from mcp_sidecar.connections.connection import Connection
-from mcp_sidecar.output.sanitize import json_escape, one_line
+from mcp_sidecar.output.sanitize import json_escape, one_line, strip_controls
 from mcp_sidecar.protocol.errors import SidecarError, refused_disabled
+from mcp_sidecar.services.activation import model_name_owners, tool_refs
 from mcp_sidecar.services.catalogs import Group, ListCatalog, tools_need_fetch
 
 if TYPE_CHECKING:
@@ -37,13 +41,14 @@ KIND_GROUPS: dict[str, tuple[Group, ...]] = {
     "prompts": ("prompts",),
 }
 DESCRIPTION_CHARS = 160
+REFUSED_ORDER = {"tool": 0, "resource": 1, "template": 2, "prompt": 3}
 
 
 def short(text: str | None, limit: int = DESCRIPTION_CHARS) -> str:
-    """The first paragraph, on one line, cut at a word boundary."""
+    """The first paragraph, sanitised, on one line, cut at a word boundary (hidden characters take no room)."""
     if not text:
         return ""
-    first = re.split(r"\n\s*\n", text.strip(), maxsplit=1)[0]
+    first = re.split(r"\n\s*\n", strip_controls(text).strip(), maxsplit=1)[0]
     first = " ".join(first.split())
     if len(first) <= limit:
         return first
@@ -80,8 +85,7 @@ async def _server_indexes(
             await asyncio.gather(*(one(g) for g in groups))
     else:
         await asyncio.gather(*(one(g) for g in groups))
-    order = {"tool": 0, "resource": 1, "template": 2, "prompt": 3}
-    refused.sort(key=lambda r: order[r["kind"]])
+    refused.sort(key=lambda r: REFUSED_ORDER[r["kind"]])
     return indexes, unavailable, refused
 
 
@@ -116,8 +120,16 @@ async def discover(
     indexes = [ix for found, _, _ in outcomes for ix in found]
     unavailable = [u for _, missing, _ in outcomes for u in missing]
     unavailable.sort(key=lambda u: (u["server"], u["kind"]))
-    refused = sorted((r for _, _, left_out in outcomes for r in left_out), key=lambda r: r["server"])
-    hits = ranking.search(indexes, query, limit=limit)
+    collided = await _collisions(app, indexes, op) if "tools" in groups else []
+    refused = sorted(
+        [*(r for _, _, left_out in outcomes for r in left_out), *collided],
+        key=lambda r: (r["server"], REFUSED_ORDER[r["kind"]]),
+    )
+    hidden = {(r["server"], r["name"]) for r in collided}
+    # Colliding tools are ranked but not offered: ask for as many more hits as there are of them.
+    hits = ranking.search(indexes, query, limit=limit + len(hidden))
+    hits = [h for h in hits if h.document.kind != "tool" or (h.document.server, h.document.key) not in hidden]
+    hits = hits[:limit]
     active = app.sessions.get(session_id, {})
     candidates = [candidate(hit, active) for hit in hits]
     return {
@@ -129,6 +141,26 @@ async def discover(
         "refused": refused,
         "text": render(query, candidates, unavailable, refused),
     }
+
+
+async def _collisions(app: Sidecar, indexes: list[Index], operation: str) -> list[dict[str, Any]]:
+    """Refusals of the searched tools whose `mcp__server__tool` name another server's tool has too."""
+    servers = list(app.connections)
+    searched = {(d.server, d.key) for ix in indexes for d in ix.documents if d.kind == "tool"}
+    models = {f"mcp__{server}__{tool}" for server, tool in searched}
+    models = {m for m in models if len(tool_refs(m, servers)) > 1}  # only server names meeting at `__`
+    if not models:
+        return []
+    owners = await model_name_owners(app, sorted(models), operation)
+    refused = []
+    for tools in owners.values():
+        if len(tools) < 2:
+            continue
+        for ref in tools:
+            if (ref.server, ref.tool) in searched:
+                others = [o.id for o in tools if o != ref]
+                refused.append({"server": ref.server, **names.collision(ref.server, ref.tool, others)})
+    return refused
 
 
 def candidate(hit: Hit, active: dict[str, Any]) -> dict[str, Any]:
@@ -224,18 +256,11 @@ def _row(c: dict[str, Any]) -> str:
 
 
 def _refused_rows(refused: list[dict[str, Any]]) -> list[str]:
-    """One line per server: how many entries of each kind its catalogs refused."""
-    counts: dict[str, dict[str, int]] = {}
+    """Per server, one line per kind and reason refused, naming up to three entries (escaped)."""
+    by_server: dict[str, list[dict[str, Any]]] = {}
     for r in refused:
-        per_kind = counts.setdefault(r["server"], {})
-        per_kind[r["kind"]] = per_kind.get(r["kind"], 0) + 1
-    rows = []
-    for server, per_kind in counts.items():
-        parts = ", ".join(f"{n} {k}{'s' if n != 1 else ''}" for k, n in per_kind.items())
-        rows.append(
-            f" ✘ {one_line(server)} refused {parts}: names outside the MCP form or URIs with control characters"
-        )
-    return rows
+        by_server.setdefault(r["server"], []).append(r)
+    return [f" ✘ {one_line(server)} refused {line}" for server, rs in by_server.items() for line in names.summary(rs)]
 
 
 def render(

@@ -10,9 +10,10 @@ one block of untrusted content, never conversation history or system instruction
 text is stripped of terminal control sequences and of control, bidi, zero-width and TAG
 characters (`output/sanitize.py`), in the messages themselves since they are what the
 person reviews and the model receives. The prompt name is compared after NFC normalisation;
-a prompt the catalog refused for its name is not found. Text and embedded text resources are
-shown; any other content (images, audio, blobs, resource links), or a prompt over 2,000
-lines or 50 KiB, refuses the whole prompt: nothing is truncated or spilled.
+a prompt the catalog refused for its name fails with that refusal (`catalog_entry_invalid`).
+Text and embedded text resources are shown; any other content (images, audio, blobs, resource
+links), or a prompt over 2,000 lines or 50 KiB, refuses the whole prompt: nothing is truncated
+or spilled.
 
 Pending previews end on use, discard, a configuration reload, and the disconnection (or
 reconnection) of their server.
@@ -26,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mcp_sidecar.catalog import names
 from mcp_sidecar.catalog.names import nfc
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.output.limits import MAX_LINES, MAX_TEXT_BYTES, line_count, utf8_size
@@ -107,9 +109,9 @@ async def preview(app: Sidecar, server: str, name: str, arguments: Mapping[str, 
     name = nfc(name)
     found = next((p for p in catalog.items if p.get("name") == name), None)
     if found is None:
-        if any(nfc(r["name"]) == name for r in catalog.refused):
-            why = "The server's prompt of that name was refused: its name is not 1 to 128 of A-Za-z0-9_.-."
-            raise fail("prompt_not_found", op, why, server)
+        refused = names.find(catalog.refused, name)
+        if refused is not None:
+            raise names.refused_error(refused, op)
         raise fail("prompt_not_found", op, "The server does not advertise a prompt of that name.", server)
     declared = [a for a in found.get("arguments") or [] if isinstance(a, dict) and isinstance(a.get("name"), str)]
     unknown = sorted(set(arguments) - {a["name"] for a in declared})
