@@ -72,29 +72,35 @@ def _nearby(word: str, choices: list[str]) -> list[str]:
     return difflib.get_close_matches(word, choices, n=MAX_NEARBY, cutoff=0.5)
 
 
-async def _visible_names(app: Sidecar, server: str, operation: str) -> frozenset[str]:
-    """The tools of `server`'s filtered catalog (unknown, disabled or unavailable: none)."""
+async def _visible_names(app: Sidecar, server: str, operation: str) -> frozenset[str] | None:
+    """The tools of `server`'s filtered catalog (none when not configured or disabled); None when
+    it cannot be asked now, so it may well have the tool."""
     conn = app.connections.get(server)
     if conn is None or conn.config.disabled:
         return frozenset()
     try:
         catalog = await app.tool_catalog(conn, operation)
     except SidecarError:
-        return frozenset()
+        return None
     return frozenset(catalog.visible(conn.config))
 
 
 async def model_name_owners(app: Sidecar, models: Iterable[str], operation: str) -> dict[str, list[ToolRef]]:
     """For each `mcp__server__tool` name, the tools it names, longest server name first: two or more collide.
 
-    Only servers whose names meet at `__` can collide; each server's catalog is asked once.
+    Only servers whose names meet at `__` can collide; each server's catalog is asked once. A
+    server that cannot be asked (down, failing) counts as an owner: activating the other one
+    would let a model name mean a tool that server may have too, once it is back.
     """
     servers = list(app.connections)
     readings = {m: tool_refs(m, servers) for m in models}
     wanted = sorted({r.server for refs in readings.values() for r in refs})
     found = await asyncio.gather(*(_visible_names(app, s, operation) for s in wanted))
     visible = dict(zip(wanted, found, strict=True))
-    return {m: [r for r in refs if r.tool in visible[r.server]] for m, refs in readings.items()}
+    return {
+        m: [r for r in refs if (names_of := visible[r.server]) is None or r.tool in names_of]
+        for m, refs in readings.items()
+    }
 
 
 def _not_loaded(tool_id: str, server: str, reason: str) -> dict[str, Any]:
