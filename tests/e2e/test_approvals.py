@@ -71,6 +71,12 @@ async def test_a_trusted_workspace_first_seen_asks_before_anything_runs(home: Pa
         assert note["pending"] == status["pendingApprovals"]
         diag = diagnostic_of(await client.error("mcp/server/tools", {"server": "proj"}))
         assert (diag["code"], diag["message"], diag["hint"]) == ("trust_required", TRUST_MESSAGE, TRUST_HINT)
+        # A model searching learns the server exists and waits for the person, not that nothing matches.
+        found = await client.request("mcp/discover", {"query": "echo"})
+        assert [(u["server"], u["kind"], u["diagnostic"]["code"]) for u in found["unavailable"]] == [
+            ("proj", "all", "trust_required")
+        ]
+        assert "proj all unavailable: [trust_required] " + TRUST_MESSAGE in found["text"]
     assert not marker.exists(), "a definition nobody approved never ran"
 
 

@@ -119,6 +119,13 @@ async def discover(
     outcomes = await asyncio.gather(*(_server_indexes(app, c, groups, op) for c in conns))
     indexes = [ix for found, _, _ in outcomes for ix in found]
     unavailable = [u for _, missing, _ in outcomes for u in missing]
+    if server is None:
+        # Waiting for the person's approval: say so, or a model concludes the capability does not exist.
+        waiting = [c for c in app.connections.values() if c.config.approval_required]
+        unavailable += [
+            {"server": c.name, "kind": "all", "diagnostic": refused_disabled(op, c.name, True).diagnostic.to_json()}
+            for c in waiting
+        ]
     unavailable.sort(key=lambda u: (u["server"], u["kind"]))
     collided = await _collisions(app, indexes, op) if "tools" in groups else []
     refused = sorted(
