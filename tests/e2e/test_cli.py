@@ -7,54 +7,19 @@ which is most of the cost.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from mcp_sidecar import __version__
+from support.cli import Run, cli
 from support.servers import basic_stdio
 from support.sidecar import write_config
 
-CONSOLE_SCRIPT = Path(sys.executable).with_name("mcp-sidecar")
 NOT_FOUND_HINT = "Check the server name with mcp/status; names are case-sensitive."
 CONNECTION_HINT = (
     "Check the server executable, working directory, endpoint, network and TLS configuration; "
     "the server log (mcp/server/logs) may say more."
 )
-
-
-@dataclass(frozen=True)
-class Run:
-    code: int
-    stdout: str
-    stderr: str
-
-    def json(self) -> Any:
-        return json.loads(self.stdout)
-
-
-async def cli(home: Path, *args: str) -> Run:
-    command = [str(CONSOLE_SCRIPT)] if CONSOLE_SCRIPT.exists() else [sys.executable, "-m", "mcp_sidecar"]
-    proc = await asyncio.create_subprocess_exec(
-        *command,
-        *args,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "MCP_SIDECAR_HOME": str(home)},
-        cwd=home,
-    )
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), 60)
-    except TimeoutError:
-        proc.kill()
-        await proc.wait()
-        raise
-    assert proc.returncode is not None
-    return Run(proc.returncode, out.decode(), err.decode())
 
 
 async def clis(home: Path, *commands: tuple[str, ...]) -> list[Run]:

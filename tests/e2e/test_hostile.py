@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from support.cli import Run, cli
 from support.hostile import (
     COMPLETIONS,
     CP1252,
@@ -27,9 +28,7 @@ from support.hostile import (
     PROGRESS,
     SMUGGLED,
     TAGS,
-    Run,
     all_strings,
-    cli,
     forbidden,
     servers,
 )

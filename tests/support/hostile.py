@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
-import json
-import os
-import sys
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from support.servers import fixture_path, fixture_stdio
@@ -58,38 +52,3 @@ def all_strings(value: Any) -> list[str]:
     if isinstance(value, list):
         return [s for item in value for s in all_strings(item)]
     return []
-
-
-CONSOLE_SCRIPT = Path(sys.executable).with_name("mcp-sidecar")
-
-
-@dataclass(frozen=True)
-class Run:
-    code: int
-    stdout: str
-    stderr: str
-
-    def json(self) -> Any:
-        return json.loads(self.stdout)
-
-
-async def cli(home: Path, *args: str) -> Run:
-    """`mcp-sidecar ARGS` in a fresh process with MCP_SIDECAR_HOME=home (at most 60 s)."""
-    command = [str(CONSOLE_SCRIPT)] if CONSOLE_SCRIPT.exists() else [sys.executable, "-m", "mcp_sidecar"]
-    proc = await asyncio.create_subprocess_exec(
-        *command,
-        *args,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "MCP_SIDECAR_HOME": str(home)},
-        cwd=home,
-    )
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), 60)
-    except TimeoutError:
-        proc.kill()
-        await proc.wait()
-        raise
-    assert proc.returncode is not None
-    return Run(proc.returncode, out.decode(), err.decode())
