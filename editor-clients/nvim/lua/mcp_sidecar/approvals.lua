@@ -16,9 +16,11 @@ M.choices = { "Approve and start", "Keep disabled" }
 ---@field change "new"|"changed"
 ---@field definitionHash string
 ---@field transport "stdio"|"http"
----@field summary string one sanitised line: `command args (cwd: X; env: A, B)` or `url (headers: A)`
+---@field summary string one sanitised line of what would run (never truncated): `command args (cwd: X; env: A, B)` or `url (headers: A)`
+---@field changedFields? string[] for a changed definition: the fields that differ from the approved one (`args`, `env.TOKEN`, `env.X (removed)`)
+---@field root? string the workspace whose sidecar reported it (set here)
 
----@type table<string, true> "server\nhash" pairs asked about already
+---@type table<string, true> "root\nserver\nhash" of the pending approvals asked about already
 local asked = {}
 ---@type mcp_sidecar.PendingApproval[] waiting for their turn
 local queue = {}
@@ -26,7 +28,7 @@ local busy = false
 
 ---@param p mcp_sidecar.PendingApproval
 local function key(p)
-  return p.server .. "\n" .. p.definitionHash
+  return (p.root or "") .. "\n" .. p.server .. "\n" .. p.definitionHash
 end
 
 --- One line without control characters (what a prompt shows).
@@ -36,34 +38,77 @@ local function one_line(text)
   return vim.trim((tostring(text or "")):gsub("[%c]", " "):gsub("%s+", " "))
 end
 
+--- A summary as the sidecar wrote it (it escapes invisible characters itself): control
+--- characters become spaces, but no run of spaces is folded and nothing is cut, so a quoted
+--- argument reads as it runs.
+---@param text any
+---@return string
+local function exact_line(text)
+  return vim.trim((tostring(text or "")):gsub("%c", " "))
+end
+
 local function notify(msg, level)
   vim.notify(msg, level or vim.log.levels.INFO, { title = "mcp" })
 end
 
---- The question for one pending approval: the server, new or changed, and what would run.
+--- The fields a changed definition changed, as one line ("" when the sidecar names none).
+---@param p mcp_sidecar.PendingApproval
+---@return string
+local function changed_fields(p)
+  if p.change ~= "changed" or type(p.changedFields) ~= "table" then
+    return ""
+  end
+  local names = {}
+  for _, name in ipairs(p.changedFields) do
+    if type(name) == "string" and one_line(name) ~= "" then
+      table.insert(names, one_line(name))
+    end
+  end
+  return table.concat(names, ", ")
+end
+
+--- The question for one pending approval: the server, new or changed (and which fields), and
+--- what would run, in full (a long line wraps; nothing is cut).
 ---@param p mcp_sidecar.PendingApproval
 ---@return string
 function M.prompt(p)
   local what = p.change == "new" and "defines a new MCP server" or "changed the MCP server"
   local verb = p.transport == "http" and "connect to" or "run"
-  return ("The project's .mcp.json %s '%s'. It would %s: %s. Start it?"):format(
+  local fields = changed_fields(p)
+  return ("The project's .mcp.json %s '%s'%s. It would %s: %s. Start it?"):format(
     what,
     one_line(p.server),
+    fields ~= "" and (" (changed: %s)"):format(fields) or "",
     verb,
-    one_line(p.summary)
+    exact_line(p.summary)
   )
 end
 
---- Remember the sidecar's whole current set of pending approvals.
+---@type table<string, table<string, mcp_sidecar.PendingApproval>> root -> server -> pending
+local by_root = {}
+
+--- Remember a sidecar's whole current set of pending approvals (of `root`, default the current one).
 ---@param pending mcp_sidecar.PendingApproval[]?
-function M.set_pending(pending)
+---@param root? string
+function M.set_pending(pending, root)
+  root = root or Client.root()
   State.pending = {}
   for _, p in ipairs(type(pending) == "table" and pending or {}) do
     if type(p) == "table" and type(p.server) == "string" and type(p.definitionHash) == "string" then
+      p.root = root
       State.pending[p.server] = p
     end
   end
+  by_root[root] = State.pending
   State.changed()
+end
+
+--- The pending approval of `server` in `root` now, if any.
+---@param root string
+---@param server string
+---@return mcp_sidecar.PendingApproval?
+local function current(root, server)
+  return (by_root[root] or {})[server]
 end
 
 local ask_next
@@ -71,7 +116,7 @@ local ask_next
 ---@param p mcp_sidecar.PendingApproval
 ---@param done fun()
 local function approve(p, done)
-  local root = Client.root()
+  local root = p.root or Client.root()
   local params = { approvals = { { server = p.server, definitionHash = p.definitionHash } } }
   Client.request(P.m.workspace_approve, params, function(err, result)
     if err then
@@ -88,10 +133,12 @@ local function approve(p, done)
       notify(("'%s' was not approved: %s"):format(p.server, reason), vim.log.levels.WARN)
       return done()
     end
-    if State.pending[p.server] and State.pending[p.server].definitionHash == p.definitionHash then
-      State.pending[p.server] = nil
+    local pending = by_root[root] or {}
+    if pending[p.server] and pending[p.server].definitionHash == p.definitionHash then
+      pending[p.server] = nil
+      State.changed()
     end
-    if next(State.pending) == nil then
+    if next(pending) == nil then
       -- Everything the file now runs was approved: Neovim's trust of the file follows, so the
       -- next start does not ask about the whole file again (vim.secure tracks its content).
       require("mcp_sidecar.commands").keep_trusted(root)
@@ -101,11 +148,11 @@ local function approve(p, done)
         notify(("'%s' was approved but did not start: %s"):format(p.server, Client.format_error(e)), vim.log.levels.ERROR)
       else
         State.update_server(row)
-        notify(("Approved '%s'; it runs: %s"):format(p.server, one_line(p.summary)))
+        notify(("Approved '%s'; it runs: %s"):format(p.server, exact_line(p.summary)))
       end
       done()
-    end)
-  end)
+    end, { root = root })
+  end, { root = root })
 end
 
 ask_next = function()
@@ -117,8 +164,8 @@ ask_next = function()
     return
   end
   -- Approved meanwhile, or changed again (the newer definition is queued): nothing to ask.
-  local current = State.pending[p.server]
-  if not current or current.definitionHash ~= p.definitionHash then
+  local now = current(p.root or Client.root(), p.server)
+  if not now or now.definitionHash ~= p.definitionHash then
     return ask_next()
   end
   busy = true
@@ -154,9 +201,23 @@ end
 --- The sidecar's pending approvals (from `mcp/approvalRequired` or `mcp/status`): remember
 --- them and ask about each one not asked about in this Neovim yet.
 ---@param pending mcp_sidecar.PendingApproval[]?
+---@param root? string the workspace whose sidecar sent them (default: the current one)
 ---@return integer count the questions queued
-function M.offer(pending)
-  M.set_pending(pending)
+function M.offer(pending, root)
+  root = root or Client.root()
+  M.set_pending(pending, root)
+  -- A definition no longer pending (approved, or the file moved on) is asked about again if it
+  -- comes back: approving A, pulling B, then going back to A must ask about A again.
+  local live = {}
+  for _, p in pairs(State.pending) do
+    live[key(p)] = true
+  end
+  local prefix = root .. "\n"
+  for k in pairs(asked) do
+    if k:sub(1, #prefix) == prefix and not live[k] then
+      asked[k] = nil
+    end
+  end
   local fresh = {}
   for _, p in pairs(State.pending) do
     if not asked[key(p)] then
@@ -176,13 +237,14 @@ end
 ---@param server? string
 ---@param cb? fun(count: integer) how many questions were queued
 function M.review(server, cb)
+  local root = Client.root()
   Client.request(P.m.status, nil, function(err, result)
     if err then
       notify(Client.format_error(err), vim.log.levels.ERROR)
       return cb and cb(0)
     end
     State.set_servers(result.servers, true)
-    M.set_pending(result.pendingApprovals)
+    M.set_pending(result.pendingApprovals, root)
     local list = {}
     for name, p in pairs(State.pending) do
       if server == nil or server == "" or name == server then
@@ -201,12 +263,12 @@ function M.review(server, cb)
     if cb then
       cb(#list)
     end
-  end)
+  end, { root = root })
 end
 
 ---@private tests: forget what was asked (a new Neovim session)
 function M._reset()
-  asked, queue, busy = {}, {}, false
+  asked, queue, busy, by_root = {}, {}, false, {}
 end
 
 return M

@@ -14,6 +14,7 @@ local has_011 = vim.fn.has("nvim-0.11") == 1
 ---@field restarts integer[] uv.now() of recent automatic restarts
 ---@field stopping? integer the client id of a stop we asked for (no restart)
 ---@field trusted? boolean what the sidecar was told
+---@field grant_next? boolean the next start follows the person's grant of trust (:Mcp trust)
 
 ---@type table<string, mcp_sidecar.Root>
 M.roots = {}
@@ -39,37 +40,102 @@ function M.root(bufnr)
   return vim.fs.normalize(root)
 end
 
---- The sidecar command: opts.cmd, the workspace's .venv, then PATH.
+local is_windows = vim.fn.has("win32") == 1
+
+--- Whether a directory is absolute (relative ones resolve against the current directory).
+---@param dir string
+---@return boolean
+local function is_absolute(dir)
+  if is_windows then
+    return dir:match("^%a:[/\\]") ~= nil or dir:match("^[/\\][/\\]") ~= nil
+  end
+  return dir:sub(1, 1) == "/"
+end
+M._is_absolute = is_absolute
+
+--- `name` in an absolute directory of PATH. Unlike exepath(), relative entries (`.`,
+--- `node_modules/.bin`, an empty one) are skipped: they resolve against the current directory,
+--- which is usually the workspace, and a repository can ship its own binary there.
+---@param name string
+---@return string?
+function M.path_executable(name)
+  local sep = is_windows and ";" or ":"
+  local names = is_windows and { name .. ".exe", name .. ".cmd", name .. ".bat", name } or { name }
+  for dir in vim.gsplit(vim.env.PATH or "", sep, { plain = true }) do
+    dir = is_windows and dir:gsub('^"(.*)"$', "%1") or dir
+    if dir ~= "" and is_absolute(dir) then
+      for _, n in ipairs(names) do
+        local full = dir:gsub("[/\\]+$", "") .. "/" .. n
+        if vim.fn.executable(full) == 1 and vim.fn.isdirectory(full) == 0 then
+          return full
+        end
+      end
+    end
+  end
+end
+
+--- Whether the workspace is trusted, without asking: opts.trust, else Neovim's trust database.
 ---@param root string
+---@return boolean
+function M.trusted_quietly(root)
+  if Config.trust == true or Config.trust == false then
+    return Config.trust
+  end
+  return M.trust_state(root .. "/.mcp.json") == "allowed"
+end
+
+--- The sidecar command: opts.cmd, the workspace's .venv (only when the workspace is trusted:
+--- a cloned repository can ship an executable .venv/bin/mcp-sidecar), then an absolute PATH entry.
+---@param root string
+---@param trusted? boolean whether the workspace is trusted (nil: decided without asking)
 ---@return string[]? cmd
 ---@return string? message why it was not found
-function M.resolve_cmd(root)
+function M.resolve_cmd(root, trusted)
+  if trusted == nil then
+    trusted = M.trusted_quietly(root)
+  end
   local cmd = Config.cmd
   if type(cmd) == "string" then
     cmd = { cmd }
   end
   if cmd then
-    if vim.fn.executable(cmd[1]) == 0 then
-      return nil, ("mcp-sidecar: `%s` (opts.cmd) is not executable"):format(cmd[1])
+    cmd = vim.deepcopy(cmd)
+    local program = cmd[1]
+    if type(program) ~= "string" or program == "" then
+      return nil, "mcp-sidecar: opts.cmd names no program"
+    end
+    if not program:find("[/\\]") then
+      -- A bare name: looked up in absolute PATH directories only, like the default.
+      local found = M.path_executable(program)
+      if not found then
+        return nil, ("mcp-sidecar: `%s` (opts.cmd) is not executable (not in an absolute PATH directory)"):format(program)
+      end
+      cmd[1] = found
+    elseif vim.fn.executable(program) == 0 then
+      return nil, ("mcp-sidecar: `%s` (opts.cmd) is not executable"):format(program)
     end
   else
     local candidates = { root .. "/.venv/bin/mcp-sidecar", root .. "/.venv/Scripts/mcp-sidecar.exe" }
-    for _, path in ipairs(candidates) do
-      if vim.fn.executable(path) == 1 then
-        cmd = { path }
-        break
+    if trusted then
+      for _, path in ipairs(candidates) do
+        if vim.fn.executable(path) == 1 then
+          cmd = { path }
+          break
+        end
       end
     end
-    if not cmd and vim.fn.executable("mcp-sidecar") == 1 then
-      cmd = { vim.fn.exepath("mcp-sidecar") }
+    if not cmd then
+      local found = M.path_executable("mcp-sidecar")
+      cmd = found and { found } or nil
     end
     if not cmd then
+      local looked = trusted and (candidates[1] .. " and PATH") or "PATH (the workspace's .venv only once it is trusted)"
       return nil,
-        ("mcp-sidecar not found (looked at opts.cmd, %s and PATH).\n"):format(candidates[1])
+        ("mcp-sidecar not found (looked at opts.cmd and %s).\n"):format(looked)
           .. "Install it (`pipx install mcp-sidecar`) or pass require('mcp_sidecar').setup({ cmd = { '/path/to/mcp-sidecar' } })."
     end
   end
-  return vim.list_extend(vim.deepcopy(cmd), Config.args or {})
+  return vim.list_extend(cmd, Config.args or {})
 end
 
 --- Where Neovim's trust database stands on a file, without prompting.
@@ -156,7 +222,8 @@ local function notify(msg, level)
 end
 M.notify = notify
 
-local function handlers()
+---@param root? string the workspace of the sidecar these handle
+local function handlers(root)
   local N = P.notifications
   return {
     [N.server_status] = function(_, row)
@@ -180,7 +247,7 @@ local function handlers()
     [N.approval_required] = function(_, params)
       local pending = type(params) == "table" and params.pending or nil
       vim.schedule(function()
-        require("mcp_sidecar.approvals").offer(pending)
+        require("mcp_sidecar.approvals").offer(pending, root)
       end)
     end,
     [N.active_tools_changed] = function(_, params)
@@ -255,22 +322,28 @@ end
 ---@return integer? client_id
 ---@return string? error
 local function start(root)
-  local cmd, err = M.resolve_cmd(root)
+  local entry = M.roots[root] or { restarts = {} }
+  M.roots[root] = entry
+  -- Trust first: the workspace's own .venv sidecar runs only in a trusted workspace.
+  entry.trusted = M.trusted(root)
+  -- Set by :Mcp trust for the one start that follows the person's grant, never kept.
+  local granted = entry.grant_next == true and entry.trusted
+  entry.grant_next = nil
+  local cmd, err = M.resolve_cmd(root, entry.trusted)
   if not cmd then
     State.set_sidecar("missing")
     return nil, err
   end
-  local entry = M.roots[root] or { restarts = {} }
-  M.roots[root] = entry
-  entry.trusted = M.trusted(root)
   local config = {
     name = "mcp_sidecar",
     cmd = cmd,
     cmd_env = Config.env,
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
-    init_options = { trustedWorkspace = entry.trusted, interactive = true },
-    handlers = handlers(),
+    -- trustGranted: the person granted trust just now (:Mcp trust), so the definitions the
+    -- file has are approved; on every other start, unapproved definitions are asked about.
+    init_options = { trustedWorkspace = entry.trusted, trustGranted = granted, interactive = true },
+    handlers = handlers(root),
     on_exit = function(code, signal, client_id)
       vim.schedule(function()
         M._on_exit(root, client_id, code, signal)
@@ -297,7 +370,7 @@ local function start(root)
     M.request(P.m.status, nil, function(_, result)
       if result then
         State.set_servers(result.servers)
-        require("mcp_sidecar.approvals").offer(result.pendingApprovals)
+        require("mcp_sidecar.approvals").offer(result.pendingApprovals, root)
       end
     end, { root = root })
   end)
@@ -387,8 +460,13 @@ end
 --- Restart the sidecar of a root (for example after changing trust).
 ---@param root? string
 ---@param cb? fun()
-function M.restart(root, cb)
+---@param opts? {trust_granted?: boolean} trust_granted: the person granted trust just now (the new sidecar approves the definitions present)
+function M.restart(root, cb, opts)
   root = root or M.root()
+  if opts and opts.trust_granted then
+    M.roots[root] = M.roots[root] or { restarts = {} }
+    M.roots[root].grant_next = true
+  end
   local entry = M.roots[root]
   local client = entry and entry.id and vim.lsp.get_client_by_id(entry.id)
   if not client then

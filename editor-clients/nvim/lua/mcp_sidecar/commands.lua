@@ -126,7 +126,8 @@ M.local_commands = {
   },
 }
 
---- Trust the project's .mcp.json in Neovim's trust database and restart the sidecar with it.
+--- Trust the project's .mcp.json in Neovim's trust database and restart the sidecar with it,
+--- telling it that trust was granted just now (`initializationOptions.trustGranted`).
 function M.trust()
   local root = Client.root()
   local path = root .. "/.mcp.json"
@@ -139,9 +140,11 @@ function M.trust()
   if not ok then
     return notify("Could not trust " .. path .. ": " .. tostring(err), vim.log.levels.ERROR)
   end
+  -- The person granted trust just now: the restarted sidecar approves the definitions the
+  -- file has (trustGranted); a later start asks about any it has not seen approved.
   Client.restart(root, function()
     notify("Trusted " .. path)
-  end)
+  end, { trust_granted = true })
 end
 
 --- Show command output: short text as a message, long text in a scratch buffer.

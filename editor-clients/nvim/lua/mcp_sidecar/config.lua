@@ -2,7 +2,7 @@
 local M = {}
 
 ---@class mcp_sidecar.Config
----@field cmd? string|string[] the sidecar command; nil looks for <root>/.venv/bin/mcp-sidecar, then PATH
+---@field cmd? string|string[] the sidecar command; nil looks for <root>/.venv/bin/mcp-sidecar (trusted workspaces only), then absolute PATH directories
 ---@field args? string[]
 ---@field env? table<string, string>
 ---@field root_markers? string[]
@@ -15,7 +15,7 @@ local M = {}
 ---@field float? { border: string, width: number, height: number }
 ---@field icons? { connected: string, failed: string, idle: string, loaded: string, approval: string }
 local defaults = {
-  cmd = nil, -- string or list: how to start the sidecar (nil: <root>/.venv/bin/mcp-sidecar, then `mcp-sidecar` on PATH)
+  cmd = nil, -- string or list: how to start the sidecar (nil: <root>/.venv/bin/mcp-sidecar when the workspace is trusted, then `mcp-sidecar` in an absolute PATH directory; a bare name is looked up there too)
   args = {}, -- extra arguments for the sidecar, e.g. { "-v", "--log-file", vim.fn.stdpath("log") .. "/mcp-sidecar.log" }
   env = nil, -- extra environment for the sidecar, e.g. { MCP_SIDECAR_HOME = "~/.config/my-mcp" }
   root_markers = { ".mcp.json", ".git" }, -- the workspace root is the nearest directory holding one (else the cwd)

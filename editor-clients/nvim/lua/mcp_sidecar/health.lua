@@ -37,7 +37,8 @@ function M.check()
   start("mcp_sidecar: sidecar")
   local root = Client.last_root or Client.root()
   info("Workspace root: " .. root)
-  local cmd, missing = Client.resolve_cmd(root)
+  local running = Client.roots[root]
+  local cmd, missing = Client.resolve_cmd(root, running and running.trusted)
   if not cmd then
     error(missing or "mcp-sidecar not found")
     return

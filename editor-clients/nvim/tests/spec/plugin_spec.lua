@@ -76,6 +76,100 @@ describe("setup", function()
     check.matches("setup%(", err)
     mcp.setup({ cmd = SIDECAR, search = { limit = 10 } })
   end)
+
+  it("looks in the workspace's .venv only when the workspace is trusted", function()
+    local root = vim.fs.normalize(vim.fn.tempname())
+    local venv_sidecar = root .. "/.venv/bin/mcp-sidecar"
+    vim.fn.mkdir(root .. "/.venv/bin", "p")
+    vim.fn.writefile({ "#!/bin/sh", "exit 0" }, venv_sidecar)
+    vim.fn.setfperm(venv_sidecar, "rwxr-xr-x")
+    mcp.setup({ cmd = nil })
+    local saved = vim.env.PATH
+    vim.env.PATH = "/nonexistent"
+    local ok, err = pcall(function()
+      local cmd, why = Client.resolve_cmd(root, false)
+      check.eq(nil, cmd, "an untrusted workspace's own binary is not run")
+      check.matches("only once it is trusted", why)
+      check.eq(nil, (Client.resolve_cmd(root)), "not trusted in vim.secure: not run")
+      check.eq({ venv_sidecar }, (Client.resolve_cmd(root, true)))
+      mcp.setup({ cmd = nil, trust = true })
+      check.eq({ venv_sidecar }, (Client.resolve_cmd(root)), "trust = true trusts every workspace")
+    end)
+    vim.env.PATH = saved
+    mcp.setup({ cmd = SIDECAR, search = { limit = 10 } })
+    vim.fn.delete(root, "rf")
+    check.truthy(ok, err)
+  end)
+
+  it("never starts an untrusted workspace's .venv/bin/mcp-sidecar", function()
+    -- A cloned repository that commits an executable .venv/bin/mcp-sidecar; no .mcp.json, so
+    -- nothing asks about trust: the sidecar must come from PATH.
+    local root = vim.fs.normalize(vim.fn.tempname())
+    local marker = root .. "/ran"
+    vim.fn.mkdir(root .. "/.venv/bin", "p")
+    vim.fn.mkdir(root .. "/.git", "p")
+    vim.fn.writefile({ "#!/bin/sh", "echo ran > '" .. marker .. "'", 'exec "' .. SIDECAR .. '" "$@"' }, root .. "/.venv/bin/mcp-sidecar")
+    vim.fn.setfperm(root .. "/.venv/bin/mcp-sidecar", "rwxr-xr-x")
+    mcp.setup({ cmd = nil })
+    local saved = vim.env.PATH
+    vim.env.PATH = vim.fs.dirname(SIDECAR) .. ":" .. saved
+    local ok, err = pcall(function()
+      local client = check.truthy(Client.ensure(root))
+      check.eq({ SIDECAR }, client.config.cmd)
+      check.eq(false, client.config.init_options.trustedWorkspace)
+      local e, result = Client.request_sync("mcp/status", nil, 30000, { root = root })
+      check.eq(nil, e)
+      check.eq(false, result.trustedWorkspace)
+      check.eq(0, vim.fn.filereadable(marker), "the workspace's binary never ran")
+    end)
+    vim.env.PATH = saved
+    Client.stop(root)
+    vim.wait(10000, function()
+      return not (Client.roots[root] and Client.roots[root].id)
+    end, 20)
+    Client.last_root = ROOT
+    State.set_sidecar("stopped")
+    mcp.setup({ cmd = SIDECAR, search = { limit = 10 } })
+    vim.fn.delete(root, "rf")
+    check.truthy(ok, err)
+  end)
+
+  it("skips relative PATH entries, which resolve against the workspace", function()
+    local repo = vim.fs.normalize(vim.fn.tempname())
+    local real = vim.fs.normalize(vim.fn.tempname())
+    for _, dir in ipairs({ repo, repo .. "/node_modules/.bin", real }) do
+      vim.fn.mkdir(dir, "p")
+      vim.fn.writefile({ "#!/bin/sh", "exit 0" }, dir .. "/mcp-sidecar")
+      vim.fn.setfperm(dir .. "/mcp-sidecar", "rwxr-xr-x")
+    end
+    local saved, cwd = vim.env.PATH, vim.fn.getcwd()
+    vim.fn.chdir(repo)
+    local ok, err = pcall(function()
+      for _, path in ipairs({ ".", "node_modules/.bin", "::", ".:node_modules/.bin:" }) do
+        vim.env.PATH = path
+        if path ~= "::" then
+          check.truthy(vim.fn.exepath("mcp-sidecar") ~= "", "exepath() would take the workspace's binary with PATH=" .. path)
+        end
+        check.eq(nil, Client.path_executable("mcp-sidecar"), path)
+        mcp.setup({ cmd = nil })
+        check.eq(nil, (Client.resolve_cmd("/nonexistent-root", false)), path)
+        mcp.setup({ cmd = "mcp-sidecar" })
+        check.eq(nil, (Client.resolve_cmd("/nonexistent-root", false)), "opts.cmd by name, PATH=" .. path)
+      end
+      vim.env.PATH = ".:node_modules/.bin:" .. real
+      check.eq(real .. "/mcp-sidecar", Client.path_executable("mcp-sidecar"))
+      mcp.setup({ cmd = nil })
+      check.eq({ real .. "/mcp-sidecar" }, (Client.resolve_cmd("/nonexistent-root", false)))
+      mcp.setup({ cmd = { "mcp-sidecar", "-v" } })
+      check.eq({ real .. "/mcp-sidecar", "-v" }, (Client.resolve_cmd("/nonexistent-root", false)))
+    end)
+    vim.env.PATH = saved
+    vim.fn.chdir(cwd)
+    mcp.setup({ cmd = SIDECAR, search = { limit = 10 } })
+    vim.fn.delete(repo, "rf")
+    vim.fn.delete(real, "rf")
+    check.truthy(ok, err)
+  end)
 end)
 
 describe("sidecar", function()
@@ -89,16 +183,35 @@ describe("sidecar", function()
     check.eq(0, #vim.lsp.get_buffers_by_client_id(clients[1].id), "attached to no buffer")
   end)
 
-  it(":Mcp trust trusts .mcp.json with vim.secure and restarts the sidecar with it", function()
+  it(":Mcp trust trusts .mcp.json with vim.secure and restarts the sidecar with trustGranted: nothing is pending", function()
     check.eq("unknown", Client.trust_state(ROOT .. "/.mcp.json"))
-    vim.cmd("Mcp trust")
-    wait_for(function()
-      return find_note("Trusted")
-    end, 15000, "trust")
-    check.eq("allowed", Client.trust_state(ROOT .. "/.mcp.json"))
-    local result = status_sync()
-    check.eq(true, result.trustedWorkspace)
-    check.eq({ "basic", "broken", "proj" }, names(result))
+    local asked = {}
+    local real_select = vim.ui.select
+    vim.ui.select = function(items, opts, on_choice)
+      table.insert(asked, opts.prompt)
+      on_choice(nil, nil)
+    end
+    local ok, err = pcall(function()
+      vim.cmd("Mcp trust")
+      wait_for(function()
+        return find_note("Trusted")
+      end, 15000, "trust")
+      check.eq("allowed", Client.trust_state(ROOT .. "/.mcp.json"))
+      local result = status_sync()
+      local client = check.truthy(vim.lsp.get_client_by_id(Client.roots[ROOT].id))
+      check.eq(true, client.config.init_options.trustedWorkspace)
+      check.eq(true, client.config.init_options.trustGranted, "the restart after :Mcp trust says trust was granted")
+      check.eq(true, result.trustedWorkspace)
+      check.eq({ "basic", "broken", "proj" }, names(result))
+      check.eq({}, result.pendingApprovals, "the definitions present when trust was granted are approved")
+      for _, row in ipairs(result.servers) do
+        check.eq(false, row.approvalRequired == true, row.name)
+      end
+      vim.wait(300)
+      check.eq({}, asked, "nothing is asked")
+    end)
+    vim.ui.select = real_select
+    check.truthy(ok, err)
   end)
 
   it("drives the statusline component", function()
@@ -432,11 +545,16 @@ describe("approvals of changed project servers", function()
     vim.ui.select = real_select
   end)
 
-  --- Rewrite .mcp.json on disk (as a `git pull` would) with proj's args plus `extra`.
+  --- Rewrite .mcp.json on disk (as a `git pull` would) with proj's args plus `extra`; returns
+  --- the summary the sidecar shows for it (the command line, then the changed field).
   local function rewrite(extra)
     local args = vim.list_extend(vim.deepcopy(original.args), extra)
     vim.fn.writefile({ vim.json.encode({ mcpServers = { proj = { command = original.command, args = args } } }) }, path)
-    return table.concat(vim.list_extend({ original.command }, args), " ")
+    return table.concat(vim.list_extend({ original.command }, args), " ") .. " (changed: args)"
+  end
+
+  local function question(summary)
+    return "The project's .mcp.json changed the MCP server 'proj' (changed: args). It would run: " .. summary .. ". Start it?"
   end
 
   local function proj_row()
@@ -455,7 +573,7 @@ describe("approvals of changed project servers", function()
     end, 20000, "vim.ui.select")
     check.eq({ "Approve and start", "Keep disabled" }, calls[1].items)
     check.eq("mcp_sidecar.approval", calls[1].kind)
-    check.eq("The project's .mcp.json changed the MCP server 'proj'. It would run: " .. line .. ". Start it?", calls[1].prompt)
+    check.eq(question(line), calls[1].prompt)
     local note = wait_for(function()
       return find_note("Approved 'proj'")
     end, 20000, "approval")
@@ -477,7 +595,7 @@ describe("approvals of changed project servers", function()
     wait_for(function()
       return #calls >= 1
     end, 20000, "vim.ui.select")
-    check.eq("The project's .mcp.json changed the MCP server 'proj'. It would run: " .. line .. ". Start it?", calls[1].prompt)
+    check.eq(question(line), calls[1].prompt)
     wait_for(function()
       return find_note("Kept 'proj' disabled")
     end, 10000, "declined")
@@ -492,6 +610,7 @@ describe("approvals of changed project servers", function()
     check.eq(1, #result.pendingApprovals)
     local pending = result.pendingApprovals[1]
     check.eq({ "proj", "changed", "stdio", line }, { pending.server, pending.change, pending.transport, pending.summary })
+    check.eq({ "args" }, pending.changedFields)
     wait_for(function()
       return mcp.status():find("⚠1", 1, true)
     end, 5000, "statusline marks the server")
@@ -535,10 +654,99 @@ describe("approvals of changed project servers", function()
     wait_for(function()
       return find_note("Approved 'proj'")
     end, 20000, "approval")
-    check.eq("The project's .mcp.json changed the MCP server 'proj'. It would run: " .. line .. ". Start it?", calls[1].prompt)
+    check.eq(question(line), calls[1].prompt)
     check.eq(nil, next(State.pending))
     check.eq("allowed", Client.trust_state(path))
     check.eq(nil, mcp.status():find("⚠", 1, true))
+  end)
+end)
+
+describe("first sight of a trusted workspace", function()
+  local real_select = vim.ui.select
+  after_each(function()
+    vim.ui.select = real_select
+  end)
+
+  it("asks about each project server before it runs; approving starts it", function()
+    -- A trusted copy of a project (a clone under a trusted folder, a worktree) whose
+    -- definitions were never approved: nothing runs unasked. Its own trusted .venv sidecar runs.
+    local project = vim.json.decode(table.concat(vim.fn.readfile(ROOT .. "/.mcp.json"), "\n")).mcpServers.proj
+    local root = vim.fs.normalize(vim.fn.tempname())
+    local marker = root .. "/ran"
+    vim.fn.mkdir(root .. "/.venv/bin", "p")
+    vim.fn.writefile({ "#!/bin/sh", "echo ran > '" .. marker .. "'", 'exec "' .. SIDECAR .. '" "$@"' }, root .. "/.venv/bin/mcp-sidecar")
+    vim.fn.setfperm(root .. "/.venv/bin/mcp-sidecar", "rwxr-xr-x")
+    vim.fn.writefile({ vim.json.encode({ mcpServers = { fresh = { command = project.command, args = project.args } } }) }, root .. "/.mcp.json")
+    local buf = vim.fn.bufadd(root .. "/.mcp.json")
+    vim.fn.bufload(buf)
+    check.truthy(vim.secure.trust({ action = "allow", bufnr = buf }))
+    vim.api.nvim_buf_delete(buf, { force = true })
+    local calls = {}
+    vim.ui.select = function(items, opts, on_choice)
+      table.insert(calls, { items = items, prompt = opts.prompt, kind = opts.kind })
+      vim.schedule(function()
+        on_choice("Approve and start", 1)
+      end)
+    end
+    _G.notes = {}
+    mcp.setup({ cmd = nil, search = { limit = 10 } })
+    local ok, err = pcall(function()
+      local client = check.truthy(Client.ensure(root))
+      check.eq({ root .. "/.venv/bin/mcp-sidecar" }, client.config.cmd, "a trusted workspace's own .venv sidecar")
+      check.eq(true, client.config.init_options.trustedWorkspace)
+      check.eq(false, client.config.init_options.trustGranted, "no grant: this start did not follow :Mcp trust")
+      wait_for(function()
+        return #calls >= 1
+      end, 20000, "vim.ui.select")
+      local line = table.concat(vim.list_extend({ project.command }, vim.deepcopy(project.args)), " ")
+      check.eq("The project's .mcp.json defines a new MCP server 'fresh'. It would run: " .. line .. ". Start it?", calls[1].prompt)
+      check.eq({ "Approve and start", "Keep disabled" }, calls[1].items)
+      check.eq("mcp_sidecar.approval", calls[1].kind)
+      wait_for(function()
+        return find_note("Approved 'fresh'")
+      end, 20000, "approval")
+      local e, result = Client.request_sync("mcp/status", nil, 30000, { root = root })
+      check.eq(nil, e)
+      check.eq({}, result.pendingApprovals)
+      local row
+      for _, r in ipairs(result.servers) do
+        row = r.name == "fresh" and r or row
+      end
+      check.eq("connected", row.state)
+      check.eq(1, #calls, "asked once")
+      check.eq(1, vim.fn.filereadable(marker), "the trusted workspace's own sidecar ran")
+
+      -- Approved A, then B arrives and is approved, then A comes back: A is asked about again.
+      local function approvals_noted()
+        return #vim.tbl_filter(function(n)
+          return n.msg:find("Approved 'fresh'", 1, true) ~= nil
+        end, _G.notes)
+      end
+      local function write(args)
+        vim.fn.writefile({ vim.json.encode({ mcpServers = { fresh = { command = project.command, args = args } } }) }, root .. "/.mcp.json")
+      end
+      write(vim.list_extend(vim.deepcopy(project.args), { "--prompts" }))
+      wait_for(function()
+        return approvals_noted() >= 2
+      end, 20000, "the change to be asked about and approved")
+      write(project.args)
+      wait_for(function()
+        return approvals_noted() >= 3
+      end, 20000, "the first definition, back again, to be asked about and approved")
+      check.eq(3, #calls)
+      check.eq("The project's .mcp.json changed the MCP server 'fresh' (changed: args). It would run: " .. line .. " (changed: args). Start it?", calls[3].prompt)
+    end)
+    Client.stop(root)
+    vim.wait(10000, function()
+      return not (Client.roots[root] and Client.roots[root].id)
+    end, 20)
+    Client.last_root = ROOT
+    mcp.setup({ cmd = SIDECAR, search = { limit = 10 } })
+    State.set_sidecar("running")
+    State.set_servers(status_sync().servers)
+    require("mcp_sidecar.approvals").set_pending(status_sync().pendingApprovals, ROOT)
+    vim.fn.delete(root, "rf")
+    check.truthy(ok, err)
   end)
 end)
 
@@ -577,8 +785,10 @@ describe("restart", function()
       return c and c.id ~= old.id and c
     end, 10000, "new client")
     check.truthy(new.initialized ~= nil)
+    check.eq(false, new.config.init_options.trustGranted, "only the start after :Mcp trust says trust was granted")
     local result = status_sync()
     check.eq(true, result.trustedWorkspace)
     check.eq({ "basic", "broken", "proj" }, names(result))
+    check.eq({}, result.pendingApprovals)
   end)
 end)
