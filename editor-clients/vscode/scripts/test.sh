@@ -82,11 +82,15 @@ trap cleanup EXIT
 # The sidecar, its fixture servers and VS Code write only below $RUN.
 export MCP_SIDECAR_HOME="$RUN/home" XDG_STATE_HOME="$RUN/state" XDG_CACHE_HOME="$RUN/cache" \
   XDG_CONFIG_HOME="$RUN/config" XDG_DATA_HOME="$RUN/data" MCP_TEST_PYTHON="$PY"
-# The extension finds the sidecar in the workspace's .venv (its lookup order: the setting, the
-# workspace .venv, PATH). PATH cannot carry it: the VS Code server gives extension hosts the
-# PATH of the user's login shell.
-mkdir -p "$MCP_SIDECAR_HOME" "$RUN/ws/.venv/bin"
-ln -s "$ROOT/.venv/bin/mcp-sidecar" "$RUN/ws/.venv/bin/mcp-sidecar"
+# The extension finds the sidecar through mcpSidecar.path, a machine-scoped setting: in this
+# remote window it is read from the VS Code server's machine settings (<user-data-dir>/Machine),
+# never from the workspace. PATH cannot carry it: the VS Code server gives extension hosts the
+# PATH of the user's login shell. A workspace .venv would need a confirmation the test host
+# cannot give at activation (the suite checks that question itself).
+mkdir -p "$MCP_SIDECAR_HOME" "$RUN/ws" "$RUN/ud/Machine"
+cat >"$RUN/ud/Machine/settings.json" <<JSON
+{"mcpSidecar.path": "$ROOT/.venv/bin/mcp-sidecar"}
+JSON
 SERVERS="$ROOT/tests/fixtures/servers"
 cat >"$MCP_SIDECAR_HOME/mcp.json" <<JSON
 {"mcpServers": {

@@ -26,7 +26,9 @@ export interface ApprovalOutcome {
 
 export class Approvals implements vscode.Disposable {
   ask: Ask = (message, options, ...items) => vscode.window.showWarningMessage(message, options, ...items);
-  /** (server, hash) pairs already asked about in this window. */
+  /** Every question asked in this window, in order, with what became of it (for tests and logs). */
+  readonly history: (ApprovalOutcome & { message: string; detail: string })[] = [];
+  /** (server, hash) pairs asked about in this window that are still pending. */
   private readonly asked = new Set<string>();
   /** One question at a time: modals never stack, and each sees the latest pending set. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -44,6 +46,10 @@ export class Approvals implements vscode.Disposable {
 
   /** Asks about each pending approval not asked about in this window yet. */
   offer(pending: P.PendingApproval[]): Promise<ApprovalOutcome[]> {
+    // A definition no longer pending (approved, or the file moved on) is asked about again if
+    // it comes back: approving A, pulling B, then going back to A must ask about A again.
+    const live = new Set(pending.map(approvalKey));
+    for (const key of this.asked) if (!live.has(key)) this.asked.delete(key);
     const fresh = pending.filter((p) => !this.asked.has(approvalKey(p)));
     if (fresh.length === 0) return Promise.resolve([]);
     for (const p of fresh) this.asked.add(approvalKey(p));
@@ -89,6 +95,12 @@ export class Approvals implements vscode.Disposable {
 
   private async askOne(p: P.PendingApproval): Promise<ApprovalOutcome> {
     const { message, detail } = approvalQuestion(p, REVIEW_COMMAND_TITLE);
+    const outcome = await this.decide(p, message, detail);
+    this.history.push({ ...outcome, message, detail });
+    return outcome;
+  }
+
+  private async decide(p: P.PendingApproval, message: string, detail: string): Promise<ApprovalOutcome> {
     let choice: string | undefined;
     try {
       choice = await this.ask(message, { modal: true, detail }, APPROVE_BUTTON);

@@ -28,6 +28,8 @@ export class SidecarClient implements vscode.Disposable {
   private readonly backoff = new Backoff();
   private restartTimer: NodeJS.Timeout | undefined;
   private intentionalStop = false;
+  /** Trust was granted while no sidecar ran: the next start says so (`trustGranted`), once. */
+  private trustGrantedPending = false;
   private current: ClientState = "stopped";
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -109,7 +111,9 @@ export class SidecarClient implements vscode.Disposable {
       outputChannel: this.log,
       traceOutputChannel: this.traceChannel,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      initializationOptions: { trustedWorkspace: vscode.workspace.isTrusted, interactive: true },
+      // trustGranted only right after the person granted trust (the definitions present are
+      // approved); on every other start, project definitions never approved are asked about.
+      initializationOptions: { trustedWorkspace: vscode.workspace.isTrusted, trustGranted: this.takeTrustGrant(), interactive: true },
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue, handled: true }),
         closed: () => {
@@ -139,6 +143,26 @@ export class SidecarClient implements vscode.Disposable {
     this.backoff.started();
     this.setState("running");
     this.startEmitter.fire();
+  }
+
+  private takeTrustGrant(): boolean {
+    const granted = this.trustGrantedPending && vscode.workspace.isTrusted;
+    this.trustGrantedPending = false;
+    return granted;
+  }
+
+  /**
+   * The person granted workspace trust: a running sidecar is told with `mcp/workspace/setTrusted`
+   * (which approves the project's definitions as they are), a starting one once it runs, and
+   * a stopped one at its next start (`initializationOptions.trustGranted`).
+   */
+  async grantTrust(): Promise<P.ReloadSummary | undefined> {
+    if (this.current === "starting") await this.start();
+    if (this.current !== "running") {
+      this.trustGrantedPending = true;
+      return undefined;
+    }
+    return this.request(P.workspaceSetTrusted, { trusted: true });
   }
 
   private async doStop(): Promise<void> {

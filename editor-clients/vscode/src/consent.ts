@@ -105,7 +105,26 @@ export interface ApprovalQuestion {
   detail: string;
 }
 
-/** The modal's text for one pending approval: server, new or changed, and what would run. */
+/**
+ * A summary exactly as the sidecar wrote it (it escapes invisible characters itself): only
+ * characters that would hide or reorder text are dropped, and no run of spaces is folded, so
+ * a quoted argument reads as it runs. Never shortened.
+ */
+export function exactLine(text: string): string {
+  return visibleText(text).replace(/[\n\t]/g, " ").trim();
+}
+
+/** The fields a changed definition changed, as the sidecar names them (`args`, `env.TOKEN`, `env.X (removed)`). */
+export function changedFieldsOf(pending: Pick<PendingApproval, "change" | "changedFields">): string[] {
+  if (pending.change !== "changed" || !Array.isArray(pending.changedFields)) return [];
+  return pending.changedFields.filter((f): f is string => typeof f === "string").map(oneLine).filter((f) => f !== "");
+}
+
+/**
+ * The modal's text for one pending approval: server, new or changed, and what would run. The
+ * message stays short; the full summary (which may be long: it is never cut) and the changed
+ * fields go into the detail.
+ */
 export function approvalQuestion(pending: PendingApproval, reviewCommand: string): ApprovalQuestion {
   const server = oneLine(pending.server);
   const message =
@@ -113,9 +132,11 @@ export function approvalQuestion(pending: PendingApproval, reviewCommand: string
       ? `The project's .mcp.json defines a new MCP server '${server}'. Start it?`
       : `The project's .mcp.json changed the MCP server '${server}'. Start it with the new definition?`;
   const what = pending.transport === "http" ? "It would connect to" : "It would run";
+  const fields = changedFieldsOf(pending);
   const detail = [
     `${what}:`,
-    oneLine(pending.summary),
+    exactLine(pending.summary),
+    ...(fields.length > 0 ? ["", `Changed since you approved it: ${fields.join(", ")}`] : []),
     "",
     "Approve only if you expected this change (for example from a pull you made). " +
       `Cancel keeps '${server}' disabled; run "${reviewCommand}" to be asked again.`,

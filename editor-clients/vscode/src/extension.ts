@@ -3,7 +3,7 @@
 import * as vscode from "vscode";
 import { Actions } from "./actions";
 import { Approvals } from "./approvals";
-import { Bootstrap } from "./bootstrap";
+import { Bootstrap, userSidecarPath } from "./bootstrap";
 import { prepareCall, registerChatTools } from "./chatTools";
 import { SidecarClient } from "./client";
 import { registerCommands } from "./commands";
@@ -24,6 +24,8 @@ export interface McpSidecarApi {
   view: ServersView;
   /** Asks about changed project servers; tests replace its `ask` to answer the modal. */
   approvals: Approvals;
+  /** Finds the sidecar; asks before a workspace's own .venv sidecar runs (tests replace its `ask`). */
+  bootstrap: Bootstrap;
   /** The extension's open quick pick (title, item labels), for tests driving the real pickers. */
   quickInput: () => QuickInputState | undefined;
   /** What `mcp_call` would show before calling (VS Code asks only inside a chat session). */
@@ -36,6 +38,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
   const log = vscode.window.createOutputChannel("MCP Sidecar", { log: true });
   const trace = vscode.window.createOutputChannel("MCP Sidecar Trace");
   const bootstrap = new Bootstrap(context, log);
+  const launchSettings = () => JSON.stringify([userSidecarPath(), vscode.workspace.getConfiguration("mcpSidecar").get<string>("logLevel", "warning")]);
+  let launchedWith = launchSettings();
   const client = new SidecarClient(log, trace, () => bootstrap.resolveLaunch());
   running = client;
   const store = new ServerStore(client);
@@ -68,9 +72,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
     registerChatTools(client),
     ...registerCommands({ client, store, actions, outputs, view, log, bootstrap, approvals }),
     vscode.workspace.onDidGrantWorkspaceTrust(async () => {
-      if (client.state !== "running") return;
       try {
-        const summary = await client.request(P.workspaceSetTrusted, { trusted: true });
+        const summary = await client.grantTrust();
+        if (!summary) return log.info("Workspace trusted: the sidecar is told when it starts.");
         log.info(`Workspace trusted: project servers added ${summary.added.join(", ") || "none"}.`);
         await store.refresh();
       } catch (error) {
@@ -78,10 +82,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
       }
     }),
     vscode.workspace.onDidChangeConfiguration((event) => {
-      if (event.affectsConfiguration("mcpSidecar.path") || event.affectsConfiguration("mcpSidecar.logLevel")) {
-        bootstrap.resetPrompt();
-        void client.restart();
-      }
+      if (!event.affectsConfiguration("mcpSidecar.path") && !event.affectsConfiguration("mcpSidecar.logLevel")) return;
+      // Only a change of what is used restarts: a workspace's mcpSidecar.path (ignored) does not.
+      const now = launchSettings();
+      if (now === launchedWith) return;
+      launchedWith = now;
+      bootstrap.resetPrompt();
+      void client.restart();
     }),
   );
 
@@ -91,7 +98,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
     log.error(`Starting the sidecar failed: ${message}`);
     void vscode.window.showErrorMessage(`MCP: the sidecar did not start: ${message}`, "Show Log").then((c) => c && log.show());
   });
-  return { client, store, actions, view, approvals, quickInput: () => currentQuickInput, prepareCall: (input) => prepareCall(client, input) };
+  return { client, store, actions, view, approvals, bootstrap, quickInput: () => currentQuickInput, prepareCall: (input) => prepareCall(client, input) };
 }
 
 /** Stops the sidecar cleanly (shutdown, exit) before the extension host goes away. */

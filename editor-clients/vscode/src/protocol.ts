@@ -45,8 +45,10 @@ export interface StatusRow {
 
 /**
  * A project server definition (from the workspace's `.mcp.json`) that stays disabled until the
- * editor approves exactly this `definitionHash`. `summary` is one sanitised line of what would
- * run: `command args (cwd: X; env: A, B)` or `url (headers: A, B)`, never an env value.
+ * editor approves exactly this `definitionHash`: never approved yet (`new`, also at the first
+ * sight of a trusted workspace) or `changed` since. `summary` is one line of what would run,
+ * never cut: `command args (cwd: X; env: NAME=!cmd, REF=${VAR}, TOKEN=<literal hidden>;
+ * changed: args, env.TOKEN)` or `url (headers: ...)`; invisible characters are escaped.
  */
 export interface PendingApproval {
   server: string;
@@ -54,6 +56,8 @@ export interface PendingApproval {
   definitionHash: string;
   transport: "stdio" | "http";
   summary: string;
+  /** For `changed`: the fields that differ from the approved definition (`args`, `env.TOKEN`, `env.X (removed)`). Absent from older sidecars. */
+  changedFields?: string[];
 }
 
 export interface ToolDefinition {

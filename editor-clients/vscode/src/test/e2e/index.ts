@@ -86,7 +86,7 @@ async function group(server: string, name: string): Promise<Node[]> {
 
 // ------------------------------------------------------------------ lifecycle and status
 
-test("activates, finds the workspace .venv sidecar, starts it and lists every server", async () => {
+test("activates, starts the sidecar of the user's mcpSidecar.path and lists every server", async () => {
   const extension = vscode.extensions.getExtension<McpSidecarApi>(EXTENSION_ID);
   assert.ok(extension, "the extension is loaded");
   api = await extension.activate();
@@ -95,6 +95,99 @@ test("activates, finds the workspace .venv sidecar, starts it and lists every se
   assert.deepEqual([...names].sort(), ["basic", "broken", "proj", "secure", "spare"]);
   assert.equal(api.store.trustedWorkspace, true, "the trusted workspace's .mcp.json is read");
   assert.equal(api.store.row("proj")?.scope, "project");
+});
+
+interface Asked {
+  message: string;
+  options: vscode.MessageOptions;
+  items: string[];
+}
+
+const REVIEW_HINT =
+  "Approve only if you expected this change (for example from a pull you made). " +
+  "Cancel keeps 'proj' disabled; run \"MCP: Review Project Server Changes\" to be asked again.";
+
+test("first sight of a trusted workspace: its project server is asked about before it runs; approving starts it", async () => {
+  // Nothing approved this workspace's definitions yet (no grant of trust happened while the
+  // extension ran): the sidecar keeps proj disabled and the extension asked at once. The test
+  // host refuses modal dialogs, so that first question counts as declined.
+  const file = projectFile();
+  const first = await waitFor("the first-sight question", () => api.approvals.history.find((h) => h.server === "proj"), 30_000);
+  assert.equal(first.message, "The project's .mcp.json defines a new MCP server 'proj'. Start it?");
+  assert.equal(first.detail, `It would run:\n${file.argsLine()}\n\n${REVIEW_HINT}`);
+  assert.equal(first.outcome, "declined");
+  const pending = await waitFor("proj to wait for approval", () => (api.store.pendingApprovals.length > 0 ? api.store.pendingApprovals : undefined));
+  assert.deepEqual(pending.map((p) => [p.server, p.change, p.summary, p.changedFields]), [["proj", "new", file.argsLine(), []]]);
+  assert.equal(api.store.row("proj")?.state, "disabled");
+  assert.equal(api.store.row("proj")?.approvalRequired, true);
+
+  const { asked, restore } = answerApprovals(["Approve and Start"]);
+  try {
+    const outcomes = (await vscode.commands.executeCommand("mcpSidecar.reviewApprovals")) as ApprovalOutcome[];
+    assert.deepEqual(outcomes.map((o) => [o.server, o.outcome]), [["proj", "approved"]]);
+    assert.deepEqual(asked.map((a) => [a.message, a.options.detail]), [[first.message, first.detail]]);
+    await waitFor("proj to run", () => api.store.row("proj")?.state === "connected" && !api.store.row("proj")?.approvalRequired, 30_000);
+    assert.deepEqual(api.store.pendingApprovals, []);
+    const tools = await api.client.request(P.serverTools, { server: "proj" });
+    assert.ok(tools.tools.some((t) => t.name === "echo"), "the approved definition runs");
+  } finally {
+    restore();
+  }
+});
+
+test("a trusted workspace's own .venv sidecar runs only after a confirmation naming it, once per binary; a workspace cannot set mcpSidecar.path", async () => {
+  const config = () => vscode.workspace.getConfiguration("mcpSidecar");
+  const userPath = config().inspect<string>("path")?.globalValue;
+  assert.ok(userPath, "scripts/test.sh sets mcpSidecar.path in the remote (machine) settings");
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  assert.ok(folder, "a workspace folder");
+  const settingsDir = path.join(folder, ".vscode");
+  const venv = path.join(folder, ".venv");
+  const binary = path.join(venv, "bin", "mcp-sidecar");
+  const asked: Asked[] = [];
+  let answer: string | undefined = "Start This Sidecar";
+  const original = api.bootstrap.ask;
+  api.bootstrap.ask = async (message, options, ...items) => {
+    asked.push({ message, options, items });
+    return answer;
+  };
+  try {
+    // A workspace's .vscode/settings.json (say, from a pull) cannot point the path elsewhere.
+    mkdirSync(settingsDir, { recursive: true });
+    writeFileSync(path.join(settingsDir, "settings.json"), JSON.stringify({ "mcpSidecar.path": "/bin/false", "mcpSidecar.search.limit": 9 }));
+    await waitFor("VS Code to read the workspace settings", () => config().get("search.limit") === 9);
+    assert.equal(config().inspect("path")?.workspaceValue, undefined);
+    assert.equal(config().get("path"), userPath);
+    assert.deepEqual(await api.bootstrap.locate(), { found: true, command: userPath, source: "setting" });
+    assert.equal(asked.length, 0);
+
+    // Without the setting: the workspace's own sidecar, after the question.
+    mkdirSync(path.dirname(binary), { recursive: true });
+    writeFileSync(binary, `#!/bin/sh\nexec "${userPath}" "$@"\n`, { mode: 0o755 });
+    assert.deepEqual(await api.bootstrap.locate(""), { found: true, command: binary, source: "workspace" });
+    assert.equal(asked.length, 1);
+    assert.equal(asked[0]?.message, "Start the mcp-sidecar that this workspace's .venv contains?");
+    assert.equal(asked[0]?.options.modal, true);
+    assert.ok(asked[0]?.options.detail?.startsWith(binary), asked[0]?.options.detail);
+    assert.match(asked[0]?.options.detail ?? "", /start it only if you created this virtual environment yourself/);
+    assert.deepEqual(asked[0]?.items, ["Start This Sidecar"]);
+    assert.deepEqual(await api.bootstrap.locate(""), { found: true, command: binary, source: "workspace" });
+    assert.equal(asked.length, 1, "remembered: not asked twice");
+
+    // Replaced (a pull, a script): asked again; declining falls back to PATH or the private copy.
+    writeFileSync(binary, `#!/bin/sh\n# replaced\nexec "${userPath}" "$@"\n`);
+    answer = undefined;
+    const declined = await api.bootstrap.locate("");
+    assert.equal(asked.length, 2);
+    assert.ok(!declined.found || declined.source !== "workspace", JSON.stringify(declined));
+    await api.bootstrap.locate("");
+    assert.equal(asked.length, 2, "a refusal holds for this window");
+  } finally {
+    api.bootstrap.ask = original;
+    rmSync(settingsDir, { recursive: true, force: true });
+    rmSync(venv, { recursive: true, force: true });
+  }
+  assert.equal(api.client.state, "running");
 });
 
 test("every command is registered while the sidecar runs", async () => {
@@ -360,15 +453,10 @@ test("workspace trust is passed on: setTrusted answers a reload summary", async 
   const summary = await api.client.request(P.workspaceSetTrusted, { trusted: true });
   assert.equal(summary.applied, true);
   assert.ok(summary.unchanged.includes("proj"), JSON.stringify(summary));
+  assert.deepEqual(api.store.pendingApprovals, []);
 });
 
 // ------------------------------------------------------------------ approvals of changed project servers
-
-interface Asked {
-  message: string;
-  options: vscode.MessageOptions;
-  items: string[];
-}
 
 /** Answers the approval modal instead of a person (the test host refuses to show modals). */
 function answerApprovals(answers: (string | undefined)[]): { asked: Asked[]; restore: () => void } {
@@ -397,9 +485,10 @@ function projectFile(): { path: string; withArgs: (...extra: string[]) => string
   };
 }
 
-const REVIEW_HINT =
-  "Approve only if you expected this change (for example from a pull you made). " +
-  "Cancel keeps 'proj' disabled; run \"MCP: Review Project Server Changes\" to be asked again.";
+/** The detail of the question about proj changed on disk to `extra` arguments. */
+function changedDetail(file: ReturnType<typeof projectFile>, ...extra: string[]): string {
+  return `It would run:\n${file.argsLine(...extra)} (changed: args)\n\nChanged since you approved it: args\n\n${REVIEW_HINT}`;
+}
 
 test("a project server changed on disk asks with a modal showing the new command line; approving starts it", async () => {
   const file = projectFile();
@@ -409,7 +498,7 @@ test("a project server changed on disk asks with a modal showing the new command
     await waitFor("the approval modal", () => asked.length >= 1, 30_000);
     assert.deepEqual(asked[0], {
       message: "The project's .mcp.json changed the MCP server 'proj'. Start it with the new definition?",
-      options: { modal: true, detail: `It would run:\n${file.argsLine("--resources")}\n\n${REVIEW_HINT}` },
+      options: { modal: true, detail: changedDetail(file, "--resources") },
       items: ["Approve and Start"],
     });
     await waitFor("proj to run the approved definition", () => api.store.row("proj")?.state === "connected" && !api.store.row("proj")?.approvalRequired, 30_000);
@@ -428,13 +517,15 @@ test("declining keeps the changed server disabled and marked; it is asked once p
   try {
     writeFileSync(file.path, file.withArgs("--resources", "--prompts"));
     await waitFor("the approval modal", () => asked.length >= 1, 30_000);
-    assert.equal(asked[0]?.options.detail, `It would run:\n${file.argsLine("--resources", "--prompts")}\n\n${REVIEW_HINT}`);
+    assert.equal(asked[0]?.options.detail, changedDetail(file, "--resources", "--prompts"));
     await waitFor("proj to wait for approval", () => api.store.row("proj")?.approvalRequired === true);
     const row = api.store.row("proj");
     assert.equal(row?.state, "disabled");
     assert.equal(row?.lastDiagnostic?.code, "trust_required");
     const pending = api.store.pendingApprovals;
-    assert.deepEqual(pending.map((p) => [p.server, p.change, p.transport, p.summary]), [["proj", "changed", "stdio", file.argsLine("--resources", "--prompts")]]);
+    assert.deepEqual(pending.map((p) => [p.server, p.change, p.transport, p.summary, p.changedFields]), [
+      ["proj", "changed", "stdio", `${file.argsLine("--resources", "--prompts")} (changed: args)`, ["args"]],
+    ]);
     const model = statusBarModel(api.client.state, api.store.rows);
     assert.match(model.text, /^\$\(shield\) MCP: \d+ connected(, \d+ failed)?, 1 needs approval$/);
     assert.ok(model.tooltipLines.includes("⚠ proj · needs approval · project · stdio"), model.tooltipLines.join(" | "));
@@ -477,7 +568,7 @@ test("restoring the project file is a change too: approved, proj runs its origin
   try {
     writeFileSync(file.path, file.withArgs());
     await waitFor("the approval modal", () => asked.length >= 1, 30_000);
-    assert.equal(asked[0]?.options.detail, `It would run:\n${file.argsLine()}\n\n${REVIEW_HINT}`);
+    assert.equal(asked[0]?.options.detail, changedDetail(file));
     await waitFor("proj to run again", () => api.store.row("proj")?.state === "connected" && api.store.pendingApprovals.length === 0, 30_000);
   } finally {
     restore();

@@ -156,6 +156,27 @@ test("an approval question shows the server, new or changed, and the exact comma
   assert.ok(added.detail.startsWith("It would connect to:\nhttps://mcp.example/mcp (headers: Authorization)\n\n"), added.detail);
 });
 
+test("an approval question names the changed fields and shows the whole summary, spaces and escapes as sent", () => {
+  const summary =
+    "node server.js '--flag  with  spaces' (env: NODE_OPTIONS=--require ./x.js, API=!pass show api, URL=${BASE}, TOKEN=<literal hidden>; " +
+    "changed: args, env.NODE_OPTIONS, env.OLD (removed)) \\u202e" +
+    " --pad".repeat(200);
+  const q = approvalQuestion(
+    { server: "proj", change: "changed", definitionHash: "h", transport: "stdio", summary, changedFields: ["args", "env.NODE_OPTIONS", "env.OLD (removed)"] },
+    "R",
+  );
+  assert.equal(q.message, "The project's .mcp.json changed the MCP server 'proj'. Start it with the new definition?");
+  assert.equal(q.message.includes("node"), false, "the message stays short; the summary is in the detail");
+  assert.ok(q.detail.startsWith(`It would run:\n${summary}\n\nChanged since you approved it: args, env.NODE_OPTIONS, env.OLD (removed)\n\n`), q.detail.slice(0, 300));
+  // A new definition (also every one at the first sight of a trusted workspace) has no changed fields.
+  const first = approvalQuestion({ server: "proj", change: "new", definitionHash: "h", transport: "stdio", summary: "python s.py", changedFields: [] }, "R");
+  assert.equal(first.message, "The project's .mcp.json defines a new MCP server 'proj'. Start it?");
+  assert.ok(first.detail.startsWith("It would run:\npython s.py\n\nApprove only"), first.detail);
+  // Older sidecars send no changedFields.
+  const old = approvalQuestion({ server: "p", change: "changed", definitionHash: "h", transport: "http", summary: "https://x/mcp" }, "R");
+  assert.ok(old.detail.startsWith("It would connect to:\nhttps://x/mcp\n\nApprove only"), old.detail);
+});
+
 test("an approval is keyed by server and definition hash", () => {
   assert.equal(approvalKey({ server: "proj", definitionHash: "abc" }), "proj\nabc");
   assert.notEqual(approvalKey({ server: "proj", definitionHash: "abc" }), approvalKey({ server: "proj", definitionHash: "abd" }));

@@ -71,6 +71,14 @@ test("the chat tools are declared with schemas and step-by-step descriptions", (
   assert.match(tools[1]!.modelDescription, /1\. mcp_tools with query.*2\. mcp_tools with activate.*3\. this tool/s);
 });
 
+test("only the user sets the sidecar's path: a workspace's settings cannot point it elsewhere", () => {
+  const setting = pkg.contributes.configuration.properties["mcpSidecar.path"];
+  // "machine": user (or remote) settings only; VS Code ignores it in .vscode/settings.json.
+  assert.equal(setting.scope, "machine");
+  assert.equal(setting.default, "");
+  assert.match(setting.markdownDescription, /cannot set it/);
+});
+
 test("settings document path, log level and trace", () => {
   const props = pkg.contributes.configuration.properties;
   for (const key of ["mcpSidecar.path", "mcpSidecar.logLevel", "mcpSidecar.trace.server"]) {
