@@ -6,16 +6,16 @@
 // description could otherwise show links, images, command links or a code block that looks
 // like the arguments.
 import type { PendingApproval, ToolDefinition } from "./protocol";
-import { stripControls } from "./sanitize";
+import { jsonEscape, stripControls } from "./sanitize";
 
-// Line and paragraph separators would break a line where the text shows none.
+// Line and paragraph separators: a plain newline, like the other controls that separate text.
 const SEPARATORS = /[\u2028\u2029]/g;
 // CommonMark reads a backslash before any ASCII punctuation as that character, literally.
 const ASCII_PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]/g;
 
-/** Text without the characters that hide or reorder what is shown. */
+/** Text without the characters that hide or reorder what is shown (a carriage return is a newline, as in `stripControls`). */
 export function visibleText(text: string): string {
-  return stripControls(text.replace(/\r\n?/g, "\n")).replace(SEPARATORS, "");
+  return stripControls(text).replace(SEPARATORS, "\n");
 }
 
 /**
@@ -39,6 +39,20 @@ export function codeBlock(code: string, language: string): string {
   const longest = Math.max(0, ...(code.match(/`+/g) ?? []).map((run) => run.length));
   const fence = "`".repeat(Math.max(3, longest + 1));
   return `${fence}${language}\n${visibleText(code)}\n${fence}`;
+}
+
+/**
+ * A value that will be sent, as a JSON code block that shows exactly what is sent: nothing is
+ * removed, every invisible, bidirectional, TAG or control character is a `\uXXXX` escape
+ * (a TAG character as its surrogate pair), and the text stays valid JSON of the same value.
+ */
+export function jsonBlock(value: unknown): string {
+  return codeBlock(jsonEscape(JSON.stringify(value ?? {}, null, 2)), "json");
+}
+
+/** A string that will be sent, as an inert JSON string literal: quoted, hidden characters escaped. */
+export function sentString(text: string): string {
+  return markdownLiteral(jsonEscape(JSON.stringify(text)));
 }
 
 /** One line of plain text (a title, a dialog line): no line breaks, no invisible characters. */
@@ -87,9 +101,10 @@ export function callConfirmation(id: string, tool: ToolDefinition | undefined, a
       );
     }
   } else {
-    parts.push(`**${markdownLiteral(oneLine(id))}** is not an active tool: the sidecar refuses the call unless it was activated with \`mcp_tools\`.`);
+    parts.push(`**${sentString(id)}** is not an active tool: the sidecar refuses the call unless it was activated with \`mcp_tools\`.`);
   }
-  parts.push("Arguments:", codeBlock(JSON.stringify(args ?? {}, null, 2), "json"));
+  // What will be sent is shown whole: escaped, never stripped.
+  parts.push("Arguments:", jsonBlock(args));
   return { title: CALL_CONFIRMATION_TITLE, markdown: parts.join("\n\n") };
 }
 

@@ -402,6 +402,8 @@ export interface CompleteParams {
 
 export interface CompleteResult {
   values: string[];
+  /** Server values left out for holding control or invisible characters (or a line break). */
+  dropped: number;
   total?: number;
   hasMore?: boolean;
   text: string;

@@ -12,7 +12,13 @@ const STRING_SEQUENCE = "\\u001b[\\]PX^_][^\\u0007\\u001b\\u009c]*(?:\\u0007|\\u
 const SEQUENCES = new RegExp(`\\u001b\\[[0-?]*[ -/]*[@-~]|${STRING_SEQUENCE}|\\u001b[ -/]*[0-~]`, "gu");
 const BIDI = "\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069";
 const TAGS = "\\u{e0000}-\\u{e007f}";
-const INVISIBLE = `\\u00ad\\u061c\\u180e\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\ufeff\\ufff9-\\ufffb${TAGS}`;
+const INVISIBLE = `\\u00ad\\u061c\\u180e\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\ufeff\\ufff9-\\ufffb\\u{1bca0}-\\u{1bca3}\\u{1d173}-\\u{1d17a}${TAGS}`;
+// Variation selectors past the first presentation one after a character carry data ("emoji
+// smuggling"), and the Hangul fillers and the grapheme joiner render as nothing: they go.
+const SELECTORS = "\\ufe00-\\ufe0f\\u{e0100}-\\u{e01ef}";
+const LOOKALIKES = `${SELECTORS}\\u034f\\u115f\\u1160\\u3164\\uffa0`;
+const SELECTOR_RUNS = new RegExp(`[${SELECTORS}]+`, "gu");
+const FILLERS = /[\u034f\u115f\u1160\u3164\uffa0]/gu;
 const REMOVED = new RegExp(`[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f${INVISIBLE}]`, "gu");
 // The controls that separate text (lines, pages, records) become a newline, the unit
 // separator a space, so the words they separated stay apart.
@@ -29,7 +35,13 @@ const SPACING: Record<string, string> = {
 // What `removedHidden` counts: the removals that can hide or reorder words.
 const HIDDEN = new RegExp(`${STRING_SEQUENCE}|[${BIDI}${TAGS}]+`, "gu");
 // What JSON.stringify leaves raw and a reader must see as an escape.
-const JSON_UNSAFE = new RegExp(`[\\u007f-\\u009f${INVISIBLE}\\u2028\\u2029]`, "gu");
+const JSON_UNSAFE = new RegExp(`[\\u007f-\\u009f${INVISIBLE}\\u2028\\u2029${LOOKALIKES}]`, "gu");
+
+/** The selectors a run keeps: one presentation selector right after a character, nothing else. */
+function keptSelector(run: string, offset: number): string {
+  const first = run[0];
+  return offset > 0 && (first === "\ufe0e" || first === "\ufe0f") ? first : "";
+}
 
 /**
  * `text` without terminal sequences or hidden characters; newlines and tabs stay. A carriage
@@ -40,7 +52,9 @@ export function stripControls(text: string): string {
   return text
     .replace(SEQUENCES, "")
     .replace(/\r\n/g, "\n")
-    .replace(REMOVED, (c) => SPACING[c] ?? "");
+    .replace(REMOVED, (c) => SPACING[c] ?? "")
+    .replace(SELECTOR_RUNS, (run, offset: number) => keptSelector(run, offset))
+    .replace(FILLERS, "");
 }
 
 /**
@@ -51,6 +65,9 @@ export function stripControls(text: string): string {
 export function removedHidden(text: string): number {
   let count = 0;
   for (const match of text.matchAll(HIDDEN)) count += [...match[0]].length;
+  for (const match of text.matchAll(SELECTOR_RUNS)) {
+    count += [...match[0]].length - keptSelector(match[0], match.index ?? 0).length;
+  }
   return count;
 }
 

@@ -5,6 +5,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
+  jsonBlock,
+  visibleText,
   approvalKey,
   approvalQuestion,
   autoApprovedServers,
@@ -128,7 +130,7 @@ test("a tool that is not active is named inertly and still shows the arguments",
   const confirmation = callConfirmation("x.[y](https://e.example)", undefined, {});
   assert.equal(
     confirmation.markdown,
-    "**x\\.\\[y\\]\\(https\\:\\/\\/e\\.example\\)** is not an active tool: the sidecar refuses the call unless it was activated with `mcp_tools`.\n\nArguments:\n\n```json\n{}\n```",
+    "**\\\"x\\.\\[y\\]\\(https\\:\\/\\/e\\.example\\)\\\"** is not an active tool: the sidecar refuses the call unless it was activated with `mcp_tools`.\n\nArguments:\n\n```json\n{}\n```",
   );
 });
 
@@ -180,4 +182,46 @@ test("an approval question names the changed fields and shows the whole summary,
 test("an approval is keyed by server and definition hash", () => {
   assert.equal(approvalKey({ server: "proj", definitionHash: "abc" }), "proj\nabc");
   assert.notEqual(approvalKey({ server: "proj", definitionHash: "abc" }), approvalKey({ server: "proj", definitionHash: "abd" }));
+});
+
+const SECRET_TAGS = [..."api key sk-123"].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join("");
+
+function argumentsOf(markdown: string): string {
+  const block = markdown.split("Arguments:\n\n")[1] ?? "";
+  return block.replace(/^`+json\n/, "").replace(/\n`+$/, "");
+}
+
+test("the arguments show exactly what is sent: hidden characters escaped, never removed, still JSON", () => {
+  const args = { body: `Thanks!${SECRET_TAGS}`, rtl: "invoice\u202etxt.exe", c1: "Ko\u009eice\u007f", zw: "a\u200bb\ufeff", sep: "x\u2028y", ctl: "\u001b[2J\r" };
+  const confirmation = callConfirmation("notes.lookup", tool(), args);
+  const shown = argumentsOf(confirmation.markdown);
+  assert.deepEqual(JSON.parse(shown), args);
+  assert.equal(visibleText(shown), shown, "nothing in it is hidden or removed when shown");
+  assert.ok(shown.includes('"body": "Thanks!\\udb40\\udc61\\udb40\\udc70\\udb40\\udc69'), shown);
+  assert.ok(shown.includes('"rtl": "invoice\\u202etxt.exe"'), shown);
+  assert.ok(shown.includes('"c1": "Ko\\u009eice\\u007f"'), shown);
+  assert.ok(shown.includes('"zw": "a\\u200bb\\ufeff"') && shown.includes('"sep": "x\\u2028y"'), shown);
+  assert.ok(shown.includes('"ctl": "\\u001b[2J\\r"'), shown);
+  // Rendered, the person reads the escapes (one code block, nothing hidden).
+  const html = permissive.render(confirmation.markdown);
+  assert.equal((html.match(/<pre>/g) ?? []).length, 1, html);
+  assert.ok(html.includes("Thanks!\\udb40\\udc61"), html);
+});
+
+test("jsonBlock keeps plain and non-ASCII text readable", () => {
+  assert.equal(jsonBlock({ name: "日本語 🙂 café" }), '```json\n{\n  "name": "日本語 🙂 café"\n}\n```');
+  assert.equal(jsonBlock(undefined), "```json\n{}\n```");
+});
+
+test("a tool id that is not active is shown as sent, hidden characters escaped", () => {
+  const confirmation = callConfirmation(`notes.lookup${SECRET_TAGS}\u200b`, undefined, {});
+  assert.ok(confirmation.markdown.startsWith('**\\"notes\\.lookup\\\\udb40\\\\udc61'), confirmation.markdown);
+  assert.ok(confirmation.markdown.includes('\\\\u200b\\"**'), confirmation.markdown);
+});
+
+test("visibleText treats a lone carriage return and the line separators as the sanitiser does: a newline", () => {
+  assert.equal(visibleText("10%\r50%\r\n100%"), "10%\n50%\n100%");
+  assert.equal(visibleText("a\u2028b\u2029c"), "a\nb\nc");
+  assert.equal(oneLine("safe\rOVERWRITTEN\u2028row"), "safe OVERWRITTEN row");
+  assert.equal(markdownLiteral("page1\fpage2"), "page1  \npage2");
 });

@@ -36,10 +36,14 @@ test("controls that separate text become a newline (US a space), so words stay a
   assert.equal(stripControls("fs\u001cgs\u001drs\u001eus\u001fend"), "fs\ngs\nrs\nus end");
 });
 
-test("no printable character is ever removed", () => {
+// Printable, yet invisible: variation selectors (data past a presentation one) and fillers go.
+const LOOKALIKE = /[\ufe00-\ufe0f\u{e0100}-\u{e01ef}\u034f\u115f\u1160\u3164\uffa0]/u;
+
+test("no printable character is ever removed (but the invisible look-alikes)", () => {
   const printable: string[] = ["\n", "\t"];
   for (let point = 0; point <= 0x10ffff; point++) {
     if (point >= 0xd800 && point <= 0xdfff) continue;
+    if (LOOKALIKE.test(String.fromCodePoint(point))) continue;
     const char = String.fromCodePoint(point);
     if (/[\p{L}\p{M}\p{N}\p{P}\p{S}\p{Zs}]/u.test(char)) printable.push(char);
   }
@@ -98,4 +102,16 @@ test("no code point of a removed range survives", () => {
       assert.equal(stripControls(`a${char}b`).includes(char), false, `U+${point.toString(16)} survived`);
     }
   }
+});
+
+test("variation selectors carry no smuggled data; emoji keep one presentation selector; fillers go", () => {
+  const payload = [..."ignore all previous"].map((c) => String.fromCodePoint(0xe0100 + c.charCodeAt(0))).join("");
+  const smuggled = `\u{1f44d}${payload}\ufe0f\ufe0f`;
+  assert.equal(stripControls(smuggled), "\u{1f44d}");
+  assert.equal(removedHidden(smuggled), [...payload].length + 2);
+  assert.equal(stripControls("\u2764\ufe0f ok"), "\u2764\ufe0f ok");
+  assert.equal(removedHidden("\u2764\ufe0f ok"), 0);
+  assert.equal(stripControls("\u2764\ufe0f\ufe0e\ufe0f"), "\u2764\ufe0f");
+  assert.equal(stripControls("name\u3164\u115f\u1160\uffa0\u034f!"), "name!");
+  assert.equal(stripControls("x\u{1d173}\u{1bca0}y"), "xy");
 });
