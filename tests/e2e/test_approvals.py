@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from support.cli import cli as support_cli
 from support.servers import basic_stdio, free_port
 from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_config
 
@@ -306,22 +307,9 @@ async def test_the_cli_approves_with_trust_project_and_says_what(home: Path, tmp
     marker = tmp_path / "ran"
 
     async def cli(*args: str) -> tuple[dict[str, Any], str]:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "mcp_sidecar",
-            "--json",
-            "--project",
-            str(project),
-            *args,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env={**os.environ, "MCP_SIDECAR_HOME": str(home)},
-        )
-        stdout, stderr = await asyncio.wait_for(proc.communicate(), 60)
-        result: dict[str, Any] = json.loads(stdout)
-        return result, stderr.decode()
+        run = await support_cli(home, "--json", "--project", str(project), *args)
+        result: dict[str, Any] = run.json()
+        return result, run.stderr
 
     _write_project(project, {"proj": basic_stdio()})
     status, said = await cli("--trust-project", "status")

@@ -10,7 +10,6 @@ import asyncio
 import json
 import os
 import stat
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from lsprotocol import types
 
 from mcp_sidecar.output.render import status_matrix
 from mcp_sidecar.services.command_line import usage_of
+from support.cli import cli as run_cli
 from support.servers import basic_stdio, pid_alive, started_pids
 from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, wait_until
 
@@ -29,7 +29,6 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 INVALID_PARAMS = -32602
 REQUEST_FAILED = -32000
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "imports"
-CONSOLE_SCRIPT = Path(sys.executable).with_name("mcp-sidecar")
 
 
 class Env:
@@ -385,19 +384,8 @@ async def test_external_edits_are_picked_up_by_the_watcher(env: Env) -> None:
 
 
 async def cli(home: Path, *args: str, cwd: Path | None = None) -> tuple[int, str, str]:
-    command = [str(CONSOLE_SCRIPT)] if CONSOLE_SCRIPT.exists() else [sys.executable, "-m", "mcp_sidecar"]
-    proc = await asyncio.create_subprocess_exec(
-        *command,
-        *args,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "MCP_SIDECAR_HOME": str(home)},
-        cwd=cwd or home.parent,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
+    run = await run_cli(home, *args, cwd=cwd or home.parent)
+    return run.code, run.stdout, run.stderr
 
 
 async def test_cli_run(tmp_path: Path) -> None:

@@ -7,12 +7,12 @@ neutral directory, so no marker ever appears, and they still work.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
 from pathlib import Path
 
+from support.cli import cli
 from support.hostile_repo import markers, plant
 from support.servers import basic_stdio, fixture_path
 from support.sidecar import start_sidecar, write_config
@@ -101,20 +101,7 @@ async def test_a_relative_sidecar_home_is_refused_not_resolved_against_the_works
     planted = project / "relhome"
     planted.mkdir(parents=True)
     (planted / "mcp.json").write_text(json.dumps({"mcpServers": {"planted": basic_stdio()}}), encoding="utf-8")
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "mcp_sidecar",
-        "--json",
-        "status",
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "MCP_SIDECAR_HOME": "relhome"},
-        cwd=project,
-    )
-    stdout, _ = await asyncio.wait_for(proc.communicate(), 60)
-    status = json.loads(stdout)
+    status = (await cli("relhome", "--json", "status", cwd=project)).json()
     assert [row["name"] for row in status["servers"]] == []
     assert [(d["code"], d["message"]) for d in status["diagnostics"]] == [
         ("configuration_invalid", "MCP_SIDECAR_HOME must be an absolute path; a relative one is never used.")
