@@ -150,7 +150,7 @@ async def _run_line(args: argparse.Namespace, project: Path) -> int:
 
 def _report_grant(app: Sidecar) -> None:
     """`--trust-project` approves the project's definitions as they are: say which were new or changed."""
-    for pending in app.granted:
+    for pending in app.configuration.granted:
         print(
             f"mcp-sidecar: --trust-project approved the {pending.change} project server {pending.server!r}: "
             f"{pending.summary}",
@@ -162,7 +162,7 @@ async def _headless(args: argparse.Namespace, project: Path) -> int:
     from mcp_sidecar.output import render
     from mcp_sidecar.output.sanitize import json_text, one_line, strip_controls
     from mcp_sidecar.protocol.errors import SidecarError
-    from mcp_sidecar.services import activation, status
+    from mcp_sidecar.services import activation, lifecycle, status
     from mcp_sidecar.services.app import Sidecar
 
     app = Sidecar.headless(project, args.trust_project)
@@ -214,7 +214,7 @@ async def _headless(args: argparse.Namespace, project: Path) -> int:
     elif command == "refresh":
 
         async def run() -> Any:
-            return await app.refresh(args.server)
+            return await lifecycle.refresh(app, args.server)
 
         def text(result: Any) -> str:
             row = result["status"]

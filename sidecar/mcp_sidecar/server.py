@@ -99,9 +99,9 @@ def create_server(app_defaults: dict[str, Any] | None = None) -> tuple[SidecarSe
         options = params.initialization_options
         if options is not None and not isinstance(options, dict):
             log.warning("initializationOptions must be an object; using defaults")
-        app.configure(
-            workspace=_workspace_from(params) or app.workspace,
-            trusted=_bool_option(options, "trustedWorkspace", app.trusted),
+        app.configuration.configure(
+            workspace=_workspace_from(params) or app.configuration.workspace,
+            trusted=_bool_option(options, "trustedWorkspace", app.configuration.trusted),
             interactive=_bool_option(options, "interactive", True),
             granted=_bool_option(options, "trustGranted", False),
         )

@@ -139,7 +139,7 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sidecar:
     assert cache is not None
     catalogs = {"x": [tool("y__z"), tool("y.z"), tool("bad name")], "x__y": [tool("z"), tool("w")]}
     for name, tools in catalogs.items():
-        cache.store(sidecar.catalogs.key(sidecar.connections[name]), name, tools, time.time())
+        cache.store(sidecar.catalogs.key(sidecar.registry.get(name)), name, tools, time.time())
     return sidecar
 
 

@@ -6,11 +6,12 @@ import asyncio
 
 import pytest
 
+from mcp_sidecar.events import EventHub
 from mcp_sidecar.services.catalogs import Catalogs
 
 
 def catalogs(slots: int) -> Catalogs:
-    return Catalogs(None, asyncio.Semaphore(slots), on_tools_changed=lambda server: None)
+    return Catalogs(None, asyncio.Semaphore(slots), EventHub())
 
 
 async def settle() -> None:

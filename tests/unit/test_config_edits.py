@@ -90,7 +90,7 @@ async def test_add_saves_references_not_values_and_reloads(env: Env) -> None:
     }
     assert env.servers(env.global_file) == {"docs": definition}
     assert "value-never-written" not in env.global_file.read_text(encoding="utf-8")
-    assert app.connections["docs"].state == "idle"  # nothing connected
+    assert app.registry.get("docs").state == "idle"  # nothing connected
 
 
 async def test_add_validates_resolved_values(env: Env) -> None:
@@ -157,13 +157,13 @@ async def test_overrides_in_either_direction_are_reported(env: Env) -> None:
     app = env.app()
     result = await config_edits.add(app, "project", "docs", {"url": "https://project.example/mcp"}, replace=True)
     assert (result["action"], result["overrides"], result["overriddenBy"]) == ("added", "global", None)
-    assert app.connections["docs"].config.scope == "project"
+    assert app.registry.get("docs").config.scope == "project"
     result = await config_edits.add(app, "global", "docs", {"url": "https://global2.example/mcp"}, replace=True)
     assert (result["action"], result["overrides"], result["overriddenBy"]) == ("replaced", None, "project")
     assert result["notes"] == [
         "The project definition of 'docs' takes precedence; this global one applies only without it."
     ]
-    assert app.connections["docs"].config.url == "https://project.example/mcp"  # the override stays
+    assert app.registry.get("docs").config.url == "https://project.example/mcp"  # the override stays
 
 
 async def test_remove_reports_the_remaining_scope_and_absent_names_change_nothing(env: Env) -> None:
@@ -176,7 +176,7 @@ async def test_remove_reports_the_remaining_scope_and_absent_names_change_nothin
         ["OAuth credentials are kept; run `logout docs` to remove them."],
     )
     assert env.servers(env.project_file) == {}  # the file is kept, empty
-    assert app.connections["docs"].config.scope == "global"
+    assert app.registry.get("docs").config.scope == "global"
     before = (env.global_file.read_bytes(), env.project_file.read_bytes())
     diag = await error_of(config_edits.remove(app, "project", "docs"))
     assert diag == {
@@ -199,7 +199,7 @@ async def test_toggles_prefer_the_project_file_and_repeat_without_writing(env: E
     assert (result["scope"], result["changed"], result["path"]) == ("project", True, str(env.project_file))
     assert env.servers(env.project_file)["docs"]["disabled"] is True
     assert "disabled" not in env.servers(env.global_file)["docs"]
-    assert app.connections["docs"].state == "disabled"
+    assert app.registry.get("docs").state == "disabled"
     snapshot = env.project_file.read_bytes()
     again = await config_edits.set_enabled(app, "docs", False)
     assert again["changed"] is False
@@ -252,7 +252,7 @@ async def test_invalid_configuration_keeps_the_previous_setup(env: Env) -> None:
     assert diag["code"] == "configuration_invalid"
     assert diag["message"].startswith("The configuration is invalid; the previous setup stays in use: ")
     assert "server 'docs': field `url` must be a non-empty string." in diag["message"]
-    assert app.connections["docs"].config.url == "https://g.example/mcp"
+    assert app.registry.get("docs").config.url == "https://g.example/mcp"
     env.write(env.global_file, {"docs": {"url": "https://g.example/mcp"}, "new": {"command": "n"}})
     summary = await config_edits.reload(app)
     assert (summary["added"], summary["unchanged"]) == (["new"], ["docs"])
@@ -294,7 +294,7 @@ async def test_import_preview_hides_values_and_confirm_writes_the_selection(env:
     assert env.servers(env.global_file)["github"]["env"] == {
         "GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_INLINECANARY0123456789"
     }
-    assert app.connections["github"].state == "idle"
+    assert app.registry.get("github").state == "idle"
     diag = await error_of(config_edits.import_servers(app, path, "global", ("github", "filesystem"), True, False))
     assert diag["code"] == "server_exists"
     assert list(env.servers(env.global_file)) == ["github"]  # all or nothing

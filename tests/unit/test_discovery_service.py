@@ -30,7 +30,7 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sidecar:
 
 
 def test_a_disk_copy_is_served_from_memory_then_expires_there_too(app: Sidecar) -> None:
-    conn = app.connections["s"]
+    conn = app.registry.get("s")
     assert app.catalogs.cache is not None
     fetched = time.time() - TTL_SECONDS + 60
     app.catalogs.cache.store(app.catalogs.key(conn), "s", TOOLS, fetched)
@@ -47,7 +47,7 @@ def test_a_disk_copy_is_served_from_memory_then_expires_there_too(app: Sidecar) 
 
 
 def test_a_live_copy_is_not_subject_to_the_disk_expiry(app: Sidecar) -> None:
-    conn = app.connections["s"]
+    conn = app.registry.get("s")
     live = ToolCatalog("s", TOOLS, source="live", generation=1, fetched_at=time.time() - 2 * TTL_SECONDS)
     app.catalogs.tools["s"] = live
     assert app.catalogs.cached_tools(conn) is live
@@ -58,20 +58,20 @@ def test_no_disk_cache_means_memory_only(tmp_path: Path, monkeypatch: pytest.Mon
     (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"s": {"command": "x"}}}), encoding="utf-8")
     sidecar = Sidecar(lambda method, params: None, use_disk_cache=False)
     sidecar.ensure_loaded()
-    assert sidecar.catalogs.cached_tools(sidecar.connections["s"]) is None
+    assert sidecar.catalogs.cached_tools(sidecar.registry.get("s")) is None
     assert not (tmp_path / "cache").exists()
 
 
 def test_status_counts_are_null_until_fetched(app: Sidecar) -> None:
     from mcp_sidecar.services.status import status_row
 
-    row = status_row(app, app.connections["s"])
+    row = status_row(app, app.registry.get("s"))
     assert (row["catalog"], row["catalogSource"]) == (
         {"tools": None, "resources": None, "templates": None, "prompts": None},
         None,
     )
     app.catalogs.tools["s"] = ToolCatalog("s", TOOLS, source="cache", generation=0)
-    row = status_row(app, app.connections["s"])
+    row = status_row(app, app.registry.get("s"))
     assert (row["catalog"]["tools"], row["catalogSource"]) == (1, "cache")
 
 

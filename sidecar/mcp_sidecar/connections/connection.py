@@ -33,6 +33,7 @@ from mcp_sidecar.connections.sdk_streams import (
     load_sdk,
 )
 from mcp_sidecar.connections.stderr_log import StderrLog, StderrPipe
+from mcp_sidecar.events import CatalogInvalidated, ConnectionEvent, ResourceUpdated, StatusChanged
 from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, fail, refused_disabled
 
 if TYPE_CHECKING:
@@ -57,10 +58,7 @@ class Connection:
         self,
         config: ServerConfig,
         workspace: Path | None,
-        on_change: Callable[[Connection], None],
-        on_catalog_invalidated: Callable[[Connection, str], None],
-        on_resource_updated: Callable[[Connection, str], None] | None = None,
-        on_watches_lost: Callable[[Connection], None] | None = None,
+        publish: Callable[[ConnectionEvent], None],
         http_auth: Callable[[Connection], Awaitable[tuple[Any, str]]] | None = None,
     ) -> None:
         self.config = config
@@ -74,10 +72,8 @@ class Connection:
         self.protocol_version: str | None = None
         self.connected_at: float | None = None
         self.log = StderrLog()
-        self._on_change = on_change
-        self._on_catalog_invalidated = on_catalog_invalidated
-        self._on_resource_updated = on_resource_updated or (lambda conn, uri: None)
-        self._on_watches_lost = on_watches_lost or (lambda conn: None)
+        self.publish = publish
+        """Where this connection's events go (the registry drops those of a replaced connection)."""
         self._http_auth = http_auth
         """OAuth for HTTP servers: the stored-token provider (or None) and the store's state."""
         self.auth_state = "none"
@@ -124,7 +120,7 @@ class Connection:
         elif diag is not None or state in ("connected", "idle", "disabled"):
             self.last_diagnostic = diag
         if changed:
-            self._on_change(self)
+            self.publish(StatusChanged(self))
 
     def _count_failure(self) -> None:
         """An attempt that failed, or a connection lost soon after it was made, delays the next one."""
@@ -406,11 +402,11 @@ class Connection:
                     kind = type(event).__name__
                     if kind == "ToolsListChanged":
                         self.tools_stale = True
-                        self._on_catalog_invalidated(self, "tools")
+                        self.publish(CatalogInvalidated(self, "tools"))
                     elif kind == "ResourcesListChanged":
-                        self._on_catalog_invalidated(self, "resources")
+                        self.publish(CatalogInvalidated(self, "resources"))
                     elif kind == "PromptsListChanged":
-                        self._on_catalog_invalidated(self, "prompts")
+                        self.publish(CatalogInvalidated(self, "prompts"))
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -439,14 +435,14 @@ class Connection:
             return  # the SDK also hands listen-stream events here; `_listen` handles them once
         kind = type(message).__name__
         if kind == "ResourceUpdatedNotification":
-            self._on_resource_updated(self, str(message.params.uri))
+            self.publish(ResourceUpdated(self, str(message.params.uri)))
         elif kind == "ToolListChangedNotification":
             self.tools_stale = True
-            self._on_catalog_invalidated(self, "tools")
+            self.publish(CatalogInvalidated(self, "tools"))
         elif kind == "ResourceListChangedNotification":
-            self._on_catalog_invalidated(self, "resources")
+            self.publish(CatalogInvalidated(self, "resources"))
         elif kind == "PromptListChangedNotification":
-            self._on_catalog_invalidated(self, "prompts")
+            self.publish(CatalogInvalidated(self, "prompts"))
 
     # -- requests ----------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from mcp_sidecar import tasks
 from mcp_sidecar.connections.content_requests import RESOURCE_NOT_FOUND, mapped_failure
 from mcp_sidecar.connections.sdk_streams import is_modern
+from mcp_sidecar.events import ResourceUpdated, WatchesLost
 from mcp_sidecar.protocol.errors import fail
 
 if TYPE_CHECKING:
@@ -121,7 +122,7 @@ async def _watch(conn: Connection, client: Client, uris: frozenset[str], acked: 
             async for event in subscription:
                 uri = getattr(event, "uri", None)
                 if type(event).__name__ == "ResourceUpdated" and isinstance(uri, str):
-                    conn._on_resource_updated(conn, uri)
+                    conn.publish(ResourceUpdated(conn, uri))
     except asyncio.CancelledError:
         raise
     except Exception as exc:
@@ -133,4 +134,4 @@ async def _watch(conn: Connection, client: Client, uris: frozenset[str], acked: 
     if asyncio.current_task() is conn._watch_stream and not conn._closing:
         # Watches are never re-established automatically: the owner of the watches is told.
         conn._watch_stream, conn._watch_uris = None, frozenset()
-        conn._on_watches_lost(conn)
+        conn.publish(WatchesLost(conn))

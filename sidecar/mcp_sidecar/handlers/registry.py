@@ -10,7 +10,7 @@ from mcp_sidecar.handlers.config import config_handlers
 from mcp_sidecar.handlers.prompts import prompt_handlers
 from mcp_sidecar.handlers.resources import resource_handlers
 from mcp_sidecar.protocol import methods, params
-from mcp_sidecar.services import activation, discovery, model_tool, status
+from mcp_sidecar.services import activation, discovery, lifecycle, model_tool, status
 from mcp_sidecar.services.app import Sidecar
 
 
@@ -30,7 +30,7 @@ def request_handlers(app: Sidecar) -> dict[str, Handler]:
 
     @guarded("reconnect")
     async def on_reconnect(raw: Any) -> Any:
-        conn = await app.reconnect(params.parse_server("reconnect", raw).server)
+        conn = await lifecycle.reconnect(app, params.parse_server("reconnect", raw).server)
         return status.status_row(app, conn)
 
     @guarded("logs")
@@ -58,7 +58,7 @@ def request_handlers(app: Sidecar) -> dict[str, Handler]:
 
     @guarded("refresh")
     async def on_refresh(raw: Any) -> Any:
-        return await app.refresh(params.parse_server("refresh", raw).server)
+        return await lifecycle.refresh(app, params.parse_server("refresh", raw).server)
 
     @guarded("modelTool")
     async def on_model_tool_definition(raw: Any) -> Any:

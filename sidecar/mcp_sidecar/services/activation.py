@@ -26,7 +26,7 @@ from mcp_sidecar.catalog.tools import canonical, tool_view
 from mcp_sidecar.output.sanitize import one_line
 from mcp_sidecar.output.shaping import shape_tool_result
 from mcp_sidecar.protocol.errors import SidecarError, diagnostic, fail, refused_disabled
-from mcp_sidecar.services.app import ActiveTool
+from mcp_sidecar.services.sessions import ActiveTool
 
 if TYPE_CHECKING:
     from mcp_sidecar.services.app import Sidecar
@@ -75,11 +75,11 @@ def _nearby(word: str, choices: list[str]) -> list[str]:
 async def _visible_names(app: Sidecar, server: str, operation: str) -> frozenset[str] | None:
     """The tools of `server`'s filtered catalog (none when not configured or disabled); None when
     it cannot be asked now, so it may well have the tool."""
-    conn = app.connections.get(server)
+    conn = app.registry.get(server)
     if conn is None or conn.config.disabled:
         return frozenset()
     try:
-        catalog = await app.tool_catalog(conn, operation)
+        catalog = await app.catalogs.tool_catalog(conn, operation)
     except SidecarError:
         return None
     return frozenset(catalog.visible(conn.config))
@@ -92,7 +92,7 @@ async def model_name_owners(app: Sidecar, models: Iterable[str], operation: str)
     server that cannot be asked (down, failing) counts as an owner: activating the other one
     would let a model name mean a tool that server may have too, once it is back.
     """
-    servers = list(app.connections)
+    servers = app.registry.names()
     readings = {m: tool_refs(m, servers) for m in models}
     wanted = sorted({r.server for refs in readings.values() for r in refs})
     found = await asyncio.gather(*(_visible_names(app, s, operation) for s in wanted))
@@ -118,8 +118,8 @@ def _collision(tool_id: str, refs: list[ToolRef]) -> dict[str, Any]:
     return _not_loaded(tool_id, refs[0].server, reason)
 
 
-async def _activate_one(app: Sidecar, tool_id: str, session: dict[str, ActiveTool]) -> dict[str, Any]:
-    servers = list(app.connections)
+async def _activate_one(app: Sidecar, tool_id: str, session_id: str) -> dict[str, Any]:
+    servers = app.registry.names()
     tool_id = nfc(tool_id)
     refs = tool_refs(tool_id, servers)
     if len(refs) > 1:
@@ -137,7 +137,7 @@ async def _activate_one(app: Sidecar, tool_id: str, session: dict[str, ActiveToo
             "reason": "The id does not start with a configured server name.",
             "nearby": [f"{s}." for s in _nearby(head, servers)],
         }
-    conn = app.connections[ref.server]
+    conn = app.registry.connection(ref.server, "activate")
     if conn.config.disabled:
         return {
             "id": ref.id,
@@ -150,7 +150,7 @@ async def _activate_one(app: Sidecar, tool_id: str, session: dict[str, ActiveToo
             "nearby": [],
         }
     try:
-        catalog = await app.tool_catalog(conn, "activate")
+        catalog = await app.catalogs.tool_catalog(conn, "activate")
     except SidecarError as exc:
         return {
             "id": ref.id,
@@ -182,18 +182,19 @@ async def _activate_one(app: Sidecar, tool_id: str, session: dict[str, ActiveToo
         if clashing:
             return _collision(ref.id, [ref, *clashing])
     text = canonical(descriptor)
-    existing = session.get(ref.id)
+    existing = app.sessions.get(session_id, ref.id)
     if existing is not None and existing.canonical == text:
         return {"id": ref.id, "status": "already loaded", "tool": tool_view(ref.server, descriptor)}
-    session[ref.id] = ActiveTool(ref.server, ref.tool, descriptor, text, conn.config.fingerprint())
+    app.sessions.activate(
+        session_id, ref.id, ActiveTool(ref.server, ref.tool, descriptor, text, conn.config.fingerprint())
+    )
     return {"id": ref.id, "status": "loaded", "tool": tool_view(ref.server, descriptor)}
 
 
 async def activate(app: Sidecar, ids: tuple[str, ...], session_id: str) -> dict[str, Any]:
     app.ensure_loaded()
-    session = app.sessions.setdefault(session_id, {})
     # Catalog fetches are bounded by the app's discovery slots; ids resolve concurrently.
-    outcomes = await asyncio.gather(*(_activate_one(app, i, session) for i in ids))
+    outcomes = await asyncio.gather(*(_activate_one(app, i, session_id) for i in ids))
     results: list[dict[str, Any]] = []
     tools: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -205,8 +206,7 @@ async def activate(app: Sidecar, ids: tuple[str, ...], session_id: str) -> dict[
         if outcome["status"] != "not loaded" and outcome["id"] in {r["id"] for r in results}:
             continue  # `server.tool` and `mcp__server__tool` spellings of one tool
         results.append(outcome)
-    for server in sorted({tool["server"] for tool in tools}):
-        app.status_may_have_changed(server)  # the Loaded column counts active tools
+    app.sessions.activated({tool["server"] for tool in tools})  # the Loaded column counts active tools
     return {"session": session_id, "results": results, "tools": tools, "text": _render(results)}
 
 
@@ -230,17 +230,17 @@ def _render(results: list[dict[str, Any]]) -> str:
 
 
 def active_tools(app: Sidecar, session_id: str) -> dict[str, Any]:
-    session = app.sessions.get(session_id, {})
+    session = app.sessions.active(session_id)
     return {"session": session_id, "tools": [tool_view(t.server, t.descriptor) for t in session.values()]}
 
 
 async def call_tool(app: Sidecar, tool_id: str, arguments: dict[str, Any], session_id: str) -> dict[str, Any]:
     op = "call"
     app.ensure_loaded()
-    refs = tool_refs(nfc(tool_id), list(app.connections))
+    refs = tool_refs(nfc(tool_id), app.registry.names())
     if not refs:
         raise fail("tool_not_found", op, f"{tool_id!r} does not name a configured server's tool.")
-    session = app.sessions.get(session_id, {})
+    session = app.sessions.active(session_id)
     # An id that several servers could own means the one active in this session.
     ref = next((r for r in refs if r.id in session), refs[0])
     active = session.get(ref.id)
@@ -249,7 +249,7 @@ async def call_tool(app: Sidecar, tool_id: str, arguments: dict[str, Any], sessi
     conn = app.connection(ref.server, op)
     if conn.config.disabled:
         raise refused_disabled(op, ref.server, conn.config.approval_required)
-    catalog = await app.tool_catalog(conn, op, live=True)
+    catalog = await app.catalogs.tool_catalog(conn, op, live=True)
     live = catalog.visible(conn.config).get(ref.tool)
     if live is None:
         raise fail("tool_changed", op, f"Tool {ref.id!r} was removed or filtered out since activation.", ref.server)

@@ -27,6 +27,7 @@ from mcp_sidecar.protocol.errors import fail
 
 if TYPE_CHECKING:
     from mcp_sidecar.services.app import Sidecar
+    from mcp_sidecar.services.configuration import Configuration
 
 log = logging.getLogger(__name__)
 
@@ -101,33 +102,33 @@ def summary(server: ServerConfig, changed: list[str] | None = None) -> str:
 _SHOWN = frozenset({"type", "command", "args", "cwd", "env", "url", "headers"})
 
 
-def gate(app: Sidecar, config: EffectiveConfig) -> EffectiveConfig:
-    """`config` with every unapproved project definition disabled; sets `app.pending`.
+def gate(cfg: Configuration, config: EffectiveConfig) -> EffectiveConfig:
+    """`config` with every unapproved project definition disabled; sets `cfg.pending`.
 
-    A grant of trust (`app.take_grant()`) approves the definitions present now; nothing else
+    A grant of trust (`cfg.take_grant()`) approves the definitions present now; nothing else
     approves a definition that the person did not see (see `config/approvals.py`).
     """
-    app.pending = {}
-    if app.workspace is None or not app.trusted:
+    cfg.pending = {}
+    if cfg.workspace is None or not cfg.trusted:
         return config
     project = {name: s for name, s in config.servers.items() if s.scope == "project"}
     current = {name: Approval.of(s.raw) for name, s in project.items()}
-    approved = {**approvals.approved(app.workspace), **app.approved_here}
-    if app.take_grant():
+    approved = {**approvals.approved(cfg.workspace), **cfg.approved_here}
+    if cfg.take_grant():
         # Said once where the grant came from (the CLI prints it): nothing is approved unseen.
-        app.granted = [
+        cfg.granted = [
             _pending(name, project[name], approved.get(name), current[name])
             for name in project
             if approved.get(name) is None or approved[name].definition_hash != current[name].definition_hash
         ]
-        _record(app, current)
+        _record(cfg, current)
         approved.update(current)
     servers = dict(config.servers)
     for name, server in project.items():
         before = approved.get(name)
         if before is not None and before.definition_hash == current[name].definition_hash:
             continue
-        app.pending[name] = _pending(name, server, before, current[name])
+        cfg.pending[name] = _pending(name, server, before, current[name])
         servers[name] = dataclasses.replace(server, disabled=True, approval_required=True)
     return EffectiveConfig(servers=servers, files=config.files, shadowed=config.shadowed)
 
@@ -138,34 +139,34 @@ def _pending(name: str, server: ServerConfig, before: Approval | None, now: Appr
     return Pending(name, change, now.definition_hash, server.transport, summary(server, fields), tuple(fields))
 
 
-def _record(app: Sidecar, entries: dict[str, Approval]) -> None:
+def _record(cfg: Configuration, entries: dict[str, Approval]) -> None:
     """Save approvals (blocking); when the file cannot be written they hold for this process."""
-    assert app.workspace is not None
-    app.approved_here.update(entries)
+    assert cfg.workspace is not None
+    cfg.approved_here.update(entries)
     try:
-        approvals.record(app.workspace, entries)
+        approvals.record(cfg.workspace, entries)
     except EditRefused as exc:
         log.warning("project approvals cannot be saved (%s); they hold for this session only", exc.code)
         return
     for name in entries:
-        app.approved_here.pop(name, None)
+        cfg.approved_here.pop(name, None)
 
 
-def pending_json(app: Sidecar) -> list[dict[str, Any]]:
-    return [p.to_json() for p in app.pending.values()]
+def pending_json(cfg: Configuration) -> list[dict[str, Any]]:
+    return [p.to_json() for p in cfg.pending.values()]
 
 
 async def approve(app: Sidecar, entries: list[tuple[str, str]]) -> dict[str, Any]:
     """Approve `(server, definitionHash)` pairs that still match the project file, then reload."""
     op = "approve"
     app.ensure_loaded()
-    if app.workspace is None or not app.trusted:
+    if app.configuration.workspace is None or not app.configuration.trusted:
         raise fail(
             "project_untrusted",
             op,
             "The workspace is not trusted, so its server definitions are neither read nor approved.",
         )
-    workspace = app.workspace
+    workspace = app.configuration.workspace
     try:
         config = await asyncio.to_thread(loader.load, workspace, True)
     except ConfigProblems as exc:
@@ -183,24 +184,24 @@ async def approve(app: Sidecar, entries: list[tuple[str, str]]) -> dict[str, Any
         else:
             approved[server] = current[server]
     if approved:
-        await asyncio.to_thread(_record, app, approved)
-    summary_ = await app.reload()
+        await asyncio.to_thread(_record, app.configuration, approved)
+    summary_ = await app.configuration.reload()
     return {"approved": sorted(approved), "notApproved": not_approved, "reload": summary_.to_json()}
 
 
-def record_own_edit(app: Sidecar, names_to_definitions: dict[str, dict[str, Any]]) -> None:
+def record_own_edit(cfg: Configuration, names_to_definitions: dict[str, dict[str, Any]]) -> None:
     """Definitions the sidecar itself writes to the project file are approved (blocking: call in a thread)."""
-    if app.workspace is not None and names_to_definitions:
-        _record(app, {name: Approval.of(definition) for name, definition in names_to_definitions.items()})
+    if cfg.workspace is not None and names_to_definitions:
+        _record(cfg, {name: Approval.of(definition) for name, definition in names_to_definitions.items()})
 
 
-def forget_removed(app: Sidecar, names: list[str]) -> None:
+def forget_removed(cfg: Configuration, names: list[str]) -> None:
     """A removed project definition added again later is asked about again (blocking)."""
-    if app.workspace is None:
+    if cfg.workspace is None:
         return
     for name in names:
-        app.approved_here.pop(name, None)
+        cfg.approved_here.pop(name, None)
     try:
-        approvals.forget(app.workspace, names)
+        approvals.forget(cfg.workspace, names)
     except EditRefused as exc:
         log.warning("project approvals cannot be saved (%s)", exc.code)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -28,6 +28,7 @@ from mcp_sidecar.catalog.disk_cache import TTL_SECONDS, ToolCache, cache_key
 from mcp_sidecar.catalog.index import Document, Index
 from mcp_sidecar.catalog.tools import ToolCatalog
 from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.events import CatalogInvalidated, EventHub, Reconciled, RowMayHaveChanged, StatusChanged
 
 Group = Literal["tools", "resources", "prompts"]
 GROUPS: tuple[Group, ...] = ("tools", "resources", "prompts")
@@ -69,9 +70,7 @@ class _IndexEntry:
 
 
 class Catalogs:
-    def __init__(
-        self, cache: ToolCache | None, slots: asyncio.Semaphore, on_tools_changed: Callable[[str], None]
-    ) -> None:
+    def __init__(self, cache: ToolCache | None, slots: asyncio.Semaphore, hub: EventHub) -> None:
         self.cache = cache
         self.slots = slots
         self.tools: dict[str, ToolCatalog] = {}
@@ -80,7 +79,26 @@ class Catalogs:
         self._indexes: dict[tuple[str, Group], _IndexEntry] = {}
         self._locks: dict[tuple[str, Group], asyncio.Lock] = {}
         self._slots_held: dict[str, _ServerSlot] = {}
-        self._on_tools_changed = on_tools_changed
+        self._hub = hub
+        hub.subscribe(StatusChanged, self._status_changed)
+        hub.subscribe(CatalogInvalidated, self._invalidated)
+        hub.subscribe(Reconciled, self._reconciled)
+
+    # -- events ------------------------------------------------------------------------------
+
+    def _status_changed(self, event: StatusChanged) -> None:
+        if event.conn.state in ("idle", "failed", "disabled"):
+            # Disconnection invalidates resource and prompt metadata; tools keep their copy
+            # (and the disk cache) for browsing, and calls re-list on the next connection.
+            self.drop(event.conn.name, "resources")
+            self.drop(event.conn.name, "prompts")
+
+    def _invalidated(self, event: CatalogInvalidated) -> None:
+        self.drop(event.conn.name, event.kind, disk=True, conn=event.conn)
+
+    def _reconciled(self, event: Reconciled) -> None:
+        for name in (*event.added, *event.changed, *event.removed):
+            self.forget(name)
 
     # -- invalidation ------------------------------------------------------------------------
 
@@ -138,7 +156,7 @@ class Catalogs:
             self._indexes.pop((conn.name, "tools"), None)
             if self.cache is not None:
                 self.cache.store(self.key(conn), conn.name, descriptors, time.time())
-            self._on_tools_changed(conn.name)
+            self._hub.publish(RowMayHaveChanged(conn.name))
             return catalog
 
     # -- resources and prompts ---------------------------------------------------------------

@@ -15,7 +15,7 @@ from mcp_sidecar.config.edit import EditScope
 from mcp_sidecar.output import command_text, render
 from mcp_sidecar.output.sanitize import strip_controls
 from mcp_sidecar.protocol.errors import command_invalid
-from mcp_sidecar.services import auth, config_edits, prompts, status
+from mcp_sidecar.services import auth, config_edits, lifecycle, prompts, status
 from mcp_sidecar.services.command_line import CommandLineError, ParsedCommand, parse_line, usage_of
 
 if TYPE_CHECKING:
@@ -79,13 +79,13 @@ async def _remove(app: Sidecar, parsed: ParsedCommand) -> Outcome:
 
 
 async def _reconnect(app: Sidecar, parsed: ParsedCommand) -> Outcome:
-    conn = await app.reconnect(_server(parsed))
+    conn = await lifecycle.reconnect(app, _server(parsed))
     row = status.status_row(app, conn)
     return row, command_text.reconnected(row)
 
 
 async def _refresh(app: Sidecar, parsed: ParsedCommand) -> Outcome:
-    result = await app.refresh(_server(parsed))
+    result = await lifecycle.refresh(app, _server(parsed))
     return result, command_text.refreshed(result)
 
 

@@ -44,7 +44,7 @@ async def _in_thread(work: Callable[[], T], operation: str, server: str | None) 
 
 def _target(app: Sidecar, scope: EditScope, operation: str, server: str | None) -> Target:
     try:
-        return edit.target(scope, app.workspace, app.trusted)
+        return edit.target(scope, app.configuration.workspace, app.configuration.trusted)
     except EditRefused as exc:
         raise _refused(exc, operation, server) from None
 
@@ -52,7 +52,7 @@ def _target(app: Sidecar, scope: EditScope, operation: str, server: str | None) 
 def _other(app: Sidecar, scope: EditScope) -> Target | None:
     """The other readable scope's file: the project only when trusted."""
     other: EditScope = "project" if scope == "global" else "global"
-    return edit.readable_targets(app.workspace, app.trusted).get(other)
+    return edit.readable_targets(app.configuration.workspace, app.configuration.trusted).get(other)
 
 
 def _defines(t: Target | None, name: str) -> bool:
@@ -75,7 +75,7 @@ def validate_definition(app: Sidecar, name: str, definition: dict[str, Any], ope
     except ConfigProblems as exc:
         raise fail("configuration_invalid", operation, " ".join(exc.problems), name) from None
     try:
-        resolved = resolve(config, app.workspace)
+        resolved = resolve(config, app.configuration.workspace)
     except MissingVariable as exc:
         raise fail(
             "configuration_invalid",
@@ -117,7 +117,7 @@ async def add(app: Sidecar, scope: EditScope, name: str, definition: dict[str, A
                     "pass --replace to replace it" + (" (or override it)." if not in_target else "."),
                 )
             if scope == "project":
-                approvals.record_own_edit(app, {name: definition})  # before the file watcher can see it
+                approvals.record_own_edit(app.configuration, {name: definition})  # before the file watcher can see it
             doc.set_server(name, definition)
             return {
                 "action": "replaced" if in_target else "added",
@@ -129,7 +129,7 @@ async def add(app: Sidecar, scope: EditScope, name: str, definition: dict[str, A
     notes = _literal_notes(definition)
     if outcome["overriddenBy"]:
         notes.append(f"The project definition of {name!r} takes precedence; this global one applies only without it.")
-    summary = await app.reload()
+    summary = await app.configuration.reload()
     return {
         "server": name,
         "scope": scope,
@@ -156,12 +156,12 @@ async def remove(app: Sidecar, scope: EditScope, name: str) -> dict[str, Any]:
             definition = doc.servers[name]
             doc.remove_server(name)
             if scope == "project":
-                approvals.forget_removed(app, [name])
+                approvals.forget_removed(app.configuration, [name])
         return "http" if isinstance(definition, dict) and "url" in definition else "stdio"
 
     transport = await _in_thread(write, op, name)
     remaining = ("project" if scope == "global" else "global") if _defines(other, name) else None
-    summary = await app.reload()
+    summary = await app.configuration.reload()
     notes = []
     if transport == "http":
         notes.append(f"OAuth credentials are kept; run `logout {name}` to remove them.")
@@ -180,7 +180,7 @@ async def set_enabled(app: Sidecar, name: str, enabled: bool) -> dict[str, Any]:
     op = "enable" if enabled else "disable"
     app.ensure_loaded()  # so the reload summary says what this edit changed
     _target(app, "global", op, name)  # refuses when the global and project paths are one file
-    readable = edit.readable_targets(app.workspace, app.trusted)
+    readable = edit.readable_targets(app.configuration.workspace, app.configuration.trusted)
     order = [t for t in (readable.get("project"), readable["global"]) if t is not None]
 
     def write() -> tuple[Target, bool] | None:
@@ -193,13 +193,13 @@ async def set_enabled(app: Sidecar, name: str, enabled: bool) -> dict[str, Any]:
     outcome = await _in_thread(write, op, name)
     if outcome is None:
         app.ensure_loaded()
-        conn = app.connections.get(name)
+        conn = app.registry.get(name)
         if conn is not None and conn.config.scope == "builtin":
             message = f"Server {name!r} is built in, not defined in a configuration file."
             raise fail("server_not_found", op, message, name)
         raise fail("server_not_found", op, f"No configuration file defines a server named {name!r}.", name)
     target, changed = outcome
-    summary = await app.reload()
+    summary = await app.configuration.reload()
     deactivated = sorted({i for d in summary.deactivated for i in d["removed"] if i.startswith(f"{name}.")})
     return {
         "server": name,
@@ -207,7 +207,7 @@ async def set_enabled(app: Sidecar, name: str, enabled: bool) -> dict[str, Any]:
         "path": str(target.path),
         "enabled": enabled,
         "changed": changed,
-        "approvalRequired": name in app.pending,
+        "approvalRequired": name in app.configuration.pending,
         "deactivated": deactivated,
         "reload": summary.to_json(),
     }
@@ -215,7 +215,7 @@ async def set_enabled(app: Sidecar, name: str, enabled: bool) -> dict[str, Any]:
 
 async def reload(app: Sidecar) -> dict[str, Any]:
     """An explicit reload: every connection closes (they reopen on demand)."""
-    summary = await app.reload(close_all=True)
+    summary = await app.configuration.reload(close_all=True)
     if not summary.applied:
         problems = [d["message"] for d in summary.diagnostics]
         raise fail(
@@ -231,11 +231,11 @@ async def set_trusted(app: Sidecar, trusted: bool) -> dict[str, Any]:
 
     A grant approves the project's definitions as they are now (see services/approvals.py).
     """
-    if trusted and not app.trusted:
-        app.grant_trust()  # a grant, not a repeat: a client saying "still trusted" approves nothing
+    if trusted and not app.configuration.trusted:
+        app.configuration.grant_trust()  # a grant, not a repeat: a client saying "still trusted" approves nothing
     elif not trusted:
-        app.trusted = False
-    summary = await app.reload()
+        app.configuration.trusted = False
+    summary = await app.configuration.reload()
     return summary.to_json()
 
 
@@ -259,7 +259,7 @@ def hidden_connection(definition: dict[str, Any]) -> dict[str, Any]:
 def _import_path(app: Sidecar, file: str) -> Path:
     path = Path(file).expanduser()
     if not path.is_absolute():
-        path = (app.workspace or Path.cwd()) / path
+        path = (app.configuration.workspace or Path.cwd()) / path
     return Path(os.path.abspath(path))
 
 
@@ -276,7 +276,11 @@ async def import_servers(
     if confirm and not select:
         raise invalid_params(op, "Importing needs an explicit selection (`select`, --select NAME[,NAME...]).")
     path = _import_path(app, file)
-    if app.workspace is not None and not app.trusted and edit.same_file(path, paths.project_config_path(app.workspace)):
+    if (
+        app.configuration.workspace is not None
+        and not app.configuration.trusted
+        and edit.same_file(path, paths.project_config_path(app.configuration.workspace))
+    ):
         raise fail(
             "project_untrusted", op, "The workspace is not trusted, so its configuration is neither read nor imported."
         )
@@ -334,7 +338,8 @@ async def import_servers(
                     )
             if scope == "project":
                 approvals.record_own_edit(
-                    app, {c.name: c.definition for c in chosen if c is not None and c.definition is not None}
+                    app.configuration,
+                    {c.name: c.definition for c in chosen if c is not None and c.definition is not None},
                 )
             for candidate in chosen:
                 assert candidate is not None
@@ -343,7 +348,7 @@ async def import_servers(
         return [c.name for c in chosen if c is not None]
 
     imported = await _in_thread(write, op, None)
-    summary = await app.reload()
+    summary = await app.configuration.reload()
     servers = [_preview(c, select, []) for c in source.candidates if c.name in imported]
     return {
         "file": str(path),

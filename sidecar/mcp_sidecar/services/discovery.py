@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.catalog import index as ranking
@@ -115,13 +116,13 @@ async def discover(
             raise refused_disabled(op, server, conn.config.approval_required)
         conns = [conn]
     else:
-        conns = [c for c in app.connections.values() if not c.config.disabled]
+        conns = [c for c in app.registry if not c.config.disabled]
     outcomes = await asyncio.gather(*(_server_indexes(app, c, groups, op) for c in conns))
     indexes = [ix for found, _, _ in outcomes for ix in found]
     unavailable = [u for _, missing, _ in outcomes for u in missing]
     if server is None:
         # Waiting for the person's approval: say so, or a model concludes the capability does not exist.
-        waiting = [c for c in app.connections.values() if c.config.approval_required]
+        waiting = [c for c in app.registry if c.config.approval_required]
         unavailable += [
             {"server": c.name, "kind": "all", "diagnostic": refused_disabled(op, c.name, True).diagnostic.to_json()}
             for c in waiting
@@ -137,7 +138,7 @@ async def discover(
     hits = ranking.search(indexes, query, limit=limit + len(hidden))
     hits = [h for h in hits if h.document.kind != "tool" or (h.document.server, h.document.key) not in hidden]
     hits = hits[:limit]
-    active = app.sessions.get(session_id, {})
+    active = app.sessions.active(session_id)
     candidates = [candidate(hit, active) for hit in hits]
     return {
         "query": query,
@@ -152,7 +153,7 @@ async def discover(
 
 async def _collisions(app: Sidecar, indexes: list[Index], operation: str) -> list[dict[str, Any]]:
     """Refusals of the searched tools whose `mcp__server__tool` name another server's tool has too."""
-    servers = list(app.connections)
+    servers = app.registry.names()
     searched = {(d.server, d.key) for ix in indexes for d in ix.documents if d.kind == "tool"}
     models = {f"mcp__{server}__{tool}" for server, tool in searched}
     models = {m for m in models if len(tool_refs(m, servers)) > 1}  # only server names meeting at `__`
@@ -170,7 +171,7 @@ async def _collisions(app: Sidecar, indexes: list[Index], operation: str) -> lis
     return refused
 
 
-def candidate(hit: Hit, active: dict[str, Any]) -> dict[str, Any]:
+def candidate(hit: Hit, active: Mapping[str, object]) -> dict[str, Any]:
     doc = hit.document
     d: dict[str, Any] = doc.payload
     score = round(hit.score, 4)

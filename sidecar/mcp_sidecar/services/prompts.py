@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_sidecar.catalog import names
 from mcp_sidecar.catalog.names import nfc
 from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.events import EventHub, Reconciled, StatusChanged
 from mcp_sidecar.output.limits import MAX_LINES, MAX_TEXT_BYTES, line_count, utf8_size
 from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.protocol.errors import fail, refused_disabled
@@ -69,10 +70,16 @@ class Preview:
 class Previews:
     """Pending previews, in memory only."""
 
-    def __init__(self) -> None:
+    def __init__(self, hub: EventHub) -> None:
         self._pending: dict[str, Preview] = {}
         self.epoch = 0
         """Increments whenever every pending preview is invalidated (configuration reload)."""
+        hub.subscribe(StatusChanged, self._status_changed)
+        hub.subscribe(Reconciled, lambda event: self.clear())
+
+    def _status_changed(self, event: StatusChanged) -> None:
+        if event.conn.state in ("idle", "failed", "disabled"):
+            self.drop_server(event.conn.name)  # a preview is bound to the connection that made it
 
     def add(self, preview: Preview) -> None:
         while len(self._pending) >= MAX_PENDING:
@@ -123,7 +130,7 @@ async def preview(app: Sidecar, server: str, name: str, arguments: Mapping[str, 
     generation = conn.generation
     raw = await conn.get_prompt(name, {k: str(v) for k, v in arguments.items()}, op)
     messages = convert(raw.get("messages") or [], server)
-    if app.previews.epoch != epoch or app.connections.get(server) is not conn or conn.generation != generation:
+    if app.previews.epoch != epoch or not app.registry.is_current(conn) or conn.generation != generation:
         raise fail("preview_not_found", op, "The configuration or connection changed while fetching.", server)
     description = raw.get("description")
     entry = Preview(
@@ -154,7 +161,7 @@ def _take(app: Sidecar, preview_id: str, op: str) -> Preview:
     if entry is None:
         raise fail("preview_not_found", op, "No pending preview has that id (used, discarded or invalidated).")
     conn = entry.connection
-    current = app.connections.get(entry.server) is conn and conn.state == "connected"
+    current = app.registry.is_current(conn) and conn.state == "connected"
     if not current or conn.generation != entry.generation:
         raise fail("preview_not_found", op, "The preview's server disconnected since the preview.", entry.server)
     return entry

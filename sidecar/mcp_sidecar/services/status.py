@@ -14,11 +14,6 @@ if TYPE_CHECKING:
 HIDDEN = "hidden"
 
 
-def loaded_count(app: Sidecar, server: str) -> int:
-    ids = {tool_id for active in app.sessions.values() for tool_id, t in active.items() if t.server == server}
-    return len(ids)
-
-
 def status_row(app: Sidecar, conn: Connection) -> dict[str, Any]:
     config = conn.config
     catalog = app.catalogs.tools.get(conn.name)
@@ -38,7 +33,7 @@ def status_row(app: Sidecar, conn: Connection) -> dict[str, Any]:
             "prompts": len(prompts.items) if prompts is not None else None,
         },
         "catalogSource": catalog.source if catalog is not None else None,
-        "loaded": loaded_count(app, conn.name),
+        "loaded": app.sessions.loaded_count(conn.name),
         "lastDiagnostic": conn.last_diagnostic.to_json() if conn.last_diagnostic else None,
         "approvalRequired": config.approval_required,
     }
@@ -46,16 +41,16 @@ def status_row(app: Sidecar, conn: Connection) -> dict[str, Any]:
 
 def status(app: Sidecar) -> dict[str, Any]:
     app.ensure_loaded()
-    for conn in app.connections.values():
+    for conn in app.registry:
         if not conn.config.disabled:
             app.catalogs.cached_tools(conn)  # counts from the disk cache; never connects
-    files = app.config.files if app.config else ()
+    files = app.registry.config.files if app.registry.config else ()
     return {
-        "servers": [status_row(app, c) for c in app.connections.values()],
+        "servers": [status_row(app, c) for c in app.registry],
         "configFiles": [{"scope": f.scope, "path": f.path, "exists": f.exists, "read": f.read} for f in files],
-        "trustedWorkspace": app.trusted,
-        "pendingApprovals": approvals.pending_json(app),
-        "diagnostics": [d.to_json() for d in app.config_errors],
+        "trustedWorkspace": app.configuration.trusted,
+        "pendingApprovals": approvals.pending_json(app.configuration),
+        "diagnostics": [d.to_json() for d in app.registry.problems],
     }
 
 
@@ -78,7 +73,7 @@ async def get_server(app: Sidecar, name: str) -> dict[str, Any]:
         connection = {"url": HIDDEN, "headers": _hidden_map(config.headers)}
     has_auth_header = any(k.lower() == "authorization" for k in config.headers)
     credentials = "externally managed" if (config.env or config.headers) else "none"
-    shadowed = app.config.shadowed.get(name) if app.config else None
+    shadowed = app.registry.config.shadowed.get(name) if app.registry.config else None
     stored = await auth.credentials_status(app, conn)
     return {
         "name": name,
@@ -106,7 +101,7 @@ async def get_server(app: Sidecar, name: str) -> dict[str, Any]:
 
 async def server_tools(app: Sidecar, name: str) -> dict[str, Any]:
     conn = app.connection(name, "tools")
-    catalog = await app.tool_catalog(conn, "tools", live=True)
+    catalog = await app.catalogs.tool_catalog(conn, "tools", live=True)
     visible = catalog.visible(conn.config)
     return {
         "server": name,

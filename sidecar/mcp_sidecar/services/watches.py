@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.events import EventHub, Reconciled, ResourceUpdated, StatusChanged, WatchesLost
 from mcp_sidecar.protocol import methods
 from mcp_sidecar.protocol.errors import SidecarError, fail, refused_disabled
+from mcp_sidecar.services.notifier import Notify
 from mcp_sidecar.services.reading import check_uri
 
 if TYPE_CHECKING:
-    from mcp_sidecar.services.app import Notifier, Sidecar
+    from mcp_sidecar.services.app import Sidecar
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +51,21 @@ class Watch:
 
 
 class Watches:
-    def __init__(self, notify: Notifier) -> None:
+    def __init__(self, notify: Notify, hub: EventHub) -> None:
         self._notify = notify
         self._by_server: dict[str, dict[str, Watch]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        hub.subscribe(StatusChanged, lambda event: self.connection_changed(event.conn))
+        hub.subscribe(ResourceUpdated, lambda event: self.resource_updated(event.conn, event.uri))
+        hub.subscribe(WatchesLost, self._lost)
+        hub.subscribe(Reconciled, self._reconciled)
+
+    def _lost(self, event: WatchesLost) -> None:
+        self.clear(event.conn.name, "subscription stream lost")
+
+    def _reconciled(self, event: Reconciled) -> None:
+        for conn in event.closing:
+            self.clear(conn.name, "configuration reload")
 
     # -- events from connections -------------------------------------------------------------
 
@@ -95,7 +108,7 @@ class Watches:
 
     async def subscribe(self, app: Sidecar, server: str, uri: str) -> dict[str, Any]:
         op = "subscribe"
-        if not app.interactive:
+        if not app.configuration.interactive:
             raise fail(
                 "interactive_required",
                 op,
@@ -120,7 +133,7 @@ class Watches:
                     server,
                 )
             generation = await conn.subscribe_resource(uri, op)
-            if app.connections.get(server) is not conn or conn.generation != generation:
+            if not app.registry.is_current(conn) or conn.generation != generation:
                 raise fail("cancelled", op, "The connection was replaced while subscribing.", server)
             watches = self._by_server.setdefault(server, {})
             for stale in [u for u, w in watches.items() if w.generation != generation]:

@@ -1,0 +1,116 @@
+"""The server registry: one Connection per configured server, and the reconcile of a new configuration.
+
+Connections are built by an injected factory, so services can be tested against a fake
+connection. Events a connection publishes reach the hub only while it is the registry's
+current connection for its name: a replaced connection that is still closing changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from mcp_sidecar.config.loader import EffectiveConfig
+from mcp_sidecar.config.model import ServerConfig
+from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.events import ConnectionEvent, EventHub, Reconciled
+from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, diagnostic, fail
+
+ConnectionFactory = Callable[[ServerConfig, Path, Callable[[ConnectionEvent], None]], Connection]
+"""(definition, the directory it runs in, where its events go) -> a new, unconnected Connection."""
+RunDir = Callable[[ServerConfig], Path]
+
+_LIVE = ("connecting", "connected", "failed")
+
+
+class ServerRegistry:
+    def __init__(self, hub: EventHub, factory: ConnectionFactory) -> None:
+        self._hub = hub
+        self._factory = factory
+        self._connections: dict[str, Connection] = {}
+        self.config: EffectiveConfig | None = None
+        """The configuration in use; None until the first load."""
+        self.problems: list[Diagnostic] = []
+        """Why the files last read were invalid (the previous configuration stays in use)."""
+
+    # -- lookup ------------------------------------------------------------------------------
+
+    def get(self, name: str) -> Connection | None:
+        return self._connections.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._connections)
+
+    def __iter__(self) -> Iterator[Connection]:
+        return iter(list(self._connections.values()))
+
+    def __len__(self) -> int:
+        return len(self._connections)
+
+    def is_current(self, conn: Connection) -> bool:
+        return self._connections.get(conn.name) is conn
+
+    def connection(self, name: str, operation: str) -> Connection:
+        conn = self._connections.get(name)
+        if conn is not None:
+            return conn
+        if self.problems:
+            raise SidecarError(
+                diagnostic(
+                    "configuration_invalid",
+                    operation,
+                    f"No server named {name!r}: the configuration is invalid ({len(self.problems)} "
+                    "problem(s), see mcp/status).",
+                    name,
+                )
+            )
+        raise fail("server_not_found", operation, f"No server named {name!r} is configured.", name)
+
+    # -- reconcile ---------------------------------------------------------------------------
+
+    def reject(self, problems: list[Diagnostic]) -> None:
+        """The files were invalid: remember why, keep everything else as it is."""
+        self.problems = problems
+        if self.config is None:
+            self.config = EffectiveConfig(servers={}, files=())
+
+    def reconcile(self, config: EffectiveConfig, run_dir: RunDir, *, close_all: bool = False) -> Reconciled:
+        """Swap in `config`; a definition whose fingerprint or run directory changed gets a new connection.
+
+        Publishes `Reconciled` (subscribers clear what the old connections owned) and returns it;
+        the caller closes `closing`. With `close_all`, unchanged live connections close too (they
+        reopen on demand).
+        """
+        old = self._connections
+        first_load = self.config is None
+        self.config = config
+        self.problems = []
+        self._connections = {}
+        added: list[str] = []
+        changed: list[str] = []
+        unchanged: list[str] = []
+        closing: list[Connection] = []
+        for name, server in config.servers.items():
+            previous = old.get(name)
+            directory = run_dir(server)
+            if previous is not None and _same(previous, server, directory):
+                self._connections[name] = previous
+                unchanged.append(name)
+                if close_all and previous.state in _LIVE:
+                    closing.append(previous)
+                continue
+            (changed if previous is not None else added).append(name)
+            self._connections[name] = self._factory(server, directory, self._relay)
+        removed = [name for name in old if name not in config.servers]
+        closing += [conn for name, conn in old.items() if self._connections.get(name) is not conn]
+        event = Reconciled(tuple(added), tuple(removed), tuple(changed), tuple(unchanged), tuple(closing), first_load)
+        self._hub.publish(event)
+        return event
+
+    def _relay(self, event: ConnectionEvent) -> None:
+        if self.is_current(event.conn):
+            self._hub.publish(event)
+
+
+def _same(conn: Connection, server: ServerConfig, directory: Path) -> bool:
+    return conn.config.fingerprint() == server.fingerprint() and conn.workspace == directory

@@ -1,0 +1,218 @@
+"""The workspace, its trust, and the configuration files: reading, approving, reloading, watching.
+
+`ensure_loaded` reads the files once, lazily; `reload` reads them again and reconciles the
+registry (invalid files keep the previous setup). Project definitions pass the approval gate
+(`services/approvals.py`) before the registry sees them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mcp_sidecar import tasks
+from mcp_sidecar.config import loader, paths
+from mcp_sidecar.config.approvals import Approval, Pending
+from mcp_sidecar.config.loader import EffectiveConfig
+from mcp_sidecar.config.model import ServerConfig
+from mcp_sidecar.config.validate import ConfigProblems
+from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.connections.registry import ServerRegistry
+from mcp_sidecar.events import EventHub, ToolsDeactivated
+from mcp_sidecar.protocol.errors import diagnostic
+from mcp_sidecar.services import approvals
+from mcp_sidecar.services.config_watch import ConfigWatcher, Signature, signature
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ReloadSummary:
+    """What a reload changed. `applied` is False when the files were invalid (nothing changed)."""
+
+    applied: bool
+    added: list[str]
+    removed: list[str]
+    changed: list[str]
+    unchanged: list[str]
+    deactivated: list[dict[str, Any]]
+    """The `mcp/activeToolsChanged` payloads sent."""
+    diagnostics: list[dict[str, Any]]
+
+    @classmethod
+    def not_applied(cls, diagnostics: list[dict[str, Any]]) -> ReloadSummary:
+        return cls(False, [], [], [], [], [], diagnostics)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "applied": self.applied,
+            "added": self.added,
+            "removed": self.removed,
+            "changed": self.changed,
+            "unchanged": self.unchanged,
+            "deactivated": self.deactivated,
+            "diagnostics": self.diagnostics,
+        }
+
+    def describe(self) -> str:
+        if not self.applied:
+            return f"not applied: {len(self.diagnostics)} configuration problem(s); the previous setup stays in use"
+        parts = [f"{len(getattr(self, k))} {k}" for k in ("added", "removed", "changed", "unchanged")]
+        tools = sum(len(d["removed"]) for d in self.deactivated)
+        return ", ".join(parts) + f"; {tools} active tool(s) deactivated"
+
+
+class Configuration:
+    def __init__(
+        self,
+        registry: ServerRegistry,
+        hub: EventHub,
+        *,
+        workspace: Path | None,
+        trusted: bool,
+        interactive: bool,
+        watch_files: bool,
+        grant: bool,
+    ) -> None:
+        self._registry = registry
+        self._hub = hub
+        self.workspace = workspace
+        self.trusted = trusted
+        self.interactive = interactive
+        self.pending: dict[str, Pending] = {}
+        """Project definitions waiting for the person's approval (see services/approvals.py)."""
+        self.approved_here: dict[str, Approval] = {}
+        """Approvals that could not be saved: they hold for this process only."""
+        self.granted: list[Pending] = []
+        """What the last grant of trust approved that was not approved before (the CLI reports it)."""
+        self._grant = grant and trusted
+        """Trust was just granted (the CLI's --trust-project): the definitions present are approved."""
+        self._loaded = False
+        self._watch_files = watch_files
+        self._watcher: ConfigWatcher | None = None
+        self._reload_lock = asyncio.Lock()
+
+    # -- the editor's answer and trust -------------------------------------------------------
+
+    def configure(self, workspace: Path | None, trusted: bool, interactive: bool, granted: bool = False) -> None:
+        """Apply the editor's `initialize` answer; a configuration already loaded is reloaded lazily.
+
+        `granted` (`initializationOptions.trustGranted`): the person granted trust just now, so
+        the project's definitions as they are count as approved.
+        """
+        changed = (workspace, trusted) != (self.workspace, self.trusted)
+        self.workspace, self.trusted, self.interactive = workspace, trusted, interactive
+        self._grant = granted and trusted
+        if changed and self._loaded:
+            self._loaded = False
+
+    def grant_trust(self) -> None:
+        """The person granted trust just now: the next load approves the project's definitions."""
+        self.trusted = True
+        self._grant = True
+
+    def take_grant(self) -> bool:
+        grant, self._grant = self._grant, False
+        return grant
+
+    def run_dir(self, server: ServerConfig) -> Path:
+        """Where a stdio server and secret commands run: the workspace only when it is trusted.
+
+        An untrusted workspace's files are never on a server's path: a global `python -m pkg`
+        would import its `./pkg.py`, `npx` its `node_modules`, a `git` secret command its
+        `.git/config`. The bundled demo never needs the workspace.
+        """
+        if server.scope != "builtin" and self.trusted and self.workspace is not None:
+            return self.workspace
+        return paths.neutral_dir()
+
+    # -- loading -----------------------------------------------------------------------------
+
+    def ensure_loaded(self) -> None:
+        if not self._loaded:
+            self._loaded = True
+            seen = signature(self.watched_files())
+            _, closing = self._apply(self._read())
+            for conn in closing:
+                tasks.spawn(conn.close(), f"close:{conn.name}")
+            self._start_watching(seen)
+
+    async def reload(self, *, close_all: bool = False) -> ReloadSummary:
+        """Read the configuration files again and reconcile; invalid files keep the previous setup.
+
+        Connections of changed, removed or disabled definitions close (all of them with
+        `close_all`, an explicit reload); they reopen on demand. Tools of those definitions
+        are deactivated; unchanged active tools stay.
+        """
+        async with self._reload_lock:
+            self.ensure_loaded()  # so a first reload compares against what the files said before
+            seen = signature(self.watched_files())
+            summary, closing = self._apply(self._read(), close_all=close_all)
+            self._start_watching(seen)
+            await asyncio.gather(*(conn.close() for conn in closing), return_exceptions=True)
+            return summary
+
+    def watched_files(self) -> list[Path]:
+        try:
+            files = [paths.global_config_path()]
+        except paths.InvalidHome:
+            files = []
+        if self.workspace is not None and self.trusted:
+            files.append(paths.project_config_path(self.workspace))
+        return files
+
+    def _read(self) -> EffectiveConfig | None:
+        try:
+            config = loader.load(self.workspace, self.trusted)
+        except ConfigProblems as exc:
+            self._registry.reject(
+                [diagnostic("configuration_invalid", "configuration", problem) for problem in exc.problems]
+            )
+            log.warning("configuration invalid: %d problem(s)", len(exc.problems))
+            return None
+        return approvals.gate(self, config)
+
+    def _apply(
+        self, config: EffectiveConfig | None, *, close_all: bool = False
+    ) -> tuple[ReloadSummary, tuple[Connection, ...]]:
+        """Reconcile the registry with `config`; returns the summary and the connections to close."""
+        if config is None:
+            return ReloadSummary.not_applied([d.to_json() for d in self._registry.problems]), ()
+        with self._hub.collect(ToolsDeactivated) as deactivated:
+            done = self._registry.reconcile(config, self.run_dir, close_all=close_all)
+        summary = ReloadSummary(
+            True,
+            list(done.added),
+            list(done.removed),
+            list(done.changed),
+            list(done.unchanged),
+            [event.to_json() for event in deactivated],
+            [],
+        )
+        return summary, done.closing
+
+    # -- watching the files ------------------------------------------------------------------
+
+    def _start_watching(self, seen: Signature) -> None:
+        """Start the file watcher once the configuration is loaded (never without an event loop)."""
+        if not self._watch_files:
+            return
+        if self._watcher is None:
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                return
+            self._watcher = ConfigWatcher(self.watched_files, self._reload_after_change)
+            self._watcher.start()
+        self._watcher.mark_loaded(seen)
+
+    async def _reload_after_change(self) -> None:
+        summary = await self.reload()
+        log.info("configuration reloaded after a file change: %s", summary.describe())
+
+    async def stop_watching(self) -> None:
+        if self._watcher is not None:
+            await self._watcher.stop()

@@ -1,0 +1,52 @@
+"""Reconnect, refresh and shutdown: the operations on a whole connection."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.protocol.errors import SidecarError, refused_disabled
+from mcp_sidecar.services.status import status_row
+
+if TYPE_CHECKING:
+    from mcp_sidecar.services.app import Sidecar
+
+
+async def reconnect(app: Sidecar, name: str) -> Connection:
+    conn = app.connection(name, "reconnect")
+    if conn.config.disabled:
+        raise refused_disabled("reconnect", name, conn.config.approval_required)
+    await conn.close()
+    app.catalogs.forget(name)
+    await app.catalogs.tool_catalog(conn, "reconnect", live=True)
+    return conn
+
+
+async def refresh(app: Sidecar, name: str) -> dict[str, Any]:
+    """Fetch tool, resource and prompt metadata again; read no resource, load no tool."""
+    op = "refresh"
+    conn = app.connection(name, op)
+    if conn.config.disabled:
+        raise refused_disabled(op, name, conn.config.approval_required)
+    app.catalogs.forget(name)
+    diagnostics: list[dict[str, Any]] = []
+    async with app.catalogs.slot(name):
+        tools = await app.catalogs.tool_catalog(conn, op, live=True)  # raises: nothing else can work
+        for group in ("resources", "prompts"):
+            try:
+                if group == "resources":
+                    await app.catalogs.resource_catalog(conn, op)
+                else:
+                    await app.catalogs.prompt_catalog(conn, op)
+            except SidecarError as exc:
+                diagnostics.append({"kind": group, "diagnostic": exc.diagnostic.to_json()})
+    app.notifier.status(conn)
+    return {"server": name, "status": status_row(app, conn), "toolsSource": tools.source, "diagnostics": diagnostics}
+
+
+async def shutdown(app: Sidecar) -> None:
+    await app.configuration.stop_watching()
+    for name in app.registry.names():
+        app.watches.clear(name, "shutdown")
+    await asyncio.gather(*(c.close() for c in app.registry), return_exceptions=True)

@@ -1,0 +1,82 @@
+"""The editor's notifications, made from events: status rows, catalog changes, deactivations, approvals.
+
+A status row is sent only when it differs from the last one sent for that server: re-listing
+a catalog usually changes nothing. Watches send their own notifications (`Watches`), since
+only they know which update is the first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from mcp_sidecar.config.approvals import Pending
+from mcp_sidecar.events import (
+    CatalogInvalidated,
+    EventHub,
+    Reconciled,
+    RowMayHaveChanged,
+    StatusChanged,
+    ToolsDeactivated,
+)
+from mcp_sidecar.protocol import methods
+
+if TYPE_CHECKING:
+    from mcp_sidecar.connections.connection import Connection
+    from mcp_sidecar.connections.registry import ServerRegistry
+
+Notify = Callable[[str, dict[str, Any]], None]
+"""Sends one notification to the editor: (method, params). The protocol layer supplies it."""
+
+
+class Notifier:
+    def __init__(
+        self,
+        notify: Notify,
+        hub: EventHub,
+        registry: ServerRegistry,
+        row: Callable[[Connection], dict[str, Any]],
+        pending: Callable[[], Iterable[Pending]],
+    ) -> None:
+        self.notify = notify
+        self._registry = registry
+        self._row = row
+        self._pending = pending
+        self._sent_rows: dict[str, dict[str, Any]] = {}
+        self._sent_pending: frozenset[tuple[str, str]] = frozenset()
+        hub.subscribe(StatusChanged, lambda event: self.status(event.conn))
+        hub.subscribe(CatalogInvalidated, self._catalog_invalidated)
+        hub.subscribe(RowMayHaveChanged, lambda event: self.status_of(event.server))
+        hub.subscribe(ToolsDeactivated, lambda event: notify(methods.ACTIVE_TOOLS_CHANGED, event.to_json()))
+        hub.subscribe(Reconciled, self._reconciled)
+
+    def status(self, conn: Connection) -> None:
+        """Send the server's row if it differs from the last one sent."""
+        row = self._row(conn)
+        if self._sent_rows.get(conn.name) != row:
+            self._sent_rows[conn.name] = row
+            self.notify(methods.SERVER_STATUS, row)
+
+    def status_of(self, server: str) -> None:
+        conn = self._registry.get(server)
+        if conn is not None:
+            self.status(conn)
+
+    def approvals(self) -> None:
+        """Tell the editor once per change of the definitions waiting for approval."""
+        pending = list(self._pending())
+        current = frozenset((p.server, p.definition_hash) for p in pending)
+        if current != self._sent_pending:
+            self._sent_pending = current
+            if current:
+                self.notify(methods.APPROVAL_REQUIRED, {"pending": [p.to_json() for p in pending]})
+
+    def _catalog_invalidated(self, event: CatalogInvalidated) -> None:
+        self.notify(methods.CATALOG_CHANGED, {"server": event.conn.name, "kind": event.kind})
+        self.status(event.conn)
+
+    def _reconciled(self, event: Reconciled) -> None:
+        if not event.first_load:
+            for name in (*event.added, *event.changed):
+                self.status_of(name)
+        self.approvals()

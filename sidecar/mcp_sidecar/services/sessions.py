@@ -1,0 +1,86 @@
+"""Sessions: which tools are active for each client session, and when they stop being.
+
+A tool is active in a session from its activation until the session deactivates it, its
+server's definition changes, or the server is removed or disabled (a reconcile drops it, with
+one `ToolsDeactivated` event per session and reason). Nothing here talks to a server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from mcp_sidecar.events import EventHub, Reconciled, RowMayHaveChanged, ToolsDeactivated
+
+if TYPE_CHECKING:
+    from mcp_sidecar.connections.registry import ServerRegistry
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveTool:
+    server: str
+    name: str
+    descriptor: dict[str, Any]
+    canonical: str
+    """The descriptor's canonical text at activation: a call refuses a tool whose live one differs."""
+    config_fingerprint: str
+
+
+class Sessions:
+    def __init__(self, hub: EventHub, registry: ServerRegistry) -> None:
+        self._hub = hub
+        self._registry = registry
+        self._by_id: dict[str, dict[str, ActiveTool]] = {}
+        hub.subscribe(Reconciled, self._reconciled)
+
+    def active(self, session: str) -> Mapping[str, ActiveTool]:
+        """The session's active tools by id (empty for a session never seen)."""
+        return self._by_id.get(session, {})
+
+    def get(self, session: str, tool_id: str) -> ActiveTool | None:
+        return self._by_id.get(session, {}).get(tool_id)
+
+    def activate(self, session: str, tool_id: str, tool: ActiveTool) -> None:
+        self._by_id.setdefault(session, {})[tool_id] = tool
+
+    def activated(self, servers: set[str]) -> None:
+        """Tell the status rows of `servers` that their Loaded count may have changed."""
+        for server in sorted(servers):
+            self._hub.publish(RowMayHaveChanged(server))
+
+    def loaded_count(self, server: str) -> int:
+        """How many distinct tool ids of `server` are active in any session."""
+        return len({tool_id for active in self._by_id.values() for tool_id, t in active.items() if t.server == server})
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._by_id)
+
+    def deactivate_stale(self) -> list[ToolsDeactivated]:
+        """Drop active tools whose server was removed, disabled or changed; one event per session and reason."""
+        sent: list[ToolsDeactivated] = []
+        for session, active in self._by_id.items():
+            dropped: dict[str, list[str]] = {}
+            for tool_id, tool in list(active.items()):
+                reason = self._stale_because(tool)
+                if reason is not None:
+                    dropped.setdefault(reason, []).append(tool_id)
+                    del active[tool_id]
+            for reason, ids in dropped.items():
+                event = ToolsDeactivated(session, tuple(ids), reason)
+                sent.append(event)
+                self._hub.publish(event)
+        return sent
+
+    def _stale_because(self, tool: ActiveTool) -> str | None:
+        conn = self._registry.get(tool.server)
+        if conn is None:
+            return "server removed"
+        if conn.config.disabled:
+            return "server disabled"
+        if conn.config.fingerprint() != tool.config_fingerprint:
+            return "definition changed"
+        return None
+
+    def _reconciled(self, event: Reconciled) -> None:
+        self.deactivate_stale()

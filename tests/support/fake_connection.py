@@ -1,0 +1,100 @@
+"""A stand-in for `Connection` in service unit tests: no process, no SDK, events on demand.
+
+It has the attributes and requests the services use; tests drive its state with `set_state`
+(which publishes `StatusChanged` as the real one does) and announce server notifications with
+`announce`. The end-to-end suites cover the real Connection against real servers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
+
+from mcp_sidecar.config.model import ServerConfig
+from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.connections.stderr_log import StderrLog
+from mcp_sidecar.events import ConnectionEvent, StatusChanged
+from mcp_sidecar.protocol.errors import Diagnostic
+
+
+class FakeConnection:
+    def __init__(self, config: ServerConfig, workspace: Path, publish: Callable[[ConnectionEvent], None]) -> None:
+        self.config = config
+        self.name = config.name
+        self.workspace = workspace
+        self.publish = publish
+        self.state = "disabled" if config.disabled else "idle"
+        self.last_diagnostic: Diagnostic | None = None
+        self.protocol_version: str | None = None
+        self.generation = 0
+        self.stale_kinds: set[str] = set()
+        self.tools_stale = False
+        self.listening = True
+        self.log = StderrLog()
+        self.auth_state = "none"
+        self.tools: list[dict[str, Any]] = []
+        self.prompts: list[dict[str, Any]] = []
+        self.prompt_messages: list[dict[str, Any]] = [{"role": "user", "content": {"type": "text", "text": "hi"}}]
+        self.subscribed: list[str] = []
+        self.closed = 0
+
+    @property
+    def real(self) -> Connection:
+        """Typed as what the services expect (they use only what this class has)."""
+        return cast(Connection, self)
+
+    def set_state(self, state: str) -> None:
+        if state == "connected" and self.state != "connected":
+            self.generation += 1
+        self.state = state
+        self.publish(StatusChanged(self.real))
+
+    def announce(self, event: ConnectionEvent) -> None:
+        self.publish(event)
+
+    async def connect(self, operation: str) -> None:
+        if self.state != "connected":
+            self.set_state("connected")
+
+    async def list_tools(self, operation: str) -> list[dict[str, Any]]:
+        await self.connect(operation)
+        return list(self.tools)
+
+    async def list_resources(self, operation: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        await self.connect(operation)
+        return [], []
+
+    async def list_prompts(self, operation: str) -> list[dict[str, Any]]:
+        await self.connect(operation)
+        return list(self.prompts)
+
+    async def get_prompt(self, name: str, arguments: dict[str, str], operation: str) -> dict[str, Any]:
+        return {"messages": self.prompt_messages}
+
+    async def subscribe_resource(self, uri: str, operation: str) -> int:
+        await self.connect(operation)
+        self.subscribed.append(uri)
+        return self.generation
+
+    async def unsubscribe_resource(self, uri: str, operation: str) -> None:
+        self.subscribed.remove(uri)
+
+    async def close(self, state: str | None = None, diag: Diagnostic | None = None) -> None:
+        self.closed += 1
+        self.set_state(state or ("disabled" if self.config.disabled else "idle"))
+
+
+class FakeFactory:
+    """Builds FakeConnections and remembers each, in order."""
+
+    def __init__(self) -> None:
+        self.built: list[FakeConnection] = []
+
+    def __call__(self, config: ServerConfig, workspace: Path, publish: Callable[[ConnectionEvent], None]) -> Connection:
+        fake = FakeConnection(config, workspace, publish)
+        self.built.append(fake)
+        return fake.real
+
+    def current(self, name: str) -> FakeConnection:
+        return next(f for f in reversed(self.built) if f.name == name)

@@ -1,0 +1,177 @@
+"""The layer rule, read from the source: who may import the SDK, pygls, and whom.
+
+- `services/` imports neither pygls/lsprotocol nor the MCP SDK; `handlers/` not the SDK;
+- only `connections/` and `auth/` import the SDK (`demo/` is an MCP server of its own);
+- `protocol/` imports nothing of ours outside itself;
+- no import cycles between modules of `mcp_sidecar`, function-level imports included
+  (imports under `if TYPE_CHECKING:` are for annotations only and are left out).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "sidecar" / "mcp_sidecar"
+SDK = ("mcp", "mcp_types")
+EDITOR_PROTOCOL = ("pygls", "lsprotocol")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _walk_runtime(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node, skipping the bodies of `if TYPE_CHECKING:` (their `else` still runs)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If) and _is_type_checking(child):
+            for other in child.orelse:
+                yield other
+                yield from _walk_runtime(other)
+            continue
+        yield child
+        yield from _walk_runtime(child)
+
+
+def imports_of(source: str, module: str, is_package: bool = False) -> set[str]:
+    """Absolute names of every module `source` imports at run time (at any depth)."""
+    found: set[str] = set()
+    package = module if is_package else module.rpartition(".")[0]
+    for node in _walk_runtime(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                prefix = ".".join(base)
+                target = f"{prefix}.{node.module}" if node.module else prefix
+            else:
+                target = node.module or ""
+            found.add(target)
+            # `from mcp_sidecar.services import status` imports the module `...services.status`.
+            found.update(f"{target}.{alias.name}" for alias in node.names)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    edges: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        imported = imports_of(path.read_text(encoding="utf-8"), name, path.name == "__init__.py")
+        edges[name] = {m for m in imported if m in modules and m != name}
+    return edges
+
+
+def all_imports() -> dict[str, set[str]]:
+    return {
+        module_name(p): imports_of(p.read_text(encoding="utf-8"), module_name(p), p.name == "__init__.py")
+        for p in PACKAGE.rglob("*.py")
+    }
+
+
+def _top(name: str) -> str:
+    return name.split(".")[0]
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(edges.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 else (parts[1] if len(parts) == 2 else "")
+
+
+def test_the_checker_sees_imports_cycles_and_skips_type_checking_blocks() -> None:
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "import mcp\n"
+        "from . import sibling\n"
+        "if TYPE_CHECKING:\n"
+        "    from pygls.server import LanguageServer\n"
+        "def later():\n"
+        "    from mcp_types import Tool\n"
+    )
+    found = imports_of(source, "mcp_sidecar.services.x")
+    assert {"mcp", "mcp_sidecar.services.sibling", "mcp_types"} <= found
+    assert not any(name.startswith("pygls") for name in found)
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+@pytest.mark.parametrize(
+    ("layer", "forbidden"),
+    [("services", SDK + EDITOR_PROTOCOL), ("handlers", SDK), ("catalog", SDK + EDITOR_PROTOCOL)],
+)
+def test_layers_do_not_import_what_they_must_not(layer: str, forbidden: tuple[str, ...]) -> None:
+    offenders = {
+        module: sorted(m for m in imported if _top(m) in forbidden)
+        for module, imported in all_imports().items()
+        if _layer(module) == layer
+    }
+    assert {m: found for m, found in offenders.items() if found} == {}
+
+
+def test_only_connections_and_auth_import_the_sdk() -> None:
+    allowed = {"connections", "auth", "demo"}
+    offenders = {
+        module: sorted(m for m in imported if _top(m) in SDK)
+        for module, imported in all_imports().items()
+        if _layer(module) not in allowed
+    }
+    assert {m: found for m, found in offenders.items() if found} == {}
+
+
+def test_protocol_imports_nothing_of_ours_outside_itself() -> None:
+    offenders = {
+        module: sorted(m for m in imported if m.startswith("mcp_sidecar.") and not m.startswith("mcp_sidecar.protocol"))
+        for module, imported in all_imports().items()
+        if _layer(module) == "protocol"
+    }
+    assert {m: found for m, found in offenders.items() if found} == {}
+
+
+def test_no_import_cycles() -> None:
+    assert cycles(graph()) == []
