@@ -22,13 +22,13 @@ import unicodedata
 from typing import Any, Literal
 
 from mcp_sidecar.output.sanitize import has_controls, quoted
-from mcp_sidecar.protocol.errors import SidecarError, diagnostic, fail
+from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError, diagnostic, fail
 
 EntryKind = Literal["tool", "prompt", "resource", "template"]
 NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 NAME_RULE = "1 to 128 ASCII letters, digits, `_`, `-` or `.`"
 """The name rule in words, wherever it is shown (`café` is letters, but not ASCII ones)."""
-CODE = "catalog_entry_invalid"
+CODE: DiagnosticCode = "catalog_entry_invalid"
 KEYS: dict[EntryKind, str] = {"tool": "name", "prompt": "name", "resource": "uri", "template": "uriTemplate"}
 OPERATION = "catalog"
 """The diagnostics' operation: a refusal belongs to the catalog, whichever request fetched it."""

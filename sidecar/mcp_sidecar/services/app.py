@@ -23,7 +23,7 @@ from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.config.validate import ConfigProblems
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.protocol import methods
-from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, diagnostic, fail, refused_disabled
+from mcp_sidecar.protocol.errors import Diagnostic, DiagnosticJson, SidecarError, diagnostic, fail, refused_disabled
 from mcp_sidecar.services import approvals, auth
 from mcp_sidecar.services.auth import Logins
 from mcp_sidecar.services.catalogs import Catalogs, Group
@@ -48,10 +48,10 @@ class ReloadSummary:
     unchanged: list[str]
     deactivated: list[dict[str, Any]]
     """The `mcp/activeToolsChanged` payloads sent."""
-    diagnostics: list[dict[str, Any]]
+    diagnostics: list[DiagnosticJson]
 
     @classmethod
-    def not_applied(cls, diagnostics: list[dict[str, Any]]) -> ReloadSummary:
+    def not_applied(cls, diagnostics: list[DiagnosticJson]) -> ReloadSummary:
         return cls(False, [], [], [], [], [], diagnostics)
 
     def to_json(self) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from mcp_sidecar.connections import templates
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.output import shaping
 from mcp_sidecar.output.sanitize import has_controls, json_text, one_line
-from mcp_sidecar.protocol.errors import fail, refused_disabled
+from mcp_sidecar.protocol.errors import DiagnosticCode, fail, refused_disabled
 
 if TYPE_CHECKING:
     from mcp_sidecar.services.app import Sidecar
@@ -50,7 +50,9 @@ def _open(app: Sidecar, server: str, operation: str) -> Connection:
     return conn
 
 
-async def advertised_template(app: Sidecar, conn: Connection, template: str, operation: str, code: str) -> None:
+async def advertised_template(
+    app: Sidecar, conn: Connection, template: str, operation: str, code: DiagnosticCode
+) -> None:
     """Fail with `code` unless the server's live template catalog lists exactly `template`."""
     catalog = await app.catalogs.resource_catalog(conn, operation)
     if "resources" not in conn.capabilities:
