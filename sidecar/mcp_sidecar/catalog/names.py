@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from mcp_sidecar.output.sanitize import has_controls, quoted
@@ -121,12 +122,12 @@ SHOWN = 3
 """Refused keys a summary names; the rest are counted."""
 
 
-def summary(refused: list[dict[str, Any]]) -> list[str]:
+def summary(refused: Sequence[Mapping[str, Any]]) -> list[str]:
     """One server's refusals, one line per kind and reason: what was refused, and up to three escaped keys.
 
     `refused` holds `{kind?, name | uri | uriTemplate, collidesWith?}` (no kind: a tool).
     """
-    groups: dict[tuple[EntryKind, bool], list[dict[str, Any]]] = {}
+    groups: dict[tuple[EntryKind, bool], list[Mapping[str, Any]]] = {}
     for entry in refused:
         kind: EntryKind = entry.get("kind", "tool")
         groups.setdefault((kind, "collidesWith" in entry), []).append(entry)

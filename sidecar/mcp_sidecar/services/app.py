@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,8 +22,16 @@ from mcp_sidecar.config.loader import EffectiveConfig
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.config.validate import ConfigProblems
 from mcp_sidecar.connections.connection import Connection
-from mcp_sidecar.protocol import methods
+from mcp_sidecar.protocol import methods, results
 from mcp_sidecar.protocol.errors import Diagnostic, DiagnosticJson, SidecarError, diagnostic, fail, refused_disabled
+from mcp_sidecar.protocol.results import (
+    ActiveToolsChanged,
+    ApprovalRequiredParams,
+    CatalogChangedParams,
+    KindDiagnostic,
+    ServerRefreshResult,
+    StatusRow,
+)
 from mcp_sidecar.services import approvals, auth
 from mcp_sidecar.services.auth import Logins
 from mcp_sidecar.services.catalogs import Catalogs, Group
@@ -33,7 +41,7 @@ from mcp_sidecar.services.watches import Watches
 
 log = logging.getLogger(__name__)
 
-Notifier = Callable[[str, dict[str, Any]], None]
+Notifier = Callable[[str, Mapping[str, Any]], None]
 MAX_DISCOVERIES_IN_FLIGHT = 4
 
 
@@ -46,7 +54,7 @@ class ReloadSummary:
     removed: list[str]
     changed: list[str]
     unchanged: list[str]
-    deactivated: list[dict[str, Any]]
+    deactivated: list[ActiveToolsChanged]
     """The `mcp/activeToolsChanged` payloads sent."""
     diagnostics: list[DiagnosticJson]
 
@@ -54,7 +62,7 @@ class ReloadSummary:
     def not_applied(cls, diagnostics: list[DiagnosticJson]) -> ReloadSummary:
         return cls(False, [], [], [], [], [], diagnostics)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> results.ReloadSummary:
         return {
             "applied": self.applied,
             "added": self.added,
@@ -111,7 +119,7 @@ class Sidecar:
         self.logins = Logins()
         """OAuth: the credential store, how to open a URL, logins waiting for a pasted callback."""
         """Pending prompt previews: a configuration reload or their server's disconnection ends them."""
-        self._sent_rows: dict[str, dict[str, Any]] = {}
+        self._sent_rows: dict[str, StatusRow] = {}
         self._loaded = False
         self._watch_config = watch_config
         self._watcher: ConfigWatcher | None = None
@@ -304,11 +312,12 @@ class Sidecar:
         if current != self._sent_pending:
             self._sent_pending = current
             if current:
-                self.notify(methods.APPROVAL_REQUIRED, {"pending": approvals.pending_json(self)})
+                required: ApprovalRequiredParams = {"pending": approvals.pending_json(self)}
+                self.notify(methods.APPROVAL_REQUIRED, required)
 
-    def _deactivate_stale(self) -> list[dict[str, Any]]:
+    def _deactivate_stale(self) -> list[ActiveToolsChanged]:
         """Drop active tools whose server was removed, disabled or changed; one notification per reason."""
-        sent: list[dict[str, Any]] = []
+        sent: list[ActiveToolsChanged] = []
         for session, active in self.sessions.items():
             dropped: dict[str, list[str]] = {}
             for tool_id, tool in list(active.items()):
@@ -324,7 +333,7 @@ class Sidecar:
                 dropped.setdefault(reason, []).append(tool_id)
                 del active[tool_id]
             for reason, ids in dropped.items():
-                payload = {"session": session, "removed": ids, "reason": reason}
+                payload: ActiveToolsChanged = {"session": session, "removed": ids, "reason": reason}
                 sent.append(payload)
                 self.notify(methods.ACTIVE_TOOLS_CHANGED, payload)
         return sent
@@ -392,7 +401,8 @@ class Sidecar:
             return
         group: Group = "tools" if kind == "tools" else "resources" if kind == "resources" else "prompts"
         self.catalogs.drop(conn.name, group, disk=True, conn=conn)
-        self.notify(methods.CATALOG_CHANGED, {"server": conn.name, "kind": kind})
+        changed: CatalogChangedParams = {"server": conn.name, "kind": kind}
+        self.notify(methods.CATALOG_CHANGED, changed)
         self._notify_status(conn)
 
     async def tool_catalog(self, conn: Connection, operation: str, *, live: bool = False) -> ToolCatalog:
@@ -408,14 +418,14 @@ class Sidecar:
         await self.catalogs.tool_catalog(conn, "reconnect", live=True)
         return conn
 
-    async def refresh(self, name: str) -> dict[str, Any]:
+    async def refresh(self, name: str) -> ServerRefreshResult:
         """Fetch tool, resource and prompt metadata again; read no resource, load no tool."""
         op = "refresh"
         conn = self.connection(name, op)
         if conn.config.disabled:
             raise refused_disabled(op, name, conn.config.approval_required)
         self.catalogs.forget(name)
-        diagnostics: list[dict[str, Any]] = []
+        diagnostics: list[KindDiagnostic] = []
         async with self.catalogs.slot(name):
             tools = await self.catalogs.tool_catalog(conn, op, live=True)  # raises: nothing else can work
             for group in ("resources", "prompts"):
@@ -437,7 +447,7 @@ class Sidecar:
         await asyncio.gather(*(c.close() for c in self.connections.values()), return_exceptions=True)
 
 
-def _row(app: Sidecar, conn: Connection) -> dict[str, Any]:
+def _row(app: Sidecar, conn: Connection) -> StatusRow:
     from mcp_sidecar.services.status import status_row
 
     return status_row(app, conn)

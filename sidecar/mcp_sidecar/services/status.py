@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.catalog.tools import tool_view
 from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.protocol.results import ServerGetResult, ServerLogsResult, ServerToolsResult, StatusResult, StatusRow
 from mcp_sidecar.services import approvals, auth
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ def loaded_count(app: Sidecar, server: str) -> int:
     return len(ids)
 
 
-def status_row(app: Sidecar, conn: Connection) -> dict[str, Any]:
+def status_row(app: Sidecar, conn: Connection) -> StatusRow:
     config = conn.config
     catalog = app.catalogs.tools.get(conn.name)
     resources = app.catalogs.resources.get(conn.name)
@@ -44,7 +45,7 @@ def status_row(app: Sidecar, conn: Connection) -> dict[str, Any]:
     }
 
 
-def status(app: Sidecar) -> dict[str, Any]:
+def status(app: Sidecar) -> StatusResult:
     app.ensure_loaded()
     for conn in app.connections.values():
         if not conn.config.disabled:
@@ -63,7 +64,7 @@ def _hidden_map(values: dict[str, str]) -> dict[str, str]:
     return dict.fromkeys(values, HIDDEN)
 
 
-async def get_server(app: Sidecar, name: str) -> dict[str, Any]:
+async def get_server(app: Sidecar, name: str) -> ServerGetResult:
     conn = app.connection(name, "get")
     config = conn.config
     connection: dict[str, Any]
@@ -104,7 +105,7 @@ async def get_server(app: Sidecar, name: str) -> dict[str, Any]:
     }
 
 
-async def server_tools(app: Sidecar, name: str) -> dict[str, Any]:
+async def server_tools(app: Sidecar, name: str) -> ServerToolsResult:
     conn = app.connection(name, "tools")
     catalog = await app.tool_catalog(conn, "tools", live=True)
     visible = catalog.visible(conn.config)
@@ -117,7 +118,7 @@ async def server_tools(app: Sidecar, name: str) -> dict[str, Any]:
     }
 
 
-def server_logs(app: Sidecar, name: str) -> dict[str, Any]:
+def server_logs(app: Sidecar, name: str) -> ServerLogsResult:
     conn = app.connection(name, "logs")
     return {
         "server": name,
