@@ -21,6 +21,7 @@ from typing import Any
 
 from mcp_sidecar.output.sanitize import json_text, one_line, strip_controls
 from mcp_sidecar.protocol.errors import SidecarError
+from mcp_sidecar.protocol.results import LoginResult, LogoutResult
 
 
 def add_parsers(sub: Any) -> None:
@@ -51,6 +52,7 @@ async def login_or_logout(args: argparse.Namespace, project: Path) -> int:
         return False  # then the system browser is tried
 
     app.logins.open_external = announce
+    result: LoginResult | LogoutResult
     try:
         if args.command == "logout":
             result = await auth.logout(app, args.server)

@@ -23,6 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from mcp_sidecar.protocol.results import ActiveToolsChanged
+
 if TYPE_CHECKING:
     from mcp_sidecar.connections.connection import Connection
 
@@ -91,7 +93,7 @@ class ToolsDeactivated:
     removed: tuple[str, ...]
     reason: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ActiveToolsChanged:
         return {"session": self.session, "removed": list(self.removed), "reason": self.reason}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +85,7 @@ def create_server(app_defaults: dict[str, Any] | None = None) -> tuple[SidecarSe
     server = SidecarServer("mcp-sidecar", __version__, converter_factory=dict_converter)
     defaults = app_defaults or {}
 
-    def notify(method: str, params: dict[str, Any]) -> None:
+    def notify(method: str, params: Mapping[str, Any]) -> None:
         server.protocol.notify(method, params)
 
     app = Sidecar(

@@ -2,10 +2,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
-from mcp_sidecar.protocol.errors import HINTS, diagnostic
+from mcp_sidecar.protocol.errors import HINTS, DiagnosticCode, diagnostic
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC_CODES = {
@@ -58,6 +59,15 @@ def test_diagnostic_shape_and_rendering() -> None:
     }
     assert diag.render().startswith("linear: [authentication_required] Authentication is required. ")
     assert "server" not in diagnostic("busy", "reconnect", "Busy.").to_json()
+    # The wire order of the keys, with and without a server.
+    assert list(diag.to_json()) == ["code", "operation", "server", "message", "hint"]
+    assert list(diagnostic("busy", "reconnect", "Busy.").to_json()) == ["code", "operation", "message", "hint"]
+
+
+def test_the_code_literal_lists_exactly_the_codes_with_hints() -> None:
+    codes = get_args(DiagnosticCode)
+    assert len(codes) == len(set(codes))
+    assert set(codes) == set(HINTS)
 
 
 def test_unknown_codes_are_refused() -> None:

@@ -33,14 +33,14 @@ export interface StatusRow {
   scope: string;
   transport: string;
   state: ServerState;
-  description?: string | null;
-  protocolVersion?: string | null;
+  description: string | null;
+  protocolVersion: string | null;
   catalog: CatalogCounts | null;
   catalogSource: "live" | "cache" | null;
   loaded: number;
   lastDiagnostic: Diagnostic | null;
   /** A project definition that is new or changed on disk and waits for the person's approval. */
-  approvalRequired?: boolean;
+  approvalRequired: boolean;
 }
 
 /**
@@ -130,11 +130,16 @@ export interface StatusResult {
 export interface ServerGetResult {
   name: string;
   scope: string;
-  overridesGlobal?: boolean;
+  overridesGlobal: boolean;
   description: string | null;
   disabled: boolean;
   transport: string;
-  authentication?: { kind: string; credentials?: string; tokensStored?: boolean | null };
+  protocol: { configured: string; negotiated: string | null };
+  filters: JsonObject;
+  timeouts: { requestMs: number; toolCallMs: number };
+  /** Field names only: every value reads `hidden`. */
+  connection: JsonObject;
+  authentication: { kind: string; credentials: string; tokensStored: boolean | null; credentialStore: string | null };
   status: StatusRow;
   [key: string]: unknown;
 }
@@ -144,6 +149,7 @@ export interface ServerToolsResult {
   source: string;
   hiddenByFilters: number;
   tools: ToolDefinition[];
+  refused: { name: string; diagnostic: Diagnostic }[];
 }
 
 export interface ServerLogsResult {
@@ -204,7 +210,7 @@ export interface CallToolResult {
   truncated?: boolean;
   spill?: Spill;
   display?: DisplayBlock[];
-  resourceLinks?: { uri: string; name: string; mimeType?: string }[];
+  resourceLinks?: { uri: string; name: string; mimeType?: string; read: { method: string; params: JsonObject } }[];
 }
 
 export type DiscoverKind = "all" | "tools" | "resources" | "prompts";
@@ -221,9 +227,9 @@ interface CandidateBase {
   server: string;
   name: string;
   title?: string | null;
-  description?: string | null;
+  description: string;
   next: { method: string; params: JsonObject };
-  score?: number;
+  score: number;
 }
 
 export interface ToolCandidate extends CandidateBase {
@@ -241,6 +247,7 @@ export interface ResourceCandidate extends CandidateBase {
 
 export interface TemplateCandidate extends CandidateBase {
   kind: "template";
+  label: "template";
   uriTemplate: string;
   variables: string[];
   mimeType?: string | null;
@@ -249,7 +256,7 @@ export interface TemplateCandidate extends CandidateBase {
 export interface PromptArgument {
   name: string;
   description?: string | null;
-  required?: boolean;
+  required: boolean;
 }
 
 export interface PromptCandidate extends CandidateBase {
@@ -265,7 +272,19 @@ export interface DiscoverResult {
   session: string;
   candidates: Candidate[];
   unavailable: { server: string; kind: string; diagnostic: Diagnostic }[];
+  refused: RefusedEntry[];
   text: string;
+}
+
+/** A catalog entry discovery left out: refused by its catalog (bad name or URI), or a tool whose model name collides. */
+export interface RefusedEntry {
+  server: string;
+  kind: "tool" | "resource" | "template" | "prompt";
+  name?: string;
+  uri?: string;
+  uriTemplate?: string;
+  collidesWith?: string[];
+  diagnostic: Diagnostic;
 }
 
 export interface ModelToolDefinition {
@@ -307,6 +326,8 @@ export interface ConfigAddResult {
   scope: string;
   path: string;
   action: "added" | "replaced";
+  overrides: "global" | null;
+  overriddenBy: "project" | null;
   notes: string[];
   reload: ReloadSummary;
 }
@@ -336,6 +357,7 @@ export interface ConfigSetEnabledResult {
   path: string;
   enabled: boolean;
   changed: boolean;
+  approvalRequired: boolean;
   deactivated: string[];
   reload: ReloadSummary;
 }
@@ -353,8 +375,10 @@ export interface ImportServer {
   transport: string;
   importable: boolean;
   selected: boolean;
+  connection: JsonObject;
+  disabled: boolean;
   inlineValues: string[];
-  placeholders: { field: string; variable: string; source: string; description?: string }[];
+  placeholders: { field: string; variable: string; source: string; description: string | null }[];
   problems: string[];
   notes: string[];
   alreadyDefined: string[];
@@ -401,11 +425,18 @@ export interface CompleteParams {
 }
 
 export interface CompleteResult {
+  server: string;
+  template?: string;
+  prompt?: string;
+  argument: { name: string; value: string };
   values: string[];
   /** Server values left out for holding control or invisible characters (or a line break). */
   dropped: number;
   total?: number;
   hasMore?: boolean;
+  untrusted: boolean;
+  truncated: boolean;
+  spill?: Spill;
   text: string;
 }
 
@@ -456,7 +487,9 @@ export interface PromptPreviewParams {
 export interface PromptMessage {
   index: number;
   role: "user" | "assistant";
-  content: { type: "text"; text: string; resource?: { uri: string; mimeType?: string } };
+  /** The embedded resource the text came from, if it came from one. */
+  resource?: { uri: string; mimeType?: string };
+  content: { type: "text"; text: string };
 }
 
 export interface PromptSnapshot {

@@ -19,16 +19,17 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from mcp_sidecar.output.sanitize import has_controls, quoted
-from mcp_sidecar.protocol.errors import SidecarError, diagnostic, fail
+from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError, diagnostic, fail
 
 EntryKind = Literal["tool", "prompt", "resource", "template"]
 NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 NAME_RULE = "1 to 128 ASCII letters, digits, `_`, `-` or `.`"
 """The name rule in words, wherever it is shown (`café` is letters, but not ASCII ones)."""
-CODE = "catalog_entry_invalid"
+CODE: DiagnosticCode = "catalog_entry_invalid"
 KEYS: dict[EntryKind, str] = {"tool": "name", "prompt": "name", "resource": "uri", "template": "uriTemplate"}
 OPERATION = "catalog"
 """The diagnostics' operation: a refusal belongs to the catalog, whichever request fetched it."""
@@ -121,12 +122,12 @@ SHOWN = 3
 """Refused keys a summary names; the rest are counted."""
 
 
-def summary(refused: list[dict[str, Any]]) -> list[str]:
+def summary(refused: Sequence[Mapping[str, Any]]) -> list[str]:
     """One server's refusals, one line per kind and reason: what was refused, and up to three escaped keys.
 
     `refused` holds `{kind?, name | uri | uriTemplate, collidesWith?}` (no kind: a tool).
     """
-    groups: dict[tuple[EntryKind, bool], list[dict[str, Any]]] = {}
+    groups: dict[tuple[EntryKind, bool], list[Mapping[str, Any]]] = {}
     for entry in refused:
         kind: EntryKind = entry.get("kind", "tool")
         groups.setdefault((kind, "collidesWith" in entry), []).append(entry)

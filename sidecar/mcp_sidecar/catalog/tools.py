@@ -14,6 +14,7 @@ from typing import Any, Literal
 from mcp_sidecar.catalog import names
 from mcp_sidecar.catalog.filters import allowed
 from mcp_sidecar.config.model import ServerConfig
+from mcp_sidecar.protocol.results import ToolDefinition
 
 Source = Literal["live", "cache"]
 
@@ -73,15 +74,22 @@ class ToolCatalog:
         return [d["name"] for d in self.accepted()]
 
 
-def tool_view(server: str, descriptor: dict[str, Any]) -> dict[str, Any]:
+def tool_view(server: str, descriptor: dict[str, Any]) -> ToolDefinition:
     """The wire shape of one tool: exact ids plus the full MCP definition."""
-    view: dict[str, Any] = {
+    view: ToolDefinition = {
         "id": f"{server}.{descriptor['name']}",
         "modelName": f"mcp__{server}__{descriptor['name']}",
         "server": server,
         "name": descriptor["name"],
     }
-    for key in ("title", "description", "inputSchema", "outputSchema", "annotations"):
-        if key in descriptor:
-            view[key] = descriptor[key]
+    if "title" in descriptor:
+        view["title"] = descriptor["title"]
+    if "description" in descriptor:
+        view["description"] = descriptor["description"]
+    if "inputSchema" in descriptor:
+        view["inputSchema"] = descriptor["inputSchema"]
+    if "outputSchema" in descriptor:
+        view["outputSchema"] = descriptor["outputSchema"]
+    if "annotations" in descriptor:
+        view["annotations"] = descriptor["annotations"]
     return view

@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from mcp_sidecar.config import edit, paths
 from mcp_sidecar.fs import atomic_write
+from mcp_sidecar.protocol.results import PendingApproval
 
 UNHASHED_FIELDS = frozenset({"description", "disabled"})
 """Fields that change neither what runs nor what is sent; `enable`/`disable` need no approval."""
@@ -99,7 +100,7 @@ class Pending:
     changed_fields: tuple[str, ...] = ()
     """For a changed definition: which fields differ from the approved one."""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> PendingApproval:
         return {
             "server": self.server,
             "change": self.change,

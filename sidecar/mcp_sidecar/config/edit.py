@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 from mcp_sidecar.config import paths
 from mcp_sidecar.fs import atomic_write
+from mcp_sidecar.protocol.errors import DiagnosticCode
 
 if sys.platform != "win32":
     import fcntl
@@ -48,7 +49,7 @@ NEW_DIR_MODE = 0o700
 class EditRefused(Exception):
     """An edit that cannot be made; nothing was changed. `code` is a diagnostic code."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: DiagnosticCode, message: str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message

@@ -25,6 +25,7 @@ from typing import Any
 
 from mcp_sidecar.config.model import MAX_TIMEOUT_MS, MIN_TIMEOUT_MS
 from mcp_sidecar.config.validate import KNOWN_FIELDS, ConfigProblems, parse_server
+from mcp_sidecar.protocol.results import Placeholder as PlaceholderJson
 
 MAX_IMPORT_BYTES = 4 * 1024 * 1024
 FORMAT_LABELS = {
@@ -69,7 +70,7 @@ class Placeholder:
     """What the other client would have filled in, e.g. `input:api-key` or `workspaceFolder`."""
     description: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> PlaceholderJson:
         return {"field": self.field, "variable": self.variable, "source": self.source, "description": self.description}
 
 

@@ -6,23 +6,24 @@ from typing import Any
 
 from mcp_sidecar.handlers.base import Handler, guarded
 from mcp_sidecar.protocol import config_params, methods
+from mcp_sidecar.protocol.results import LoginResult, LogoutResult
 from mcp_sidecar.services import auth
 from mcp_sidecar.services.app import Sidecar
 
 
 def auth_handlers(app: Sidecar) -> dict[str, Handler]:
     @guarded("login")
-    async def on_login(raw: Any) -> Any:
+    async def on_login(raw: Any) -> LoginResult:
         p = config_params.parse_login("login", raw)
         return await auth.login(app, p.server, p.no_browser)
 
     @guarded("completeLogin")
-    async def on_complete_login(raw: Any) -> Any:
+    async def on_complete_login(raw: Any) -> LoginResult:
         p = config_params.parse_complete_login("completeLogin", raw)
         return await auth.complete_login(app, p.login_id, p.callback_url)
 
     @guarded("logout")
-    async def on_logout(raw: Any) -> Any:
+    async def on_logout(raw: Any) -> LogoutResult:
         return await auth.logout(app, config_params.parse_logout("logout", raw))
 
     return {

@@ -6,46 +6,55 @@ from typing import Any
 
 from mcp_sidecar.handlers.base import Handler, guarded
 from mcp_sidecar.protocol import config_params, methods, params
+from mcp_sidecar.protocol.results import (
+    ApproveResult,
+    CommandResult,
+    ConfigAddResult,
+    ConfigImportResult,
+    ConfigRemoveResult,
+    ConfigSetEnabledResult,
+    ReloadSummary,
+)
 from mcp_sidecar.services import approvals, commands, config_edits
 from mcp_sidecar.services.app import Sidecar
 
 
 def config_handlers(app: Sidecar) -> dict[str, Handler]:
     @guarded("command")
-    async def on_command(raw: Any) -> Any:
+    async def on_command(raw: Any) -> CommandResult:
         return await commands.run_line(app, config_params.parse_command("command", raw).line)
 
     @guarded("add")
-    async def on_add(raw: Any) -> Any:
+    async def on_add(raw: Any) -> ConfigAddResult:
         p = config_params.parse_config_add("add", raw)
         return await config_edits.add(app, p.scope, p.server, p.definition, p.replace)
 
     @guarded("remove")
-    async def on_remove(raw: Any) -> Any:
+    async def on_remove(raw: Any) -> ConfigRemoveResult:
         p = config_params.parse_config_remove("remove", raw)
         return await config_edits.remove(app, p.scope, p.server)
 
     @guarded("setEnabled")
-    async def on_set_enabled(raw: Any) -> Any:
+    async def on_set_enabled(raw: Any) -> ConfigSetEnabledResult:
         p = config_params.parse_set_enabled("setEnabled", raw)
         return await config_edits.set_enabled(app, p.server, p.enabled)
 
     @guarded("reload")
-    async def on_reload(raw: Any) -> Any:
+    async def on_reload(raw: Any) -> ReloadSummary:
         params.parse_session("reload", raw)  # validates that params, if any, are an object
         return await config_edits.reload(app)
 
     @guarded("import")
-    async def on_import(raw: Any) -> Any:
+    async def on_import(raw: Any) -> ConfigImportResult:
         p = config_params.parse_config_import("import", raw)
         return await config_edits.import_servers(app, p.file, p.scope, p.select, p.confirm, p.replace)
 
     @guarded("setTrusted")
-    async def on_set_trusted(raw: Any) -> Any:
+    async def on_set_trusted(raw: Any) -> ReloadSummary:
         return await config_edits.set_trusted(app, config_params.parse_set_trusted("setTrusted", raw))
 
     @guarded("approve")
-    async def on_approve(raw: Any) -> Any:
+    async def on_approve(raw: Any) -> ApproveResult:
         return await approvals.approve(app, config_params.parse_approve("approve", raw))
 
     return {

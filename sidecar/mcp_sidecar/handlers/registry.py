@@ -10,63 +10,77 @@ from mcp_sidecar.handlers.config import config_handlers
 from mcp_sidecar.handlers.prompts import prompt_handlers
 from mcp_sidecar.handlers.resources import resource_handlers
 from mcp_sidecar.protocol import methods, params
+from mcp_sidecar.protocol.results import (
+    ActivateResult,
+    ActiveToolsResult,
+    CallToolResult,
+    DiscoverResult,
+    ModelToolDefinition,
+    ModelToolInvokeResult,
+    ServerGetResult,
+    ServerLogsResult,
+    ServerRefreshResult,
+    ServerToolsResult,
+    StatusResult,
+    StatusRow,
+)
 from mcp_sidecar.services import activation, discovery, lifecycle, model_tool, status
 from mcp_sidecar.services.app import Sidecar
 
 
 def request_handlers(app: Sidecar) -> dict[str, Handler]:
     @guarded("status")
-    async def on_status(raw: Any) -> Any:
+    async def on_status(raw: Any) -> StatusResult:
         params.parse_session("status", raw)  # validates that params, if any, are an object
         return status.status(app)
 
     @guarded("get")
-    async def on_get(raw: Any) -> Any:
+    async def on_get(raw: Any) -> ServerGetResult:
         return await status.get_server(app, params.parse_server("get", raw).server)
 
     @guarded("tools")
-    async def on_tools(raw: Any) -> Any:
+    async def on_tools(raw: Any) -> ServerToolsResult:
         return await status.server_tools(app, params.parse_server("tools", raw).server)
 
     @guarded("reconnect")
-    async def on_reconnect(raw: Any) -> Any:
+    async def on_reconnect(raw: Any) -> StatusRow:
         conn = await lifecycle.reconnect(app, params.parse_server("reconnect", raw).server)
         return status.status_row(app, conn)
 
     @guarded("logs")
-    async def on_logs(raw: Any) -> Any:
+    async def on_logs(raw: Any) -> ServerLogsResult:
         return status.server_logs(app, params.parse_server("logs", raw).server)
 
     @guarded("activate")
-    async def on_activate(raw: Any) -> Any:
+    async def on_activate(raw: Any) -> ActivateResult:
         p = params.parse_activate("activate", raw)
         return await activation.activate(app, p.ids, p.session)
 
     @guarded("activeTools")
-    async def on_active_tools(raw: Any) -> Any:
+    async def on_active_tools(raw: Any) -> ActiveToolsResult:
         return activation.active_tools(app, params.parse_session("activeTools", raw).session)
 
     @guarded("call")
-    async def on_call_tool(raw: Any) -> Any:
+    async def on_call_tool(raw: Any) -> CallToolResult:
         p = params.parse_call_tool("call", raw)
         return await activation.call_tool(app, p.id, p.arguments, p.session)
 
     @guarded("discover")
-    async def on_discover(raw: Any) -> Any:
+    async def on_discover(raw: Any) -> DiscoverResult:
         p = params.parse_discover("discover", raw)
         return await discovery.discover(app, p.query, p.kind, p.server, p.limit, p.session)
 
     @guarded("refresh")
-    async def on_refresh(raw: Any) -> Any:
+    async def on_refresh(raw: Any) -> ServerRefreshResult:
         return await lifecycle.refresh(app, params.parse_server("refresh", raw).server)
 
     @guarded("modelTool")
-    async def on_model_tool_definition(raw: Any) -> Any:
+    async def on_model_tool_definition(raw: Any) -> ModelToolDefinition:
         params.parse_session("modelTool", raw)
         return model_tool.definition()
 
     @guarded("mcp_tools")
-    async def on_model_tool_invoke(raw: Any) -> Any:
+    async def on_model_tool_invoke(raw: Any) -> ModelToolInvokeResult:
         p = params.parse_model_tool("mcp_tools", raw)
         return await model_tool.invoke(app, p.arguments, p.session)
 

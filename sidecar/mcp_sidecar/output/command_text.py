@@ -6,10 +6,23 @@ Every string from a server, a configuration or an imported file is shown through
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from mcp_sidecar.output.render import GLYPHS
 from mcp_sidecar.output.sanitize import one_line
+from mcp_sidecar.protocol.results import (
+    ConfigAddResult,
+    ConfigImportResult,
+    ConfigRemoveResult,
+    ConfigSetEnabledResult,
+    ServerGetResult,
+    ServerRefreshResult,
+    StatusRow,
+    SubscribeResult,
+    SubscriptionsResult,
+    UnsubscribeResult,
+)
 
 _s = one_line
 
@@ -25,7 +38,7 @@ def _names(names: list[str]) -> str:
     return _s(", ".join(names))
 
 
-def reload_summary(summary: dict[str, Any]) -> str:
+def reload_summary(summary: Mapping[str, Any]) -> str:
     if not summary["applied"]:
         lines = ["Configuration not applied: it is invalid, so the previous setup stays in use."]
         lines += [f"  [{d['code']}] {_s(d['message'])}" for d in summary["diagnostics"]]
@@ -41,14 +54,14 @@ def reload_summary(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _applied_tail(result: dict[str, Any]) -> list[str]:
+def _applied_tail(result: Mapping[str, Any]) -> list[str]:
     summary = result.get("reload")
     if summary is None or summary["applied"]:
         return []
     return [reload_summary(summary)]
 
 
-def added(result: dict[str, Any]) -> str:
+def added(result: ConfigAddResult) -> str:
     verb = "Replaced" if result["action"] == "replaced" else "Added"
     where = "in" if result["action"] == "replaced" else "to"
     lines = [f"{verb} {result['server']!r} {where} the {result['scope']} configuration ({_s(str(result['path']))})."]
@@ -59,7 +72,7 @@ def added(result: dict[str, Any]) -> str:
     return "\n".join(lines + _applied_tail(result))
 
 
-def removed(result: dict[str, Any]) -> str:
+def removed(result: ConfigRemoveResult) -> str:
     lines = [f"Removed {result['server']!r} from the {result['scope']} configuration ({_s(str(result['path']))})."]
     if result["remaining"]:
         lines.append(f"A {result['remaining']} definition of {result['server']!r} remains and is now in effect.")
@@ -67,7 +80,7 @@ def removed(result: dict[str, Any]) -> str:
     return "\n".join(lines + _applied_tail(result))
 
 
-def toggled(result: dict[str, Any]) -> str:
+def toggled(result: ConfigSetEnabledResult) -> str:
     state = "enabled" if result["enabled"] else "disabled"
     where = f"the {result['scope']} configuration ({_s(str(result['path']))})"
     if not result["changed"]:
@@ -90,7 +103,7 @@ def toggled(result: dict[str, Any]) -> str:
     return "\n".join(lines + _applied_tail(result))
 
 
-def server_details(result: dict[str, Any]) -> str:
+def server_details(result: ServerGetResult) -> str:
     row = result["status"]
     glyph = GLYPHS.get(row["state"], "?")
     lines = [f"{glyph} {_s(result['name'])} · {row['state']} · {result['scope']} · {result['transport']}"]
@@ -125,12 +138,12 @@ def server_details(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def reconnected(row: dict[str, Any]) -> str:
+def reconnected(row: StatusRow) -> str:
     tools = row["catalog"]["tools"]
     return f"Reconnected {_s(repr(row['name']))}: {GLYPHS.get(row['state'], '?')} {row['state']}, {tools} tools."
 
 
-def refreshed(result: dict[str, Any]) -> str:
+def refreshed(result: ServerRefreshResult) -> str:
     row = result["status"]
     counts = ", ".join(f"{k} {'—' if v is None else v}" for k, v in row["catalog"].items())
     lines = [f"Refreshed {_s(repr(result['server']))}: {counts}."]
@@ -140,7 +153,7 @@ def refreshed(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def import_result(result: dict[str, Any]) -> str:
+def import_result(result: ConfigImportResult) -> str:
     head = f"mcp import · {_s(str(result['file']))} ({result['formatLabel']})"
     lines = [head]
     if result["written"]:
@@ -190,20 +203,20 @@ def import_result(result: dict[str, Any]) -> str:
     return "\n".join(lines + _applied_tail(result))
 
 
-def subscribed(result: dict[str, Any]) -> str:
+def subscribed(result: SubscribeResult) -> str:
     watch = result["watch"]
     if not result["created"]:
         return f"Already watching {_s(watch['uri'])} on {watch['server']!r}."
     return f"Watching {_s(watch['uri'])} on {watch['server']!r}. An update marks it changed (↻); nothing is read."
 
 
-def unsubscribed(result: dict[str, Any]) -> str:
+def unsubscribed(result: UnsubscribeResult) -> str:
     if not result["removed"]:
         return f"{_s(result['uri'])} on {result['server']!r} was not watched."
     return f"Stopped watching {_s(result['uri'])} on {result['server']!r}."
 
 
-def subscriptions(result: dict[str, Any]) -> str:
+def subscriptions(result: SubscriptionsResult) -> str:
     watches = result["watches"]
     if not watches:
         return "No resource watches."

@@ -11,6 +11,7 @@ from typing import Any
 
 from mcp_sidecar.catalog import names
 from mcp_sidecar.output.sanitize import one_line, removal_note, removed_hidden, strip_controls
+from mcp_sidecar.protocol.results import CatalogCounts, ServerToolsResult, StatusResult
 
 GLYPHS = {"idle": "○", "connected": "●", "connecting": "▶", "disabled": "○", "failed": "✘"}
 
@@ -19,14 +20,14 @@ def _count(value: int | None) -> str:
     return "—" if value is None else str(value)
 
 
-def _resources(catalog: dict[str, Any]) -> str:
+def _resources(catalog: CatalogCounts) -> str:
     if catalog["resources"] is None:
         return "—"
     templates = catalog.get("templates") or 0
     return f"{catalog['resources']}+{templates}t" if templates else str(catalog["resources"])
 
 
-def status_matrix(status: dict[str, Any]) -> str:
+def status_matrix(status: StatusResult) -> str:
     rows = status["servers"]
     lines: list[str] = []
     if rows:
@@ -62,10 +63,11 @@ def status_matrix(status: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def tools_list(result: dict[str, Any]) -> str:
+def tools_list(result: ServerToolsResult) -> str:
     lines = [f"{one_line(result['server'])} · {len(result['tools'])} tools ({result['source']})"]
     for tool in result["tools"]:
-        required = tool.get("inputSchema", {}).get("required", [])
+        schema: dict[str, Any] = tool.get("inputSchema", {})
+        required = schema.get("required", [])
         sig = f"({one_line(', '.join(str(r) for r in required))})" if required else "()"
         desc = strip_controls(tool.get("description") or "").strip().splitlines()
         lines.append(f"  {one_line(tool['id'])}{sig}  {one_line(desc[0]) if desc else ''}".rstrip())

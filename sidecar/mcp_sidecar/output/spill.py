@@ -26,6 +26,7 @@ from typing import IO, Any
 from mcp_sidecar import fs
 from mcp_sidecar.config import paths
 from mcp_sidecar.protocol.errors import SidecarError, fail
+from mcp_sidecar.protocol.results import Spill, SpillCleanResult, SpillFileInfo, SpillListResult
 
 DIR_MODE = fs.PRIVATE_DIR_MODE
 FILE_MODE = 0o600
@@ -42,7 +43,7 @@ class SpillFile:
     path: Path
     bytes: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Spill:
         return {"path": str(self.path), "bytes": self.bytes}
 
 
@@ -103,9 +104,9 @@ def _entries(dir_fd: int) -> list[tuple[str, os.stat_result]]:
     return sorted(found)
 
 
-def list_files(operation: str = "spill") -> dict[str, Any]:
+def list_files(operation: str = "spill") -> SpillListResult:
     directory = spill_dir()
-    files: list[dict[str, Any]] = []
+    files: list[SpillFileInfo] = []
     try:
         with fs.private_directory(directory, create=False) as dir_fd:
             if dir_fd is not None:
@@ -116,7 +117,7 @@ def list_files(operation: str = "spill") -> dict[str, Any]:
     return {"directory": str(directory), "files": files, "totalBytes": sum(f["bytes"] for f in files)}
 
 
-def clean(older_than_days: float | None = None, operation: str = "spill") -> dict[str, Any]:
+def clean(older_than_days: float | None = None, operation: str = "spill") -> SpillCleanResult:
     """Remove spill files (only those last modified more than `older_than_days` ago, if given)."""
     cutoff = None if older_than_days is None else time.time() - older_than_days * 86_400
     directory = spill_dir()

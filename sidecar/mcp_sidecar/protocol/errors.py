@@ -9,7 +9,7 @@ copied from an exception, an HTTP body or a server's stderr.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal, NotRequired, TypedDict
 
 # JSON-RPC error codes the sidecar answers with.
 INVALID_PARAMS = -32602
@@ -17,7 +17,71 @@ INTERNAL_ERROR = -32603
 REQUEST_FAILED = -32000
 """A request that was understood but failed; `data` carries the diagnostic."""
 
-HINTS: dict[str, str] = {
+DiagnosticCode = Literal[
+    "configuration_invalid",
+    "authentication_required",
+    "permission_denied",
+    "credential_store_unavailable",
+    "secret_lookup_failed",
+    "connection_failed",
+    "timeout",
+    "protocol_error",
+    "tool_changed",
+    "tool_error",
+    "resource_invalid",
+    "resource_not_found",
+    "resources_unsupported",
+    "completions_unsupported",
+    "completion_invalid",
+    "subscriptions_unsupported",
+    "subscription_limit",
+    "catalog_changed",
+    "oauth_failed",
+    "oauth_issuer_changed",
+    "callback_unavailable",
+    "busy",
+    "cancelled",
+    "operation_failed",
+    "invalid_params",
+    "server_not_found",
+    "server_disabled",
+    "tool_not_found",
+    "tool_not_active",
+    "not_supported",
+    "command_invalid",
+    "server_exists",
+    "project_untrusted",
+    "trust_required",
+    "config_conflict",
+    "config_write_failed",
+    "import_invalid",
+    "prompt_not_found",
+    "prompt_invalid",
+    "prompt_unsupported",
+    "prompt_too_large",
+    "preview_not_found",
+    "login_not_found",
+    "oauth_refused",
+    "directory_unsafe",
+    "catalog_entry_invalid",
+    "interactive_required",
+]
+"""Every diagnostic code; each has exactly one entry in `HINTS` (a unit test checks both ways)."""
+
+
+class DiagnosticJson(TypedDict):
+    """A diagnostic on the wire: in `data` of a failed request, and nested in results."""
+
+    code: DiagnosticCode
+    operation: str
+    server: NotRequired[str]
+    message: str
+    hint: str
+    usage: NotRequired[str]
+    """The command's usage text, on `command_invalid` diagnostics of `mcp/command`."""
+
+
+HINTS: dict[DiagnosticCode, str] = {
     # From the spec's troubleshooting table.
     "configuration_invalid": (
         "Check JSON syntax, supported fields, transport type and required environment variables, "
@@ -98,7 +162,7 @@ HINTS: dict[str, str] = {
 
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
-    code: str
+    code: DiagnosticCode
     operation: str
     message: str
     server: str | None = None
@@ -106,12 +170,18 @@ class Diagnostic:
     usage: str | None = None
     """The command's usage text, on `command_invalid` diagnostics of `mcp/command`."""
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"code": self.code, "operation": self.operation}
+    def to_json(self) -> DiagnosticJson:
+        out: DiagnosticJson
         if self.server is not None:
-            out["server"] = self.server
-        out["message"] = self.message
-        out["hint"] = self.hint
+            out = {
+                "code": self.code,
+                "operation": self.operation,
+                "server": self.server,
+                "message": self.message,
+                "hint": self.hint,
+            }
+        else:
+            out = {"code": self.code, "operation": self.operation, "message": self.message, "hint": self.hint}
         if self.usage is not None:
             out["usage"] = self.usage
         return out
@@ -121,7 +191,7 @@ class Diagnostic:
         return f"{prefix}[{self.code}] {self.message} {self.hint}".rstrip()
 
 
-def diagnostic(code: str, operation: str, message: str, server: str | None = None) -> Diagnostic:
+def diagnostic(code: DiagnosticCode, operation: str, message: str, server: str | None = None) -> Diagnostic:
     """The only constructor of diagnostics: it attaches the code's hint."""
     if code not in HINTS:
         raise ValueError(f"unknown diagnostic code {code!r}")
@@ -137,7 +207,7 @@ class SidecarError(Exception):
         self.rpc_code = rpc_code
 
 
-def fail(code: str, operation: str, message: str, server: str | None = None) -> SidecarError:
+def fail(code: DiagnosticCode, operation: str, message: str, server: str | None = None) -> SidecarError:
     return SidecarError(diagnostic(code, operation, message, server))
 
 

@@ -26,12 +26,24 @@ from mcp_sidecar.catalog.tools import canonical, tool_view
 from mcp_sidecar.output.sanitize import one_line
 from mcp_sidecar.output.shaping import shape_tool_result
 from mcp_sidecar.protocol.errors import SidecarError, diagnostic, fail, refused_disabled
+from mcp_sidecar.protocol.results import (
+    ActivateResult,
+    ActivationEntry,
+    ActiveToolsResult,
+    CallToolResult,
+    ToolDefinition,
+)
 from mcp_sidecar.services.sessions import ActiveTool
 
 if TYPE_CHECKING:
     from mcp_sidecar.services.app import Sidecar
 
 MAX_NEARBY = 5
+
+
+class ActivationOutcome(ActivationEntry, total=False):
+    tool: ToolDefinition
+    """The activated tool's definition, moved to the result's `tools`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,13 +115,13 @@ async def model_name_owners(app: Sidecar, models: Iterable[str], operation: str)
     }
 
 
-def _not_loaded(tool_id: str, server: str, reason: str) -> dict[str, Any]:
+def _not_loaded(tool_id: str, server: str, reason: str) -> ActivationOutcome:
     """A tool the catalog refused (or that collides): the reason, and the diagnostic whose hint says who can fix it."""
     diag = diagnostic(names.CODE, "activate", reason, server)
     return {"id": tool_id, "status": "not loaded", "reason": reason, "diagnostic": diag.to_json(), "nearby": []}
 
 
-def _collision(tool_id: str, refs: list[ToolRef]) -> dict[str, Any]:
+def _collision(tool_id: str, refs: list[ToolRef]) -> ActivationOutcome:
     named = " and ".join(repr(r.id) for r in refs)
     reason = (
         f"{named} have the same model name {model_name(refs[0])!r} (their mcp__server__tool forms "
@@ -118,7 +130,7 @@ def _collision(tool_id: str, refs: list[ToolRef]) -> dict[str, Any]:
     return _not_loaded(tool_id, refs[0].server, reason)
 
 
-async def _activate_one(app: Sidecar, tool_id: str, session_id: str) -> dict[str, Any]:
+async def _activate_one(app: Sidecar, tool_id: str, session_id: str) -> ActivationOutcome:
     servers = app.registry.names()
     tool_id = nfc(tool_id)
     refs = tool_refs(tool_id, servers)
@@ -191,12 +203,12 @@ async def _activate_one(app: Sidecar, tool_id: str, session_id: str) -> dict[str
     return {"id": ref.id, "status": "loaded", "tool": tool_view(ref.server, descriptor)}
 
 
-async def activate(app: Sidecar, ids: tuple[str, ...], session_id: str) -> dict[str, Any]:
+async def activate(app: Sidecar, ids: tuple[str, ...], session_id: str) -> ActivateResult:
     app.ensure_loaded()
     # Catalog fetches are bounded by the app's discovery slots; ids resolve concurrently.
     outcomes = await asyncio.gather(*(_activate_one(app, i, session_id) for i in ids))
-    results: list[dict[str, Any]] = []
-    tools: list[dict[str, Any]] = []
+    results: list[ActivationEntry] = []
+    tools: list[ToolDefinition] = []
     seen: set[str] = set()
     for outcome in outcomes:
         tool = outcome.pop("tool", None)
@@ -210,7 +222,7 @@ async def activate(app: Sidecar, ids: tuple[str, ...], session_id: str) -> dict[
     return {"session": session_id, "results": results, "tools": tools, "text": _render(results)}
 
 
-def _render(results: list[dict[str, Any]]) -> str:
+def _render(results: list[ActivationEntry]) -> str:
     """One line per id; ids, reasons and nearby names are sanitised (an id may echo the client's input)."""
     lines = ["mcp activate"]
     for r in results:
@@ -229,12 +241,12 @@ def _render(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def active_tools(app: Sidecar, session_id: str) -> dict[str, Any]:
+def active_tools(app: Sidecar, session_id: str) -> ActiveToolsResult:
     session = app.sessions.active(session_id)
     return {"session": session_id, "tools": [tool_view(t.server, t.descriptor) for t in session.values()]}
 
 
-async def call_tool(app: Sidecar, tool_id: str, arguments: dict[str, Any], session_id: str) -> dict[str, Any]:
+async def call_tool(app: Sidecar, tool_id: str, arguments: dict[str, Any], session_id: str) -> CallToolResult:
     op = "call"
     app.ensure_loaded()
     refs = tool_refs(nfc(tool_id), app.registry.names())

@@ -24,6 +24,7 @@ from mcp_sidecar.config.validate import ConfigProblems
 from mcp_sidecar.output.command_text import quote_word
 from mcp_sidecar.output.sanitize import strip_controls
 from mcp_sidecar.protocol.errors import fail
+from mcp_sidecar.protocol.results import ApproveResult, NotApproved, PendingApproval
 
 if TYPE_CHECKING:
     from mcp_sidecar.services.app import Sidecar
@@ -152,11 +153,11 @@ def _record(cfg: Configuration, entries: dict[str, Approval]) -> None:
         cfg.approved_here.pop(name, None)
 
 
-def pending_json(cfg: Configuration) -> list[dict[str, Any]]:
+def pending_json(cfg: Configuration) -> list[PendingApproval]:
     return [p.to_json() for p in cfg.pending.values()]
 
 
-async def approve(app: Sidecar, entries: list[tuple[str, str]]) -> dict[str, Any]:
+async def approve(app: Sidecar, entries: list[tuple[str, str]]) -> ApproveResult:
     """Approve `(server, definitionHash)` pairs that still match the project file, then reload."""
     op = "approve"
     app.ensure_loaded()
@@ -173,7 +174,7 @@ async def approve(app: Sidecar, entries: list[tuple[str, str]]) -> dict[str, Any
         raise fail("configuration_invalid", op, " ".join(exc.problems)) from None
     current = {name: Approval.of(s.raw) for name, s in config.servers.items() if s.scope == "project"}
     approved: dict[str, Approval] = {}
-    not_approved: list[dict[str, str]] = []
+    not_approved: list[NotApproved] = []
     for server, digest in entries:
         if server not in current:
             not_approved.append({"server": server, "reason": "The project configuration defines no such server."})

@@ -23,6 +23,7 @@ from mcp_sidecar.auth.failures import BrowserUnavailable, login_failure
 from mcp_sidecar.config.interpolate import MissingVariable, resolve
 from mcp_sidecar.config.model import DEFAULT_OAUTH_CALLBACK_PORT
 from mcp_sidecar.protocol.errors import SidecarError, fail, invalid_params, refused_disabled
+from mcp_sidecar.protocol.results import LoginResult, LogoutResult
 
 if TYPE_CHECKING:
     from mcp.shared.auth import AuthorizationCodeResult
@@ -48,7 +49,7 @@ class PendingLogin:
     authorization_url: asyncio.Future[str]
     pasted: asyncio.Future[AuthorizationCodeResult]
     expires_at: float
-    task: asyncio.Task[dict[str, Any]] | None = None
+    task: asyncio.Task[LoginResult] | None = None
 
 
 @dataclass(slots=True)
@@ -141,7 +142,7 @@ def _state_of(authorization_url: str) -> str:
     return parse_qs(urlsplit(authorization_url).query).get("state", [""])[0]
 
 
-def _completed(server: str, record: CredentialRecord) -> dict[str, Any]:
+def _completed(server: str, record: CredentialRecord) -> LoginResult:
     scope = (record.tokens or {}).get("scope")
     scopes = str(scope).split() if scope else []
     granted = f" (scopes: {' '.join(scopes)})" if scopes else ""
@@ -159,7 +160,7 @@ async def _after_login(app: Sidecar, conn: Connection) -> None:
         await conn.close()
 
 
-async def login(app: Sidecar, server: str, no_browser: bool) -> dict[str, Any]:
+async def login(app: Sidecar, server: str, no_browser: bool) -> LoginResult:
     from mcp_sidecar.auth.login import parse_callback, run_login
     from mcp_sidecar.auth.store import CredentialStoreUnavailable
 
@@ -202,7 +203,7 @@ async def login(app: Sidecar, server: str, no_browser: bool) -> dict[str, Any]:
     return _completed(server, record)
 
 
-async def _login_pasted(app: Sidecar, conn: Connection, target: LoginTarget) -> dict[str, Any]:
+async def _login_pasted(app: Sidecar, conn: Connection, target: LoginTarget) -> LoginResult:
     from mcp_sidecar.auth.login import run_login
 
     loop = asyncio.get_running_loop()
@@ -222,7 +223,7 @@ async def _login_pasted(app: Sidecar, conn: Connection, target: LoginTarget) -> 
     async def callback() -> AuthorizationCodeResult:
         return await asyncio.wait_for(asyncio.shield(pending.pasted), PASTE_TIME_LIMIT_S)
 
-    async def run() -> dict[str, Any]:
+    async def run() -> LoginResult:
         try:
             record = await run_login(target, app.logins.store, redirect, callback)
         except asyncio.CancelledError:
@@ -257,7 +258,7 @@ async def _login_pasted(app: Sidecar, conn: Connection, target: LoginTarget) -> 
     }
 
 
-async def complete_login(app: Sidecar, login_id: str, callback_url: str) -> dict[str, Any]:
+async def complete_login(app: Sidecar, login_id: str, callback_url: str) -> LoginResult:
     from mcp_sidecar.auth.login import AuthorizationDenied, CallbackInvalid, parse_callback
 
     operation = "completeLogin"
@@ -293,7 +294,7 @@ async def complete_login(app: Sidecar, login_id: str, callback_url: str) -> dict
 # -- logout ------------------------------------------------------------------------------------
 
 
-async def logout(app: Sidecar, server: str) -> dict[str, Any]:
+async def logout(app: Sidecar, server: str) -> LogoutResult:
     from mcp_sidecar.auth.login import revoke
     from mcp_sidecar.auth.store import CredentialStoreUnavailable
 

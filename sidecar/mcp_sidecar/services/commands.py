@@ -15,6 +15,7 @@ from mcp_sidecar.config.edit import EditScope
 from mcp_sidecar.output import command_text, render
 from mcp_sidecar.output.sanitize import strip_controls
 from mcp_sidecar.protocol.errors import command_invalid
+from mcp_sidecar.protocol.results import CommandResult
 from mcp_sidecar.services import auth, config_edits, lifecycle, prompts, status
 from mcp_sidecar.services.command_line import CommandLineError, ParsedCommand, parse_line, usage_of
 
@@ -25,7 +26,7 @@ Outcome = tuple[Any, str]
 Runner = Callable[["Sidecar", ParsedCommand], Awaitable[Outcome]]
 
 
-async def run_line(app: Sidecar, line: str) -> dict[str, Any]:
+async def run_line(app: Sidecar, line: str) -> CommandResult:
     try:
         parsed = parse_line(line)
     except CommandLineError as exc:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from mcp_sidecar.catalog import names
 from mcp_sidecar.catalog.names import nfc
@@ -20,6 +20,7 @@ from mcp_sidecar.connections import templates
 from mcp_sidecar.output import shaping
 from mcp_sidecar.output.sanitize import has_controls, one_line
 from mcp_sidecar.protocol.errors import fail, refused_disabled
+from mcp_sidecar.protocol.results import CompleteResult, Spill
 from mcp_sidecar.services.reading import MAX_URI_CHARS, advertised_template
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ async def complete(
     reference: tuple[Literal["template", "prompt"], str],
     argument: tuple[str, str],
     context: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
+) -> CompleteResult:
     op = "complete"
     app.ensure_loaded()
     kind, name = reference
@@ -72,22 +73,44 @@ async def complete(
     offered = [v for v in raw["values"] if isinstance(v, str)]
     values = [v for v in offered if not has_controls(v)]
     shown, spilled, notice = shaping.shape_values(values, server, f"{argument[0]}", raw)
-    result: dict[str, Any] = {"server": server, kind: name, "argument": {"name": argument[0], "value": argument[1]}}
-    result["values"] = shown
-    result["dropped"] = len(offered) - len(values)
+    ref: _Reference = {"template": name} if kind == "template" else {"prompt": name}
+    counts: _Counts = {}
     if "total" in raw:
-        result["total"] = raw["total"]
+        counts["total"] = raw["total"]
     if "hasMore" in raw:
-        result["hasMore"] = raw["hasMore"]
-    result["untrusted"] = True
-    result["truncated"] = bool(notice)
-    if spilled is not None:
-        result["spill"] = spilled
+        counts["hasMore"] = raw["hasMore"]
+    spill: _Spill = {"spill": spilled} if spilled is not None else {}
+    result: CompleteResult = {
+        "server": server,
+        **ref,
+        "argument": {"name": argument[0], "value": argument[1]},
+        "values": shown,
+        "dropped": len(offered) - len(values),
+        **counts,
+        "untrusted": True,
+        "truncated": bool(notice),
+        **spill,
+        "text": "",
+    }
     result["text"] = _render(result, notice)
     return result
 
 
-def _render(result: dict[str, Any], notice: str) -> str:
+class _Reference(TypedDict, total=False):
+    template: str
+    prompt: str
+
+
+class _Counts(TypedDict, total=False):
+    total: Any
+    hasMore: Any
+
+
+class _Spill(TypedDict, total=False):
+    spill: Spill
+
+
+def _render(result: CompleteResult, notice: str) -> str:
     target = result.get("template") or result.get("prompt")
     arg = result["argument"]
     head = f"{one_line(result['server'])} · {one_line(str(target))} · {one_line(arg['name'])}"

@@ -21,6 +21,15 @@ from mcp_sidecar.config.interpolate import MissingVariable, resolve
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.config.validate import ConfigProblems, parse_server
 from mcp_sidecar.protocol.errors import SidecarError, fail, invalid_params
+from mcp_sidecar.protocol.results import (
+    AddOutcome,
+    ConfigAddResult,
+    ConfigImportResult,
+    ConfigRemoveResult,
+    ConfigSetEnabledResult,
+    ImportServer,
+    ReloadSummary,
+)
 from mcp_sidecar.services import approvals
 
 if TYPE_CHECKING:
@@ -98,14 +107,14 @@ def _literal_notes(definition: dict[str, Any]) -> list[str]:
     ]
 
 
-async def add(app: Sidecar, scope: EditScope, name: str, definition: dict[str, Any], replace: bool) -> dict[str, Any]:
+async def add(app: Sidecar, scope: EditScope, name: str, definition: dict[str, Any], replace: bool) -> ConfigAddResult:
     op = "add"
     app.ensure_loaded()  # so the reload summary says what this edit changed
     validate_definition(app, name, definition, op)
     target = _target(app, scope, op, name)
     other = _other(app, scope)
 
-    def write() -> dict[str, Any]:
+    def write() -> AddOutcome:
         with edit.editing(target, create=True) as doc:
             in_target = doc.has(name)
             in_other = _defines(other, name)
@@ -140,7 +149,7 @@ async def add(app: Sidecar, scope: EditScope, name: str, definition: dict[str, A
     }
 
 
-async def remove(app: Sidecar, scope: EditScope, name: str) -> dict[str, Any]:
+async def remove(app: Sidecar, scope: EditScope, name: str) -> ConfigRemoveResult:
     op = "remove"
     app.ensure_loaded()  # so the reload summary says what this edit changed
     target = _target(app, scope, op, name)
@@ -175,7 +184,7 @@ async def remove(app: Sidecar, scope: EditScope, name: str) -> dict[str, Any]:
     }
 
 
-async def set_enabled(app: Sidecar, name: str, enabled: bool) -> dict[str, Any]:
+async def set_enabled(app: Sidecar, name: str, enabled: bool) -> ConfigSetEnabledResult:
     """Change only `disabled`: in the trusted project file when it defines the server, else the global one."""
     op = "enable" if enabled else "disable"
     app.ensure_loaded()  # so the reload summary says what this edit changed
@@ -213,7 +222,7 @@ async def set_enabled(app: Sidecar, name: str, enabled: bool) -> dict[str, Any]:
     }
 
 
-async def reload(app: Sidecar) -> dict[str, Any]:
+async def reload(app: Sidecar) -> ReloadSummary:
     """An explicit reload: every connection closes (they reopen on demand)."""
     summary = await app.configuration.reload(close_all=True)
     if not summary.applied:
@@ -226,7 +235,7 @@ async def reload(app: Sidecar) -> dict[str, Any]:
     return summary.to_json()
 
 
-async def set_trusted(app: Sidecar, trusted: bool) -> dict[str, Any]:
+async def set_trusted(app: Sidecar, trusted: bool) -> ReloadSummary:
     """The editor granted (or withdrew) workspace trust: the project file is read, or dropped, now.
 
     A grant approves the project's definitions as they are now (see services/approvals.py).
@@ -270,7 +279,7 @@ async def import_servers(
     select: tuple[str, ...] | None,
     confirm: bool,
     replace: bool,
-) -> dict[str, Any]:
+) -> ConfigImportResult:
     op = "import"
     app.ensure_loaded()  # so the reload summary says what this edit changed
     if confirm and not select:
@@ -363,7 +372,7 @@ async def import_servers(
     }
 
 
-def _preview(candidate: imports.Candidate, select: tuple[str, ...] | None, existing: list[str]) -> dict[str, Any]:
+def _preview(candidate: imports.Candidate, select: tuple[str, ...] | None, existing: list[str]) -> ImportServer:
     definition = candidate.definition or {}
     return {
         "name": candidate.name,

@@ -11,7 +11,6 @@ import asyncio
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from mcp_sidecar import tasks
 from mcp_sidecar.config import loader, paths
@@ -22,7 +21,9 @@ from mcp_sidecar.config.validate import ConfigProblems
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.connections.registry import ServerRegistry
 from mcp_sidecar.events import EventHub, ToolsDeactivated
-from mcp_sidecar.protocol.errors import diagnostic
+from mcp_sidecar.protocol import results
+from mcp_sidecar.protocol.errors import DiagnosticJson, diagnostic
+from mcp_sidecar.protocol.results import ActiveToolsChanged
 from mcp_sidecar.services import approvals
 from mcp_sidecar.services.config_watch import ConfigWatcher, Signature, signature
 
@@ -38,15 +39,15 @@ class ReloadSummary:
     removed: list[str]
     changed: list[str]
     unchanged: list[str]
-    deactivated: list[dict[str, Any]]
+    deactivated: list[ActiveToolsChanged]
     """The `mcp/activeToolsChanged` payloads sent."""
-    diagnostics: list[dict[str, Any]]
+    diagnostics: list[DiagnosticJson]
 
     @classmethod
-    def not_applied(cls, diagnostics: list[dict[str, Any]]) -> ReloadSummary:
+    def not_applied(cls, diagnostics: list[DiagnosticJson]) -> ReloadSummary:
         return cls(False, [], [], [], [], [], diagnostics)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> results.ReloadSummary:
         return {
             "applied": self.applied,
             "added": self.added,

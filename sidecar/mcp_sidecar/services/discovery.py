@@ -20,7 +20,7 @@ import asyncio
 import json
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from mcp_sidecar.catalog import index as ranking
 from mcp_sidecar.catalog import names
@@ -29,6 +29,7 @@ from mcp_sidecar.catalog.index import Hit, Index
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.output.sanitize import json_escape, one_line, strip_controls
 from mcp_sidecar.protocol.errors import SidecarError, refused_disabled
+from mcp_sidecar.protocol.results import Candidate, DiscoverResult, NextCall, PromptArgument, RefusedEntry, Unavailable
 from mcp_sidecar.services.activation import model_name_owners, tool_refs
 from mcp_sidecar.services.catalogs import Group, ListCatalog, tools_need_fetch
 
@@ -59,10 +60,10 @@ def short(text: str | None, limit: int = DESCRIPTION_CHARS) -> str:
 
 async def _server_indexes(
     app: Sidecar, conn: Connection, groups: tuple[Group, ...], operation: str
-) -> tuple[list[Index], list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[Index], list[Unavailable], list[dict[str, Any]]]:
     catalogs = app.catalogs
     indexes: list[Index] = []
-    unavailable: list[dict[str, Any]] = []
+    unavailable: list[Unavailable] = []
     refused: list[dict[str, Any]] = []
 
     async def one(group: Group) -> None:
@@ -106,7 +107,7 @@ async def discover(
     server: str | None = None,
     limit: int = 5,
     session_id: str = "default",
-) -> dict[str, Any]:
+) -> DiscoverResult:
     op = "discover"
     app.ensure_loaded()
     groups = KIND_GROUPS[kind]
@@ -146,7 +147,8 @@ async def discover(
         "session": session_id,
         "candidates": candidates,
         "unavailable": unavailable,
-        "refused": refused,
+        # Refusals come from the catalogs, keyed by kind (catalog/names.py): dicts until typed there.
+        "refused": cast(list[RefusedEntry], refused),
         "text": render(query, candidates, unavailable, refused),
     }
 
@@ -171,7 +173,23 @@ async def _collisions(app: Sidecar, indexes: list[Index], operation: str) -> lis
     return refused
 
 
-def candidate(hit: Hit, active: Mapping[str, object]) -> dict[str, Any]:
+class _Title(TypedDict, total=False):
+    title: Any
+
+
+class _MimeType(TypedDict, total=False):
+    mimeType: Any
+
+
+def _title(d: dict[str, Any]) -> _Title:
+    return {"title": d["title"]} if d.get("title") else {}
+
+
+def _mime_type(d: dict[str, Any]) -> _MimeType:
+    return {"mimeType": d["mimeType"]} if d.get("mimeType") else {}
+
+
+def candidate(hit: Hit, active: Mapping[str, object]) -> Candidate:
     doc = hit.document
     d: dict[str, Any] = doc.payload
     score = round(hit.score, 4)
@@ -181,70 +199,74 @@ def candidate(hit: Hit, active: Mapping[str, object]) -> dict[str, Any]:
         schema = d.get("inputSchema")
         listed = schema.get("required", []) if isinstance(schema, dict) else []
         required = [r for r in listed if isinstance(r, str)] if isinstance(listed, list) else []
-        next_call = (
+        next_call: NextCall = (
             {"method": "mcp/callTool", "params": {"id": tool_id, "arguments": {}}}
             if loaded
             else {"method": "mcp/activate", "params": {"ids": [tool_id]}}
         )
-        out: dict[str, Any] = {"kind": "tool", "id": tool_id, "server": doc.server, "name": doc.key}
-        if d.get("title"):
-            out["title"] = d["title"]
-        out.update(
-            description=short(d.get("description")), required=required, loaded=loaded, next=next_call, score=score
-        )
-        return out
+        return {
+            "kind": "tool",
+            "id": tool_id,
+            "server": doc.server,
+            "name": doc.key,
+            **_title(d),
+            "description": short(d.get("description")),
+            "required": required,
+            "loaded": loaded,
+            "next": next_call,
+            "score": score,
+        }
     if doc.kind == "resource":
-        out = {"kind": "resource", "server": doc.server, "name": d.get("name") or doc.key, "uri": doc.key}
-        if d.get("title"):
-            out["title"] = d["title"]
-        out["description"] = short(d.get("description"))
-        if d.get("mimeType"):
-            out["mimeType"] = d["mimeType"]
-        out["next"] = {"method": "mcp/read", "params": {"server": doc.server, "uri": doc.key}}
-        out["score"] = score
-        return out
+        return {
+            "kind": "resource",
+            "server": doc.server,
+            "name": d.get("name") or doc.key,
+            "uri": doc.key,
+            **_title(d),
+            "description": short(d.get("description")),
+            **_mime_type(d),
+            "next": {"method": "mcp/read", "params": {"server": doc.server, "uri": doc.key}},
+            "score": score,
+        }
     if doc.kind == "template":
         variables = template_variables(doc.key)
-        out = {
+        return {
             "kind": "template",
             "label": "template",
             "server": doc.server,
             "name": d.get("name") or doc.key,
             "uriTemplate": doc.key,
             "variables": variables,
+            **_title(d),
+            "description": short(d.get("description")),
+            **_mime_type(d),
+            "next": {
+                "method": "mcp/read",
+                "params": {"server": doc.server, "template": doc.key, "arguments": {v: f"<{v}>" for v in variables}},
+            },
+            "score": score,
         }
-        if d.get("title"):
-            out["title"] = d["title"]
-        out["description"] = short(d.get("description"))
-        if d.get("mimeType"):
-            out["mimeType"] = d["mimeType"]
-        out["next"] = {
-            "method": "mcp/read",
-            "params": {"server": doc.server, "template": doc.key, "arguments": {v: f"<{v}>" for v in variables}},
-        }
-        out["score"] = score
-        return out
-    arguments = [
+    arguments: list[PromptArgument] = [
         {"name": a["name"], "required": bool(a.get("required", False))}
         for a in d.get("arguments") or []
         if isinstance(a, dict) and isinstance(a.get("name"), str)
     ]
-    out = {"kind": "prompt", "server": doc.server, "name": doc.key}
-    if d.get("title"):
-        out["title"] = d["title"]
-    out.update(
-        description=short(d.get("description")),
-        arguments=arguments,
-        next={
+    return {
+        "kind": "prompt",
+        "server": doc.server,
+        "name": doc.key,
+        **_title(d),
+        "description": short(d.get("description")),
+        "arguments": arguments,
+        "next": {
             "method": "mcp/prompt/preview",
             "params": {"server": doc.server, "name": doc.key, "arguments": {a["name"]: "" for a in arguments}},
         },
-        score=score,
-    )
-    return out
+        "score": score,
+    }
 
 
-def _row(c: dict[str, Any]) -> str:
+def _row(c: Mapping[str, Any]) -> str:
     """One candidate on one line: every server string through `one_line`."""
     kind = c["kind"]
     desc = f" — {one_line(c['description'])}" if c.get("description") else ""
@@ -273,8 +295,8 @@ def _refused_rows(refused: list[dict[str, Any]]) -> list[str]:
 
 def render(
     query: str,
-    candidates: list[dict[str, Any]],
-    unavailable: list[dict[str, Any]],
+    candidates: list[Candidate],
+    unavailable: list[Unavailable],
     refused: list[dict[str, Any]] | None = None,
 ) -> str:
     """Compact, deterministic text for a model: one row per candidate, then what to do next."""

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.protocol.errors import SidecarError, refused_disabled
+from mcp_sidecar.protocol.results import KindDiagnostic, ServerRefreshResult
 from mcp_sidecar.services.status import status_row
 
 if TYPE_CHECKING:
@@ -23,14 +24,14 @@ async def reconnect(app: Sidecar, name: str) -> Connection:
     return conn
 
 
-async def refresh(app: Sidecar, name: str) -> dict[str, Any]:
+async def refresh(app: Sidecar, name: str) -> ServerRefreshResult:
     """Fetch tool, resource and prompt metadata again; read no resource, load no tool."""
     op = "refresh"
     conn = app.connection(name, op)
     if conn.config.disabled:
         raise refused_disabled(op, name, conn.config.approval_required)
     app.catalogs.forget(name)
-    diagnostics: list[dict[str, Any]] = []
+    diagnostics: list[KindDiagnostic] = []
     async with app.catalogs.slot(name):
         tools = await app.catalogs.tool_catalog(conn, op, live=True)  # raises: nothing else can work
         for group in ("resources", "prompts"):

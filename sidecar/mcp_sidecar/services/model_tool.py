@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.protocol import params
 from mcp_sidecar.protocol.errors import SidecarError, diagnostic
+from mcp_sidecar.protocol.results import ModelToolDefinition, ModelToolInvokeResult
 from mcp_sidecar.services import activation, completion, discovery, reading
 
 if TYPE_CHECKING:
@@ -81,23 +82,23 @@ INPUT_SCHEMA: dict[str, Any] = {
 }
 
 
-def definition() -> dict[str, Any]:
+def definition() -> ModelToolDefinition:
     return {"name": NAME, "description": DESCRIPTION, "inputSchema": INPUT_SCHEMA}
 
 
-def _failure(error: SidecarError) -> dict[str, Any]:
+def _failure(error: SidecarError) -> ModelToolInvokeResult:
     diag = error.diagnostic
     return {"text": one_line(diag.render()), "isError": True, "details": {"diagnostic": diag.to_json()}}
 
 
-async def invoke(app: Sidecar, arguments: dict[str, Any], session: str) -> dict[str, Any]:
+async def invoke(app: Sidecar, arguments: dict[str, Any], session: str) -> ModelToolInvokeResult:
     result = await _invoke(app, arguments, session)
     # Each rendering sanitises its fields; the whole text once more, as the model reads it.
     result["text"] = strip_controls(result["text"])
     return result
 
 
-async def _invoke(app: Sidecar, arguments: dict[str, Any], session: str) -> dict[str, Any]:
+async def _invoke(app: Sidecar, arguments: dict[str, Any], session: str) -> ModelToolInvokeResult:
     op = "mcp_tools"
     chosen = [name for name in OPERATIONS if name in arguments]
     unknown = sorted(set(arguments) - set(INPUT_SCHEMA["properties"]))
@@ -124,8 +125,8 @@ async def _invoke(app: Sidecar, arguments: dict[str, Any], session: str) -> dict
             return {"text": loaded["text"], "isError": failed, "details": loaded}
         if operation == "read":
             r = params.parse_read(op, arguments["read"])
-            found = await reading.read(app, r.server, r.uri, r.template, r.arguments)
-            return {"text": found["text"], "isError": False, "details": found}
+            content = await reading.read(app, r.server, r.uri, r.template, r.arguments)
+            return {"text": content["text"], "isError": False, "details": content}
         request = arguments["complete"]
         if isinstance(request, dict) and "prompt" in request:
             raise SidecarError(diagnostic("invalid_params", op, "`complete` takes a `template`, not a `prompt`."))

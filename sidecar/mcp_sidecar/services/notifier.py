@@ -7,7 +7,7 @@ only they know which update is the first.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.config.approvals import Pending
@@ -20,12 +20,13 @@ from mcp_sidecar.events import (
     ToolsDeactivated,
 )
 from mcp_sidecar.protocol import methods
+from mcp_sidecar.protocol.results import ApprovalRequiredParams, CatalogChangedParams, StatusRow
 
 if TYPE_CHECKING:
     from mcp_sidecar.connections.connection import Connection
     from mcp_sidecar.connections.registry import ServerRegistry
 
-Notify = Callable[[str, dict[str, Any]], None]
+Notify = Callable[[str, Mapping[str, Any]], None]
 """Sends one notification to the editor: (method, params). The protocol layer supplies it."""
 
 
@@ -35,14 +36,14 @@ class Notifier:
         notify: Notify,
         hub: EventHub,
         registry: ServerRegistry,
-        row: Callable[[Connection], dict[str, Any]],
+        row: Callable[[Connection], StatusRow],
         pending: Callable[[], Iterable[Pending]],
     ) -> None:
         self.notify = notify
         self._registry = registry
         self._row = row
         self._pending = pending
-        self._sent_rows: dict[str, dict[str, Any]] = {}
+        self._sent_rows: dict[str, StatusRow] = {}
         self._sent_pending: frozenset[tuple[str, str]] = frozenset()
         hub.subscribe(StatusChanged, lambda event: self.status(event.conn))
         hub.subscribe(CatalogInvalidated, self._catalog_invalidated)
@@ -69,10 +70,12 @@ class Notifier:
         if current != self._sent_pending:
             self._sent_pending = current
             if current:
-                self.notify(methods.APPROVAL_REQUIRED, {"pending": [p.to_json() for p in pending]})
+                required: ApprovalRequiredParams = {"pending": [p.to_json() for p in pending]}
+                self.notify(methods.APPROVAL_REQUIRED, required)
 
     def _catalog_invalidated(self, event: CatalogInvalidated) -> None:
-        self.notify(methods.CATALOG_CHANGED, {"server": event.conn.name, "kind": event.kind})
+        changed: CatalogChangedParams = {"server": event.conn.name, "kind": event.kind}
+        self.notify(methods.CATALOG_CHANGED, changed)
         self.status(event.conn)
 
     def _reconciled(self, event: Reconciled) -> None:

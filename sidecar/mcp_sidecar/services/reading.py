@@ -14,13 +14,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from mcp_sidecar.connections import templates
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.output import shaping
 from mcp_sidecar.output.sanitize import has_controls, json_text, one_line
-from mcp_sidecar.protocol.errors import fail, refused_disabled
+from mcp_sidecar.protocol.errors import DiagnosticCode, fail, refused_disabled
+from mcp_sidecar.protocol.results import DisplayBlock, ReadResult, Spill
 
 if TYPE_CHECKING:
     from mcp_sidecar.services.app import Sidecar
@@ -50,7 +51,9 @@ def _open(app: Sidecar, server: str, operation: str) -> Connection:
     return conn
 
 
-async def advertised_template(app: Sidecar, conn: Connection, template: str, operation: str, code: str) -> None:
+async def advertised_template(
+    app: Sidecar, conn: Connection, template: str, operation: str, code: DiagnosticCode
+) -> None:
     """Fail with `code` unless the server's live template catalog lists exactly `template`."""
     catalog = await app.catalogs.resource_catalog(conn, operation)
     if "resources" not in conn.capabilities:
@@ -93,7 +96,7 @@ async def read(
     uri: str | None = None,
     template: str | None = None,
     arguments: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> ReadResult:
     op = "read"
     app.ensure_loaded()
     conn = _open(app, server, op)
@@ -115,14 +118,30 @@ async def read(
         return lines
 
     contents, display, spilled, truncated, text = shaping.shape_read(raw, server, uri, header)
-    result: dict[str, Any] = {"server": server, "uri": uri}
-    if template is not None:
-        result["template"] = template
-        result["arguments"] = dict(arguments or {})
-    result.update(untrusted=True, contents=contents, truncated=truncated)
-    if spilled is not None:
-        result["spill"] = spilled
-    if display:
-        result["display"] = display
-    result["text"] = text
-    return result
+    expanded: _Template = {"template": template, "arguments": dict(arguments or {})} if template is not None else {}
+    spill: _Spill = {"spill": spilled} if spilled is not None else {}
+    shown: _Display = {"display": display} if display else {}
+    return {
+        "server": server,
+        "uri": uri,
+        **expanded,
+        "untrusted": True,
+        "contents": contents,
+        "truncated": truncated,
+        **spill,
+        **shown,
+        "text": text,
+    }
+
+
+class _Template(TypedDict, total=False):
+    template: str
+    arguments: dict[str, Any]
+
+
+class _Spill(TypedDict, total=False):
+    spill: Spill
+
+
+class _Display(TypedDict, total=False):
+    display: list[DisplayBlock]

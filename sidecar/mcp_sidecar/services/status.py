@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.catalog.tools import tool_view
 from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.protocol.results import ServerGetResult, ServerLogsResult, ServerToolsResult, StatusResult, StatusRow
 from mcp_sidecar.services import approvals, auth
 
 if TYPE_CHECKING:
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
 HIDDEN = "hidden"
 
 
-def status_row(app: Sidecar, conn: Connection) -> dict[str, Any]:
+def status_row(app: Sidecar, conn: Connection) -> StatusRow:
     config = conn.config
     catalog = app.catalogs.tools.get(conn.name)
     resources = app.catalogs.resources.get(conn.name)
@@ -39,7 +40,7 @@ def status_row(app: Sidecar, conn: Connection) -> dict[str, Any]:
     }
 
 
-def status(app: Sidecar) -> dict[str, Any]:
+def status(app: Sidecar) -> StatusResult:
     app.ensure_loaded()
     for conn in app.registry:
         if not conn.config.disabled:
@@ -58,7 +59,7 @@ def _hidden_map(values: dict[str, str]) -> dict[str, str]:
     return dict.fromkeys(values, HIDDEN)
 
 
-async def get_server(app: Sidecar, name: str) -> dict[str, Any]:
+async def get_server(app: Sidecar, name: str) -> ServerGetResult:
     conn = app.connection(name, "get")
     config = conn.config
     connection: dict[str, Any]
@@ -99,7 +100,7 @@ async def get_server(app: Sidecar, name: str) -> dict[str, Any]:
     }
 
 
-async def server_tools(app: Sidecar, name: str) -> dict[str, Any]:
+async def server_tools(app: Sidecar, name: str) -> ServerToolsResult:
     conn = app.connection(name, "tools")
     catalog = await app.catalogs.tool_catalog(conn, "tools", live=True)
     visible = catalog.visible(conn.config)
@@ -112,7 +113,7 @@ async def server_tools(app: Sidecar, name: str) -> dict[str, Any]:
     }
 
 
-def server_logs(app: Sidecar, name: str) -> dict[str, Any]:
+def server_logs(app: Sidecar, name: str) -> ServerLogsResult:
     conn = app.connection(name, "logs")
     return {
         "server": name,

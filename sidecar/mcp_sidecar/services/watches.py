@@ -12,12 +12,20 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.events import EventHub, Reconciled, ResourceUpdated, StatusChanged, WatchesLost
 from mcp_sidecar.protocol import methods
 from mcp_sidecar.protocol.errors import SidecarError, fail, refused_disabled
+from mcp_sidecar.protocol.results import (
+    ResourceUpdatedParams,
+    SubscribeResult,
+    SubscriptionsResult,
+    UnsubscribeResult,
+    WatchesClearedParams,
+)
+from mcp_sidecar.protocol.results import Watch as WatchJson
 from mcp_sidecar.services.notifier import Notify
 from mcp_sidecar.services.reading import check_uri
 
@@ -39,7 +47,7 @@ class Watch:
     updates: int = 0
     updated_at: float | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> WatchJson:
         return {
             "server": self.server,
             "uri": self.uri,
@@ -78,7 +86,8 @@ class Watches:
         if watch.changed:
             return  # coalesced into the marker already sent
         watch.changed = True
-        self._notify(methods.RESOURCE_UPDATED, {"server": conn.name, "uri": uri, "changed": True})
+        updated: ResourceUpdatedParams = {"server": conn.name, "uri": uri, "changed": True}
+        self._notify(methods.RESOURCE_UPDATED, updated)
 
     def clear(self, server: str, reason: str) -> list[str]:
         """Forget every watch of `server` (its session ended or was replaced); tell the client."""
@@ -86,7 +95,8 @@ class Watches:
         if dropped:
             uris = sorted(dropped)
             log.info("server %s: %d watch(es) cleared (%s)", server, len(uris), reason)
-            self._notify(methods.WATCHES_CLEARED, {"server": server, "uris": uris, "reason": reason})
+            cleared: WatchesClearedParams = {"server": server, "uris": uris, "reason": reason}
+            self._notify(methods.WATCHES_CLEARED, cleared)
             return uris
         return []
 
@@ -99,14 +109,14 @@ class Watches:
 
     # -- requests ----------------------------------------------------------------------------
 
-    def list(self) -> dict[str, Any]:
+    def list(self) -> SubscriptionsResult:
         watches = [w.to_json() for server in sorted(self._by_server) for w in self._by_server[server].values()]
         return {"watches": watches, "limitPerConnection": MAX_WATCHES_PER_CONNECTION}
 
     def _lock(self, server: str) -> asyncio.Lock:
         return self._locks.setdefault(server, asyncio.Lock())
 
-    async def subscribe(self, app: Sidecar, server: str, uri: str) -> dict[str, Any]:
+    async def subscribe(self, app: Sidecar, server: str, uri: str) -> SubscribeResult:
         op = "subscribe"
         if not app.configuration.interactive:
             raise fail(
@@ -141,7 +151,7 @@ class Watches:
             watch = watches[uri] = Watch(server, uri, generation, time.time())
             return {"watch": watch.to_json(), "created": True}
 
-    async def unsubscribe(self, app: Sidecar, server: str, uri: str) -> dict[str, Any]:
+    async def unsubscribe(self, app: Sidecar, server: str, uri: str) -> UnsubscribeResult:
         op = "unsubscribe"
         check_uri(uri, op, server)
         conn = app.connection(server, op)

@@ -6,7 +6,10 @@ import {
 import type { StatusRow } from "../../protocol";
 
 function row(name: string, state: StatusRow["state"], extra: Partial<StatusRow> = {}): StatusRow {
-  return { name, scope: "global", transport: "stdio", state, catalog: null, catalogSource: null, loaded: 0, lastDiagnostic: null, ...extra };
+  return {
+    name, scope: "global", transport: "stdio", state, description: null, protocolVersion: null, catalog: null, catalogSource: null, loaded: 0,
+    lastDiagnostic: null, approvalRequired: false, ...extra,
+  };
 }
 
 test("status bar counts connected and failed servers", () => {
@@ -68,15 +71,15 @@ test("catalog summary tells never-fetched from empty", () => {
 
 test("candidates render kind, server and description", () => {
   assert.deepEqual(
-    candidateItem({ kind: "tool", id: "basic.add", server: "basic", name: "add", description: "Add two integers.", required: ["a", "b"], loaded: true, next: { method: "mcp/callTool", params: {} } }),
+    candidateItem({ kind: "tool", id: "basic.add", server: "basic", name: "add", description: "Add two integers.", required: ["a", "b"], loaded: true, next: { method: "mcp/callTool", params: {} }, score: 1 }),
     { label: "$(tools) basic.add(a, b)", description: "tool · basic · active", detail: "Add two integers." },
   );
   assert.equal(
-    candidateItem({ kind: "prompt", server: "basic", name: "review_code", arguments: [{ name: "code", required: true }, { name: "language" }], next: { method: "", params: {} } }).label,
+    candidateItem({ kind: "prompt", server: "basic", name: "review_code", description: "", arguments: [{ name: "code", required: true }, { name: "language", required: false }], next: { method: "", params: {} }, score: 1 }).label,
     "$(comment-discussion) basic · review_code(code, language?)",
   );
   assert.equal(
-    candidateItem({ kind: "template", server: "basic", name: "note", uriTemplate: "notes://{folder}/{name}", variables: ["folder", "name"], next: { method: "", params: {} } }).description,
+    candidateItem({ kind: "template", label: "template", server: "basic", name: "note", uriTemplate: "notes://{folder}/{name}", variables: ["folder", "name"], description: "", next: { method: "", params: {} }, score: 1 }).description,
     "template · basic",
   );
 });

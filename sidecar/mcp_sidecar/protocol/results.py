@@ -1,0 +1,661 @@
+"""Typed results: the shape of every request's answer and every notification's payload.
+
+Each TypedDict is what the sidecar sends, key for key; `NotRequired` marks a key that is
+sometimes absent (a key whose value may be null is required, with `| None`). Shapes that
+carry a server's own data unchanged (tool schemas, content blocks, filters) stay open dicts.
+`RESULTS` and `NOTIFICATIONS` map each method to its type; the VS Code client mirrors these
+as interfaces in `editor-clients/vscode/src/protocol.ts`, and a unit test compares the keys.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+from mcp_sidecar.protocol import methods
+from mcp_sidecar.protocol.errors import DiagnosticJson
+
+Json = Any
+"""A JSON value whose shape is the server's, not ours."""
+
+# ---------------------------------------------------------------- shared shapes
+
+
+class CatalogCounts(TypedDict):
+    tools: int | None
+    resources: int | None
+    templates: int | None
+    prompts: int | None
+
+
+class StatusRow(TypedDict):
+    """One server's row: the `mcp/serverStatus` payload and `mcp/server/reconnect`'s result."""
+
+    name: str
+    scope: str
+    transport: str
+    state: str
+    description: str | None
+    protocolVersion: str | None
+    catalog: CatalogCounts
+    catalogSource: str | None
+    loaded: int
+    lastDiagnostic: DiagnosticJson | None
+    approvalRequired: bool
+
+
+class PendingApproval(TypedDict):
+    server: str
+    change: Literal["new", "changed"]
+    definitionHash: str
+    transport: str
+    summary: str
+    changedFields: list[str]
+
+
+class ToolDefinition(TypedDict):
+    """One tool: exact ids plus the keys of the server's MCP definition that it has."""
+
+    id: str
+    modelName: str
+    server: str
+    name: str
+    title: NotRequired[Json]
+    description: NotRequired[Json]
+    inputSchema: NotRequired[Json]
+    outputSchema: NotRequired[Json]
+    annotations: NotRequired[Json]
+
+
+class Spill(TypedDict):
+    path: str
+    bytes: int
+
+
+class DisplayBlock(TypedDict):
+    """A pretty-printed JSON rendering of one content block (`index`) or of `structuredContent` (`field`)."""
+
+    index: NotRequired[int]
+    field: NotRequired[str]
+    format: Literal["json"]
+    text: str
+
+
+class ActiveToolsChanged(TypedDict):
+    """The `mcp/activeToolsChanged` payload, also listed in a reload summary's `deactivated`."""
+
+    session: str
+    removed: list[str]
+    reason: str
+
+
+class ReloadSummary(TypedDict):
+    """`mcp/config/reload` and `mcp/workspace/setTrusted`'s result; `reload` in the edits' results."""
+
+    applied: bool
+    added: list[str]
+    removed: list[str]
+    changed: list[str]
+    unchanged: list[str]
+    deactivated: list[ActiveToolsChanged]
+    diagnostics: list[DiagnosticJson]
+
+
+class Watch(TypedDict):
+    server: str
+    uri: str
+    changed: bool
+    updates: int
+    subscribedAt: float
+    updatedAt: float | None
+
+
+class NextCall(TypedDict):
+    """The exact request to send next: `mcp/activate`, `mcp/callTool`, `mcp/read` or `mcp/prompt/preview`."""
+
+    method: str
+    params: dict[str, Any]
+
+
+# ---------------------------------------------------------------- status and servers
+
+
+class ConfigFile(TypedDict):
+    scope: str
+    path: str
+    exists: bool
+    read: bool
+
+
+class StatusResult(TypedDict):
+    servers: list[StatusRow]
+    configFiles: list[ConfigFile]
+    trustedWorkspace: bool
+    pendingApprovals: list[PendingApproval]
+    diagnostics: list[DiagnosticJson]
+
+
+class ProtocolVersions(TypedDict):
+    configured: str
+    negotiated: str | None
+
+
+class Timeouts(TypedDict):
+    requestMs: int
+    toolCallMs: int
+
+
+class Authentication(TypedDict):
+    kind: Literal["header", "oauth", "none"]
+    credentials: str
+    tokensStored: bool | None
+    credentialStore: str | None
+
+
+class ServerGetResult(TypedDict):
+    name: str
+    scope: str
+    overridesGlobal: bool
+    description: str | None
+    disabled: bool
+    transport: str
+    protocol: ProtocolVersions
+    filters: dict[str, Any]
+    timeouts: Timeouts
+    connection: dict[str, Any]
+    """Field names only; every value reads `hidden`."""
+    authentication: Authentication
+    status: StatusRow
+
+
+class RefusedTool(TypedDict):
+    name: str
+    diagnostic: DiagnosticJson
+
+
+class ServerToolsResult(TypedDict):
+    server: str
+    source: str
+    tools: list[ToolDefinition]
+    hiddenByFilters: int
+    refused: list[RefusedTool]
+
+
+class LogLine(TypedDict):
+    time: float
+    text: str
+
+
+class ServerLogsResult(TypedDict):
+    server: str
+    lines: list[LogLine]
+    dropped: int
+
+
+class KindDiagnostic(TypedDict):
+    kind: str
+    diagnostic: DiagnosticJson
+
+
+class ServerRefreshResult(TypedDict):
+    server: str
+    status: StatusRow
+    toolsSource: str
+    diagnostics: list[KindDiagnostic]
+
+
+# ---------------------------------------------------------------- activation and calls
+
+
+class ActivationEntry(TypedDict):
+    id: str
+    status: Literal["loaded", "already loaded", "not loaded"]
+    reason: NotRequired[str]
+    diagnostic: NotRequired[DiagnosticJson]
+    nearby: NotRequired[list[str]]
+
+
+class ActivateResult(TypedDict):
+    session: str
+    results: list[ActivationEntry]
+    tools: list[ToolDefinition]
+    text: str
+
+
+class ActiveToolsResult(TypedDict):
+    session: str
+    tools: list[ToolDefinition]
+
+
+class ResourceLink(TypedDict):
+    uri: str
+    name: Json
+    mimeType: NotRequired[Json]
+    read: NextCall
+
+
+class ShapedToolResult(TypedDict):
+    """A tool's MCP result within the output limits; keys of the MCP result not listed here pass through."""
+
+    isError: bool
+    structuredContent: NotRequired[Json]
+    truncated: NotRequired[bool]
+    spill: NotRequired[Spill | None]
+    """Null when the full result could not be saved."""
+    content: list[dict[str, Any]]
+    display: NotRequired[list[DisplayBlock]]
+    resourceLinks: NotRequired[list[ResourceLink]]
+
+
+class CallToolResult(ShapedToolResult):
+    id: str
+    server: str
+    tool: str
+
+
+# ---------------------------------------------------------------- discovery
+
+
+class Unavailable(TypedDict):
+    server: str
+    kind: str
+    diagnostic: DiagnosticJson
+
+
+class RefusedEntry(TypedDict):
+    """A catalog entry discovery left out: refused by the catalog, or a tool whose model name collides."""
+
+    server: str
+    kind: Literal["tool", "resource", "template", "prompt"]
+    name: NotRequired[str]
+    uri: NotRequired[str]
+    uriTemplate: NotRequired[str]
+    collidesWith: NotRequired[list[str]]
+    diagnostic: DiagnosticJson
+
+
+class ToolCandidate(TypedDict):
+    kind: Literal["tool"]
+    id: str
+    server: str
+    name: str
+    title: NotRequired[Json]
+    description: str
+    required: list[str]
+    loaded: bool
+    next: NextCall
+    score: float
+
+
+class ResourceCandidate(TypedDict):
+    kind: Literal["resource"]
+    server: str
+    name: Json
+    uri: str
+    title: NotRequired[Json]
+    description: str
+    mimeType: NotRequired[Json]
+    next: NextCall
+    score: float
+
+
+class TemplateCandidate(TypedDict):
+    kind: Literal["template"]
+    label: Literal["template"]
+    server: str
+    name: Json
+    uriTemplate: str
+    variables: list[str]
+    title: NotRequired[Json]
+    description: str
+    mimeType: NotRequired[Json]
+    next: NextCall
+    score: float
+
+
+class PromptArgument(TypedDict):
+    name: str
+    required: bool
+
+
+class PromptCandidate(TypedDict):
+    kind: Literal["prompt"]
+    server: str
+    name: str
+    title: NotRequired[Json]
+    description: str
+    arguments: list[PromptArgument]
+    next: NextCall
+    score: float
+
+
+Candidate = ToolCandidate | ResourceCandidate | TemplateCandidate | PromptCandidate
+
+
+class DiscoverResult(TypedDict):
+    query: str
+    kind: str
+    session: str
+    candidates: list[Candidate]
+    unavailable: list[Unavailable]
+    refused: list[RefusedEntry]
+    text: str
+
+
+class ModelToolDefinition(TypedDict):
+    name: str
+    description: str
+    inputSchema: dict[str, Any]
+
+
+class ModelToolInvokeResult(TypedDict):
+    text: str
+    isError: bool
+    details: Json
+    """The result of the operation performed, or `{diagnostic}` when it failed."""
+
+
+class CommandResult(TypedDict):
+    command: str
+    data: Json
+    text: str
+
+
+# ---------------------------------------------------------------- configuration
+
+
+class AddOutcome(TypedDict):
+    """What writing the definition did: the part of `mcp/config/add`'s result decided under the file lock."""
+
+    action: Literal["added", "replaced"]
+    overrides: Literal["global"] | None
+    overriddenBy: Literal["project"] | None
+
+
+class ConfigAddResult(AddOutcome):
+    server: str
+    scope: str
+    path: str
+    notes: list[str]
+    reload: ReloadSummary
+
+
+class ConfigRemoveResult(TypedDict):
+    server: str
+    scope: str
+    path: str
+    remaining: str | None
+    notes: list[str]
+    reload: ReloadSummary
+
+
+class ConfigSetEnabledResult(TypedDict):
+    server: str
+    scope: str
+    path: str
+    enabled: bool
+    changed: bool
+    approvalRequired: bool
+    deactivated: list[str]
+    reload: ReloadSummary
+
+
+class Placeholder(TypedDict):
+    field: str
+    variable: str
+    source: str
+    description: str | None
+
+
+class ImportServer(TypedDict):
+    name: str
+    transport: str | None
+    importable: bool
+    selected: bool
+    connection: dict[str, Any]
+    disabled: bool
+    inlineValues: list[str]
+    placeholders: list[Placeholder]
+    problems: list[str]
+    notes: list[str]
+    alreadyDefined: list[str]
+
+
+class ConfigImportResult(TypedDict):
+    file: str
+    format: str
+    formatLabel: str
+    scope: str
+    path: str
+    written: bool
+    servers: list[ImportServer]
+    imported: list[str]
+    reload: NotRequired[ReloadSummary]
+    """Absent from a preview (`confirm` false), which writes nothing."""
+
+
+class NotApproved(TypedDict):
+    server: str
+    reason: str
+
+
+class ApproveResult(TypedDict):
+    approved: list[str]
+    notApproved: list[NotApproved]
+    reload: ReloadSummary
+
+
+# ---------------------------------------------------------------- authentication
+
+
+class LoginResult(TypedDict):
+    """`completed` carries `scopes`; `pending` (no browser) the login id and the address to open."""
+
+    server: str
+    status: Literal["completed", "pending"]
+    scopes: NotRequired[list[str]]
+    loginId: NotRequired[str]
+    authorizationUrl: NotRequired[str]
+    redirectUri: NotRequired[str]
+    expiresInSeconds: NotRequired[int]
+    text: str
+
+
+class LogoutResult(TypedDict):
+    server: str
+    removed: bool
+    revocation: str
+    text: str
+
+
+# ---------------------------------------------------------------- resources, completions, watches, spill files
+
+
+class ReadResult(TypedDict):
+    server: str
+    uri: str
+    template: NotRequired[str]
+    arguments: NotRequired[dict[str, Any]]
+    untrusted: bool
+    contents: list[dict[str, Any]]
+    truncated: bool
+    spill: NotRequired[Spill]
+    display: NotRequired[list[DisplayBlock]]
+    text: str
+
+
+class CompletionArgument(TypedDict):
+    name: str
+    value: str
+
+
+class CompleteResult(TypedDict):
+    server: str
+    template: NotRequired[str]
+    prompt: NotRequired[str]
+    argument: CompletionArgument
+    values: list[str]
+    dropped: int
+    """Server values left out for holding control or invisible characters (or a line break)."""
+    total: NotRequired[Json]
+    hasMore: NotRequired[Json]
+    untrusted: bool
+    truncated: bool
+    spill: NotRequired[Spill]
+    text: str
+
+
+class SubscribeResult(TypedDict):
+    watch: Watch
+    created: bool
+
+
+class UnsubscribeResult(TypedDict):
+    server: str
+    uri: str
+    removed: bool
+
+
+class SubscriptionsResult(TypedDict):
+    watches: list[Watch]
+    limitPerConnection: int
+
+
+class SpillFileInfo(TypedDict):
+    path: str
+    bytes: int
+    modified: float
+
+
+class SpillListResult(TypedDict):
+    directory: str
+    files: list[SpillFileInfo]
+    totalBytes: int
+
+
+class SpillCleanResult(TypedDict):
+    directory: str
+    removed: list[str]
+    freedBytes: int
+    kept: int
+
+
+# ---------------------------------------------------------------- prompts
+
+
+class PromptResource(TypedDict):
+    uri: str
+    mimeType: NotRequired[str]
+
+
+class PromptText(TypedDict):
+    type: Literal["text"]
+    text: str
+
+
+class PromptMessage(TypedDict):
+    index: int
+    role: Literal["user", "assistant"]
+    resource: NotRequired[PromptResource]
+    """The embedded resource the text came from, if it came from one."""
+    content: PromptText
+
+
+class PromptBody(TypedDict):
+    """What a preview shows; `mcp/prompt/preview` and `mcp/prompt/use` add the preview id."""
+
+    server: str
+    name: str
+    description: NotRequired[str]
+    messageCount: int
+    messages: list[PromptMessage]
+    untrusted: bool
+    text: str
+
+
+class PromptSnapshot(PromptBody):
+    previewId: str
+
+
+class PromptUseResult(PromptSnapshot):
+    accepted: Literal[True]
+
+
+class PromptDiscardResult(TypedDict):
+    previewId: str
+    server: str
+    name: str
+    discarded: Literal[True]
+
+
+# ---------------------------------------------------------------- notification payloads
+
+
+class CatalogChangedParams(TypedDict):
+    server: str
+    kind: str
+
+
+class ResourceUpdatedParams(TypedDict):
+    server: str
+    uri: str
+    changed: Literal[True]
+
+
+class WatchesClearedParams(TypedDict):
+    server: str
+    uris: list[str]
+    reason: str
+
+
+class ApprovalRequiredParams(TypedDict):
+    pending: list[PendingApproval]
+
+
+# ---------------------------------------------------------------- the tables
+
+RESULTS: dict[str, object] = {
+    methods.STATUS: StatusResult,
+    methods.SERVER_GET: ServerGetResult,
+    methods.SERVER_TOOLS: ServerToolsResult,
+    methods.SERVER_RECONNECT: StatusRow,
+    methods.SERVER_LOGS: ServerLogsResult,
+    methods.ACTIVATE: ActivateResult,
+    methods.ACTIVE_TOOLS: ActiveToolsResult,
+    methods.CALL_TOOL: CallToolResult,
+    methods.DISCOVER: DiscoverResult,
+    methods.SERVER_REFRESH: ServerRefreshResult,
+    methods.MODEL_TOOL_DEFINITION: ModelToolDefinition,
+    methods.MODEL_TOOL_INVOKE: ModelToolInvokeResult,
+    methods.COMMAND: CommandResult,
+    methods.CONFIG_ADD: ConfigAddResult,
+    methods.CONFIG_REMOVE: ConfigRemoveResult,
+    methods.CONFIG_SET_ENABLED: ConfigSetEnabledResult,
+    methods.CONFIG_RELOAD: ReloadSummary,
+    methods.CONFIG_IMPORT: ConfigImportResult,
+    methods.WORKSPACE_SET_TRUSTED: ReloadSummary,
+    methods.WORKSPACE_APPROVE: ApproveResult,
+    methods.AUTH_LOGIN: LoginResult,
+    methods.AUTH_COMPLETE_LOGIN: LoginResult,
+    methods.AUTH_LOGOUT: LogoutResult,
+    methods.READ: ReadResult,
+    methods.COMPLETE: CompleteResult,
+    methods.RESOURCE_SUBSCRIBE: SubscribeResult,
+    methods.RESOURCE_UNSUBSCRIBE: UnsubscribeResult,
+    methods.RESOURCE_SUBSCRIPTIONS: SubscriptionsResult,
+    methods.SPILL_LIST: SpillListResult,
+    methods.SPILL_CLEAN: SpillCleanResult,
+    methods.PROMPT_PREVIEW: PromptSnapshot,
+    methods.PROMPT_USE: PromptUseResult,
+    methods.PROMPT_DISCARD: PromptDiscardResult,
+}
+"""Each request method's result type."""
+
+NOTIFICATIONS: dict[str, object] = {
+    methods.SERVER_STATUS: StatusRow,
+    methods.ACTIVE_TOOLS_CHANGED: ActiveToolsChanged,
+    methods.CATALOG_CHANGED: CatalogChangedParams,
+    methods.RESOURCE_UPDATED: ResourceUpdatedParams,
+    methods.WATCHES_CLEARED: WatchesClearedParams,
+    methods.APPROVAL_REQUIRED: ApprovalRequiredParams,
+}
+"""Each notification's payload type."""
