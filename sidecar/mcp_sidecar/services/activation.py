@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.catalog import names
 from mcp_sidecar.catalog.names import nfc
-from mcp_sidecar.catalog.tools import canonical, tool_view
+from mcp_sidecar.catalog.tools import ToolCatalog, canonical, tool_view
 from mcp_sidecar.output.sanitize import one_line
 from mcp_sidecar.output.shaping import shape_tool_result
 from mcp_sidecar.protocol.errors import SidecarError, diagnostic, fail, refused_disabled
@@ -130,9 +130,8 @@ def _collision(tool_id: str, refs: list[ToolRef]) -> ActivationOutcome:
     return _not_loaded(tool_id, refs[0].server, reason)
 
 
-async def _activate_one(app: Sidecar, tool_id: str, session_id: str) -> ActivationOutcome:
-    servers = app.registry.names()
-    tool_id = nfc(tool_id)
+async def _resolve(app: Sidecar, tool_id: str, servers: list[str]) -> ToolRef | ActivationOutcome:
+    """The one tool an id names, or why it names none (no such server, a collision)."""
     refs = tool_refs(tool_id, servers)
     if len(refs) > 1:
         # Server names meeting at `__`: several servers could be meant. Each is asked.
@@ -140,27 +139,55 @@ async def _activate_one(app: Sidecar, tool_id: str, session_id: str) -> Activati
         if len(owners) > 1:
             return _collision(tool_id, owners)
         refs = owners or refs[:1]
-    ref = refs[0] if refs else None
-    if ref is None:
-        head = tool_id.removeprefix("mcp__").split("__" if tool_id.startswith("mcp__") else ".")[0]
-        return {
-            "id": tool_id,
-            "status": "not loaded",
-            "reason": "The id does not start with a configured server name.",
-            "nearby": [f"{s}." for s in _nearby(head, servers)],
-        }
+    if refs:
+        return refs[0]
+    head = tool_id.removeprefix("mcp__").split("__" if tool_id.startswith("mcp__") else ".")[0]
+    return {
+        "id": tool_id,
+        "status": "not loaded",
+        "reason": "The id does not start with a configured server name.",
+        "nearby": [f"{s}." for s in _nearby(head, servers)],
+    }
+
+
+def _disabled(ref: ToolRef, approval_required: bool) -> ActivationOutcome:
+    return {
+        "id": ref.id,
+        "status": "not loaded",
+        "reason": (
+            f"Server {ref.server!r} waits for approval: its project definition is new or changed."
+            if approval_required
+            else f"Server {ref.server!r} is disabled."
+        ),
+        "nearby": [],
+    }
+
+
+def _absent(ref: ToolRef, catalog: ToolCatalog, visible: list[str]) -> ActivationOutcome:
+    """Why the catalog has no visible tool of that name: refused, filtered out, or none."""
+    refused = catalog.refused_entry(ref.tool)
+    if refused is not None:
+        return _not_loaded(ref.id, ref.server, refused["diagnostic"]["message"])
+    if ref.tool in catalog.all_names():
+        reason = f"Tool {ref.tool!r} is excluded by the server's tool filters."
+    else:
+        reason = f"Server {ref.server!r} has no tool named {ref.tool!r}."
+    return {
+        "id": ref.id,
+        "status": "not loaded",
+        "reason": reason,
+        "nearby": [f"{ref.server}.{n}" for n in _nearby(ref.tool, visible)],
+    }
+
+
+async def _activate_one(app: Sidecar, tool_id: str, session_id: str) -> ActivationOutcome:
+    servers = app.registry.names()
+    ref = await _resolve(app, nfc(tool_id), servers)
+    if not isinstance(ref, ToolRef):
+        return ref
     conn = app.registry.connection(ref.server, "activate")
     if conn.config.disabled:
-        return {
-            "id": ref.id,
-            "status": "not loaded",
-            "reason": (
-                f"Server {ref.server!r} waits for approval: its project definition is new or changed."
-                if conn.config.approval_required
-                else f"Server {ref.server!r} is disabled."
-            ),
-            "nearby": [],
-        }
+        return _disabled(ref, conn.config.approval_required)
     try:
         catalog = await app.catalogs.tool_catalog(conn, "activate")
     except SidecarError as exc:
@@ -174,19 +201,7 @@ async def _activate_one(app: Sidecar, tool_id: str, session_id: str) -> Activati
     visible = catalog.visible(conn.config)
     descriptor = visible.get(ref.tool)
     if descriptor is None:
-        refused = catalog.refused_entry(ref.tool)
-        if refused is not None:
-            return _not_loaded(ref.id, ref.server, refused["diagnostic"]["message"])
-        if ref.tool in catalog.all_names():
-            reason = f"Tool {ref.tool!r} is excluded by the server's tool filters."
-        else:
-            reason = f"Server {ref.server!r} has no tool named {ref.tool!r}."
-        return {
-            "id": ref.id,
-            "status": "not loaded",
-            "reason": reason,
-            "nearby": [f"{ref.server}.{n}" for n in _nearby(ref.tool, list(visible))],
-        }
+        return _absent(ref, catalog, list(visible))
     # The same model name from another server's tool (`a.b__c` and `a__b.c`): neither loads.
     model = model_name(ref)
     if len(tool_refs(model, servers)) > 1:
@@ -197,9 +212,8 @@ async def _activate_one(app: Sidecar, tool_id: str, session_id: str) -> Activati
     existing = app.sessions.get(session_id, ref.id)
     if existing is not None and existing.canonical == text:
         return {"id": ref.id, "status": "already loaded", "tool": tool_view(ref.server, descriptor)}
-    app.sessions.activate(
-        session_id, ref.id, ActiveTool(ref.server, ref.tool, descriptor, text, conn.config.fingerprint())
-    )
+    tool = ActiveTool(ref.server, ref.tool, descriptor, text, conn.config.fingerprint())
+    app.sessions.activate(session_id, ref.id, tool)
     return {"id": ref.id, "status": "loaded", "tool": tool_view(ref.server, descriptor)}
 
 
