@@ -105,6 +105,8 @@ class Diagnostic:
     hint: str = ""
     usage: str | None = None
     """The command's usage text, on `command_invalid` diagnostics of `mcp/command`."""
+    nearby: tuple[str, ...] | None = None
+    """Exact ids to retry with, on the activation diagnostics of `mcp/callTool` with `activate`."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"code": self.code, "operation": self.operation}
@@ -114,6 +116,8 @@ class Diagnostic:
         out["hint"] = self.hint
         if self.usage is not None:
             out["usage"] = self.usage
+        if self.nearby is not None:
+            out["nearby"] = list(self.nearby)
         return out
 
     def render(self) -> str:

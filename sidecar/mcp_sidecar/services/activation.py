@@ -25,7 +25,7 @@ from mcp_sidecar.catalog.names import nfc
 from mcp_sidecar.catalog.tools import canonical, tool_view
 from mcp_sidecar.output.sanitize import one_line
 from mcp_sidecar.output.shaping import shape_tool_result
-from mcp_sidecar.protocol.errors import SidecarError, diagnostic, fail, refused_disabled
+from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, diagnostic, fail, refused_disabled
 from mcp_sidecar.services.app import ActiveTool
 
 if TYPE_CHECKING:
@@ -259,3 +259,44 @@ async def call_tool(app: Sidecar, tool_id: str, arguments: dict[str, Any], sessi
     # Output limits: a preview within them, the whole result in a private spill file.
     shaped = shape_tool_result(result, ref.server, f"{ref.server}.{ref.tool}")
     return {"id": ref.id, "server": ref.server, "tool": ref.tool, **shaped}
+
+
+class NotActivated(SidecarError):
+    """`mcp/callTool` with `activate`: the id was `not loaded`; `activation` is `mcp/activate`'s result."""
+
+    def __init__(self, app: Sidecar, activation: dict[str, Any]) -> None:
+        super().__init__(_activation_diagnostic(app, activation["results"][0]))
+        self.activation = activation
+
+
+def _activation_diagnostic(app: Sidecar, row: dict[str, Any]) -> Diagnostic:
+    """The row's own diagnostic when it has one, else one whose message is the row's reason."""
+    nearby = tuple(row.get("nearby") or ())
+    given = row.get("diagnostic")
+    if given is not None:
+        return Diagnostic(
+            code=given["code"],
+            operation=given["operation"],
+            message=given["message"],
+            server=given.get("server"),
+            hint=given["hint"],
+            nearby=nearby,
+        )
+    ref = parse_tool_id(row["id"], list(app.connections))
+    conn = app.connections.get(ref.server) if ref is not None else None
+    if conn is not None and conn.config.disabled:
+        code = "trust_required" if conn.config.approval_required else "server_disabled"
+    else:
+        code = "tool_not_found"
+    diag = diagnostic(code, "activate", row["reason"], ref.server if ref is not None else None)
+    return Diagnostic(diag.code, diag.operation, diag.message, diag.server, diag.hint, nearby=nearby)
+
+
+async def activate_and_call(app: Sidecar, tool_id: str, arguments: dict[str, Any], session_id: str) -> dict[str, Any]:
+    """Activate exactly as `mcp/activate` does, then call; NotActivated when the id did not load."""
+    activated = await activate(app, (tool_id,), session_id)
+    row = activated["results"][0]
+    if row["status"] == "not loaded":
+        raise NotActivated(app, activated)
+    result = await call_tool(app, row["id"], arguments, session_id)
+    return {**result, "activation": {"id": row["id"], "status": row["status"]}}
