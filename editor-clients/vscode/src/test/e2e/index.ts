@@ -390,7 +390,7 @@ test("the sidecar serves the command table, the add dry run and activate-then-ca
   assert.equal(unclosed.problems[0]?.diagnostic.message, "The line has an unclosed single quote (').");
   assert.equal(await vscode.commands.executeCommand("mcpSidecar.callTool", "spare.ech", {}), undefined, "not activated, nothing called");
   const failed = await rejectsWithCode(api.client.request(P.callTool, { id: "spare.ech", activate: true, session: "palette" }), "tool_not_found");
-  assert.deepEqual(failed.nearby, ["spare.echo"]);
+  assert.equal(failed.nearby?.[0], "spare.echo");
 });
 
 test("disable deactivates the server's tools and enable brings it back", async () => {
