@@ -291,11 +291,12 @@ async def _headless(args: argparse.Namespace, project: Path) -> int:
             return EXIT_USAGE
 
         async def run() -> Any:
-            activated = await activation.activate(app, (args.id,), "cli")
-            outcome = activated["results"][0]
-            if outcome["status"] == "not loaded":
-                return {"activation": activated}
-            return await activation.call_tool(app, args.id, arguments, "cli")
+            try:
+                called = await activation.activate_and_call(app, args.id, arguments, "cli")
+            except activation.NotActivated as exc:
+                return {"activation": exc.activation}
+            called.pop("activation")  # the CLI's result stays the call's
+            return called
 
         def text(result: Any) -> str:
             if "activation" in result:

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from mcp_sidecar.services.command_line import CommandLineError, ParsedCommand, parse_line, split_words, usage_of
+from mcp_sidecar.services.command_line import (
+    COMMANDS,
+    CommandLineError,
+    ParsedCommand,
+    command_table,
+    parse_line,
+    parse_target,
+    split_words,
+    usage_of,
+)
 
 
 @pytest.mark.parametrize(
@@ -197,3 +208,43 @@ def test_general_usage_lists_every_command() -> None:
         assert f"\n  {command}" in text
     for command in ("reconnect", "refresh", "subscribe", "unsubscribe", "subscriptions", "prompt", "import", "help"):
         assert f"\n  {command}" in text
+
+
+def _sample(option: dict[str, Any]) -> list[str]:
+    if option["kind"] == "flag":
+        return [option["name"]]
+    value = option["values"][0] if option["values"] else {"--header": "X: y", "--env": "K=v"}.get(option["name"], "7")
+    return [option["name"], value]
+
+
+def test_the_command_table_offers_only_what_the_parser_accepts() -> None:
+    table = command_table(["srv"])
+    assert [entry["name"] for entry in table] == list(COMMANDS)
+    for entry in table:
+        name = entry["name"]
+        words = [name]
+        for option in entry["options"]:
+            words += _sample(option)
+        for positional in entry["positionals"]:
+            if name == "add":
+                words += ["new", "https://x.example/mcp"]
+                break
+            words.append(positional["values"][0] if positional["values"] else "word")
+        line = " ".join(words).replace("X: y", "'X: y'")
+        parsed = parse_line(line)
+        assert parsed.name == ("list" if name == "status" else name), line
+        for option in entry["options"]:
+            if option["required"]:
+                without = " ".join(_sample(option))
+                with pytest.raises(CommandLineError, match="needs --scope"):
+                    parse_line(line.replace(without, "", 1))
+
+
+def test_parse_target_splits_like_add() -> None:
+    assert parse_target(" https://x.example/mcp ") == {"url": "https://x.example/mcp"}
+    assert parse_target("npx -y 'a b'") == {"command": "npx", "args": ["-y", "a b"]}
+    assert parse_target("server") == {"command": "server"}
+    assert parse_target("npx -y 'a b'") == parse_line("add --scope global n -- npx -y 'a b'").definition
+    for bad in ("", "  ", "x 'open", "''"):
+        with pytest.raises(CommandLineError):
+            parse_target(bad)

@@ -189,11 +189,12 @@ def parse_protocol(text: str) -> TsProtocol:
     for m in re.finditer(r"(?:export\s+)?type\s+(\w+)\s*=\s*(.*?);\s*\n", clean, flags=re.S):
         aliases[m.group(1)] = _Parser(_tokens(m.group(2))).type()
     call = r"new\s+{kind}<\s*(?:[^<>]|<[^<>]*>)*?>\s*\(\s*\"([^\"]+)\"\s*,?\s*\)"
-    requests: dict[str, Any] = {}
+    requests: dict[str, list[Any]] = {}
     for m in re.finditer(call.format(kind="RequestType"), clean):
         generic = m.group(0)[m.group(0).index("<") + 1 : m.group(0).rindex(">")]
         params = [p.strip() for p in re.split(r",(?![^<>]*>)", generic)]
-        requests[m.group(1)] = _Parser(_tokens(params[1])).type()
+        # A method with variants (`mcp/config/add` and its dry run) has one RequestType each.
+        requests.setdefault(m.group(1), []).append(_Parser(_tokens(params[1])).type())
     notifications: dict[str, Any] = {}
     for m in re.finditer(call.format(kind="NotificationType"), clean):
         generic = m.group(0)[m.group(0).index("<") + 1 : m.group(0).rindex(">")]
@@ -301,7 +302,13 @@ def mismatches(ts: TsProtocol) -> list[str]:
         if method not in ts.requests:
             out.append(f"{method}: no RequestType in protocol.ts")
             continue
-        compare(py, ts.requests[method], ts, method, out)
+        variants = [py, *results.VARIANTS.get(method, ())]
+        declared = ts.requests[method]
+        if len(declared) != len(variants):
+            out.append(f"{method}: {len(variants)} result type(s) in Python, {len(declared)} RequestType(s)")
+            continue
+        for py_type, ts_type in zip(variants, declared, strict=True):
+            compare(py_type, ts_type, ts, method, out)
     for method, py in results.NOTIFICATIONS.items():
         if method not in ts.notifications:
             out.append(f"{method}: no NotificationType in protocol.ts")
@@ -369,7 +376,7 @@ def test_a_key_added_in_python_only_is_caught() -> None:
         extra: str
 
     out: list[str] = []
-    compare(Extended, ts.requests[methods.SPILL_CLEAN], ts, "spill", out)
+    compare(Extended, ts.requests[methods.SPILL_CLEAN][0], ts, "spill", out)
     assert out == ["spill.extra: optional in Python, missing in TypeScript"]
 
 

@@ -170,7 +170,7 @@ await step("MCP: Add Server to mcp-sidecar asks a name, a scope and a command li
   await runPaletteCommand("MCP: Add Server to mcp-sidecar...");
   await quickInput.locator(".quick-input-title", { hasText: "Add MCP server (1/3)" }).waitFor();
   await page.keyboard.type("my notes");
-  await quickInput.locator(".quick-input-message", { hasText: "Use letters, digits" }).waitFor();
+  await quickInput.locator(".quick-input-message", { hasText: "the name must be 1 to 64 letters" }).waitFor();
   await quickInput.locator("input.input").fill("added");
   await page.keyboard.press("Enter");
   await quickRows.filter({ hasText: "mcp.json in your user configuration" }).first().waitFor();

@@ -52,19 +52,18 @@ export class Actions {
   }
 
   /**
-   * Activates the tool when needed, asks for JSON arguments validated against its input
-   * schema (unless `args` are given), calls it and shows the result.
+   * Asks for JSON arguments validated against the tool's input schema (unless `args` are
+   * given), then calls it with `activate: true`, so the sidecar activates it into the session
+   * first exactly as `mcp/activate` would, and shows the result.
    */
   async call(id: string, args?: P.JsonObject): Promise<P.CallToolResult | undefined> {
-    const activation = await this.client.request(P.activate, { ids: [id] });
-    const entry = activation.results[0];
-    const tool = activation.tools.find((t) => t.id === id);
-    if (!tool || entry?.status === "not loaded") {
-      void vscode.window.showWarningMessage(`MCP: ${id} could not be activated: ${entry?.reason ?? "unknown tool"}`);
-      return undefined;
-    }
     let argumentsValue = args;
     if (argumentsValue === undefined) {
+      const tool = await this.definition(id).catch(() => undefined);
+      if (!tool) {
+        void vscode.window.showWarningMessage(`MCP: ${id} is not in its server's catalog.`);
+        return undefined;
+      }
       const text = await vscode.window.showInputBox({
         title: `Call ${id}`,
         prompt: `JSON arguments. ${tool.description ?? ""}`.trim(),
@@ -82,10 +81,19 @@ export class Actions {
       if (!parsed.ok) return undefined;
       argumentsValue = parsed.value;
     }
-    const result = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Calling ${id}…`, cancellable: true },
-      (_progress, token) => this.client.request(P.callTool, { id, arguments: argumentsValue }, token),
-    );
+    let result: P.CallToolResult;
+    try {
+      result = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `Calling ${id}…`, cancellable: true },
+        (_progress, token) => this.client.request(P.callTool, { id, arguments: argumentsValue, activate: true }, token),
+      );
+    } catch (error) {
+      const data = (error as { data?: P.Diagnostic } | null)?.data;
+      if (data?.operation !== "activate") throw error;
+      const nearby = data.nearby?.length ? ` Did you mean ${data.nearby.join(", ")}?` : "";
+      void vscode.window.showWarningMessage(`MCP: ${id} could not be activated: ${data.message}${nearby}`);
+      return undefined;
+    }
     const rendered = renderCallResult(result);
     await this.outputs.show(`${id} result`, rendered.text, rendered.language);
     if (result.isError) void vscode.window.showWarningMessage(`MCP: ${id} reported an error; see the result.`);

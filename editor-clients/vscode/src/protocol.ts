@@ -17,6 +17,8 @@ export interface Diagnostic {
   message: string;
   hint: string;
   usage?: string;
+  /** On `mcp/callTool` with `activate`: exact ids to retry with. */
+  nearby?: string[];
 }
 
 export type ServerState = "idle" | "connecting" | "connected" | "disabled" | "failed";
@@ -198,6 +200,8 @@ export interface CallToolParams {
   id: string;
   arguments?: JsonObject;
   session?: string;
+  /** Activate the tool into the session first, exactly as `mcp/activate` would. */
+  activate?: boolean;
 }
 
 export interface CallToolResult {
@@ -211,6 +215,8 @@ export interface CallToolResult {
   spill?: Spill;
   display?: DisplayBlock[];
   resourceLinks?: { uri: string; name: string; mimeType?: string; read: { method: string; params: JsonObject } }[];
+  /** Only with `activate: true`. */
+  activation?: { id: string; status: "loaded" | "already loaded" };
 }
 
 export type DiscoverKind = "all" | "tools" | "resources" | "prompts";
@@ -314,11 +320,68 @@ export interface CommandResult {
   text: string;
 }
 
+export interface CommandSpecParams {
+  command?: string;
+}
+
+export interface CommandOption {
+  name: string;
+  kind: "flag" | "value" | "multi";
+  required: boolean;
+  values: string[];
+  placeholder: string | null;
+}
+
+export interface CommandPositional {
+  name: string;
+  completion: "server" | "command" | "file" | null;
+  values: string[];
+}
+
+export interface CommandEntry {
+  name: string;
+  usage: string;
+  summary: string;
+  options: CommandOption[];
+  positionals: CommandPositional[];
+  variadic: boolean;
+  /** `config`: edits a configuration file; `status`: changes server rows; null: neither. */
+  changes: "config" | "status" | null;
+}
+
+export interface CommandSpecResult {
+  commands: CommandEntry[];
+  servers: string[];
+  scopes: string[];
+  transports: string[];
+}
+
 export interface ConfigAddParams {
   scope: "global" | "project";
   server: string;
-  definition: JsonObject;
+  /** One `mcpServers` entry; or `target` instead. */
+  definition?: JsonObject;
+  /** An http(s) URL or a stdio command line, split by the sidecar as `/mcp add` splits it. */
+  target?: string;
   replace?: boolean;
+}
+
+export interface ConfigAddDryRunParams extends ConfigAddParams {
+  dryRun: true;
+}
+
+export interface ConfigAddDryRunResult {
+  dryRun: true;
+  valid: boolean;
+  server: string;
+  scope: string;
+  path: string | null;
+  definition: JsonObject | null;
+  action: "added" | "replaced" | null;
+  overrides: "global" | null;
+  overriddenBy: "project" | null;
+  notes: string[];
+  problems: { field: "target" | "server" | "definition" | "scope"; diagnostic: Diagnostic }[];
 }
 
 export interface ConfigAddResult {
@@ -606,7 +669,10 @@ export const modelToolInvoke = new RequestType<ModelToolInvokeParams, ModelToolI
   "mcp/modelTool/invoke",
 );
 export const command = new RequestType<CommandParams, CommandResult, void>("mcp/command");
+export const commandSpec = new RequestType<CommandSpecParams, CommandSpecResult, void>("mcp/commandSpec");
 export const configAdd = new RequestType<ConfigAddParams, ConfigAddResult, void>("mcp/config/add");
+/** `mcp/config/add` with `dryRun: true`: the same method, answering what would be written. */
+export const configAddDryRun = new RequestType<ConfigAddDryRunParams, ConfigAddDryRunResult, void>("mcp/config/add");
 export const configRemove = new RequestType<ConfigRemoveParams, ConfigRemoveResult, void>("mcp/config/remove");
 export const configSetEnabled = new RequestType<ConfigSetEnabledParams, ConfigSetEnabledResult, void>(
   "mcp/config/setEnabled",
@@ -645,7 +711,7 @@ export const approvalRequired = new NotificationType<ApprovalRequiredParams>("mc
 /** Every request this file mirrors, for the protocol test. */
 export const REQUESTS = [
   status, serverGet, serverTools, serverReconnect, serverLogs, serverRefresh, activate, activeTools,
-  callTool, discover, modelToolDefinition, modelToolInvoke, command, configAdd, configRemove,
+  callTool, discover, modelToolDefinition, modelToolInvoke, command, commandSpec, configAdd, configRemove,
   configSetEnabled, configReload, configImport, workspaceSetTrusted, workspaceApprove, authLogin, authCompleteLogin,
   authLogout, read, complete, resourceSubscribe, resourceUnsubscribe, resourceSubscriptions,
   spillList, spillClean, promptPreview, promptUse, promptDiscard,

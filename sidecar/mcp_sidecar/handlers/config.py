@@ -9,6 +9,8 @@ from mcp_sidecar.protocol import config_params, methods, params
 from mcp_sidecar.protocol.results import (
     ApproveResult,
     CommandResult,
+    CommandSpecResult,
+    ConfigAddDryRunResult,
     ConfigAddResult,
     ConfigImportResult,
     ConfigRemoveResult,
@@ -24,10 +26,18 @@ def config_handlers(app: Sidecar) -> dict[str, Handler]:
     async def on_command(raw: Any) -> CommandResult:
         return await commands.run_line(app, config_params.parse_command("command", raw).line)
 
+    @guarded("commandSpec")
+    async def on_command_spec(raw: Any) -> CommandSpecResult:
+        return commands.command_spec(app, config_params.parse_command_spec("commandSpec", raw))
+
     @guarded("add")
-    async def on_add(raw: Any) -> ConfigAddResult:
+    async def on_add(raw: Any) -> ConfigAddResult | ConfigAddDryRunResult:
         p = config_params.parse_config_add("add", raw)
-        return await config_edits.add(app, p.scope, p.server, p.definition, p.replace)
+        if p.dry_run:
+            return await config_edits.add_dry_run(app, p.scope, p.server, p.definition, p.target, p.replace)
+        definition = p.definition if p.target is None else config_edits.definition_from_target(p.target, "add")
+        assert definition is not None
+        return await config_edits.add(app, p.scope, p.server, definition, p.replace)
 
     @guarded("remove")
     async def on_remove(raw: Any) -> ConfigRemoveResult:
@@ -61,6 +71,7 @@ def config_handlers(app: Sidecar) -> dict[str, Handler]:
         methods.WORKSPACE_SET_TRUSTED: on_set_trusted,
         methods.WORKSPACE_APPROVE: on_approve,
         methods.COMMAND: on_command,
+        methods.COMMAND_SPEC: on_command_spec,
         methods.CONFIG_ADD: on_add,
         methods.CONFIG_REMOVE: on_remove,
         methods.CONFIG_SET_ENABLED: on_set_enabled,

@@ -63,6 +63,8 @@ def request_handlers(app: Sidecar) -> dict[str, Handler]:
     @guarded("call")
     async def on_call_tool(raw: Any) -> CallToolResult:
         p = params.parse_call_tool("call", raw)
+        if p.activate:
+            return await activation.activate_and_call(app, p.id, p.arguments, p.session)
         return await activation.call_tool(app, p.id, p.arguments, p.session)
 
     @guarded("discover")

@@ -22,8 +22,12 @@ class CommandParams:
 class ConfigAddParams:
     scope: Scope
     server: str
-    definition: dict[str, Any]
+    definition: dict[str, Any] | None
+    """None when `target` is given instead."""
     replace: bool
+    target: str | None = None
+    """An http(s) URL or a stdio command line, split by the `/mcp add` parser."""
+    dry_run: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,16 +83,29 @@ def parse_command(operation: str, params: Any) -> CommandParams:
     return CommandParams(line=line)
 
 
+def parse_command_spec(operation: str, params: Any) -> str | None:
+    """`{command?}`: one command's entry, or every command's."""
+    return _str(operation, _object(operation, params), "command", required=False)
+
+
 def parse_config_add(operation: str, params: Any) -> ConfigAddParams:
     p = _object(operation, params)
     definition = p.get("definition")
-    if not isinstance(definition, Mapping):
+    target = p.get("target")
+    if target is not None:
+        if definition is not None:
+            raise invalid_params(operation, "Give `definition` or `target`, not both.")
+        if not isinstance(target, str) or len(target) > MAX_LINE_CHARS:
+            raise invalid_params(operation, f"`target` must be a string of at most {MAX_LINE_CHARS} characters.")
+    elif not isinstance(definition, Mapping):
         raise invalid_params(operation, "`definition` must be a JSON object (an `mcpServers` entry).")
     return ConfigAddParams(
         scope=_scope(operation, p),
         server=_required(operation, p, "server"),
-        definition=dict(definition),
+        definition=dict(definition) if isinstance(definition, Mapping) else None,
         replace=_bool(operation, p, "replace", False),
+        target=target,
+        dry_run=_bool(operation, p, "dryRun", False),
     )
 
 

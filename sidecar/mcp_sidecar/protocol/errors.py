@@ -79,6 +79,8 @@ class DiagnosticJson(TypedDict):
     hint: str
     usage: NotRequired[str]
     """The command's usage text, on `command_invalid` diagnostics of `mcp/command`."""
+    nearby: NotRequired[list[str]]
+    """Exact ids to retry with, on `mcp/callTool` with `activate` when the id did not load."""
 
 
 HINTS: dict[DiagnosticCode, str] = {
@@ -169,6 +171,8 @@ class Diagnostic:
     hint: str = ""
     usage: str | None = None
     """The command's usage text, on `command_invalid` diagnostics of `mcp/command`."""
+    nearby: tuple[str, ...] | None = None
+    """Exact ids to retry with, on the activation diagnostics of `mcp/callTool` with `activate`."""
 
     def to_json(self) -> DiagnosticJson:
         out: DiagnosticJson
@@ -184,6 +188,8 @@ class Diagnostic:
             out = {"code": self.code, "operation": self.operation, "message": self.message, "hint": self.hint}
         if self.usage is not None:
             out["usage"] = self.usage
+        if self.nearby is not None:
+            out["nearby"] = list(self.nearby)
         return out
 
     def render(self) -> str:

@@ -20,6 +20,7 @@ SERVER_REFRESH = "mcp/server/refresh"
 MODEL_TOOL_DEFINITION = "mcp/modelTool/definition"
 MODEL_TOOL_INVOKE = "mcp/modelTool/invoke"
 COMMAND = "mcp/command"
+COMMAND_SPEC = "mcp/commandSpec"
 CONFIG_ADD = "mcp/config/add"
 CONFIG_REMOVE = "mcp/config/remove"
 CONFIG_SET_ENABLED = "mcp/config/setEnabled"
@@ -55,6 +56,7 @@ REQUESTS: tuple[str, ...] = (
     MODEL_TOOL_DEFINITION,
     MODEL_TOOL_INVOKE,
     COMMAND,
+    COMMAND_SPEC,
     CONFIG_ADD,
     CONFIG_REMOVE,
     CONFIG_SET_ENABLED,

@@ -69,6 +69,8 @@ class CallToolParams:
     id: str
     arguments: dict[str, Any]
     session: str
+    activate: bool = False
+    """Activate the tool into the session first, exactly as `mcp/activate` would."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +147,10 @@ def parse_call_tool(operation: str, params: Any) -> CallToolParams:
         arguments = {}
     if not isinstance(arguments, Mapping):
         raise invalid_params(operation, "`arguments` must be a JSON object.")
-    return CallToolParams(id=tool_id, arguments=dict(arguments), session=_session(operation, p))
+    activate = p.get("activate", False)
+    if not isinstance(activate, bool):
+        raise invalid_params(operation, "`activate` must be true or false.")
+    return CallToolParams(id=tool_id, arguments=dict(arguments), session=_session(operation, p), activate=activate)
 
 
 @dataclass(frozen=True, slots=True)

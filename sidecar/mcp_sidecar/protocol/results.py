@@ -246,10 +246,17 @@ class ShapedToolResult(TypedDict):
     resourceLinks: NotRequired[list[ResourceLink]]
 
 
+class Activation(TypedDict):
+    id: str
+    status: Literal["loaded", "already loaded"]
+
+
 class CallToolResult(ShapedToolResult):
     id: str
     server: str
     tool: str
+    activation: NotRequired[Activation]
+    """Only with `activate: true`: what the activation before the call did."""
 
 
 # ---------------------------------------------------------------- discovery
@@ -377,6 +384,58 @@ class ConfigAddResult(AddOutcome):
     path: str
     notes: list[str]
     reload: ReloadSummary
+
+
+class AddProblem(TypedDict):
+    field: Literal["target", "server", "definition", "scope"]
+    diagnostic: DiagnosticJson
+
+
+class ConfigAddDryRunResult(TypedDict):
+    """`mcp/config/add` with `dryRun: true`: what would be written, and every refusal in order."""
+
+    dryRun: Literal[True]
+    valid: bool
+    server: str
+    scope: str
+    path: str | None
+    definition: dict[str, Any] | None
+    action: Literal["added", "replaced"] | None
+    overrides: Literal["global"] | None
+    overriddenBy: Literal["project"] | None
+    notes: list[str]
+    problems: list[AddProblem]
+
+
+class CommandOption(TypedDict):
+    name: str
+    kind: Literal["flag", "value", "multi"]
+    required: bool
+    values: list[str]
+    placeholder: str | None
+
+
+class CommandPositional(TypedDict):
+    name: str
+    completion: Literal["server", "command", "file"] | None
+    values: list[str]
+
+
+class CommandEntry(TypedDict):
+    name: str
+    usage: str
+    summary: str
+    options: list[CommandOption]
+    positionals: list[CommandPositional]
+    variadic: bool
+    changes: Literal["config", "status"] | None
+
+
+class CommandSpecResult(TypedDict):
+    commands: list[CommandEntry]
+    servers: list[str]
+    scopes: list[str]
+    transports: list[str]
 
 
 class ConfigRemoveResult(TypedDict):
@@ -627,6 +686,7 @@ RESULTS: dict[str, object] = {
     methods.MODEL_TOOL_DEFINITION: ModelToolDefinition,
     methods.MODEL_TOOL_INVOKE: ModelToolInvokeResult,
     methods.COMMAND: CommandResult,
+    methods.COMMAND_SPEC: CommandSpecResult,
     methods.CONFIG_ADD: ConfigAddResult,
     methods.CONFIG_REMOVE: ConfigRemoveResult,
     methods.CONFIG_SET_ENABLED: ConfigSetEnabledResult,
@@ -649,6 +709,9 @@ RESULTS: dict[str, object] = {
     methods.PROMPT_DISCARD: PromptDiscardResult,
 }
 """Each request method's result type."""
+
+VARIANTS: dict[str, tuple[object, ...]] = {methods.CONFIG_ADD: (ConfigAddDryRunResult,)}
+"""Other result types of a method, chosen by a parameter (`mcp/config/add` with `dryRun`)."""
 
 NOTIFICATIONS: dict[str, object] = {
     methods.SERVER_STATUS: StatusRow,

@@ -18,14 +18,14 @@ import asyncio
 import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from mcp_sidecar.catalog import names
 from mcp_sidecar.catalog.names import nfc
 from mcp_sidecar.catalog.tools import ToolCatalog, canonical, tool_view
 from mcp_sidecar.output.sanitize import one_line
 from mcp_sidecar.output.shaping import shape_tool_result
-from mcp_sidecar.protocol.errors import SidecarError, diagnostic, fail, refused_disabled
+from mcp_sidecar.protocol.errors import Diagnostic, DiagnosticCode, SidecarError, diagnostic, fail, refused_disabled
 from mcp_sidecar.protocol.results import (
     ActivateResult,
     ActivationEntry,
@@ -284,4 +284,46 @@ async def call_tool(app: Sidecar, tool_id: str, arguments: dict[str, Any], sessi
     result = await conn.call_tool(ref.tool, arguments, op)
     # Output limits: a preview within them, the whole result in a private spill file.
     shaped = shape_tool_result(result, ref.server, f"{ref.server}.{ref.tool}")
-    return {"id": ref.id, "server": ref.server, "tool": ref.tool, **shaped}
+    # The MCP result's own keys pass through; `activation` is added by activate_and_call alone.
+    return cast(CallToolResult, {"id": ref.id, "server": ref.server, "tool": ref.tool, **shaped})
+
+
+class NotActivated(SidecarError):
+    """`mcp/callTool` with `activate`: the id was `not loaded`; `activation` is `mcp/activate`'s result."""
+
+    def __init__(self, app: Sidecar, activation: ActivateResult) -> None:
+        super().__init__(_activation_diagnostic(app, activation["results"][0]))
+        self.activation = activation
+
+
+def _activation_diagnostic(app: Sidecar, row: ActivationEntry) -> Diagnostic:
+    """The row's own diagnostic when it has one, else one whose message is the row's reason."""
+    nearby = tuple(row.get("nearby") or ())
+    given = row.get("diagnostic")
+    if given is not None:
+        return Diagnostic(
+            code=given["code"],
+            operation=given["operation"],
+            message=given["message"],
+            server=given.get("server"),
+            hint=given["hint"],
+            nearby=nearby,
+        )
+    ref = parse_tool_id(row["id"], app.registry.names())
+    conn = app.registry.get(ref.server) if ref is not None else None
+    code: DiagnosticCode = "tool_not_found"
+    if conn is not None and conn.config.disabled:
+        code = "trust_required" if conn.config.approval_required else "server_disabled"
+    diag = diagnostic(code, "activate", row["reason"], ref.server if ref is not None else None)
+    return Diagnostic(diag.code, diag.operation, diag.message, diag.server, diag.hint, nearby=nearby)
+
+
+async def activate_and_call(app: Sidecar, tool_id: str, arguments: dict[str, Any], session_id: str) -> CallToolResult:
+    """Activate exactly as `mcp/activate` does, then call; NotActivated when the id did not load."""
+    activated = await activate(app, (tool_id,), session_id)
+    row = activated["results"][0]
+    if row["status"] == "not loaded":
+        raise NotActivated(app, activated)
+    result = await call_tool(app, row["id"], arguments, session_id)
+    status: Literal["loaded", "already loaded"] = "loaded" if row["status"] == "loaded" else "already loaded"
+    return {**result, "activation": {"id": row["id"], "status": status}}

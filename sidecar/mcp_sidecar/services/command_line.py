@@ -15,8 +15,13 @@ usage text to show.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+from mcp_sidecar.protocol.results import CommandEntry, CommandOption, CommandPositional
+
+OptionKind = Literal["flag", "value", "multi"]
 
 SCOPES = ("global", "project")
 TRANSPORTS = ("http", "stdio")
@@ -61,7 +66,7 @@ COMMANDS: dict[str, CommandSpec] = {
 }
 
 # Options each command accepts: "flag", "value" (once) or "multi" (repeatable).
-_OPTIONS: dict[str, dict[str, str]] = {
+_OPTIONS: dict[str, dict[str, OptionKind]] = {
     "add": {
         "--scope": "value",
         "--transport": "value",
@@ -379,3 +384,100 @@ def _pairs(values: list[str], separator: str, option: str, form: str, usage: str
         seen.add(folded)
         out[key] = rest.strip() if separator == ":" else rest
     return out
+
+
+# What the spec (`mcp/commandSpec`) offers as completions, keyed like the tables above.
+_OPTION_VALUES: dict[str, tuple[str, ...]] = {"--scope": SCOPES, "--transport": TRANSPORTS}
+_OPTION_PLACEHOLDERS: dict[str, str] = {
+    "--header": "'Name: value'",
+    "--env": "KEY=value",
+    "--oauth-client-id": "ID",
+    "--oauth-scope": "SCOPE",
+    "--oauth-callback-port": "PORT",
+    "--select": "NAME[,NAME...]",
+}
+_REQUIRED_OPTIONS: dict[str, tuple[str, ...]] = {"add": ("--scope",), "remove": ("--scope",), "import": ("--scope",)}
+# Positionals the parser reads by hand (`add` and `help`), in the form of `_POSITIONALS`.
+_OWN_POSITIONALS: dict[str, tuple[tuple[str, ...], bool]] = {
+    "add": (("NAME", "URL | -- COMMAND [ARGS...]"), False),
+    "help": (("COMMAND",), False),
+}
+# Positionals that name an existing server; `add`'s NAME is a new one.
+_SERVER_POSITIONAL = "NAME"
+# What a command changes, for clients that refresh after it: `config` (a file edit) or `status`.
+_CHANGES: dict[str, Literal["config", "status"]] = {
+    "add": "config",
+    "remove": "config",
+    "enable": "config",
+    "disable": "config",
+    "import": "config",
+    "reload": "status",
+    "reconnect": "status",
+    "refresh": "status",
+    "login": "status",
+    "logout": "status",
+}
+
+
+def _positional(command: str, name: str, servers: list[str]) -> CommandPositional:
+    if name == _SERVER_POSITIONAL and command != "add":
+        return {"name": name, "completion": "server", "values": servers}
+    if name == "COMMAND":
+        return {"name": name, "completion": "command", "values": list(COMMANDS)}
+    if name == "FILE":
+        return {"name": name, "completion": "file", "values": []}
+    return {"name": name, "completion": None, "values": []}
+
+
+def command_table(servers: list[str]) -> list[CommandEntry]:
+    """Every command with its options, positionals and their completions, from the parser's tables.
+
+    `servers` are the completions of a NAME that names an existing server.
+    """
+    out: list[CommandEntry] = []
+    for name, spec in COMMANDS.items():
+        required = _REQUIRED_OPTIONS.get(name, ())
+        options: list[CommandOption] = [
+            {
+                "name": option,
+                "kind": kind,
+                "required": option in required,
+                "values": list(_OPTION_VALUES.get(option, ())),
+                "placeholder": _OPTION_PLACEHOLDERS.get(option),
+            }
+            for option, kind in _OPTIONS.get(name, {}).items()
+        ]
+        names, variadic = _POSITIONALS.get(name) or _OWN_POSITIONALS[name]
+        out.append(
+            {
+                "name": name,
+                "usage": spec.usage,
+                "summary": spec.summary,
+                "options": options,
+                "positionals": [_positional(name, p, servers) for p in names],
+                "variadic": variadic,
+                "changes": _CHANGES.get(name),
+            }
+        )
+    return out
+
+
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+
+
+def parse_target(text: str) -> dict[str, Any]:
+    """An `add` target as one string: a URL (`scheme://...`), else a stdio command line split like
+    `add NAME -- COMMAND [ARGS...]` splits it. The definition's own rules are checked later."""
+    usage = usage_of("add")
+    stripped = text.strip()
+    if not stripped:
+        raise CommandLineError("The target is empty: give an http(s) URL or the command that starts the server.", usage)
+    if _SCHEME.match(stripped):
+        return {"url": stripped}
+    words = split_words(stripped)
+    if not words or not words[0]:
+        raise CommandLineError("The command line names no command.", usage)
+    definition: dict[str, Any] = {"command": words[0]}
+    if words[1:]:
+        definition["args"] = words[1:]
+    return definition

@@ -15,9 +15,18 @@ from mcp_sidecar.config.edit import EditScope
 from mcp_sidecar.output import command_text, render
 from mcp_sidecar.output.sanitize import strip_controls
 from mcp_sidecar.protocol.errors import command_invalid
-from mcp_sidecar.protocol.results import CommandResult
+from mcp_sidecar.protocol.results import CommandResult, CommandSpecResult
 from mcp_sidecar.services import auth, config_edits, lifecycle, prompts, status
-from mcp_sidecar.services.command_line import CommandLineError, ParsedCommand, parse_line, usage_of
+from mcp_sidecar.services.command_line import (
+    COMMANDS,
+    SCOPES,
+    TRANSPORTS,
+    CommandLineError,
+    ParsedCommand,
+    command_table,
+    parse_line,
+    usage_of,
+)
 
 if TYPE_CHECKING:
     from mcp_sidecar.services.app import Sidecar
@@ -33,6 +42,28 @@ async def run_line(app: Sidecar, line: str) -> CommandResult:
         raise command_invalid("command", exc.message, exc.usage) from None
     data, text = await _RUNNERS[parsed.name](app, parsed)
     return {"command": parsed.name, "data": data, "text": strip_controls(text)}
+
+
+def command_spec(app: Sidecar, command: str | None = None) -> CommandSpecResult:
+    """The command table the parser reads, with completions (`mcp/commandSpec`); connects nothing.
+
+    With `command`, only that command's entry; an unknown one fails as `mcp/command` would.
+    """
+    if command is not None and command not in COMMANDS:
+        try:
+            parse_line(command)
+        except CommandLineError as exc:
+            raise command_invalid("commandSpec", exc.message, exc.usage) from None
+        raise command_invalid("commandSpec", f"Unknown command {command!r}.", usage_of())
+    app.ensure_loaded()
+    servers = sorted(app.registry.names())
+    table = command_table(servers)
+    return {
+        "commands": [entry for entry in table if command is None or entry["name"] == command],
+        "servers": servers,
+        "scopes": list(SCOPES),
+        "transports": list(TRANSPORTS),
+    }
 
 
 def _server(parsed: ParsedCommand) -> str:

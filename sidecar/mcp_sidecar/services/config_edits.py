@@ -13,16 +13,18 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcp_sidecar.config import edit, imports, paths
 from mcp_sidecar.config.edit import Document, EditRefused, EditScope, Target
 from mcp_sidecar.config.interpolate import MissingVariable, resolve
 from mcp_sidecar.config.model import ServerConfig
-from mcp_sidecar.config.validate import ConfigProblems, parse_server
+from mcp_sidecar.config.validate import SERVER_NAME, ConfigProblems, parse_server
 from mcp_sidecar.protocol.errors import SidecarError, fail, invalid_params
 from mcp_sidecar.protocol.results import (
     AddOutcome,
+    AddProblem,
+    ConfigAddDryRunResult,
     ConfigAddResult,
     ConfigImportResult,
     ConfigRemoveResult,
@@ -31,6 +33,7 @@ from mcp_sidecar.protocol.results import (
     ReloadSummary,
 )
 from mcp_sidecar.services import approvals
+from mcp_sidecar.services.command_line import CommandLineError, parse_target
 
 if TYPE_CHECKING:
     from mcp_sidecar.services.app import Sidecar
@@ -386,4 +389,92 @@ def _preview(candidate: imports.Candidate, select: tuple[str, ...] | None, exist
         "problems": candidate.problems,
         "notes": candidate.notes,
         "alreadyDefined": existing,
+    }
+
+
+def definition_from_target(target: str, operation: str) -> dict[str, Any]:
+    """An `add` target string (an http(s) URL or a stdio command line) as the definition to save."""
+    try:
+        return parse_target(target)
+    except CommandLineError as exc:
+        raise fail("command_invalid", operation, exc.message) from None
+
+
+async def add_dry_run(
+    app: Sidecar,
+    scope: EditScope,
+    name: str,
+    definition: dict[str, Any] | None,
+    target: str | None,
+    replace: bool,
+) -> ConfigAddDryRunResult:
+    """What `add` would write, and every refusal it would meet, in its order; writes nothing.
+
+    Each problem names the field to fix (`target`, `server`, `definition` or `scope`); the
+    first is the error the real add answers with.
+    """
+    op = "add"
+    app.ensure_loaded()
+    problems: list[AddProblem] = []
+
+    def problem(field: Literal["target", "server", "definition", "scope"], exc: SidecarError) -> None:
+        problems.append({"field": field, "diagnostic": exc.diagnostic.to_json()})
+
+    if target is not None:
+        try:
+            definition = definition_from_target(target, op)
+        except SidecarError as exc:
+            problem("target", exc)
+    named = SERVER_NAME.match(name) is not None
+    try:
+        # Without a definition, `{}` still reports a bad name (the name is checked first).
+        validate_definition(app, name, definition if definition is not None else {}, op)
+    except SidecarError as exc:
+        if not named or definition is not None:
+            problem("definition" if named else "server", exc)
+    path: str | None = None
+    outcome: dict[str, Any] | None = None
+    try:
+        where = _target(app, scope, op, name)
+    except SidecarError as exc:
+        problem("scope", exc)
+    else:
+        path = str(where.path)
+        other = _other(app, scope)
+
+        def check() -> dict[str, Any]:
+            in_target = edit.read(where).has(name)
+            in_other = _defines(other, name)
+            if (in_target or in_other) and not replace:
+                there = scope if in_target else ("project" if scope == "global" else "global")
+                raise EditRefused(
+                    "server_exists",
+                    f"A server named {name!r} is already defined in the {there} configuration; "
+                    "pass --replace to replace it" + (" (or override it)." if not in_target else "."),
+                )
+            return {
+                "action": "replaced" if in_target else "added",
+                "overrides": "global" if scope == "project" and in_other else None,
+                "overriddenBy": "project" if scope == "global" and in_other else None,
+            }
+
+        try:
+            outcome = await _in_thread(check, op, name)
+        except SidecarError as exc:
+            problem("server" if exc.diagnostic.code == "server_exists" else "scope", exc)
+    notes = _literal_notes(definition) if definition is not None else []
+    if outcome is not None and outcome["overriddenBy"]:
+        notes.append(f"The project definition of {name!r} takes precedence; this global one applies only without it.")
+    return {
+        "dryRun": True,
+        "valid": not problems,
+        "server": name,
+        "scope": scope,
+        "path": path,
+        "definition": definition,
+        "action": outcome["action"] if outcome else None,
+        "overrides": outcome["overrides"] if outcome else None,
+        "overriddenBy": outcome["overriddenBy"] if outcome else None,
+        "notes": notes,
+        "problems": problems,
     }

@@ -138,41 +138,54 @@ function M.resolve_cmd(root, trusted)
   return vim.list_extend(cmd, Config.args or {})
 end
 
---- Where Neovim's trust database stands on a file, without prompting.
+--- What vim.secure allowed, as this plugin was told (realpath -> sha256 of the contents it
+--- allowed): vim.secure.read returning a file, or vim.secure.trust allowing it. Neovim's own
+--- trust database is private to it and never read here.
+---@type table<string, string>
+M.trust_seen = {}
+
+---@param full string
+---@return string?
+local function file_hash(full)
+  local f = io.open(full, "rb")
+  if not f then
+    return nil
+  end
+  local contents = f:read("*a")
+  f:close()
+  return vim.fn.sha256(contents)
+end
+
+--- Remember that vim.secure allowed `path` with these contents (nil: as the file is now).
 ---@param path string
----@return "allowed"|"denied"|"changed"|"unknown"|"missing"
+---@param contents? string
+function M.note_trusted(path, contents)
+  local full = uv.fs_realpath(vim.fs.normalize(path))
+  if full then
+    M.trust_seen[full] = contents and vim.fn.sha256(contents) or file_hash(full)
+  end
+end
+
+--- Where trust stands on a file, without prompting: "allowed" when vim.secure allowed its
+--- current contents to this plugin, "changed" when it allowed other contents, else "unknown"
+--- (never asked yet, ignored or denied) or "missing".
+---@param path string
+---@return "allowed"|"changed"|"unknown"|"missing"
 function M.trust_state(path)
   local full = uv.fs_realpath(vim.fs.normalize(path))
   if not full then
     return "missing"
   end
-  local f = io.open(vim.fn.stdpath("state") .. "/trust", "r")
-  local recorded
-  if f then
-    for line in f:lines() do
-      local hash, file = line:match("^(%S+) (.+)$")
-      if file == full then
-        recorded = hash
-      end
-    end
-    f:close()
-  end
-  if not recorded then
+  local seen = M.trust_seen[full]
+  if not seen then
     return "unknown"
   end
-  if recorded == "!" then
-    return "denied"
-  end
-  local cf = io.open(full, "rb")
-  local contents = cf and cf:read("*a") or ""
-  if cf then
-    cf:close()
-  end
-  return vim.fn.sha256(contents) == recorded and "allowed" or "changed"
+  return file_hash(full) == seen and "allowed" or "changed"
 end
 
---- Whether the project's .mcp.json is trusted. With trust = "ask", Neovim's own prompt
---- (vim.secure.read) asks once per content of the file.
+--- Whether the project's .mcp.json is trusted. With trust = "ask", vim.secure.read decides:
+--- silently for contents Neovim already allowed or a file it denied, else by asking once per
+--- content of the file.
 ---@param root string
 ---@return boolean
 function M.trusted(root)
@@ -180,14 +193,14 @@ function M.trusted(root)
     return Config.trust
   end
   local path = root .. "/.mcp.json"
-  local state = M.trust_state(path)
-  if state == "missing" or state == "denied" then
+  if not uv.fs_stat(path) then
     return false
   end
-  if state == "allowed" then
-    return true
+  local contents = vim.secure.read(path)
+  if type(contents) == "string" then
+    M.note_trusted(path, contents)
   end
-  return vim.secure.read(path) ~= nil
+  return contents ~= nil
 end
 
 ---@param err table
@@ -372,6 +385,10 @@ local function start(root)
         State.set_servers(result.servers)
         require("mcp_sidecar.approvals").offer(result.pendingApprovals, root)
       end
+    end, { root = root })
+    -- The command table `:Mcp` completes from (and tells edits apart with).
+    M.request(P.m.command_spec, nil, function(_, spec)
+      State.command_spec = spec or State.command_spec
     end, { root = root })
   end)
   return id

@@ -11,44 +11,29 @@ local function notify(msg, level)
   vim.notify(msg, level or vim.log.levels.INFO, { title = "mcp" })
 end
 
---- The sidecar's commands (docs/commands.md) with their options and what follows them.
-M.sidecar_commands = {
-  list = {},
-  status = {},
-  get = { server = true },
-  tools = { server = true },
-  reload = {},
-  enable = { server = true },
-  disable = { server = true },
-  login = { server = true, options = { "--no-browser" } },
-  logout = { server = true },
-  reconnect = { server = true },
-  refresh = { server = true },
-  subscribe = { server = true },
-  unsubscribe = { server = true },
-  subscriptions = {},
-  prompt = { server = true },
-  add = {
-    options = {
-      "--scope",
-      "--transport",
-      "--replace",
-      "--header",
-      "--env",
-      "--oauth-client-id",
-      "--oauth-scope",
-      "--oauth-callback-port",
-    },
-  },
-  remove = { server = true, options = { "--scope" } },
-  import = { file = true, options = { "--scope", "--select", "--confirm", "--replace" } },
-  help = { commands = true },
-}
+--- The sidecar's `/mcp` commands with their options and completions (`mcp/commandSpec`, the
+--- table its parser reads), fetched when the sidecar starts. Nil until it answers.
+---@return table? spec
+---@param wait? boolean wait (at most a second) when it is not there yet
+function M.spec(wait)
+  if not State.command_spec and wait then
+    local _, result = Client.request_sync(P.m.command_spec, nil, 1000)
+    State.command_spec = State.command_spec or result
+  end
+  return State.command_spec
+end
 
-M.option_values = {
-  ["--scope"] = { "global", "project" },
-  ["--transport"] = { "http", "stdio" },
-}
+--- One sidecar command's entry in the spec.
+---@param name string
+---@param wait? boolean
+---@return table?
+function M.command(name, wait)
+  for _, entry in ipairs((M.spec(wait) or {}).commands or {}) do
+    if entry.name == name then
+      return entry
+    end
+  end
+end
 
 --- The plugin's own subcommands.
 ---@type table<string, {run: fun(args: string[], line: string), complete?: "tools"|"server"}>
@@ -126,7 +111,7 @@ M.local_commands = {
   },
 }
 
---- Trust the project's .mcp.json in Neovim's trust database and restart the sidecar with it,
+--- Trust the project's .mcp.json with vim.secure.trust and restart the sidecar with it,
 --- telling it that trust was granted just now (`initializationOptions.trustGranted`).
 function M.trust()
   local root = Client.root()
@@ -140,6 +125,7 @@ function M.trust()
   if not ok then
     return notify("Could not trust " .. path .. ": " .. tostring(err), vim.log.levels.ERROR)
   end
+  Client.note_trusted(path)
   -- The person granted trust just now: the restarted sidecar approves the definitions the
   -- file has (trustGranted); a later start asks about any it has not seen approved.
   Client.restart(root, function()
@@ -158,8 +144,6 @@ function M.show(text, name)
     vim.api.nvim_echo({ { text } }, true, {})
   end
 end
-
-local edits = { add = true, remove = true, enable = true, disable = true, import = true }
 
 --- Send one line to `mcp/command`.
 ---@param line string
@@ -225,14 +209,17 @@ function M.keep_trusted(root)
     local buf = vim.fn.bufadd(path)
     vim.fn.bufload(buf)
     vim.cmd.checktime(buf)
-    pcall(vim.secure.trust, { action = "allow", bufnr = buf })
+    if pcall(vim.secure.trust, { action = "allow", bufnr = buf }) then
+      Client.note_trusted(path)
+    end
   end
 end
 
 --- A project file the sidecar just wrote stays trusted.
 ---@private
 function M.after_edit(root, result)
-  if not edits[result.command] then
+  local entry = M.command(result.command)
+  if not (entry and entry.changes == "config") then
     return
   end
   M.keep_trusted(root)
@@ -260,6 +247,9 @@ local function refresh_caches()
     return
   end
   M._refreshing = true
+  Client.request(P.m.command_spec, nil, function(_, spec)
+    State.command_spec = spec or State.command_spec
+  end)
   Client.request(P.m.status, nil, function(_, result)
     if result then
       State.set_servers(result.servers, true)
@@ -276,9 +266,9 @@ local function filter(items, prefix)
   end, items)
 end
 
---- Completion of `:Mcp ...`: subcommands, options and their values, server names (from the
---- last mcp/status) and tool ids (from results seen so far). Never waits: it refreshes
---- those lists in the background for the next <Tab>.
+--- Completion of `:Mcp ...`: subcommands, options and their values and server names (from the
+--- sidecar's command spec), tool ids (from results seen so far). Waits only the first time,
+--- at most a second, for the spec; it refreshes the lists in the background for the next <Tab>.
 ---@param arglead string
 ---@param line string
 ---@param pos integer
@@ -289,53 +279,66 @@ function M.complete(arglead, line, pos)
   if arglead ~= "" then
     table.remove(words) -- the word being completed
   end
+  local spec = M.spec(true) or {}
   if #words == 0 then
-    local names = vim.list_extend(vim.tbl_keys(M.sidecar_commands), vim.tbl_keys(M.local_commands))
+    local names = vim.tbl_keys(M.local_commands)
+    for _, entry in ipairs(spec.commands or {}) do
+      table.insert(names, entry.name)
+    end
     table.sort(names)
     return filter(names, arglead)
   end
   refresh_caches()
   local name = words[1]
-  local previous = words[#words]
-  if M.option_values[previous] then
-    return filter(M.option_values[previous], arglead)
-  end
   local local_cmd = M.local_commands[name]
   if local_cmd then
     if local_cmd.complete == "tools" then
       return filter(State.tool_id_list(), arglead)
     elseif local_cmd.complete == "server" and #words == 1 then
-      return filter(State.server_names(), arglead)
+      return filter(spec.servers or State.server_names(), arglead)
     end
     return {}
   end
-  local spec = M.sidecar_commands[name]
-  if not spec then
+  local entry = M.command(name)
+  if not entry then
     return {}
+  end
+  local options, option_names = {}, {}
+  for _, option in ipairs(entry.options) do
+    options[option.name] = option
+    table.insert(option_names, option.name)
+  end
+  local previous = options[words[#words]]
+  if previous and previous.kind ~= "flag" then
+    return filter(previous.values, arglead)
   end
   if vim.startswith(arglead, "-") then
-    return filter(spec.options or {}, arglead)
+    return filter(option_names, arglead)
   end
-  if spec.commands then
-    local names = vim.tbl_keys(M.sidecar_commands)
-    table.sort(names)
-    return filter(names, arglead)
-  end
-  if spec.file then
-    return vim.fn.getcompletion(arglead, "file")
-  end
-  local positional = 0
-  for i = 2, #words do
-    local w = words[i]
-    if not vim.startswith(w, "-") and not M.option_values[words[i - 1]] then
+  -- Which positional is being completed: option values are not positionals; after `--` (add's
+  -- command line) nothing is completed.
+  local positional, i = 0, 2
+  while i <= #words do
+    local word = words[i]
+    if word == "--" then
+      return {}
+    elseif options[word] then
+      i = i + (options[word].kind == "flag" and 0 or 1)
+    elseif not vim.startswith(word, "-") then
       positional = positional + 1
     end
+    i = i + 1
   end
-  if spec.server and positional == 0 then
-    local items = filter(State.server_names(), arglead)
-    return #items > 0 and items or filter(spec.options or {}, arglead)
+  local wanted = entry.positionals[positional + 1]
+  if wanted and wanted.completion == "file" then
+    return vim.fn.getcompletion(arglead, "file")
   end
-  return filter(spec.options or {}, arglead)
+  if wanted and #wanted.values > 0 then
+    local items = filter(wanted.values, arglead)
+    table.sort(items)
+    return #items > 0 and items or filter(option_names, arglead)
+  end
+  return filter(option_names, arglead)
 end
 
 return M

@@ -72,10 +72,14 @@ function M.check()
     info("No project .mcp.json in " .. root)
   elseif trust == "allowed" then
     ok("Project " .. project .. " is trusted (vim.secure)")
-  elseif trust == "denied" then
-    warn("Project " .. project .. " is denied in Neovim's trust database: it is not read")
+  elseif trust == "changed" then
+    warn("Project " .. project .. " changed since vim.secure trusted it: it is read again only once trusted", {
+      "Run :Mcp trust to trust it as it is now",
+    })
   else
-    warn(("Project %s is not trusted (%s): it is not read"):format(project, trust), { "Run :Mcp trust to trust it" })
+    warn(("Project %s is not trusted (vim.secure has not allowed it to this plugin): it is not read"):format(project), {
+      "Run :Mcp trust to trust it",
+    })
   end
   local err, status = Client.request_sync(P.m.status, nil, 10000, { root = root })
   if err or not status then

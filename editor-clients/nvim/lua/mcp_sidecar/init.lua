@@ -48,30 +48,24 @@ function M.activate(ids, cb, opts)
   Client.request(P.m.activate, { ids = ids, session = session(opts) }, remember(cb))
 end
 
---- Call a tool, activating it first when it is not active in the session.
+--- Call a tool, activating it first when it is not active in the session (the sidecar does
+--- both: `mcp/callTool` with `activate`, exactly as `mcp/activate` would activate it).
 ---@param id string
 ---@param arguments? table
 ---@param cb mcp_sidecar.Callback
 ---@param opts? {session?: string}
 function M.call(id, arguments, cb, opts)
   local args = (arguments and next(arguments)) and arguments or vim.empty_dict()
-  local function call()
-    Client.request(P.m.call_tool, { id = id, arguments = args, session = session(opts) }, cb)
-  end
-  M.activate(id, function(err, result)
-    if err then
-      return cb(err)
+  local params = { id = id, arguments = args, session = session(opts), activate = true }
+  Client.request(P.m.call_tool, params, function(err, result)
+    if err and err.data and err.data.nearby and #err.data.nearby > 0 then
+      err.message = err.message .. " Did you mean: " .. table.concat(err.data.nearby, ", ") .. "?"
     end
-    local row = result.results and result.results[1]
-    if row and row.status == "not loaded" then
-      local msg = row.reason or ("Could not load " .. id)
-      if row.nearby and #row.nearby > 0 then
-        msg = msg .. " Did you mean: " .. table.concat(row.nearby, ", ") .. "?"
-      end
-      return cb({ code = -32000, message = msg, data = row.diagnostic or { code = "tool_not_active", message = msg } })
+    if result and result.activation then
+      State.remember_tools({ result.activation })
     end
-    call()
-  end, opts)
+    cb(err, result)
+  end)
 end
 
 --- Read a resource: `read(server, uri, cb)` or `read(server, {template = ..., arguments = {...}}, cb)`.

@@ -18,6 +18,7 @@ M.requests = {
   model_tool_definition = "mcp/modelTool/definition",
   model_tool_invoke = "mcp/modelTool/invoke",
   command = "mcp/command",
+  command_spec = "mcp/commandSpec",
   config_add = "mcp/config/add",
   config_remove = "mcp/config/remove",
   config_set_enabled = "mcp/config/setEnabled",

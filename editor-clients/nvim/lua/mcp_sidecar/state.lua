@@ -11,6 +11,8 @@ M.watched = {}
 ---@type table<string, mcp_sidecar.PendingApproval> server -> the changed project definition waiting for approval
 M.pending = {}
 M.sidecar = "stopped" ---@type "stopped"|"running"|"missing"
+---@type table? the sidecar's `mcp/commandSpec` answer: its `/mcp` commands, options and completions
+M.command_spec = nil
 
 local function changed()
   vim.schedule(function()
@@ -70,6 +72,7 @@ function M.set_sidecar(value)
     if value ~= "running" then
       M.servers = {}
       M.pending = {}
+      M.command_spec = nil
     end
     changed()
   end

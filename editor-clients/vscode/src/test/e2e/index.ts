@@ -9,6 +9,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import type { ApprovalOutcome } from "../../approvals";
+import { commandLine } from "../../commandLine";
 import type { McpSidecarApi } from "../../extension";
 import { statusBarModel } from "../../format";
 import * as P from "../../protocol";
@@ -369,6 +370,27 @@ test("MCP: Run Command runs a /mcp line and shows its text", async () => {
   assert.match(activeText("mcp-sidecar-prompt"), /Summarize the notes in archive\./);
   const discarded = (await vscode.commands.executeCommand("mcpSidecar.discardPrompt")) as P.PromptDiscardResult;
   assert.equal(discarded.discarded, true);
+});
+
+test("the sidecar serves the command table, the add dry run and activate-then-call the palette uses", async () => {
+  const spec = await api.client.request(P.commandSpec, {});
+  const remove = spec.commands.find((c) => c.name === "remove");
+  assert.deepEqual(remove?.options.map((o) => [o.name, o.values]), [["--scope", ["global", "project"]]]);
+  assert.ok(remove?.positionals[0]?.values.includes("basic"));
+  assert.equal(spec.commands.find((c) => c.name === "reconnect")?.changes, "status");
+  // quoteWord's output reads back unchanged through the sidecar's own parser.
+  for (const word of ["docs", "my server", "it's", "", 'a"b', "$(x)", "C:\\x y"]) {
+    const dry = await api.client.request(P.configAddDryRun, { scope: "global", server: "dry", target: commandLine("run", word), dryRun: true });
+    assert.deepEqual(dry.definition, { command: "run", args: [word] }, word);
+  }
+  const bad = await api.client.request(P.configAddDryRun, { scope: "global", server: "my notes", definition: {}, dryRun: true });
+  assert.equal(bad.problems[0]?.field, "server");
+  assert.match(bad.problems[0]?.diagnostic.message ?? "", /the name must be 1 to 64 letters/);
+  const unclosed = await api.client.request(P.configAddDryRun, { scope: "global", server: "ok", target: "node 'x", dryRun: true });
+  assert.equal(unclosed.problems[0]?.diagnostic.message, "The line has an unclosed single quote (').");
+  assert.equal(await vscode.commands.executeCommand("mcpSidecar.callTool", "spare.ech", {}), undefined, "not activated, nothing called");
+  const failed = await rejectsWithCode(api.client.request(P.callTool, { id: "spare.ech", activate: true, session: "palette" }), "tool_not_found");
+  assert.equal(failed.nearby?.[0], "spare.echo");
 });
 
 test("disable deactivates the server's tools and enable brings it back", async () => {
