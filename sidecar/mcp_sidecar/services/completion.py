@@ -24,9 +24,38 @@ from mcp_sidecar.protocol.results import CompleteResult, Spill
 from mcp_sidecar.services.reading import MAX_URI_CHARS, advertised_template
 
 if TYPE_CHECKING:
+    from mcp_sidecar.connections.connection import Connection
     from mcp_sidecar.services.app import Sidecar
 
 MAX_REQUEST_BYTES = 64 * 1024
+
+
+async def _check_template(app: Sidecar, conn: Connection, name: str, variable: str, op: str) -> None:
+    """An advertised template of the server, with `variable` among its variables."""
+    if len(name) > MAX_URI_CHARS:
+        raise fail("completion_invalid", op, f"The template is longer than {MAX_URI_CHARS} characters.", conn.name)
+    await advertised_template(app, conn, name, op, "completion_invalid")
+    try:
+        variables = templates.variable_names(name)
+    except templates.TemplateError as exc:
+        raise fail("completion_invalid", op, str(exc), conn.name) from None
+    if variable not in variables:
+        raise fail("completion_invalid", op, f"{variable!r} is not a variable of that template.", conn.name)
+
+
+async def _check_prompt(app: Sidecar, conn: Connection, name: str, argument: str, op: str) -> None:
+    """An advertised (not refused) prompt of the server, declaring `argument`."""
+    prompts = await app.catalogs.prompt_catalog(conn, op)
+    wanted = nfc(name)
+    found = next((p for p in prompts.items if p.get("name") == wanted), None)
+    if found is None:
+        refused = names.find(prompts.refused, wanted)
+        if refused is not None:
+            raise names.refused_error(refused, op)
+        raise fail("completion_invalid", op, "The server does not advertise that prompt.", conn.name)
+    declared = [a.get("name") for a in found.get("arguments") or [] if isinstance(a, dict)]
+    if argument not in declared:
+        raise fail("completion_invalid", op, f"{argument!r} is not an argument of that prompt.", conn.name)
 
 
 async def complete(
@@ -46,27 +75,9 @@ async def complete(
     if conn.config.disabled:
         raise refused_disabled(op, server, conn.config.approval_required)
     if kind == "template":
-        if len(name) > MAX_URI_CHARS:
-            raise fail("completion_invalid", op, f"The template is longer than {MAX_URI_CHARS} characters.", server)
-        await advertised_template(app, conn, name, op, "completion_invalid")
-        try:
-            variables = templates.variable_names(name)
-        except templates.TemplateError as exc:
-            raise fail("completion_invalid", op, str(exc), server) from None
-        if argument[0] not in variables:
-            raise fail("completion_invalid", op, f"{argument[0]!r} is not a variable of that template.", server)
+        await _check_template(app, conn, name, argument[0], op)
     else:
-        prompts = await app.catalogs.prompt_catalog(conn, op)
-        wanted = nfc(name)
-        found = next((p for p in prompts.items if p.get("name") == wanted), None)
-        if found is None:
-            refused = names.find(prompts.refused, wanted)
-            if refused is not None:
-                raise names.refused_error(refused, op)
-            raise fail("completion_invalid", op, "The server does not advertise that prompt.", server)
-        declared = [a.get("name") for a in found.get("arguments") or [] if isinstance(a, dict)]
-        if argument[0] not in declared:
-            raise fail("completion_invalid", op, f"{argument[0]!r} is not an argument of that prompt.", server)
+        await _check_prompt(app, conn, name, argument[0], op)
     if "completions" not in conn.capabilities:
         raise fail("completions_unsupported", op, "The server does not offer completions.", server)
     raw = await conn.complete(reference, argument, dict(context or {}), op)

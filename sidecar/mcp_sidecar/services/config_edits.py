@@ -110,6 +110,22 @@ def _literal_notes(definition: dict[str, Any]) -> list[str]:
     ]
 
 
+def _add_outcome(name: str, scope: EditScope, in_target: bool, in_other: bool, replace: bool) -> AddOutcome:
+    """What adding `name` does given where it is defined already; `server_exists` unless `replace`."""
+    if (in_target or in_other) and not replace:
+        where = scope if in_target else ("project" if scope == "global" else "global")
+        raise EditRefused(
+            "server_exists",
+            f"A server named {name!r} is already defined in the {where} configuration; "
+            "pass --replace to replace it" + (" (or override it)." if not in_target else "."),
+        )
+    return {
+        "action": "replaced" if in_target else "added",
+        "overrides": "global" if scope == "project" and in_other else None,
+        "overriddenBy": "project" if scope == "global" and in_other else None,
+    }
+
+
 async def add(app: Sidecar, scope: EditScope, name: str, definition: dict[str, Any], replace: bool) -> ConfigAddResult:
     op = "add"
     app.ensure_loaded()  # so the reload summary says what this edit changed
@@ -119,23 +135,11 @@ async def add(app: Sidecar, scope: EditScope, name: str, definition: dict[str, A
 
     def write() -> AddOutcome:
         with edit.editing(target, create=True) as doc:
-            in_target = doc.has(name)
-            in_other = _defines(other, name)
-            if (in_target or in_other) and not replace:
-                where = scope if in_target else ("project" if scope == "global" else "global")
-                raise EditRefused(
-                    "server_exists",
-                    f"A server named {name!r} is already defined in the {where} configuration; "
-                    "pass --replace to replace it" + (" (or override it)." if not in_target else "."),
-                )
+            outcome = _add_outcome(name, scope, doc.has(name), _defines(other, name), replace)
             if scope == "project":
                 approvals.record_own_edit(app.configuration, {name: definition})  # before the file watcher can see it
             doc.set_server(name, definition)
-            return {
-                "action": "replaced" if in_target else "added",
-                "overrides": "global" if scope == "project" and in_other else None,
-                "overriddenBy": "project" if scope == "global" and in_other else None,
-            }
+            return outcome
 
     outcome = await _in_thread(write, op, name)
     notes = _literal_notes(definition)
@@ -275,6 +279,78 @@ def _import_path(app: Sidecar, file: str) -> Path:
     return Path(os.path.abspath(path))
 
 
+async def _read_import(app: Sidecar, file: str, op: str) -> tuple[Path, imports.ImportSource]:
+    """The file to import from, read; never the project's own file of an untrusted workspace."""
+    path = _import_path(app, file)
+    workspace = app.configuration.workspace
+    if (
+        workspace is not None
+        and not app.configuration.trusted
+        and edit.same_file(path, paths.project_config_path(workspace))
+    ):
+        raise fail(
+            "project_untrusted", op, "The workspace is not trusted, so its configuration is neither read nor imported."
+        )
+    try:
+        return path, await asyncio.to_thread(imports.read_import, path)
+    except imports.ImportInvalid as exc:
+        raise fail("import_invalid", op, exc.message) from None
+
+
+def _check_selection(source: imports.ImportSource, select: tuple[str, ...] | None, op: str) -> None:
+    unknown = [n for n in select or () if source.candidate(n) is None]
+    if unknown:
+        raise fail("import_invalid", op, f"The file defines no server named {', '.join(map(repr, unknown))}.")
+
+
+def _importable(source: imports.ImportSource, select: tuple[str, ...], op: str) -> list[imports.Candidate]:
+    """The selected candidates (all exist: checked before), refusing the first that cannot be imported."""
+    chosen = [c for c in (source.candidate(n) for n in select) if c is not None]
+    blocked = [c for c in chosen if not c.importable]
+    if blocked:
+        first = blocked[0]
+        raise fail("import_invalid", op, f"Server {first.name!r} cannot be imported: {' '.join(first.problems)}")
+    return chosen
+
+
+def _defined_in(name: str, doc: Document | None, scope: EditScope, other: Target | None) -> list[str]:
+    """The scopes that define `name` already: `doc` (the target file) and the other scope's file."""
+    scopes: list[str] = []
+    if doc is not None and doc.has(name):
+        scopes.append(scope)
+    if _defines(other, name):
+        scopes.append("project" if scope == "global" else "global")
+    return scopes
+
+
+def _write_imports(
+    app: Sidecar,
+    target: Target,
+    chosen: list[imports.Candidate],
+    scope: EditScope,
+    other: Target | None,
+    replace: bool,
+) -> list[str]:
+    """Write the chosen definitions under the file lock (blocking); refuse names taken unless `replace`."""
+    with edit.editing(target, create=True) as doc:
+        if not replace:
+            taken = [c.name for c in chosen if _defined_in(c.name, doc, scope, other)]
+            if taken:
+                raise EditRefused(
+                    "server_exists",
+                    f"Already defined in the global or project configuration: {', '.join(map(repr, taken))}; "
+                    "pass --replace to replace or override them.",
+                )
+        if scope == "project":
+            approvals.record_own_edit(
+                app.configuration, {c.name: c.definition for c in chosen if c.definition is not None}
+            )
+        for candidate in chosen:
+            assert candidate.definition is not None
+            doc.set_server(candidate.name, candidate.definition)
+    return [c.name for c in chosen]
+
+
 async def import_servers(
     app: Sidecar,
     file: str,
@@ -287,34 +363,14 @@ async def import_servers(
     app.ensure_loaded()  # so the reload summary says what this edit changed
     if confirm and not select:
         raise invalid_params(op, "Importing needs an explicit selection (`select`, --select NAME[,NAME...]).")
-    path = _import_path(app, file)
-    if (
-        app.configuration.workspace is not None
-        and not app.configuration.trusted
-        and edit.same_file(path, paths.project_config_path(app.configuration.workspace))
-    ):
-        raise fail(
-            "project_untrusted", op, "The workspace is not trusted, so its configuration is neither read nor imported."
-        )
+    path, source = await _read_import(app, file, op)
     target = _target(app, scope, op, None)
     other = _other(app, scope)
-    try:
-        source = await asyncio.to_thread(imports.read_import, path)
-    except imports.ImportInvalid as exc:
-        raise fail("import_invalid", op, exc.message) from None
 
     def defined_in(name: str, doc: Document | None) -> list[str]:
-        scopes: list[str] = []
-        if doc is not None and doc.has(name):
-            scopes.append(scope)
-        if _defines(other, name):
-            scopes.append("project" if scope == "global" else "global")
-        return scopes
+        return _defined_in(name, doc, scope, other)
 
-    if select is not None:
-        unknown = [n for n in select if source.candidate(n) is None]
-        if unknown:
-            raise fail("import_invalid", op, f"The file defines no server named {', '.join(map(repr, unknown))}.")
+    _check_selection(source, select, op)
     if not confirm:
         try:
             current = await asyncio.to_thread(edit.read, target)
@@ -332,32 +388,10 @@ async def import_servers(
             "imported": [],
         }
     assert select is not None
-    chosen = [source.candidate(n) for n in select]
-    blocked = [c for c in chosen if c is not None and not c.importable]
-    if blocked:
-        first = blocked[0]
-        raise fail("import_invalid", op, f"Server {first.name!r} cannot be imported: {' '.join(first.problems)}")
+    chosen = _importable(source, select, op)
 
     def write() -> list[str]:
-        with edit.editing(target, create=True) as doc:
-            if not replace:
-                taken = [c.name for c in chosen if c is not None and defined_in(c.name, doc)]
-                if taken:
-                    raise EditRefused(
-                        "server_exists",
-                        f"Already defined in the global or project configuration: {', '.join(map(repr, taken))}; "
-                        "pass --replace to replace or override them.",
-                    )
-            if scope == "project":
-                approvals.record_own_edit(
-                    app.configuration,
-                    {c.name: c.definition for c in chosen if c is not None and c.definition is not None},
-                )
-            for candidate in chosen:
-                assert candidate is not None
-                assert candidate.definition is not None
-                doc.set_server(candidate.name, candidate.definition)
-        return [c.name for c in chosen if c is not None]
+        return _write_imports(app, target, chosen, scope, other, replace)
 
     imported = await _in_thread(write, op, None)
     summary = await app.configuration.reload()
@@ -400,6 +434,31 @@ def definition_from_target(target: str, operation: str) -> dict[str, Any]:
         raise fail("command_invalid", operation, exc.message) from None
 
 
+AddField = Literal["target", "server", "definition", "scope"]
+
+
+async def _dry_outcome(
+    app: Sidecar, scope: EditScope, name: str, replace: bool, problem: Callable[[AddField, SidecarError], None]
+) -> tuple[str | None, AddOutcome | None]:
+    """The target file's path and what the add would do there, reading the files only."""
+    op = "add"
+    try:
+        where = _target(app, scope, op, name)
+    except SidecarError as exc:
+        problem("scope", exc)
+        return None, None
+    other = _other(app, scope)
+
+    def check() -> AddOutcome:
+        return _add_outcome(name, scope, edit.read(where).has(name), _defines(other, name), replace)
+
+    try:
+        return str(where.path), await _in_thread(check, op, name)
+    except SidecarError as exc:
+        problem("server" if exc.diagnostic.code == "server_exists" else "scope", exc)
+        return str(where.path), None
+
+
 async def add_dry_run(
     app: Sidecar,
     scope: EditScope,
@@ -417,7 +476,7 @@ async def add_dry_run(
     app.ensure_loaded()
     problems: list[AddProblem] = []
 
-    def problem(field: Literal["target", "server", "definition", "scope"], exc: SidecarError) -> None:
+    def problem(field: AddField, exc: SidecarError) -> None:
         problems.append({"field": field, "diagnostic": exc.diagnostic.to_json()})
 
     if target is not None:
@@ -432,36 +491,7 @@ async def add_dry_run(
     except SidecarError as exc:
         if not named or definition is not None:
             problem("definition" if named else "server", exc)
-    path: str | None = None
-    outcome: dict[str, Any] | None = None
-    try:
-        where = _target(app, scope, op, name)
-    except SidecarError as exc:
-        problem("scope", exc)
-    else:
-        path = str(where.path)
-        other = _other(app, scope)
-
-        def check() -> dict[str, Any]:
-            in_target = edit.read(where).has(name)
-            in_other = _defines(other, name)
-            if (in_target or in_other) and not replace:
-                there = scope if in_target else ("project" if scope == "global" else "global")
-                raise EditRefused(
-                    "server_exists",
-                    f"A server named {name!r} is already defined in the {there} configuration; "
-                    "pass --replace to replace it" + (" (or override it)." if not in_target else "."),
-                )
-            return {
-                "action": "replaced" if in_target else "added",
-                "overrides": "global" if scope == "project" and in_other else None,
-                "overriddenBy": "project" if scope == "global" and in_other else None,
-            }
-
-        try:
-            outcome = await _in_thread(check, op, name)
-        except SidecarError as exc:
-            problem("server" if exc.diagnostic.code == "server_exists" else "scope", exc)
+    path, outcome = await _dry_outcome(app, scope, name, replace, problem)
     notes = _literal_notes(definition) if definition is not None else []
     if outcome is not None and outcome["overriddenBy"]:
         notes.append(f"The project definition of {name!r} takes precedence; this global one applies only without it.")
