@@ -22,6 +22,7 @@ from mcp_sidecar.config.loader import EffectiveConfig
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.config.validate import ConfigProblems
 from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.events import CatalogInvalidated, ConnectionEvent, ResourceUpdated, StatusChanged
 from mcp_sidecar.protocol import methods
 from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, diagnostic, fail, refused_disabled
 from mcp_sidecar.services import approvals, auth
@@ -260,15 +261,7 @@ class Sidecar:
                     closing.append(previous)
             else:
                 (changed if previous is not None else added).append(name)
-                self.connections[name] = Connection(
-                    server,
-                    run_dir,
-                    self._connection_changed,
-                    self._catalog_invalidated,
-                    self._resource_updated,
-                    self._watches_lost,
-                    self._http_auth,
-                )
+                self.connections[name] = Connection(server, run_dir, self._from_connection, self._http_auth)
                 self.catalogs.forget(name)
         removed: list[str] = []
         for name, conn in old.items():
@@ -350,6 +343,16 @@ class Sidecar:
 
     async def _http_auth(self, conn: Connection) -> tuple[Any, str]:
         return await auth.connection_auth(self, conn)
+
+    def _from_connection(self, event: ConnectionEvent) -> None:
+        if isinstance(event, StatusChanged):
+            self._connection_changed(event.conn)
+        elif isinstance(event, CatalogInvalidated):
+            self._catalog_invalidated(event.conn, event.kind)
+        elif isinstance(event, ResourceUpdated):
+            self._resource_updated(event.conn, event.uri)
+        else:
+            self._watches_lost(event.conn)
 
     def _connection_changed(self, conn: Connection) -> None:
         if self.connections.get(conn.name) is not conn:
