@@ -233,6 +233,7 @@ class Connection:
     # -- the owner task: resolve, spawn, transport, session -----------------------------------
 
     async def _own(self, operation: str, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
+        """Resolve, spawn, open the transport, then hold the session: all in this one task."""
         launch = Launch()
         try:
             resolved = await resolve_server(self.config, self.workspace, operation)
@@ -257,6 +258,7 @@ class Connection:
             await launch.release()
 
     async def _transport(self, resolved: ResolvedServer, env: dict[str, str], launch: Launch) -> Any:
+        """Our stdio transport over the spawned server, else the SDK's stdio, else HTTP with OAuth."""
         if launch.server is not None:
             return watched(stdio.transport(launch.server), self._on_eof, self._seen.on_garbage)
         if launch.pipe is not None:
