@@ -5,35 +5,40 @@ so an owner task enters it, publishes the client, and waits until asked to stop.
 handlers (other tasks) call the published client; they never enter SDK context managers.
 Connecting is bounded by the server's timeout by cancelling the owner task, which also
 avoids the SDK's fixed 10 s discovery probe when a server never answers.
+
+What happens to the connection is published as typed events (`mcp_sidecar.events`); request
+helpers get a `LiveSession`, never the connection itself.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_sidecar import __version__, tasks
-from mcp_sidecar.config import paths, secrets
-from mcp_sidecar.config.interpolate import MissingVariable, ResolvedServer, resolve
+from mcp_sidecar.config.interpolate import ResolvedServer
 from mcp_sidecar.config.model import ServerConfig
-from mcp_sidecar.connections import content_requests, stdio, watch_requests
+from mcp_sidecar.connections import content_requests, listing, stdio, transports, watch_requests
 from mcp_sidecar.connections.errors import FailureContext, classify
-from mcp_sidecar.connections.sdk_streams import (
-    WatchedReceive,
-    cancelled_by_caller,
-    capabilities_of,
-    is_modern,
-    load_sdk,
+from mcp_sidecar.connections.launch import Launch, resolve_server
+from mcp_sidecar.connections.listing import ListName
+from mcp_sidecar.connections.live_session import LiveSession
+from mcp_sidecar.connections.sdk_streams import cancelled_by_caller, capabilities_of, is_modern, load_sdk, watched
+from mcp_sidecar.connections.stderr_log import StderrLog
+from mcp_sidecar.connections.watch_stream import WatchStream
+from mcp_sidecar.events import (
+    CatalogInvalidated,
+    ConnectionEvent,
+    ListKind,
+    ResourceUpdated,
+    StatusChanged,
+    WatchesLost,
 )
-from mcp_sidecar.connections.stderr_log import StderrLog, StderrPipe
-from mcp_sidecar.events import CatalogInvalidated, ConnectionEvent, ResourceUpdated, StatusChanged
 from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, fail, refused_disabled
 
 if TYPE_CHECKING:
@@ -43,14 +48,23 @@ log = logging.getLogger(__name__)
 
 State = Literal["idle", "connecting", "connected", "disabled", "failed"]
 
-MAX_CATALOG_ENTRIES = 10_000
-MAX_CATALOG_BYTES = 4 * 1024 * 1024
 RETRY_FREE_FAILURES = 1
 """Failed connection attempts retried at once by the next request; later ones back off."""
 RETRY_FIRST_DELAY_S = 1.0
 RETRY_MAX_DELAY_S = 30.0
 RETRY_STABLE_S = 10.0
 """A connection lost within this time of connecting counts as a failed attempt (a crash loop)."""
+
+_MODERN_CHANGES: dict[str, ListKind] = {
+    "ToolsListChanged": "tools",
+    "ResourcesListChanged": "resources",
+    "PromptsListChanged": "prompts",
+}
+_LEGACY_CHANGES: dict[str, ListKind] = {
+    "ToolListChangedNotification": "tools",
+    "ResourceListChangedNotification": "resources",
+    "PromptListChangedNotification": "prompts",
+}
 
 
 class Connection:
@@ -72,28 +86,20 @@ class Connection:
         self.protocol_version: str | None = None
         self.connected_at: float | None = None
         self.log = StderrLog()
-        self.publish = publish
-        """Where this connection's events go (the registry drops those of a replaced connection)."""
+        self._publish = publish
         self._http_auth = http_auth
         """OAuth for HTTP servers: the stored-token provider (or None) and the store's state."""
         self.auth_state = "none"
         self.capabilities: frozenset[str] = frozenset()
         """What the server advertised on the current connection: resources, subscribe, completions, prompts."""
-        self._watch_stream: asyncio.Task[None] | None = None
+        self._watches = WatchStream(self.name, self._resource_updated, self._watches_lost, self._is_closing)
         """Modern sessions: the `subscriptions/listen` stream carrying the watched URIs."""
-        self._watch_uris: frozenset[str] = frozenset()
-        self._watch_lock = asyncio.Lock()
-        self._client: Client | None = None
+        self._session: LiveSession | None = None
         self._owner: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
         self._ready: asyncio.Future[None] | None = None
         self._closing = False
-        self._http_status: int | None = None
-        self._http_not_mcp = False
-        """An HTTP answer that was neither JSON nor an event stream (an HTML page, say)."""
-        self._http_too_large = False
-        """An HTTP body or event passed the 64 MiB message limit (`http_limits`)."""
-        self._garbage_lines = 0
+        self._seen = transports.Observations()
         self.tools_stale = False
         """Set by a tools/list_changed notification; the next listing must go to the server."""
         self._listed_early: set[str] = set()
@@ -120,7 +126,7 @@ class Connection:
         elif diag is not None or state in ("connected", "idle", "disabled"):
             self.last_diagnostic = diag
         if changed:
-            self.publish(StatusChanged(self))
+            self._publish(StatusChanged(self))
 
     def _count_failure(self) -> None:
         """An attempt that failed, or a connection lost soon after it was made, delays the next one."""
@@ -133,25 +139,42 @@ class Connection:
         self._retry_at = time.monotonic() + delay
 
     def _ctx(self, operation: str, connecting: bool = False) -> FailureContext:
+        seen = self._seen
         return FailureContext(
             operation=operation,
             server=self.name,
-            http_status=self._http_status,
-            http_not_mcp=self._http_not_mcp,
-            http_too_large=self._http_too_large,
-            garbage_lines=self._garbage_lines,
+            http_status=seen.http_status,
+            http_not_mcp=seen.http_not_mcp,
+            http_too_large=seen.http_too_large,
+            garbage_lines=seen.garbage_lines,
             auth_state=self.auth_state,
             connecting=connecting,
         )
+
+    def _resource_updated(self, uri: str) -> None:
+        self._publish(ResourceUpdated(self, uri))
+
+    def _watches_lost(self) -> None:
+        self._publish(WatchesLost(self))
+
+    def _is_closing(self) -> bool:
+        return self._closing
+
+    def _current_owner(self) -> asyncio.Task[None] | None:
+        return self._owner
 
     # -- connecting --------------------------------------------------------------------------
 
     async def connect(self, operation: str) -> Client:
         """Return a live client, connecting first if needed; concurrent callers share one attempt."""
+        return (await self._live(operation)).client
+
+    async def _live(self, operation: str) -> LiveSession:
+        """The live session, connecting first if needed; concurrent callers share one attempt."""
         if self.config.disabled:
             raise refused_disabled(operation, self.name, self.config.approval_required)
-        if self._client is not None and self.state == "connected":
-            return self._client
+        if self._session is not None and self.state == "connected":
+            return self._session
         self._check_backoff(operation)
         if self._ready is None or self._ready.done():
             self._start_owner(operation)
@@ -165,16 +188,13 @@ class Connection:
             raise fail(
                 "cancelled", operation, "The connection attempt was stopped by a reconnect or shutdown.", self.name
             ) from None
-        assert self._client is not None
-        return self._client
+        assert self._session is not None
+        return self._session
 
     def _start_owner(self, operation: str) -> None:
         self._stop = asyncio.Event()
         self._ready = asyncio.get_running_loop().create_future()
-        self._http_status = None
-        self._http_not_mcp = False
-        self._http_too_large = False
-        self._garbage_lines = 0
+        self._seen.reset()
         self._set_state("connecting")
         self._owner = tasks.spawn(self._own(operation, self._ready, self._stop), f"mcp-connection:{self.name}")
 
@@ -207,184 +227,108 @@ class Connection:
         if not ready.done():
             ready.set_exception(error)
             ready.exception()  # mark retrieved: waiters may all have gone
-        self._client = None
+        self._session = None
         self._set_state("failed", error.diagnostic)
 
+    # -- the owner task: resolve, spawn, transport, session -----------------------------------
+
     async def _own(self, operation: str, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
-        pipe: StderrPipe | None = None
-        server: stdio.ServerProcess | None = None
+        """Resolve, spawn, open the transport, then hold the session: all in this one task."""
+        launch = Launch()
         try:
-            resolved = await self._resolve(operation)
+            resolved = await resolve_server(self.config, self.workspace, operation)
             self.log.set_secrets(resolved.secret_values)
             env = {k: v for k, v in resolved.env.items() if isinstance(v, str)}
-            if self.config.transport == "stdio":
-                pipe = StderrPipe(self.log)
-                await pipe.start()
-                if stdio.SUPPORTED:
-                    # The server starts while the SDK imports: on a cold sidecar both take about a second.
-                    assert resolved.command is not None
-                    server = await stdio.spawn(resolved.command, resolved.args, env, resolved.cwd, pipe.writer)
-                    pipe.close_writer()
+            await launch.spawn(self.config, resolved, env, self.log)
             await load_sdk()
             # The connect time limit starts now: secret commands and the SDK import are not the server's.
             owner = asyncio.current_task()
             assert owner is not None
             tasks.spawn(self._bound_connect(owner, ready, operation), f"mcp-connect-timer:{self.name}")
-            from mcp import Client
-            from mcp_types import Implementation
-
-            if server is not None:
-                transport = self._watched(stdio.transport(server))
-            elif pipe is not None:
-                transport = self._sdk_stdio_transport(resolved, env, pipe)
-            else:
-                transport = await self._http_transport(resolved)
-            client = Client(
-                transport,
-                mode=self.config.protocol,
-                read_timeout_seconds=self.config.request_timeout_s,
-                message_handler=self._on_message,
-                client_info=Implementation(name="mcp-sidecar", version=__version__),
-                cache=None,
-            )
-            async with client:
-                if pipe is not None:
-                    pipe.close_writer()
-                self._client = client
-                self.protocol_version = client.protocol_version
-                self.capabilities = capabilities_of(client)
-                self._watch_uris = frozenset()
-                self.connected_at = time.time()
-                self.generation += 1
-                self.tools_stale = False
-                self._listed_early = set()
-                self.stale_kinds = set()
-                self.listening = not is_modern(client.protocol_version)
-                if not ready.done():
-                    ready.set_result(None)
-                self._set_state("connected")
-                listener = None
-                if is_modern(client.protocol_version):
-                    listener = tasks.spawn(self._listen(client), f"mcp-listen:{self.name}")
-                try:
-                    await stop.wait()
-                finally:
-                    self.listening = False
-                    streams = [t for t in (listener, self._watch_stream) if t is not None]
-                    self._watch_stream = None
-                    self._watch_uris = frozenset()
-                    for stream in streams:
-                        stream.cancel()
-                    for stream in streams:
-                        with contextlib.suppress(BaseException):
-                            await stream
+            transport = await self._transport(resolved, env, launch)
+            await self._hold(transport, launch, ready, stop)
         except asyncio.CancelledError:
             if not ready.done():
                 self._fail_ready(ready, classify(TimeoutError(), self._ctx(operation, connecting=True)))
             raise
         except BaseException as exc:
-            error = classify(exc, self._ctx(operation, connecting=not ready.done()))
-            log.info("server %s: connection ended: %s", self.name, error.diagnostic.code)
-            if not ready.done():
-                self._fail_ready(ready, error)
-            elif not self._closing:
-                self._client = None
-                self._set_state("failed", error.diagnostic)
+            self._ended(exc, ready, operation)
         finally:
-            self._client = None
-            if server is not None and not server.taken_over:
-                await stdio.stop(server.process)  # the attempt ended before the transport took it over
-            if pipe is not None:
-                pipe.close()
+            self._session = None
+            await launch.release()
 
-    async def _resolve(self, operation: str) -> ResolvedServer:
-        """References and secret commands, resolved for this connection attempt only.
-
-        Runs in the owner task, so concurrent requests share one resolution, and a reconnect
-        or shutdown that cancels the attempt also kills a pending secret command.
-        """
-        try:
-            resolved = resolve(self.config, self.workspace)
-        except MissingVariable as exc:
-            raise fail(
-                "configuration_invalid",
-                operation,
-                f"Environment variable {exc.variable} (used in `{exc.field_name}`) is not set.",
-                self.name,
-            ) from None
-        if not resolved.secret_commands():
-            return resolved
-        # HTTP servers have no cwd; their secret commands run where a stdio server would.
-        cwd = resolved.cwd or str(self.workspace or paths.neutral_dir())
-        try:
-            filled = await secrets.fill_secrets(resolved, cwd, secrets.time_limit(self.config.timeout_ms))
-        except secrets.SecretLookupFailed as exc:
-            message = f"The secret command in `{exc.field_name}` {exc.reason}."
-            raise fail("secret_lookup_failed", operation, message, self.name) from None
-        log.info("server %s: ran %d secret command(s)", self.name, len(resolved.secret_commands()))
-        return filled
-
-    def _sdk_stdio_transport(self, resolved: ResolvedServer, env: dict[str, str], pipe: StderrPipe) -> Any:
-        """Where `connections/stdio.py` does not run (Windows): the SDK's own, spawned after its import."""
-        from mcp import StdioServerParameters
-        from mcp.client.stdio import stdio_client
-
-        assert resolved.command is not None
-        params = StdioServerParameters(
-            command=resolved.command, args=list(resolved.args), env=env or None, cwd=resolved.cwd
-        )
-        return self._watched(stdio_client(params, errlog=pipe.writer))  # type: ignore[arg-type]
-
-    async def _http_transport(self, resolved: ResolvedServer) -> Any:
-        import httpx2
-        from mcp.client.streamable_http import streamable_http_client
-
-        from mcp_sidecar.connections.http_limits import SDK_EVENT_LIMIT, ResponseBound
-
-        assert resolved.url is not None
-        headers = {k: v for k, v in resolved.headers.items() if isinstance(v, str)}
-
-        endpoint = httpx2.URL(resolved.url)
-
-        async def record_status(response: httpx2.Response) -> None:
-            if response.status_code >= 400:
-                self._http_status = response.status_code
-            elif response.request.url != endpoint:
-                return  # OAuth metadata and token requests share this client
-            elif response.status_code >= 300:  # redirects are not followed
-                self._http_status = response.status_code
-            else:
-                if self._http_status in (401, 403):
-                    self._http_status = None  # cured (a refreshed token): later failures are not about auth
-                if response.status_code != 202 and response.request.method == "POST":
-                    kind = response.headers.get("content-type", "").lower()
-                    self._http_not_mcp = not kind.startswith(("application/json", "text/event-stream"))
-
-        def too_large() -> None:
-            self._http_too_large = True
-
-        bound = ResponseBound(too_large)  # every body and event at most 64 MiB, as on stdio
+    async def _transport(self, resolved: ResolvedServer, env: dict[str, str], launch: Launch) -> Any:
+        """Our stdio transport over the spawned server, else the SDK's stdio, else HTTP with OAuth."""
+        if launch.server is not None:
+            return watched(stdio.transport(launch.server), self._on_eof, self._seen.on_garbage)
+        if launch.pipe is not None:
+            return transports.sdk_stdio(resolved, env, launch.pipe, self._on_eof, self._seen)
         auth, self.auth_state = await self._http_auth(self) if self._http_auth is not None else (None, "none")
-        timeout = self.config.request_timeout_s
-        http = httpx2.AsyncClient(
-            auth=auth,
-            headers=headers,
-            timeout=httpx2.Timeout(timeout, read=max(timeout, 300.0)),
-            event_hooks={"request": [bound.on_request], "response": [record_status, bound.on_response]},
-            follow_redirects=False,
-        )
-        transport = streamable_http_client(resolved.url, http_client=http, max_sse_event_size=SDK_EVENT_LIMIT)
-        return self._watched(transport, http)
+        return transports.http(resolved, auth, self.config.request_timeout_s, self._on_eof, self._seen)
 
-    @asynccontextmanager
-    async def _watched(self, transport: Any, http: Any = None) -> AsyncIterator[tuple[Any, Any]]:
-        """Wrap the transport's read stream to notice garbage lines and the end of the stream."""
-        try:
-            async with transport as (read, write):
-                yield WatchedReceive(read, self), write
-        finally:
-            if http is not None:
-                await http.aclose()
+    async def _hold(self, transport: Any, launch: Launch, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
+        """Enter the client, publish its session, and keep it until asked to stop."""
+        from mcp import Client
+        from mcp_types import Implementation
+
+        client = Client(
+            transport,
+            mode=self.config.protocol,
+            read_timeout_seconds=self.config.request_timeout_s,
+            message_handler=self._on_message,
+            client_info=Implementation(name="mcp-sidecar", version=__version__),
+            cache=None,
+        )
+        async with client:
+            if launch.pipe is not None:
+                launch.pipe.close_writer()
+            self._begin(client)
+            if not ready.done():
+                ready.set_result(None)
+            self._set_state("connected")
+            listener = None
+            if is_modern(client.protocol_version):
+                listener = tasks.spawn(self._listen(client), f"mcp-listen:{self.name}")
+            try:
+                await stop.wait()
+            finally:
+                self.listening = False
+                await _stop_streams(listener, self._watches.detach())
+
+    def _begin(self, client: Client) -> None:
+        """A new session: nothing watched, nothing stale, and a new generation for its catalogs."""
+        self.protocol_version = client.protocol_version
+        self.capabilities = capabilities_of(client)
+        self._watches.new_session()
+        self.connected_at = time.time()
+        self.generation += 1
+        self.tools_stale = False
+        self._listed_early = set()
+        self.stale_kinds = set()
+        self.listening = not is_modern(client.protocol_version)
+        self._session = LiveSession(
+            server=self.name,
+            client=client,
+            owner=asyncio.current_task(),
+            generation=self.generation,
+            protocol_version=self.protocol_version,
+            capabilities=self.capabilities,
+            watches=self._watches,
+            on_failure=self._request_failed,
+            owner_now=self._current_owner,
+        )
+
+    def _ended(self, exc: BaseException, ready: asyncio.Future[None], operation: str) -> None:
+        """The attempt failed, or the session ended on its own."""
+        error = classify(exc, self._ctx(operation, connecting=not ready.done()))
+        log.info("server %s: connection ended: %s", self.name, error.diagnostic.code)
+        if not ready.done():
+            self._fail_ready(ready, error)
+        elif not self._closing:
+            self._session = None
+            self._set_state("failed", error.diagnostic)
+
+    # -- what the server says ----------------------------------------------------------------
 
     async def _listen(self, client: Client) -> None:
         """Modern-era sessions announce list changes only on a `subscriptions/listen` stream."""
@@ -399,14 +343,9 @@ class Connection:
                 self.tools_stale = self.tools_stale or "tools" in self._listed_early
                 self._listed_early.clear()
                 async for event in subscription:
-                    kind = type(event).__name__
-                    if kind == "ToolsListChanged":
-                        self.tools_stale = True
-                        self.publish(CatalogInvalidated(self, "tools"))
-                    elif kind == "ResourcesListChanged":
-                        self.publish(CatalogInvalidated(self, "resources"))
-                    elif kind == "PromptsListChanged":
-                        self.publish(CatalogInvalidated(self, "prompts"))
+                    kind = _MODERN_CHANGES.get(type(event).__name__)
+                    if kind is not None:
+                        self._list_changed(kind)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -416,17 +355,19 @@ class Connection:
             self.listening = False
             self.tools_stale = True
 
+    def _list_changed(self, kind: ListKind) -> None:
+        if kind == "tools":
+            self.tools_stale = True
+        self._publish(CatalogInvalidated(self, kind))
+
     def _on_eof(self) -> None:
         if self._closing or self.state != "connected":
             return
         diag = fail("connection_failed", "connection", "The server closed the connection.", self.name)
         log.info("server %s: stream ended", self.name)
-        self._client = None
+        self._session = None
         self._set_state("failed", diag.diagnostic)
         self._stop.set()
-
-    def _on_garbage(self) -> None:
-        self._garbage_lines += 1
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
@@ -435,14 +376,9 @@ class Connection:
             return  # the SDK also hands listen-stream events here; `_listen` handles them once
         kind = type(message).__name__
         if kind == "ResourceUpdatedNotification":
-            self.publish(ResourceUpdated(self, str(message.params.uri)))
-        elif kind == "ToolListChangedNotification":
-            self.tools_stale = True
-            self.publish(CatalogInvalidated(self, "tools"))
-        elif kind == "ResourceListChangedNotification":
-            self.publish(CatalogInvalidated(self, "resources"))
-        elif kind == "PromptListChangedNotification":
-            self.publish(CatalogInvalidated(self, "prompts"))
+            self._publish(ResourceUpdated(self, str(message.params.uri)))
+        elif kind in _LEGACY_CHANGES:
+            self._list_changed(_LEGACY_CHANGES[kind])
 
     # -- requests ----------------------------------------------------------------------------
 
@@ -472,62 +408,11 @@ class Connection:
     async def list_prompts(self, operation: str) -> list[dict[str, Any]]:
         return await self._list_all("prompts", operation)
 
-    async def _list_all(self, kind: str, operation: str) -> list[dict[str, Any]]:
-        """Every page of one list, within the catalog limits; a bad catalog fails whole."""
-        client = await self.connect(operation)
-        owner = self._owner
-        capabilities = client.server_capabilities
-        capability = {"tools": "tools", "resources": "resources", "resource templates": "resources"}.get(
-            kind, "prompts"
-        )
-        if getattr(capabilities, capability, None) is None:
+    async def _list_all(self, kind: ListName, operation: str) -> list[dict[str, Any]]:
+        """Every page of one list (`listing.py`), and what listing it tells about staleness."""
+        descriptors = await listing.list_all(await self._live(operation), kind, operation)
+        if descriptors is None:
             return []
-        key = {"tools": "name", "resources": "uri", "resource templates": "uriTemplate", "prompts": "name"}[kind]
-        fetch = {
-            "tools": (client.list_tools, "tools"),
-            "resources": (client.list_resources, "resources"),
-            "resource templates": (client.list_resource_templates, "resource_templates"),
-            "prompts": (client.list_prompts, "prompts"),
-        }[kind]
-        descriptors: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        cursors: set[str] = set()
-        size = 0
-
-        def invalid(why: str) -> SidecarError:
-            return fail("protocol_error", operation, f"The {kind} catalog {why}", self.name)
-
-        try:
-            cursor: str | None = None
-            while True:
-                page = await fetch[0](cursor=cursor)
-                for item in getattr(page, fetch[1]):
-                    descriptor = item.model_dump(by_alias=True, mode="json", exclude_none=True)
-                    size += len(json.dumps(descriptor, separators=(",", ":"), ensure_ascii=False).encode())
-                    name = descriptor.get(key)
-                    if not isinstance(name, str) or not name:
-                        raise invalid(f"has an entry without a valid `{key}`.")
-                    if name in seen:
-                        raise invalid(f"lists {name!r} twice.")
-                    seen.add(name)
-                    descriptors.append(descriptor)
-                if len(descriptors) > MAX_CATALOG_ENTRIES or size > MAX_CATALOG_BYTES:
-                    raise invalid(f"exceeds {MAX_CATALOG_ENTRIES} entries or 4 MiB of descriptors.")
-                cursor = page.next_cursor
-                if cursor is None:
-                    break
-                if cursor in cursors:
-                    raise invalid("repeats a pagination cursor.")
-                cursors.add(cursor)
-        except SidecarError:
-            raise
-        except Exception as exc:
-            from mcp import MCPError
-            from mcp_types import METHOD_NOT_FOUND
-
-            if isinstance(exc, MCPError) and exc.code == METHOD_NOT_FOUND and kind != "tools":
-                return []  # advertised the capability but not this list: nothing to show
-            raise await self._request_failed(exc, operation, owner) from None
         group = "resources" if kind == "resource templates" else kind
         if kind != "resource templates":
             self.stale_kinds.discard(group)
@@ -536,39 +421,16 @@ class Connection:
         return descriptors
 
     async def call_tool(self, name: str, arguments: dict[str, Any], operation: str) -> dict[str, Any]:
-        client = await self.connect(operation)
-        owner = self._owner
-        try:
-            result = await client.call_tool(name, arguments, read_timeout_seconds=self.config.call_timeout_s)
-        except asyncio.CancelledError:
-            if cancelled_by_caller():
-                raise
-            # The SDK can cancel a waiter whose connection is torn down under it (seen on HTTP).
-            raise await self._request_failed(ConnectionError(), operation, owner) from None
-        except RuntimeError as exc:
-            from mcp import MCPError
-
-            if isinstance(exc, MCPError):
-                raise await self._request_failed(exc, operation, owner) from None
-            raise fail(
-                "protocol_error",
-                operation,
-                "The tool's result does not match its declared output schema.",
-                self.name,
-            ) from None
-        except Exception as exc:
-            raise await self._request_failed(exc, operation, owner) from None
-        dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        dumped.setdefault("isError", False)
-        return dumped
+        session = await self._live(operation)
+        return await content_requests.call_tool(session, name, arguments, self.config.call_timeout_s, operation)
 
     # -- content and watch requests (content_requests.py, watch_requests.py) ---------------
 
     async def read_resource(self, uri: str, operation: str) -> dict[str, Any]:
-        return await content_requests.read_resource(self, uri, operation)
+        return await content_requests.read_resource(await self._live(operation), uri, operation)
 
     async def get_prompt(self, name: str, arguments: dict[str, str], operation: str) -> dict[str, Any]:
-        return await content_requests.get_prompt(self, name, arguments, operation)
+        return await content_requests.get_prompt(await self._live(operation), name, arguments, operation)
 
     async def complete(
         self,
@@ -577,13 +439,15 @@ class Connection:
         context: dict[str, str],
         operation: str,
     ) -> dict[str, Any]:
-        return await content_requests.complete(self, reference, argument, context, operation)
+        session = await self._live(operation)
+        return await content_requests.complete(session, reference, argument, context, operation)
 
     async def subscribe_resource(self, uri: str, operation: str) -> int:
-        return await watch_requests.subscribe_resource(self, uri, operation)
+        return await watch_requests.subscribe_resource(await self._live(operation), uri, operation)
 
     async def unsubscribe_resource(self, uri: str, operation: str) -> None:
-        await watch_requests.unsubscribe_resource(self, uri, operation)
+        session = self._session if self.state == "connected" else None
+        await watch_requests.unsubscribe_resource(session, uri, operation)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -608,13 +472,23 @@ class Connection:
                     pass
         finally:
             self._closing = False
-            self._client = None
+            self._session = None
             self._owner = None
             self._ready = None
         if state is None:
             state = "disabled" if self.config.disabled else "idle"
             self._failed_attempts = 0  # an explicit close (reconnect, reload) retries at once
         self._set_state(state, diag)
+
+
+async def _stop_streams(*streams: asyncio.Task[None] | None) -> None:
+    """Cancel a session's streams together, then wait for each to finish."""
+    running = [stream for stream in streams if stream is not None]
+    for stream in running:
+        stream.cancel()
+    for stream in running:
+        with contextlib.suppress(BaseException):
+            await stream
 
 
 __all__ = ["Connection", "State", "load_sdk"]

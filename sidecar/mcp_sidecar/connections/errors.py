@@ -65,26 +65,60 @@ def _unauthorized(ctx: FailureContext) -> SidecarError:
 
 
 def _classify_leaf(exc: BaseException, ctx: FailureContext) -> SidecarError:
-    op, server = ctx.operation, ctx.server
+    # In this order: what the HTTP status says beats the exception, and the SDK is imported
+    # only once the failure may be its own (a missing command fails before the SDK loads).
+    for rule in (_by_http_status, _by_os, _by_sdk, _by_http_client):
+        error = rule(exc, ctx)
+        if error is not None:
+            return error
+    return fail("operation_failed", ctx.operation, "The request failed for an unclassified reason.", ctx.server)
+
+
+def _by_http_status(exc: BaseException, ctx: FailureContext) -> SidecarError | None:
     if ctx.http_status in (401,):
         return _unauthorized(ctx)
     if ctx.http_status == 403:
-        return fail("permission_denied", op, "The server denied access.", server)
+        return fail("permission_denied", ctx.operation, "The server denied access.", ctx.server)
     if isinstance(exc, SidecarError):
         return exc
+    return None
+
+
+def _by_os(exc: BaseException, ctx: FailureContext) -> SidecarError | None:
+    op, server = ctx.operation, ctx.server
     if isinstance(exc, TimeoutError | asyncio.TimeoutError):
         if ctx.garbage_lines:
             return fail("protocol_error", op, "The server wrote output that is not MCP JSON-RPC.", server)
-        what = "connect" if ctx.connecting else "answer"
-        return fail("timeout", op, f"The server did not {what} within the time limit.", server)
+        return _timeout(ctx)
     if isinstance(exc, FileNotFoundError):
         return fail("connection_failed", op, "The server command was not found.", server)
     if isinstance(exc, PermissionError):
         return fail("connection_failed", op, "The server command could not be executed (permission denied).", server)
     if isinstance(exc, NotADirectoryError):
         return fail("connection_failed", op, "The server's working directory is not a directory.", server)
+    return None
 
+
+def _timeout(ctx: FailureContext) -> SidecarError:
+    what = "connect" if ctx.connecting else "answer"
+    return fail("timeout", ctx.operation, f"The server did not {what} within the time limit.", ctx.server)
+
+
+def _by_sdk(exc: BaseException, ctx: FailureContext) -> SidecarError | None:
     from mcp import MCPError
+    from pydantic import ValidationError
+
+    op, server = ctx.operation, ctx.server
+    if isinstance(exc, MCPError):
+        return _by_jsonrpc_code(exc.code, ctx)
+    if isinstance(exc, ValidationError | UnicodeDecodeError):
+        return fail("protocol_error", op, "The server sent a message that is not valid MCP.", server)
+    if isinstance(exc, RuntimeError) and "schema" in type(exc).__name__.lower():
+        return fail("protocol_error", op, "The server's result does not match its output schema.", server)
+    return None
+
+
+def _by_jsonrpc_code(code: int, ctx: FailureContext) -> SidecarError:
     from mcp_types import (
         CONNECTION_CLOSED,
         INTERNAL_ERROR,
@@ -94,47 +128,51 @@ def _classify_leaf(exc: BaseException, ctx: FailureContext) -> SidecarError:
         REQUEST_TIMEOUT,
         UNSUPPORTED_PROTOCOL_VERSION,
     )
-    from pydantic import ValidationError
 
-    if isinstance(exc, MCPError):
-        code = exc.code
-        if ctx.http_too_large and code in (PARSE_ERROR, CONNECTION_CLOSED):
-            # The SDK fails an oversized JSON body as unparsable, an oversized event as a lost stream.
-            return fail(
-                "protocol_error", op, "The server's answer is larger than 64 MiB, the most one message may be.", server
-            )
-        if code == REQUEST_TIMEOUT:
-            what = "connect" if ctx.connecting else "answer"
-            return fail("timeout", op, f"The server did not {what} within the time limit.", server)
-        if code == CONNECTION_CLOSED:
-            if ctx.garbage_lines:
-                return fail("protocol_error", op, "The server wrote output that is not MCP JSON-RPC.", server)
-            return fail("connection_failed", op, "The server closed the connection.", server)
-        if code == UNSUPPORTED_PROTOCOL_VERSION:
-            return fail("protocol_error", op, "The server supports no protocol version in common.", server)
-        if code in (METHOD_NOT_FOUND, PARSE_ERROR):
-            if ctx.connecting and ctx.http_status == 404:
-                return fail("connection_failed", op, "The server's endpoint was not found (HTTP 404).", server)
-            return fail("protocol_error", op, "The server does not support this MCP request.", server)
-        # The SDK answers an unfollowed redirect and a body that is not MCP with INVALID_REQUEST.
-        if code == INVALID_REQUEST and ctx.http_status is not None and 300 <= ctx.http_status < 400:
-            return fail(
-                "connection_failed", op, f"The server redirected (HTTP {ctx.http_status}); use the final URL.", server
-            )
-        if code == INVALID_REQUEST and ctx.http_not_mcp:
-            return fail("protocol_error", op, "The server answered with something other than MCP JSON.", server)
-        if code == INVALID_REQUEST and not ctx.connecting:
-            return fail("connection_failed", op, "The server ended the session.", server)
-        if code == INTERNAL_ERROR and ctx.http_status is not None and ctx.http_status >= 400:
-            return fail("connection_failed", op, f"The server answered HTTP {ctx.http_status}.", server)
-        return fail("operation_failed", op, f"The server answered with JSON-RPC error {code}.", server)
-    if isinstance(exc, ValidationError | UnicodeDecodeError):
-        return fail("protocol_error", op, "The server sent a message that is not valid MCP.", server)
-    if isinstance(exc, RuntimeError) and "schema" in type(exc).__name__.lower():
-        return fail("protocol_error", op, "The server's result does not match its output schema.", server)
+    op, server = ctx.operation, ctx.server
+    if ctx.http_too_large and code in (PARSE_ERROR, CONNECTION_CLOSED):
+        # The SDK fails an oversized JSON body as unparsable, an oversized event as a lost stream.
+        return fail(
+            "protocol_error", op, "The server's answer is larger than 64 MiB, the most one message may be.", server
+        )
+    if code == REQUEST_TIMEOUT:
+        return _timeout(ctx)
+    if code == CONNECTION_CLOSED:
+        if ctx.garbage_lines:
+            return fail("protocol_error", op, "The server wrote output that is not MCP JSON-RPC.", server)
+        return fail("connection_failed", op, "The server closed the connection.", server)
+    if code == UNSUPPORTED_PROTOCOL_VERSION:
+        return fail("protocol_error", op, "The server supports no protocol version in common.", server)
+    if code in (METHOD_NOT_FOUND, PARSE_ERROR):
+        if ctx.connecting and ctx.http_status == 404:
+            return fail("connection_failed", op, "The server's endpoint was not found (HTTP 404).", server)
+        return fail("protocol_error", op, "The server does not support this MCP request.", server)
+    error = _invalid_request(ctx) if code == INVALID_REQUEST else None
+    if error is not None:
+        return error
+    if code == INTERNAL_ERROR and ctx.http_status is not None and ctx.http_status >= 400:
+        return fail("connection_failed", op, f"The server answered HTTP {ctx.http_status}.", server)
+    return fail("operation_failed", op, f"The server answered with JSON-RPC error {code}.", server)
 
+
+def _invalid_request(ctx: FailureContext) -> SidecarError | None:
+    """The SDK answers an unfollowed redirect and a body that is not MCP with INVALID_REQUEST."""
+    op, server = ctx.operation, ctx.server
+    if ctx.http_status is not None and 300 <= ctx.http_status < 400:
+        return fail(
+            "connection_failed", op, f"The server redirected (HTTP {ctx.http_status}); use the final URL.", server
+        )
+    if ctx.http_not_mcp:
+        return fail("protocol_error", op, "The server answered with something other than MCP JSON.", server)
+    if not ctx.connecting:
+        return fail("connection_failed", op, "The server ended the session.", server)
+    return None
+
+
+def _by_http_client(exc: BaseException, ctx: FailureContext) -> SidecarError | None:
     import httpx2
 
+    op, server = ctx.operation, ctx.server
     if isinstance(exc, httpx2.TimeoutException):
         return fail("timeout", op, "The HTTP request timed out.", server)
     if isinstance(exc, httpx2.ConnectError):
@@ -152,4 +190,4 @@ def _classify_leaf(exc: BaseException, ctx: FailureContext) -> SidecarError:
         return fail("connection_failed", op, "The server could not be started or reached.", server)
     if isinstance(exc, RuntimeError) and ctx.connecting:
         return fail("protocol_error", op, "The server's handshake could not be completed.", server)
-    return fail("operation_failed", op, "The request failed for an unclassified reason.", server)
+    return None

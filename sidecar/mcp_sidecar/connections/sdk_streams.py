@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mcp import Client
-
-    from mcp_sidecar.connections.connection import Connection
 
 
 def cancelled_by_caller() -> bool:
@@ -65,12 +65,26 @@ def is_modern(version: str | None) -> bool:
     return version in MODERN_PROTOCOL_VERSIONS
 
 
+@asynccontextmanager
+async def watched(
+    transport: Any, on_eof: Callable[[], None], on_garbage: Callable[[], None], http: Any = None
+) -> AsyncIterator[tuple[Any, Any]]:
+    """Wrap the transport's read stream to notice garbage lines and the end of the stream."""
+    try:
+        async with transport as (read, write):
+            yield WatchedReceive(read, on_eof, on_garbage), write
+    finally:
+        if http is not None:
+            await http.aclose()
+
+
 class WatchedReceive:
     """Delegates to the transport's receive stream and reports garbage and end of stream."""
 
-    def __init__(self, inner: Any, connection: Connection) -> None:
+    def __init__(self, inner: Any, on_eof: Callable[[], None], on_garbage: Callable[[], None]) -> None:
         self._inner = inner
-        self._connection = connection
+        self._on_eof = on_eof
+        self._on_garbage = on_garbage
 
     async def receive(self) -> Any:
         import anyio
@@ -78,10 +92,10 @@ class WatchedReceive:
         try:
             item = await self._inner.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
-            self._connection._on_eof()
+            self._on_eof()
             raise
         if isinstance(item, Exception):
-            self._connection._on_garbage()
+            self._on_garbage()
         return item
 
     def __aiter__(self) -> WatchedReceive:

@@ -127,71 +127,88 @@ def parse_line(line: bytes | None) -> Any:
 async def transport(server: ServerProcess) -> AsyncIterator[tuple[Any, Any]]:
     """The SDK's transport streams over a running process; leaving it stops the process."""
     import anyio
-    import anyio.lowlevel
-    from mcp.shared.message import SessionMessage
 
     server.taken_over = True
-    process = server.process
-    assert process.stdin is not None
-    assert process.stdout is not None
-    stdin, stdout = process.stdin, process.stdout
-    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
-    writer_done = anyio.Event()
-
-    async def read_stdout() -> None:
-        lines = LineSplitter()
+    pipes = _Pipes(server.process)
+    async with anyio.create_task_group() as group:
+        group.start_soon(pipes.read_stdout)
+        group.start_soon(pipes.write_stdin)
         try:
-            async with read_writer:
+            yield pipes.read_stream, pipes.write_stream
+        finally:
+            # Every wait inside is bounded. A task of its own: anyio's shield does not hold against
+            # asyncio's Task.cancel(), and a cancelled caller must not leave the server running.
+            try:
+                await asyncio.shield(tasks.spawn(pipes.shutdown(), "mcp-stdio-shutdown"))
+            finally:
+                group.cancel_scope.cancel()
+
+
+class _Pipes:
+    """The process's stdin and stdout as the SDK's pair of message streams, pumped by two tasks."""
+
+    def __init__(self, process: Process) -> None:
+        import anyio
+        from mcp.shared.message import SessionMessage
+
+        assert process.stdin is not None
+        assert process.stdout is not None
+        self.process = process
+        self.stdin, self.stdout = process.stdin, process.stdout
+        self.read_writer, self.read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        self.write_stream, self.write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+        self.writer_done = anyio.Event()
+
+    async def read_stdout(self) -> None:
+        import anyio
+
+        try:
+            async with self.read_writer:
                 try:
-                    # One chunk at a time: no read-ahead while a delivery is blocked.
-                    async for chunk in stdout:
-                        for line in lines.feed(chunk):
-                            if line is None or line.strip():
-                                await read_writer.send(parse_line(line))
+                    await self._deliver_lines()
                 finally:
-                    await _drain(stdout)
+                    await _drain(self.stdout)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass  # the session went away, or our shutdown closed the pipe under the read
         except OSError as exc:
             # The session sees the end of the stream either way; a failing pipe is worth a line.
             log.info("reading a server's stdout failed: %s", type(exc).__name__)
 
-    async def write_stdin() -> None:
+    async def _deliver_lines(self) -> None:
+        lines = LineSplitter()
+        # One chunk at a time: no read-ahead while a delivery is blocked.
+        async for chunk in self.stdout:
+            for line in lines.feed(chunk):
+                if line is None or line.strip():
+                    await self.read_writer.send(parse_line(line))
+
+    async def write_stdin(self) -> None:
+        import anyio
+
         try:
-            async with write_reader:
-                async for message in write_reader:
+            async with self.write_reader:
+                async for message in self.write_reader:
                     data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    await stdin.send(data.encode() + b"\n")
+                    await self.stdin.send(data.encode() + b"\n")
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             # The server may live on with a broken stdin: end the session rather than hang it.
-            await read_writer.aclose()
+            await self.read_writer.aclose()
         finally:
-            writer_done.set()
+            self.writer_done.set()
 
-    async def shutdown() -> None:
+    async def shutdown(self) -> None:
+        import anyio
+        import anyio.lowlevel
+
         # Unblock the reader into its drain first: a server stuck writing cannot read stdin.
-        read_stream.close()
-        write_stream.close()
+        self.read_stream.close()
+        self.write_stream.close()
         with anyio.move_on_after(FLUSH_S):
-            await writer_done.wait()
-        await _stop(process)
-        for stream in (read_stream, write_stream, read_writer, write_reader):
+            await self.writer_done.wait()
+        await _stop(self.process)
+        for stream in (self.read_stream, self.write_stream, self.read_writer, self.write_reader):
             await stream.aclose()
         await anyio.lowlevel.checkpoint()
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(read_stdout)
-        group.start_soon(write_stdin)
-        try:
-            yield read_stream, write_stream
-        finally:
-            # Every wait inside is bounded. A task of its own: anyio's shield does not hold against
-            # asyncio's Task.cancel(), and a cancelled caller must not leave the server running.
-            try:
-                await asyncio.shield(tasks.spawn(shutdown(), "mcp-stdio-shutdown"))
-            finally:
-                group.cancel_scope.cancel()
 
 
 async def stop(process: Process) -> None:

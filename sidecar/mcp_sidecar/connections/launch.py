@@ -1,0 +1,76 @@
+"""The first steps of a connection attempt, before the SDK: resolve the definition, start the server.
+
+Both run in the connection's owner task, so concurrent requests share one resolution, and a
+reconnect or shutdown that cancels the attempt also kills a pending secret command or a
+server the transport has not taken over yet.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcp_sidecar.config import paths, secrets
+from mcp_sidecar.config.interpolate import MissingVariable, ResolvedServer, resolve
+from mcp_sidecar.config.model import ServerConfig
+from mcp_sidecar.connections import stdio
+from mcp_sidecar.connections.stderr_log import StderrLog, StderrPipe
+from mcp_sidecar.protocol.errors import fail
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Launch:
+    """What an attempt started before the transport took over, so that its end can undo it."""
+
+    pipe: StderrPipe | None = None
+    server: stdio.ServerProcess | None = None
+
+    async def spawn(
+        self, config: ServerConfig, resolved: ResolvedServer, env: dict[str, str], errors: StderrLog
+    ) -> None:
+        """Stdio servers: the stderr pipe, and the process itself where `connections/stdio.py` runs."""
+        if config.transport != "stdio":
+            return
+        self.pipe = StderrPipe(errors)
+        await self.pipe.start()
+        if stdio.SUPPORTED:
+            # The server starts while the SDK imports: on a cold sidecar both take about a second.
+            assert resolved.command is not None
+            self.server = await stdio.spawn(resolved.command, resolved.args, env, resolved.cwd, self.pipe.writer)
+            self.pipe.close_writer()
+
+    async def release(self) -> None:
+        if self.server is not None and not self.server.taken_over:
+            await stdio.stop(self.server.process)  # the attempt ended before the transport took it over
+        if self.pipe is not None:
+            self.pipe.close()
+
+
+async def resolve_server(config: ServerConfig, workspace: Path | None, operation: str) -> ResolvedServer:
+    """References and secret commands, resolved for this connection attempt only."""
+    try:
+        resolved = resolve(config, workspace)
+    except MissingVariable as exc:
+        raise fail(
+            "configuration_invalid",
+            operation,
+            f"Environment variable {exc.variable} (used in `{exc.field_name}`) is not set.",
+            config.name,
+        ) from None
+    if not resolved.secret_commands():
+        return resolved
+    # HTTP servers have no cwd; their secret commands run where a stdio server would.
+    cwd = resolved.cwd or str(workspace or paths.neutral_dir())
+    try:
+        filled = await secrets.fill_secrets(resolved, cwd, secrets.time_limit(config.timeout_ms))
+    except secrets.SecretLookupFailed as exc:
+        message = f"The secret command in `{exc.field_name}` {exc.reason}."
+        raise fail("secret_lookup_failed", operation, message, config.name) from None
+    log.info("server %s: ran %d secret command(s)", config.name, len(resolved.secret_commands()))
+    return filled
+
+
+__all__ = ["Launch", "resolve_server"]

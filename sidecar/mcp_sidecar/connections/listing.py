@@ -1,0 +1,101 @@
+"""Listing a server's tools, resources, resource templates or prompts, every page, within limits.
+
+A catalog is taken whole or refused whole: a server that repeats names or cursors, or lists
+more than the limits allow, is broken, and half a catalog would hide that.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from mcp_sidecar.connections.live_session import LiveSession
+from mcp_sidecar.protocol.errors import SidecarError, fail
+
+MAX_CATALOG_ENTRIES = 10_000
+MAX_CATALOG_BYTES = 4 * 1024 * 1024
+
+ListName = Literal["tools", "resources", "resource templates", "prompts"]
+
+_CAPABILITY = {"tools": "tools", "resources": "resources", "resource templates": "resources", "prompts": "prompts"}
+_KEY = {"tools": "name", "resources": "uri", "resource templates": "uriTemplate", "prompts": "name"}
+_FIELD = {"tools": "tools", "resources": "resources", "resource templates": "resource_templates", "prompts": "prompts"}
+
+
+async def list_all(session: LiveSession, kind: ListName, operation: str) -> list[dict[str, Any]] | None:
+    """Every page of one list; None when the server does not offer it (nothing to show)."""
+    if getattr(session.client.server_capabilities, _CAPABILITY[kind], None) is None:
+        return None
+    try:
+        return await _pages(_fetcher(session, kind), _Check(session.server, kind, operation))
+    except SidecarError:
+        raise
+    except Exception as exc:
+        from mcp import MCPError
+        from mcp_types import METHOD_NOT_FOUND
+
+        if isinstance(exc, MCPError) and exc.code == METHOD_NOT_FOUND and kind != "tools":
+            return None  # advertised the capability but not this list: nothing to show
+        raise await session.failed(exc, operation) from None
+
+
+def _fetcher(session: LiveSession, kind: ListName) -> Callable[..., Awaitable[Any]]:
+    client = session.client
+    fetch: dict[str, Callable[..., Awaitable[Any]]] = {
+        "tools": client.list_tools,
+        "resources": client.list_resources,
+        "resource templates": client.list_resource_templates,
+        "prompts": client.list_prompts,
+    }
+    return fetch[kind]
+
+
+async def _pages(fetch: Callable[..., Awaitable[Any]], check: _Check) -> list[dict[str, Any]]:
+    cursor: str | None = None
+    while True:
+        page = await fetch(cursor=cursor)
+        for item in getattr(page, _FIELD[check.kind]):
+            check.add(item.model_dump(by_alias=True, mode="json", exclude_none=True))
+        check.within_limits()
+        cursor = page.next_cursor
+        if cursor is None:
+            return check.descriptors
+        check.new_cursor(cursor)
+
+
+class _Check:
+    """The descriptors taken so far, refusing the catalog as soon as it shows itself broken."""
+
+    def __init__(self, server: str, kind: ListName, operation: str) -> None:
+        self.server, self.kind, self.operation = server, kind, operation
+        self.descriptors: list[dict[str, Any]] = []
+        self._seen: set[str] = set()
+        self._cursors: set[str] = set()
+        self._size = 0
+
+    def add(self, descriptor: dict[str, Any]) -> None:
+        key = _KEY[self.kind]
+        self._size += len(json.dumps(descriptor, separators=(",", ":"), ensure_ascii=False).encode())
+        name = descriptor.get(key)
+        if not isinstance(name, str) or not name:
+            raise self._invalid(f"has an entry without a valid `{key}`.")
+        if name in self._seen:
+            raise self._invalid(f"lists {name!r} twice.")
+        self._seen.add(name)
+        self.descriptors.append(descriptor)
+
+    def within_limits(self) -> None:
+        if len(self.descriptors) > MAX_CATALOG_ENTRIES or self._size > MAX_CATALOG_BYTES:
+            raise self._invalid(f"exceeds {MAX_CATALOG_ENTRIES} entries or 4 MiB of descriptors.")
+
+    def new_cursor(self, cursor: str) -> None:
+        if cursor in self._cursors:
+            raise self._invalid("repeats a pagination cursor.")
+        self._cursors.add(cursor)
+
+    def _invalid(self, why: str) -> SidecarError:
+        return fail("protocol_error", self.operation, f"The {self.kind} catalog {why}", self.server)
+
+
+__all__ = ["MAX_CATALOG_BYTES", "MAX_CATALOG_ENTRIES", "ListName", "list_all"]

@@ -1,0 +1,71 @@
+"""What a request helper sees of one live session, instead of the whole Connection.
+
+Content, watch and listing requests need the client, the server's advertised capabilities
+and a way to turn a failure into a diagnostic that closes the session when it is unusable.
+They get exactly that, taken when the request started: a request that outlives its session
+still reports against the session it ran on, never against a successor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mcp_sidecar.connections.sdk_streams import cancelled_by_caller
+from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError, fail
+
+if TYPE_CHECKING:
+    from mcp import Client
+
+    from mcp_sidecar.connections.watch_stream import WatchStream
+
+ErrorCodes = dict[int, tuple[DiagnosticCode, str]]
+"""A server's JSON-RPC error numbers that mean a diagnostic of their own: code -> (diagnostic, message)."""
+FailureHandler = Callable[[BaseException, str, "asyncio.Task[None] | None"], Awaitable[SidecarError]]
+"""The connection's classifier: closes the session when the failure leaves it unusable."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class LiveSession:
+    server: str
+    client: Client
+    owner: asyncio.Task[None] | None
+    """The owner task that entered `client`; the session is current while it is the connection's owner."""
+    generation: int
+    protocol_version: str | None
+    capabilities: frozenset[str]
+    """What the server advertised: resources, subscribe, completions, prompts, tools."""
+    watches: WatchStream
+    on_failure: FailureHandler
+    owner_now: Callable[[], asyncio.Task[None] | None]
+    """The connection's owner task at this moment (None once closed)."""
+
+    def is_current(self) -> bool:
+        return self.owner is self.owner_now()
+
+    async def failed(self, exc: BaseException, operation: str) -> SidecarError:
+        return await self.on_failure(exc, operation, self.owner)
+
+    async def mapped_failure(self, exc: BaseException, operation: str, codes: ErrorCodes) -> SidecarError:
+        """A server's JSON-RPC error in `codes` becomes that diagnostic; anything else is classified.
+
+        The caller's own cancellation is re-raised as it is; any other cancellation means the
+        connection was torn down under the request.
+        """
+        from mcp import MCPError
+
+        if isinstance(exc, asyncio.CancelledError) and cancelled_by_caller():
+            raise exc
+
+        if isinstance(exc, MCPError) and exc.code in codes:
+            code, message = codes[exc.code]
+            return fail(code, operation, message, self.server)
+        if isinstance(exc, asyncio.CancelledError):
+            # The SDK can cancel a waiter whose connection is torn down under it (seen on HTTP).
+            exc = ConnectionError()
+        return await self.failed(exc, operation)
+
+
+__all__ = ["FailureHandler", "LiveSession"]
