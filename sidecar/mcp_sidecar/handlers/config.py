@@ -22,6 +22,26 @@ from mcp_sidecar.services.app import Sidecar
 
 
 def config_handlers(app: Sidecar) -> dict[str, Handler]:
+    return {**_workspace_handlers(app), **_command_handlers(app), **_edit_handlers(app)}
+
+
+def _workspace_handlers(app: Sidecar) -> dict[str, Handler]:
+    """Trust and approvals: what the workspace's project files may do."""
+
+    @guarded("setTrusted")
+    async def on_set_trusted(raw: Any) -> ReloadSummary:
+        return await config_edits.set_trusted(app, config_params.parse_set_trusted("setTrusted", raw))
+
+    @guarded("approve")
+    async def on_approve(raw: Any) -> ApproveResult:
+        return await approvals.approve(app, config_params.parse_approve("approve", raw))
+
+    return {methods.WORKSPACE_SET_TRUSTED: on_set_trusted, methods.WORKSPACE_APPROVE: on_approve}
+
+
+def _command_handlers(app: Sidecar) -> dict[str, Handler]:
+    """`/mcp` command lines and the spec clients complete them from."""
+
     @guarded("command")
     async def on_command(raw: Any) -> CommandResult:
         return await commands.run_line(app, config_params.parse_command("command", raw).line)
@@ -29,6 +49,12 @@ def config_handlers(app: Sidecar) -> dict[str, Handler]:
     @guarded("commandSpec")
     async def on_command_spec(raw: Any) -> CommandSpecResult:
         return commands.command_spec(app, config_params.parse_command_spec("commandSpec", raw))
+
+    return {methods.COMMAND: on_command, methods.COMMAND_SPEC: on_command_spec}
+
+
+def _edit_handlers(app: Sidecar) -> dict[str, Handler]:
+    """The `mcp/config/*` methods: edits of the configuration files, and reloading them."""
 
     @guarded("add")
     async def on_add(raw: Any) -> ConfigAddResult | ConfigAddDryRunResult:
@@ -59,19 +85,7 @@ def config_handlers(app: Sidecar) -> dict[str, Handler]:
         p = config_params.parse_config_import("import", raw)
         return await config_edits.import_servers(app, p.file, p.scope, p.select, p.confirm, p.replace)
 
-    @guarded("setTrusted")
-    async def on_set_trusted(raw: Any) -> ReloadSummary:
-        return await config_edits.set_trusted(app, config_params.parse_set_trusted("setTrusted", raw))
-
-    @guarded("approve")
-    async def on_approve(raw: Any) -> ApproveResult:
-        return await approvals.approve(app, config_params.parse_approve("approve", raw))
-
     return {
-        methods.WORKSPACE_SET_TRUSTED: on_set_trusted,
-        methods.WORKSPACE_APPROVE: on_approve,
-        methods.COMMAND: on_command,
-        methods.COMMAND_SPEC: on_command_spec,
         methods.CONFIG_ADD: on_add,
         methods.CONFIG_REMOVE: on_remove,
         methods.CONFIG_SET_ENABLED: on_set_enabled,

@@ -29,6 +29,24 @@ from mcp_sidecar.services.app import Sidecar
 
 
 def request_handlers(app: Sidecar) -> dict[str, Handler]:
+    table: dict[str, Handler] = {
+        **_server_handlers(app),
+        **_tool_handlers(app),
+        **_model_tool_handlers(app),
+        **config_handlers(app),
+        **auth_handlers(app),
+        **resource_handlers(app),
+        **prompt_handlers(app),
+    }
+    missing = set(methods.REQUESTS) - set(table)
+    if missing:
+        raise RuntimeError(f"no handler for {sorted(missing)}")
+    return table
+
+
+def _server_handlers(app: Sidecar) -> dict[str, Handler]:
+    """The status matrix and one server's details, logs and connection."""
+
     @guarded("status")
     async def on_status(raw: Any) -> StatusResult:
         params.parse_session("status", raw)  # validates that params, if any, are an object
@@ -51,6 +69,23 @@ def request_handlers(app: Sidecar) -> dict[str, Handler]:
     async def on_logs(raw: Any) -> ServerLogsResult:
         return status.server_logs(app, params.parse_server("logs", raw).server)
 
+    @guarded("refresh")
+    async def on_refresh(raw: Any) -> ServerRefreshResult:
+        return await lifecycle.refresh(app, params.parse_server("refresh", raw).server)
+
+    return {
+        methods.STATUS: on_status,
+        methods.SERVER_GET: on_get,
+        methods.SERVER_TOOLS: on_tools,
+        methods.SERVER_RECONNECT: on_reconnect,
+        methods.SERVER_LOGS: on_logs,
+        methods.SERVER_REFRESH: on_refresh,
+    }
+
+
+def _tool_handlers(app: Sidecar) -> dict[str, Handler]:
+    """Discovery over every catalog, and a session's tools: activating and calling them."""
+
     @guarded("activate")
     async def on_activate(raw: Any) -> ActivateResult:
         p = params.parse_activate("activate", raw)
@@ -72,9 +107,16 @@ def request_handlers(app: Sidecar) -> dict[str, Handler]:
         p = params.parse_discover("discover", raw)
         return await discovery.discover(app, p.query, p.kind, p.server, p.limit, p.session)
 
-    @guarded("refresh")
-    async def on_refresh(raw: Any) -> ServerRefreshResult:
-        return await lifecycle.refresh(app, params.parse_server("refresh", raw).server)
+    return {
+        methods.ACTIVATE: on_activate,
+        methods.ACTIVE_TOOLS: on_active_tools,
+        methods.CALL_TOOL: on_call_tool,
+        methods.DISCOVER: on_discover,
+    }
+
+
+def _model_tool_handlers(app: Sidecar) -> dict[str, Handler]:
+    """`mcp_tools`, the one tool an AI integration registers: its definition and its invocation."""
 
     @guarded("modelTool")
     async def on_model_tool_definition(raw: Any) -> ModelToolDefinition:
@@ -86,25 +128,4 @@ def request_handlers(app: Sidecar) -> dict[str, Handler]:
         p = params.parse_model_tool("mcp_tools", raw)
         return await model_tool.invoke(app, p.arguments, p.session)
 
-    table: dict[str, Handler] = {
-        methods.STATUS: on_status,
-        methods.SERVER_GET: on_get,
-        methods.SERVER_TOOLS: on_tools,
-        methods.SERVER_RECONNECT: on_reconnect,
-        methods.SERVER_LOGS: on_logs,
-        methods.ACTIVATE: on_activate,
-        methods.ACTIVE_TOOLS: on_active_tools,
-        methods.CALL_TOOL: on_call_tool,
-        methods.DISCOVER: on_discover,
-        methods.SERVER_REFRESH: on_refresh,
-        methods.MODEL_TOOL_DEFINITION: on_model_tool_definition,
-        methods.MODEL_TOOL_INVOKE: on_model_tool_invoke,
-        **config_handlers(app),
-        **auth_handlers(app),
-        **resource_handlers(app),
-        **prompt_handlers(app),
-    }
-    missing = set(methods.REQUESTS) - set(table)
-    if missing:
-        raise RuntimeError(f"no handler for {sorted(missing)}")
-    return table
+    return {methods.MODEL_TOOL_DEFINITION: on_model_tool_definition, methods.MODEL_TOOL_INVOKE: on_model_tool_invoke}

@@ -26,6 +26,9 @@ OptionKind = Literal["flag", "value", "multi"]
 SCOPES = ("global", "project")
 TRANSPORTS = ("http", "stdio")
 
+_BLANKS = " \t\r\n"
+_DOUBLE_QUOTE_ESCAPES = '"\\$`'
+
 
 @dataclass(frozen=True, slots=True)
 class CommandSpec:
@@ -150,49 +153,64 @@ def split_words(line: str) -> list[str]:
     in_word = False
     i, n = 0, len(line)
     while i < n:
-        ch = line[i]
-        if ch in " \t\r\n":
+        if line[i] in _BLANKS:
             if in_word:
                 words.append("".join(current))
                 current, in_word = [], False
             i += 1
             continue
+        # Any piece starts a word, even one that adds no characters: `''` alone is an empty word.
         in_word = True
-        if ch == "'":
-            end = line.find("'", i + 1)
-            if end < 0:
-                raise CommandLineError("The line has an unclosed single quote (').", usage_of())
-            current.append(line[i + 1 : end])
-            i = end + 1
-        elif ch == '"':
-            i += 1
-            while True:
-                if i >= n:
-                    raise CommandLineError('The line has an unclosed double quote (").', usage_of())
-                ch = line[i]
-                if ch == '"':
-                    i += 1
-                    break
-                if ch == "\\" and i + 1 < n and line[i + 1] in '"\\$`':
-                    current.append(line[i + 1])
-                    i += 2
-                else:
-                    current.append(ch)
-                    i += 1
-        elif ch == "\\":
-            if i + 1 >= n:
-                raise CommandLineError("The line ends with a backslash that escapes nothing.", usage_of())
-            if line[i + 1] == "\n":
-                i += 2  # a line continuation
-                continue
-            current.append(line[i + 1])
-            i += 2
-        else:
-            current.append(ch)
-            i += 1
+        piece, i = _read_piece(line, i)
+        current.append(piece)
     if in_word:
         words.append("".join(current))
     return words
+
+
+def _read_piece(line: str, i: int) -> tuple[str, int]:
+    """The characters the piece at `line[i]` adds to its word, and the index after the piece."""
+    ch = line[i]
+    if ch == "'":
+        return _single_quoted(line, i)
+    if ch == '"':
+        return _double_quoted(line, i)
+    if ch == "\\":
+        return _escaped(line, i)
+    return ch, i + 1
+
+
+def _single_quoted(line: str, start: int) -> tuple[str, int]:
+    end = line.find("'", start + 1)
+    if end < 0:
+        raise CommandLineError("The line has an unclosed single quote (').", usage_of())
+    return line[start + 1 : end], end + 1
+
+
+def _double_quoted(line: str, start: int) -> tuple[str, int]:
+    out: list[str] = []
+    i, n = start + 1, len(line)
+    while i < n:
+        ch = line[i]
+        if ch == '"':
+            return "".join(out), i + 1
+        # As in a POSIX shell, a backslash escapes only these here; before anything else it stays.
+        if ch == "\\" and i + 1 < n and line[i + 1] in _DOUBLE_QUOTE_ESCAPES:
+            out.append(line[i + 1])
+            i += 2
+        else:
+            out.append(ch)
+            i += 1
+    raise CommandLineError('The line has an unclosed double quote (").', usage_of())
+
+
+def _escaped(line: str, start: int) -> tuple[str, int]:
+    """A backslash outside quotes: the next character, literally."""
+    if start + 1 >= len(line):
+        raise CommandLineError("The line ends with a backslash that escapes nothing.", usage_of())
+    if line[start + 1] == "\n":
+        return "", start + 2  # a line continuation
+    return line[start + 1], start + 2
 
 
 def parse_line(line: str) -> ParsedCommand:
@@ -249,50 +267,53 @@ def _show(word: str) -> str:
 
 def _split_options(command: str, args: list[str], *, stop_at_positional: bool) -> tuple[dict[str, Any], list[str]]:
     """Options (by name) and positional words; `--` ends the options."""
-    spec = _OPTIONS.get(command, {})
     options: dict[str, Any] = {}
     positionals: list[str] = []
     i = 0
     while i < len(args):
         word = args[i]
         if word == "--":
-            if stop_at_positional:
-                break
-            positionals.extend(args[i + 1 :])
+            if not stop_at_positional:
+                positionals.extend(args[i + 1 :])
             break
         if word.startswith("--") and len(word) > 2:
-            name, eq, inline = word.partition("=")
-            kind = spec.get(name)
-            if kind is None:
-                raise CommandLineError(f"Unknown option {_show(name)} for {command}.", usage_of(command))
-            if kind == "flag":
-                if eq:
-                    raise CommandLineError(f"{name} takes no value.", usage_of(command))
-                options[name] = True
-                i += 1
-                continue
-            if eq:
-                value = inline
-                i += 1
-            else:
-                if i + 1 >= len(args):
-                    raise CommandLineError(f"{name} needs a value.", usage_of(command))
-                value = args[i + 1]
-                i += 2
-            if kind == "multi":
-                options.setdefault(name, []).append(value)
-            elif name in options:
-                raise CommandLineError(f"{name} is given twice.", usage_of(command))
-            else:
-                options[name] = value
+            i = _read_option(command, args, i, options)
             continue
         if stop_at_positional:
             break
         positionals.append(word)
         i += 1
     if stop_at_positional:
+        # The caller reads what follows the options itself (`add`'s NAME and target, `--` kept).
         options["__rest__"] = args[i:]
     return options, positionals
+
+
+def _read_option(command: str, args: list[str], i: int, options: dict[str, Any]) -> int:
+    """Store the option `args[i]` (`--name`, `--name=value` or `--name value`) in `options`;
+    the index of the word after it."""
+    name, eq, inline = args[i].partition("=")
+    kind = _OPTIONS.get(command, {}).get(name)
+    if kind is None:
+        raise CommandLineError(f"Unknown option {_show(name)} for {command}.", usage_of(command))
+    if kind == "flag":
+        if eq:
+            raise CommandLineError(f"{name} takes no value.", usage_of(command))
+        options[name] = True
+        return i + 1
+    if eq:
+        value, after = inline, i + 1
+    elif i + 1 >= len(args):
+        raise CommandLineError(f"{name} needs a value.", usage_of(command))
+    else:
+        value, after = args[i + 1], i + 2
+    if kind == "multi":
+        options.setdefault(name, []).append(value)
+    elif name in options:
+        raise CommandLineError(f"{name} is given twice.", usage_of(command))
+    else:
+        options[name] = value
+    return after
 
 
 def _scope(command: str, options: dict[str, Any]) -> str:
@@ -321,52 +342,72 @@ def _parse_add(args: list[str]) -> ParsedCommand:
     if not rest or rest[0] == "--":
         raise CommandLineError("add needs a server NAME (after the options).", usage)
     name, tail = rest[0], rest[1:]
-    definition: dict[str, Any] = {}
+    transport, definition = _add_target(name, tail, usage)
+    _check_transport(options.get("--transport"), transport, usage)
+    definition.update(_add_settings(options, usage))
+    return ParsedCommand("add", server=name, scope=scope, replace=bool(options.get("--replace")), definition=definition)
+
+
+def _add_target(name: str, tail: list[str], usage: str) -> tuple[str, dict[str, Any]]:
+    """The transport the words after NAME give, and the definition's `command`/`args` or `url`."""
     if tail and tail[0] == "--":
-        command = tail[1:]
-        if not command:
-            raise CommandLineError("add needs a COMMAND after --.", usage)
-        transport = "stdio"
-        definition["command"] = command[0]
-        if command[1:]:
-            definition["args"] = command[1:]
-    else:
-        misplaced = next((w for w in tail if w.startswith("--")), None)
-        if misplaced is not None:
-            raise CommandLineError(
-                f"Put options before the server name ({_show(misplaced)} comes after {_show(name)}).", usage
-            )
-        if not tail:
-            raise CommandLineError("add needs a URL, or -- and a COMMAND, after the server name.", usage)
-        if len(tail) > 1:
-            raise CommandLineError(
-                f"Unexpected argument {_show(tail[1])} after the URL (use -- COMMAND for stdio).", usage
-            )
-        transport = "http"
-        definition["url"] = tail[0]
-    declared = options.get("--transport")
-    if declared is not None:
-        if declared not in TRANSPORTS:
-            raise CommandLineError(f"--transport must be http or stdio, not {_show(declared)}.", usage)
-        if declared != transport:
-            form = "a URL" if declared == "http" else "-- COMMAND [ARGS...]"
-            raise CommandLineError(f"--transport {declared} needs {form} after the server name.", usage)
+        return "stdio", _stdio_target(tail[1:], usage)
+    return "http", _http_target(name, tail, usage)
+
+
+def _stdio_target(command: list[str], usage: str) -> dict[str, Any]:
+    if not command:
+        raise CommandLineError("add needs a COMMAND after --.", usage)
+    definition: dict[str, Any] = {"command": command[0]}
+    if command[1:]:
+        definition["args"] = command[1:]
+    return definition
+
+
+def _http_target(name: str, tail: list[str], usage: str) -> dict[str, Any]:
+    # Options are read only before NAME, so an option here is misplaced, not part of the URL.
+    misplaced = next((w for w in tail if w.startswith("--")), None)
+    if misplaced is not None:
+        raise CommandLineError(
+            f"Put options before the server name ({_show(misplaced)} comes after {_show(name)}).", usage
+        )
+    if not tail:
+        raise CommandLineError("add needs a URL, or -- and a COMMAND, after the server name.", usage)
+    if len(tail) > 1:
+        raise CommandLineError(f"Unexpected argument {_show(tail[1])} after the URL (use -- COMMAND for stdio).", usage)
+    return {"url": tail[0]}
+
+
+def _check_transport(declared: str | None, transport: str, usage: str) -> None:
+    """`--transport` only confirms the transport the target implies; it never changes it."""
+    if declared is None:
+        return
+    if declared not in TRANSPORTS:
+        raise CommandLineError(f"--transport must be http or stdio, not {_show(declared)}.", usage)
+    if declared != transport:
+        form = "a URL" if declared == "http" else "-- COMMAND [ARGS...]"
+        raise CommandLineError(f"--transport {declared} needs {form} after the server name.", usage)
+
+
+def _add_settings(options: dict[str, Any], usage: str) -> dict[str, Any]:
+    """The definition's entries that come from options: headers, env and the OAuth settings."""
+    settings: dict[str, Any] = {}
     headers = _pairs(options.get("--header", []), ":", "--header", "'Name: value'", usage, fold=True)
     env = _pairs(options.get("--env", []), "=", "--env", "KEY=value", usage, fold=False)
     if headers:
-        definition["headers"] = headers
+        settings["headers"] = headers
     if env:
-        definition["env"] = env
+        settings["env"] = env
     if "--oauth-client-id" in options:
-        definition["oauthClientId"] = options["--oauth-client-id"]
+        settings["oauthClientId"] = options["--oauth-client-id"]
     if "--oauth-scope" in options:
-        definition["oauthScopes"] = list(options["--oauth-scope"])
+        settings["oauthScopes"] = list(options["--oauth-scope"])
     if "--oauth-callback-port" in options:
         port = options["--oauth-callback-port"]
         if not port.isdigit():
             raise CommandLineError(f"--oauth-callback-port must be a port number, not {_show(port)}.", usage)
-        definition["oauthCallbackPort"] = int(port)
-    return ParsedCommand("add", server=name, scope=scope, replace=bool(options.get("--replace")), definition=definition)
+        settings["oauthCallbackPort"] = int(port)
+    return settings
 
 
 def _pairs(values: list[str], separator: str, option: str, form: str, usage: str, *, fold: bool) -> dict[str, str]:
