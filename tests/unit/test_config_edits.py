@@ -221,6 +221,9 @@ async def test_untrusted_projects_are_never_edited_or_read(env: Env) -> None:
     assert result["scope"] == "global"
     diag = await error_of(config_edits.import_servers(app, ".mcp.json", "global", None, False, False))
     assert diag["code"] == "project_untrusted"
+    # The target scope is refused before the file to import is even read (it does not exist).
+    diag = await error_of(config_edits.import_servers(app, "missing.json", "project", None, False, False))
+    assert diag["code"] == "project_untrusted"
     assert env.project_file.read_bytes() == snapshot
 
 

@@ -157,6 +157,21 @@ async def test_reconcile_deactivates_stale_tools_once_per_session_and_reason(env
     assert list(env.app.sessions.active("s2")) == ["keep.t"]
 
 
+async def test_sessions_are_reported_in_the_order_of_their_first_activation_request(env: Env) -> None:
+    env.write(a=server("a.py"))
+    env.app.ensure_loaded()
+    env.fake("a").tools = [TOOL]
+    first = await activation.activate(env.app, ("a.missing",), "first")  # loads nothing yet
+    assert first["results"][0]["status"] == "not loaded"
+    await activation.activate(env.app, ("a.t",), "second")
+    await activation.activate(env.app, ("a.t",), "first")
+    env.write()
+
+    summary = await env.app.configuration.reload()
+
+    assert [d["session"] for d in summary.deactivated] == ["first", "second"]
+
+
 async def test_watches_coalesce_updates_and_end_with_their_connection(env: Env) -> None:
     env.write(a=server("a.py"), b=server("b.py"))
     env.app.ensure_loaded()

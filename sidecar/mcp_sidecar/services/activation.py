@@ -219,6 +219,7 @@ async def _activate_one(app: Sidecar, tool_id: str, session_id: str) -> Activati
 
 async def activate(app: Sidecar, ids: tuple[str, ...], session_id: str) -> ActivateResult:
     app.ensure_loaded()
+    app.sessions.open(session_id)
     # Catalog fetches are bounded by the app's discovery slots; ids resolve concurrently.
     outcomes = await asyncio.gather(*(_activate_one(app, i, session_id) for i in ids))
     results: list[ActivationEntry] = []

@@ -279,8 +279,8 @@ def _import_path(app: Sidecar, file: str) -> Path:
     return Path(os.path.abspath(path))
 
 
-async def _read_import(app: Sidecar, file: str, op: str) -> tuple[Path, imports.ImportSource]:
-    """The file to import from, read; never the project's own file of an untrusted workspace."""
+def _import_path_checked(app: Sidecar, file: str, op: str) -> Path:
+    """The file to import from; never the project's own file of an untrusted workspace."""
     path = _import_path(app, file)
     workspace = app.configuration.workspace
     if (
@@ -291,8 +291,12 @@ async def _read_import(app: Sidecar, file: str, op: str) -> tuple[Path, imports.
         raise fail(
             "project_untrusted", op, "The workspace is not trusted, so its configuration is neither read nor imported."
         )
+    return path
+
+
+async def _read_import(path: Path, op: str) -> imports.ImportSource:
     try:
-        return path, await asyncio.to_thread(imports.read_import, path)
+        return await asyncio.to_thread(imports.read_import, path)
     except imports.ImportInvalid as exc:
         raise fail("import_invalid", op, exc.message) from None
 
@@ -363,9 +367,10 @@ async def import_servers(
     app.ensure_loaded()  # so the reload summary says what this edit changed
     if confirm and not select:
         raise invalid_params(op, "Importing needs an explicit selection (`select`, --select NAME[,NAME...]).")
-    path, source = await _read_import(app, file, op)
+    path = _import_path_checked(app, file, op)
     target = _target(app, scope, op, None)
     other = _other(app, scope)
+    source = await _read_import(path, op)
 
     def defined_in(name: str, doc: Document | None) -> list[str]:
         return _defined_in(name, doc, scope, other)

@@ -174,6 +174,7 @@ class Configuration:
             )
             log.warning("configuration invalid: %d problem(s)", len(exc.problems))
             return None
+        self._registry.problems = []  # the files are valid again, whatever the approval gate does next
         return approvals.gate(self, config)
 
     def _apply(

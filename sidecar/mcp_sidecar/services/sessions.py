@@ -41,6 +41,10 @@ class Sessions:
     def get(self, session: str, tool_id: str) -> ActiveTool | None:
         return self._by_id.get(session, {}).get(tool_id)
 
+    def open(self, session: str) -> None:
+        """A session exists from its first activation request, whatever loads: reloads report in this order."""
+        self._by_id.setdefault(session, {})
+
     def activate(self, session: str, tool_id: str, tool: ActiveTool) -> None:
         self._by_id.setdefault(session, {})[tool_id] = tool
 
