@@ -304,7 +304,7 @@ def _activation_diagnostic(app: Sidecar, row: ActivationEntry) -> Diagnostic:
     if given is not None:
         return Diagnostic(
             code=given["code"],
-            operation=given["operation"],
+            operation="activate",  # the step that failed, whichever request's connection attempt it shared
             message=given["message"],
             server=given.get("server"),
             hint=given["hint"],
