@@ -18,6 +18,8 @@ from typing import Any
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol
 
+from mcp_sidecar.pygls_shim import is_shutting_down, send_data, track_request, untrack_request
+
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -32,7 +34,7 @@ REQUEST_CANCELLED = -32800
 
 
 def _error(protocol: JsonRPCProtocol, msg_id: Any, code: int, message: str) -> None:
-    protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
+    send_data(protocol, {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
 
 
 FastHandler = Callable[[Any], Coroutine[Any, Any, Any]]
@@ -117,7 +119,7 @@ def _dispatch(protocol: JsonRPCProtocol, body: bytes, fast: Mapping[str, FastHan
     if "method" not in raw and "id" not in raw:
         _error(protocol, None, INVALID_REQUEST, "Invalid request: no `method`.")
         return
-    if protocol._shutdown and "method" in raw and "id" in raw:
+    if is_shutting_down(protocol) and "method" in raw and "id" in raw:
         # pygls drops requests after `shutdown` silently; LSP wants them refused, and answered.
         _error(protocol, msg_id, INVALID_REQUEST, "Invalid request: the sidecar is shutting down.")
         return
@@ -148,24 +150,23 @@ def _dispatch(protocol: JsonRPCProtocol, body: bytes, fast: Mapping[str, FastHan
 
 def _run_fast(protocol: JsonRPCProtocol, msg_id: Any, handler: FastHandler, params: Any) -> None:
     task: asyncio.Task[Any] = asyncio.get_running_loop().create_task(handler(params))
-    protocol._request_futures[msg_id] = task  # type: ignore[assignment]  # a Task is a Future
+    track_request(protocol, msg_id, task)
     task.add_done_callback(functools.partial(_reply, protocol, msg_id))
 
 
 def _reply(protocol: JsonRPCProtocol, msg_id: Any, task: asyncio.Task[Any]) -> None:
-    if protocol._request_futures.get(msg_id) is task:  # type: ignore[comparison-overlap]
-        del protocol._request_futures[msg_id]
+    untrack_request(protocol, msg_id, task)
     if task.cancelled():
         _error(protocol, msg_id, REQUEST_CANCELLED, f'Request with id "{msg_id}" is canceled')
         return
     exc = task.exception()
     if exc is None:
-        protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "result": task.result()})
+        send_data(protocol, {"jsonrpc": "2.0", "id": msg_id, "result": task.result()})
     elif isinstance(exc, JsonRpcException):
         error: dict[str, Any] = {"code": exc.code, "message": exc.message}
         if exc.data is not None:
             error["data"] = exc.data
-        protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
+        send_data(protocol, {"jsonrpc": "2.0", "id": msg_id, "error": error})
     else:
         log.error("request handler failed: %s", type(exc).__name__)
         _error(protocol, msg_id, -32603, "Internal error.")

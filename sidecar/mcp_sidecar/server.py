@@ -23,6 +23,7 @@ from mcp_sidecar import __version__, tasks
 from mcp_sidecar.connections.connection import load_sdk
 from mcp_sidecar.handlers.registry import request_handlers
 from mcp_sidecar.protocol import methods
+from mcp_sidecar.pygls_shim import pending_requests
 from mcp_sidecar.services.app import Sidecar
 
 log = logging.getLogger(__name__)
@@ -165,9 +166,9 @@ async def _run(server: SidecarServer, app: Sidecar) -> None:
     try:
         await serve(reader, server.protocol, server.fast_handlers)
         # End of input: answer what was already asked (a script may pipe requests and close).
-        pending = [f for f in server.protocol._request_futures.values() if not f.done()]
+        pending = list(pending_requests(server.protocol))
         if pending:
-            await asyncio.wait(pending, timeout=EOF_DRAIN_SECONDS)  # type: ignore[type-var]
+            await asyncio.wait(pending, timeout=EOF_DRAIN_SECONDS)
     finally:
         # End of input without `exit`: still close every server process cleanly.
         await app.shutdown()
