@@ -2,7 +2,9 @@
 
 rpc_io's message loop answers malformed input itself, runs the sidecar's own methods
 without pygls' structuring, and still lets pygls' `$/cancelRequest` and `shutdown` see
-those requests; pygls has no public API for that. Everything else imports these functions,
+those requests; pygls has no public API for that. The tests' own uses (a pygls client's subprocess,
+whether a request is in flight) are here too, so one module says what a pygls upgrade must
+keep. Everything else imports these functions,
 pyproject.toml pins pygls to one minor version, and tests/unit/test_pygls_shim.py fails
 when a pygls release changes what is used here.
 """
@@ -14,6 +16,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future
 from typing import Any, cast
 
+from pygls.client import JsonRPCClient
 from pygls.protocol import JsonRPCProtocol
 
 MsgId = int | str
@@ -59,3 +62,8 @@ def pending_requests(protocol: JsonRPCProtocol) -> Iterator[asyncio.Future[Any]]
     for future in list(_futures(protocol).values()):
         if not future.done():
             yield cast("asyncio.Future[Any]", future)
+
+
+def client_process(client: JsonRPCClient) -> asyncio.subprocess.Process | None:
+    """The subprocess a pygls client started with `start_io` (tests read its pid)."""
+    return client._server

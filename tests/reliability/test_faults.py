@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from mcp_sidecar.pygls_shim import client_process
 from reliability.helpers import figure, mib, rss_kib
 from support.servers import basic_stdio, fixture_path, http_server, pid_alive, started_pids
 from support.sidecar import SidecarClient, start_sidecar, wait_until, write_config
@@ -46,7 +47,7 @@ class Setup:
 
     @property
     def pid(self) -> int:
-        process = self.sidecar.lsp._server
+        process = client_process(self.sidecar.lsp)
         assert process is not None
         return process.pid
 

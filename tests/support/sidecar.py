@@ -122,7 +122,7 @@ async def start_sidecar(
             return {"success": await browser(uri)}
 
         # pytest-lsp registers its own recording handler; this one plays the browser instead.
-        lsp.protocol.fm._features["window/showDocument"] = show_document
+        lsp.protocol.fm.features["window/showDocument"] = show_document
 
     try:
         if initialize:

@@ -11,6 +11,7 @@ import inspect
 import json
 from importlib.metadata import version
 
+from pygls.client import JsonRPCClient
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCProtocol
 
@@ -51,6 +52,7 @@ def test_the_private_members_exist_with_the_expected_shapes() -> None:
     assert protocol._shutdown is False
     assert protocol._request_futures == {}
     assert isinstance(protocol._request_futures, dict)
+    assert JsonRPCClient()._server is None
 
 
 def test_the_sidecars_own_server_has_them_too() -> None:
@@ -110,3 +112,7 @@ async def test_untrack_forgets_only_its_own_task() -> None:
     pygls_shim.untrack_request(protocol, 1, second)
     assert not pygls_shim.is_tracked(protocol, 1)
     await asyncio.wait([first, second], timeout=5)
+
+
+def test_a_client_that_started_nothing_has_no_process() -> None:
+    assert pygls_shim.client_process(JsonRPCClient()) is None
