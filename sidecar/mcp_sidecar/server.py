@@ -38,7 +38,7 @@ def dict_converter() -> Any:
     pygls' default converter turns params of unknown methods into namedtuples (renaming
     `_meta`, `$schema`, ...). Our protocol types parse dicts themselves.
     """
-    converter = default_converter()  # type: ignore[no-untyped-call]
+    converter = default_converter()
     for message_type in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
         converter.register_structure_hook(message_type, _plain_message)
     return converter

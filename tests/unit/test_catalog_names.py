@@ -194,7 +194,9 @@ def test_the_name_rule_is_worded_once_and_the_hint_repeats_it() -> None:
 
 
 def test_a_summary_says_what_was_refused_and_names_three() -> None:
-    refused = [{"kind": "tool", "name": n} for n in ("bad name", "caf\u00e9", "\x1b[2J", "x" * 129)] + [
+    refused: list[dict[str, Any]] = [
+        {"kind": "tool", "name": n} for n in ("bad name", "caf\u00e9", "\x1b[2J", "x" * 129)
+    ] + [
         {"kind": "tool", "name": "y__z", "collidesWith": ["x__y.z"]},
         {"kind": "resource", "uri": "r://\u202e"},
         {"kind": "template", "uriTemplate": "t://\x07/{a}"},
