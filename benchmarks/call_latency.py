@@ -88,14 +88,7 @@ async def bench_mode(protocol: str, calls: int, warmup: int, devnull: TextIO) ->
                     for fn in series.values():
                         await fn()
                 status_before = _count(sidecar, "mcp/serverStatus")
-                samples: dict[str, list[float]] = {name: [] for name in series}
-                names = list(series)
-                for round_no in range(calls):
-                    order = names if round_no % 2 == 0 else names[::-1]
-                    for name in order:
-                        start = now()
-                        await series[name]()
-                        samples[name].append((now() - start) * 1000)
+                samples = await _measure(series, calls)
                 refetches = _count(sidecar, "mcp/serverStatus") - status_before
         finally:
             await sidecar.close()
@@ -105,6 +98,19 @@ async def bench_mode(protocol: str, calls: int, warmup: int, devnull: TextIO) ->
         "samples": samples,
         "refetches": refetches,
     }
+
+
+async def _measure(series: dict[str, Callable[[], Awaitable[None]]], calls: int) -> dict[str, list[float]]:
+    """Milliseconds per call of each series, the order reversed every other round."""
+    samples: dict[str, list[float]] = {name: [] for name in series}
+    names = list(series)
+    for round_no in range(calls):
+        order = names if round_no % 2 == 0 else names[::-1]
+        for name in order:
+            start = now()
+            await series[name]()
+            samples[name].append((now() - start) * 1000)
+    return samples
 
 
 def _count(client: RawClient, method: str) -> int:

@@ -119,7 +119,13 @@ def install(workdir: Path) -> list[ServerSpec]:
                 entry = str(_node_entry(directory))
                 specs.append(ServerSpec(short, package, _npm_version(directory), node, [entry, *args], env))
 
-    # PyPI servers, in their own venv
+    specs += _install_pypi(workdir, sandbox)
+    return specs
+
+
+def _install_pypi(workdir: Path, sandbox: Path) -> list[ServerSpec]:
+    """The PyPI servers, in their own venv."""
+    specs: list[ServerSpec] = []
     venv = workdir / "venv"
     bin_dir = venv / "bin"
     if _run([PYTHON, "-m", "venv", str(venv)]):

@@ -530,23 +530,7 @@ async def one_run(
             if any(row["status"] == "not loaded" for row in activated["results"]):
                 raise RuntimeError(f"activation failed: {activated['results']}")
             await hub.reconnect()
-            paths: dict[str, Callable[[str], Any]] = {"hub": hub.call, "sidecar": sidecar.call}
-            for i in range(max(warmup, count)):  # every server at least once
-                for call in paths.values():
-                    await call(names[i % count])
-            samples: dict[str, list[float]] = {"hub": [], "sidecar": []}
-            cpu_before = {"hub": cpu_seconds(hub.pid), "sidecar": cpu_seconds(sidecar.pid)}
-            for i in range(calls):
-                order = ("hub", "sidecar") if i % 2 == 0 else ("sidecar", "hub")
-                for side_name in order:
-                    begin = now()
-                    await paths[side_name](names[i % count])
-                    samples[side_name].append((now() - begin) * 1000)
-            result["samples"] = samples
-            result["cpu_per_call"] = {
-                "hub": (cpu_seconds(hub.pid) - cpu_before["hub"]) / calls,
-                "sidecar": (cpu_seconds(sidecar.pid) - cpu_before["sidecar"]) / calls,
-            }
+            result["samples"], result["cpu_per_call"] = await _measure_calls(hub, sidecar, names, calls, warmup)
 
             for side in (hub, sidecar):
                 await settle(side.pid, quiet_s=quiet_s, limit_s=quiet_s * 10)
@@ -569,11 +553,46 @@ async def one_run(
     return result
 
 
+async def _measure_calls(
+    hub: Hub, sidecar: Sidecar, names: list[str], calls: int, warmup: int
+) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """Milliseconds per call on each side, alternating which goes first, and CPU seconds per call."""
+    count = len(names)
+    paths: dict[str, Callable[[str], Any]] = {"hub": hub.call, "sidecar": sidecar.call}
+    for i in range(max(warmup, count)):  # every server at least once
+        for call in paths.values():
+            await call(names[i % count])
+    samples: dict[str, list[float]] = {"hub": [], "sidecar": []}
+    cpu_before = {"hub": cpu_seconds(hub.pid), "sidecar": cpu_seconds(sidecar.pid)}
+    for i in range(calls):
+        order = ("hub", "sidecar") if i % 2 == 0 else ("sidecar", "hub")
+        for side_name in order:
+            begin = now()
+            await paths[side_name](names[i % count])
+            samples[side_name].append((now() - begin) * 1000)
+    cpu_per_call = {
+        "hub": (cpu_seconds(hub.pid) - cpu_before["hub"]) / calls,
+        "sidecar": (cpu_seconds(sidecar.pid) - cpu_before["sidecar"]) / calls,
+    }
+    return samples, cpu_per_call
+
+
 # --------------------------------------------------------------------------- report
 
 
 def _verdict(sidecar: float, hub: float) -> str:
     return "ahead" if sidecar < hub else "BEHIND"
+
+
+def _verdict_rows(label: str, figures: list[tuple[str, float, float]], behind: list[str]) -> list[list[Any]]:
+    """One row per figure; the figures where the sidecar is behind are added to `behind`."""
+    rows: list[list[Any]] = []
+    for figure, side_value, hub_value in figures:
+        verdict = _verdict(side_value, hub_value)
+        if verdict != "ahead":
+            behind.append(f"{figure} ({label})")
+        rows.append([label, figure, side_value, hub_value, f"{side_value / hub_value:.2f}x", verdict])
+    return rows
 
 
 def report(results: list[dict[str, Any]], counts: list[int]) -> list[str]:
@@ -634,11 +653,7 @@ def report(results: list[dict[str, Any]], counts: list[int]) -> list[str]:
             ("memory steady (VmRSS), MiB", memory["sidecar"][1], memory["hub"][1]),
             ("memory peak (VmHWM), MiB", memory["sidecar"][2], memory["hub"][2]),
         ]
-        for figure, side_value, hub_value in figures:
-            verdict = _verdict(side_value, hub_value)
-            if verdict != "ahead":
-                behind.append(f"{figure} ({label})")
-            verdict_rows.append([label, figure, side_value, hub_value, f"{side_value / hub_value:.2f}x", verdict])
+        verdict_rows += _verdict_rows(label, figures, behind)
 
     print(
         table(

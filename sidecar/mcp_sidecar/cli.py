@@ -14,6 +14,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -158,153 +159,206 @@ def _report_grant(app: Sidecar) -> None:
         )
 
 
-async def _headless(args: argparse.Namespace, project: Path) -> int:
+@dataclass(frozen=True)
+class _Job:
+    """One headless subcommand: what it runs, and how its result reads as text."""
+
+    run: Callable[[], Awaitable[Any]]
+    text: Callable[[Any], str]
+
+
+def _result_text(result: Any) -> str:
+    return str(result["text"])
+
+
+def _status_job(app: Sidecar, args: argparse.Namespace) -> _Job:
     from mcp_sidecar.output import render
+    from mcp_sidecar.services import status
+
+    async def run() -> Any:
+        return status.status(app)
+
+    return _Job(run, render.status_matrix)
+
+
+def _get_job(app: Sidecar, args: argparse.Namespace) -> _Job:
+    from mcp_sidecar.services import status
+
+    async def run() -> Any:
+        return await status.get_server(app, args.server)
+
+    return _Job(run, _pretty)
+
+
+def _tools_job(app: Sidecar, args: argparse.Namespace) -> _Job:
+    from mcp_sidecar.output import render
+    from mcp_sidecar.services import status
+
+    async def run() -> Any:
+        return await status.server_tools(app, args.server)
+
+    return _Job(run, render.tools_list)
+
+
+def _logs_job(app: Sidecar, args: argparse.Namespace) -> _Job:
+    from mcp_sidecar.output.sanitize import one_line
+    from mcp_sidecar.services import status
+
+    async def run() -> Any:
+        return status.server_logs(app, args.server)
+
+    def text(result: Any) -> str:
+        return "\n".join(one_line(line["text"]) for line in result["lines"]) or "(no output captured)"
+
+    return _Job(run, text)
+
+
+def _discover_job(app: Sidecar, args: argparse.Namespace) -> _Job:
+    from mcp_sidecar.protocol.params import parse_discover
+    from mcp_sidecar.services import discovery
+
+    request = {"query": args.query, "kind": args.kind, "limit": args.limit}
+    if args.server:
+        request["server"] = args.server
+
+    async def run() -> Any:
+        p = parse_discover("discover", request)
+        return await discovery.discover(app, p.query, p.kind, p.server, p.limit, "cli")
+
+    return _Job(run, _result_text)
+
+
+def _refresh_job(app: Sidecar, args: argparse.Namespace) -> _Job:
+    from mcp_sidecar.output.sanitize import one_line
+
+    async def run() -> Any:
+        from mcp_sidecar.services import lifecycle
+
+        return await lifecycle.refresh(app, args.server)
+
+    def text(result: Any) -> str:
+        row = result["status"]
+        counts = ", ".join(f"{k} {'—' if v is None else v}" for k, v in row["catalog"].items())
+        lines = [f"{one_line(result['server'])}: {counts}"]
+        lines += [
+            f"  {d['kind']}: [{d['diagnostic']['code']}] {one_line(d['diagnostic']['message'])}"
+            for d in result["diagnostics"]
+        ]
+        return "\n".join(lines)
+
+    return _Job(run, text)
+
+
+def _activate_job(app: Sidecar, args: argparse.Namespace) -> _Job:
+    from mcp_sidecar.services import activation
+
+    async def run() -> Any:
+        return await activation.activate(app, tuple(dict.fromkeys(args.ids)), "cli")
+
+    return _Job(run, _result_text)
+
+
+def _read_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
+    read_request = _read_request(args)
+    if read_request is None:
+        return EXIT_USAGE
+
+    async def run() -> Any:
+        from mcp_sidecar.protocol.params import parse_read
+        from mcp_sidecar.services import reading
+
+        p = parse_read("read", read_request)
+        return await reading.read(app, p.server, p.uri, p.template, p.arguments)
+
+    return _Job(run, _result_text)
+
+
+def _complete_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
+    context = _pairs(args.arg)
+    if context is None or any(isinstance(v, list) for v in context.values()):
+        print("mcp-sidecar: --arg takes NAME=VALUE, once per name", file=sys.stderr)
+        return EXIT_USAGE
+
+    async def run() -> Any:
+        from mcp_sidecar.services import completion
+
+        return await completion.complete(
+            app, args.server, ("template", args.template), (args.name, args.value), context
+        )
+
+    return _Job(run, _result_text)
+
+
+def _prompt_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
+    prompt_arguments = _pairs(args.values)
+    if prompt_arguments is None or any(isinstance(v, list) for v in prompt_arguments.values()):
+        print("mcp-sidecar: prompt arguments are ARG=VALUE, once per name", file=sys.stderr)
+        return EXIT_USAGE
+
+    async def run() -> Any:
+        from mcp_sidecar.services import prompts
+
+        previewed = await prompts.preview(app, args.server, args.name, prompt_arguments)
+        return prompts.use(app, previewed["previewId"]) if args.use else previewed
+
+    return _Job(run, _result_text)
+
+
+def _call_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
+    from mcp_sidecar.output import render
+    from mcp_sidecar.services import activation
+
+    try:
+        arguments = json.loads(args.arguments)
+    except json.JSONDecodeError:
+        arguments = None
+    if not isinstance(arguments, dict):
+        print("mcp-sidecar: the arguments must be a JSON object", file=sys.stderr)
+        return EXIT_USAGE
+
+    async def run() -> Any:
+        try:
+            called = await activation.activate_and_call(app, args.id, arguments, "cli")
+        except activation.NotActivated as exc:
+            return {"activation": exc.activation}
+        called.pop("activation")  # the CLI's result stays the call's
+        return called
+
+    def text(result: Any) -> str:
+        if "activation" in result:
+            return str(result["activation"]["text"])
+        return render.tool_result(result)
+
+    return _Job(run, text)
+
+
+_JOBS: dict[str, Callable[[Sidecar, argparse.Namespace], _Job | int]] = {
+    "status": _status_job,
+    "get": _get_job,
+    "tools": _tools_job,
+    "logs": _logs_job,
+    "discover": _discover_job,
+    "refresh": _refresh_job,
+    "activate": _activate_job,
+    "read": _read_job,
+    "complete": _complete_job,
+    "prompt": _prompt_job,
+    "call": _call_job,
+}
+
+
+async def _headless(args: argparse.Namespace, project: Path) -> int:
     from mcp_sidecar.output.sanitize import json_text, one_line, strip_controls
     from mcp_sidecar.protocol.errors import SidecarError
-    from mcp_sidecar.services import activation, lifecycle, status
     from mcp_sidecar.services.app import Sidecar
 
     app = Sidecar.headless(project, args.trust_project)
     app.ensure_loaded()
-    run: Callable[[], Awaitable[Any]]
-    text: Callable[[Any], str]
-    command = args.command
-    if command == "status":
-
-        async def run() -> Any:
-            return status.status(app)
-
-        text = render.status_matrix
-    elif command == "get":
-
-        async def run() -> Any:
-            return await status.get_server(app, args.server)
-
-        text = _pretty
-    elif command == "tools":
-
-        async def run() -> Any:
-            return await status.server_tools(app, args.server)
-
-        text = render.tools_list
-    elif command == "logs":
-
-        async def run() -> Any:
-            return status.server_logs(app, args.server)
-
-        def text(result: Any) -> str:
-            return "\n".join(one_line(line["text"]) for line in result["lines"]) or "(no output captured)"
-
-    elif command == "discover":
-        from mcp_sidecar.protocol.params import parse_discover
-        from mcp_sidecar.services import discovery
-
-        request = {"query": args.query, "kind": args.kind, "limit": args.limit}
-        if args.server:
-            request["server"] = args.server
-
-        async def run() -> Any:
-            p = parse_discover("discover", request)
-            return await discovery.discover(app, p.query, p.kind, p.server, p.limit, "cli")
-
-        def text(result: Any) -> str:
-            return str(result["text"])
-
-    elif command == "refresh":
-
-        async def run() -> Any:
-            return await lifecycle.refresh(app, args.server)
-
-        def text(result: Any) -> str:
-            row = result["status"]
-            counts = ", ".join(f"{k} {'—' if v is None else v}" for k, v in row["catalog"].items())
-            lines = [f"{one_line(result['server'])}: {counts}"]
-            lines += [
-                f"  {d['kind']}: [{d['diagnostic']['code']}] {one_line(d['diagnostic']['message'])}"
-                for d in result["diagnostics"]
-            ]
-            return "\n".join(lines)
-
-    elif command == "activate":
-
-        async def run() -> Any:
-            return await activation.activate(app, tuple(dict.fromkeys(args.ids)), "cli")
-
-        def text(result: Any) -> str:
-            return str(result["text"])
-
-    elif command == "read":
-        read_request = _read_request(args)
-        if read_request is None:
-            return EXIT_USAGE
-
-        async def run() -> Any:
-            from mcp_sidecar.protocol.params import parse_read
-            from mcp_sidecar.services import reading
-
-            p = parse_read("read", read_request)
-            return await reading.read(app, p.server, p.uri, p.template, p.arguments)
-
-        def text(result: Any) -> str:
-            return str(result["text"])
-
-    elif command == "complete":
-        context = _pairs(args.arg)
-        if context is None or any(isinstance(v, list) for v in context.values()):
-            print("mcp-sidecar: --arg takes NAME=VALUE, once per name", file=sys.stderr)
-            return EXIT_USAGE
-
-        async def run() -> Any:
-            from mcp_sidecar.services import completion
-
-            return await completion.complete(
-                app, args.server, ("template", args.template), (args.name, args.value), context
-            )
-
-        def text(result: Any) -> str:
-            return str(result["text"])
-
-    elif command == "prompt":
-        prompt_arguments = _pairs(args.values)
-        if prompt_arguments is None or any(isinstance(v, list) for v in prompt_arguments.values()):
-            print("mcp-sidecar: prompt arguments are ARG=VALUE, once per name", file=sys.stderr)
-            return EXIT_USAGE
-
-        async def run() -> Any:
-            from mcp_sidecar.services import prompts
-
-            previewed = await prompts.preview(app, args.server, args.name, prompt_arguments)
-            return prompts.use(app, previewed["previewId"]) if args.use else previewed
-
-        def text(result: Any) -> str:
-            return str(result["text"])
-
-    else:  # call
-        try:
-            arguments = json.loads(args.arguments)
-        except json.JSONDecodeError:
-            print("mcp-sidecar: the arguments must be a JSON object", file=sys.stderr)
-            return EXIT_USAGE
-        if not isinstance(arguments, dict):
-            print("mcp-sidecar: the arguments must be a JSON object", file=sys.stderr)
-            return EXIT_USAGE
-
-        async def run() -> Any:
-            try:
-                called = await activation.activate_and_call(app, args.id, arguments, "cli")
-            except activation.NotActivated as exc:
-                return {"activation": exc.activation}
-            called.pop("activation")  # the CLI's result stays the call's
-            return called
-
-        def text(result: Any) -> str:
-            if "activation" in result:
-                return str(result["activation"]["text"])
-            return render.tool_result(result)
-
+    job = _JOBS[args.command](app, args)
+    if isinstance(job, int):
+        return job
     try:
-        result = await run()
+        result = await job.run()
     except SidecarError as exc:
         diag = exc.diagnostic
         if args.json:
@@ -320,7 +374,7 @@ async def _headless(args: argparse.Namespace, project: Path) -> int:
         print(json_text(result))
     else:
         # A call that never ran is a failure like any diagnostic: its reason goes to stderr.
-        print(strip_controls(text(result)), file=sys.stderr if not_called else sys.stdout)
+        print(strip_controls(job.text(result)), file=sys.stderr if not_called else sys.stdout)
     failed = not_called or bool(result.get("isError")) if isinstance(result, dict) else False
     return EXIT_FAILED if failed else 0
 

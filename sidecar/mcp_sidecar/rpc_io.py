@@ -18,6 +18,8 @@ from typing import Any
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol
 
+from mcp_sidecar.pygls_shim import is_shutting_down, send_data, track_request, untrack_request
+
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -32,7 +34,7 @@ REQUEST_CANCELLED = -32800
 
 
 def _error(protocol: JsonRPCProtocol, msg_id: Any, code: int, message: str) -> None:
-    protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
+    send_data(protocol, {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
 
 
 FastHandler = Callable[[Any], Coroutine[Any, Any, Any]]
@@ -48,25 +50,10 @@ async def serve(
     they are still tracked by the protocol, so `$/cancelRequest` and `shutdown` cancel them.
     """
     while True:
-        length: int | None = None
-        bad_header = False
-        for _ in range(MAX_HEADER_LINES):
-            try:
-                line = await reader.readline()
-            except ValueError:  # a line over the reader's limit: asyncio drops what it buffered
-                bad_header = True
-                continue
-            if not line:
-                return
-            if line in (b"\r\n", b"\n"):
-                break
-            match = _CONTENT_LENGTH.search(line.rstrip(b"\r\n"))
-            if match:
-                length = int(match.group(1))
-            elif b":" not in line:
-                bad_header = True
-        else:
-            bad_header = True
+        header = await _read_header(reader)
+        if header is None:
+            return
+        length, bad_header = header
         if length is None:
             what = "a malformed header" if bad_header else "no Content-Length header"
             _error(protocol, None, PARSE_ERROR, f"Parse error: {what}.")
@@ -80,6 +67,28 @@ async def serve(
         except asyncio.IncompleteReadError:
             return
         _dispatch(protocol, body, fast or {})
+
+
+async def _read_header(reader: asyncio.StreamReader) -> tuple[int | None, bool] | None:
+    """One message's header: (its Content-Length, whether a line was malformed); None at end of input."""
+    length: int | None = None
+    bad_header = False
+    for _ in range(MAX_HEADER_LINES):
+        try:
+            line = await reader.readline()
+        except ValueError:  # a line over the reader's limit: asyncio drops what it buffered
+            bad_header = True
+            continue
+        if not line:
+            return None
+        if line in (b"\r\n", b"\n"):
+            return length, bad_header
+        match = _CONTENT_LENGTH.search(line.rstrip(b"\r\n"))
+        if match:
+            length = int(match.group(1))
+        elif b":" not in line:
+            bad_header = True
+    return length, True
 
 
 async def _discard(reader: asyncio.StreamReader, length: int) -> None:
@@ -100,31 +109,40 @@ def _dispatch(protocol: JsonRPCProtocol, body: bytes, fast: Mapping[str, FastHan
         # raises a plain ValueError, which would otherwise end the read loop and the sidecar.
         _error(protocol, None, PARSE_ERROR, "Parse error: the message is not valid UTF-8 JSON.")
         return
-    if not isinstance(raw, dict):
-        _error(protocol, None, INVALID_REQUEST, "Invalid request: expected a JSON-RPC 2.0 object.")
+    refusal = _refusal(protocol, raw)
+    if refusal is not None:
+        _error(protocol, refusal[0], INVALID_REQUEST, refusal[1])
         return
     msg_id = raw.get("id")
-    if "id" in raw and not (isinstance(msg_id, str | int) and not isinstance(msg_id, bool)):
-        _error(protocol, None, INVALID_REQUEST, "Invalid request: `id` must be a string or an integer.")
-        return
-    if raw.get("jsonrpc") != "2.0":
-        # The id is readable, so the client can match the answer to its request.
-        _error(protocol, msg_id, INVALID_REQUEST, "Invalid request: expected a JSON-RPC 2.0 object.")
-        return
-    if "method" in raw and not isinstance(raw["method"], str):
-        _error(protocol, msg_id, INVALID_REQUEST, "Invalid request: `method` must be a string.")
-        return
-    if "method" not in raw and "id" not in raw:
-        _error(protocol, None, INVALID_REQUEST, "Invalid request: no `method`.")
-        return
-    if protocol._shutdown and "method" in raw and "id" in raw:
-        # pygls drops requests after `shutdown` silently; LSP wants them refused, and answered.
-        _error(protocol, msg_id, INVALID_REQUEST, "Invalid request: the sidecar is shutting down.")
-        return
     method = raw.get("method")
     if "id" in raw and isinstance(method, str) and method in fast:
         _run_fast(protocol, msg_id, fast[method], raw.get("params"))
         return
+    _handle_structured(protocol, raw, msg_id)
+
+
+def _refusal(protocol: JsonRPCProtocol, raw: Any) -> tuple[Any, str] | None:
+    """Why a parsed message is an invalid request: (the id to answer, the message); None when valid."""
+    if not isinstance(raw, dict):
+        return None, "Invalid request: expected a JSON-RPC 2.0 object."
+    msg_id = raw.get("id")
+    if "id" in raw and not (isinstance(msg_id, str | int) and not isinstance(msg_id, bool)):
+        return None, "Invalid request: `id` must be a string or an integer."
+    if raw.get("jsonrpc") != "2.0":
+        # The id is readable, so the client can match the answer to its request.
+        return msg_id, "Invalid request: expected a JSON-RPC 2.0 object."
+    if "method" in raw and not isinstance(raw["method"], str):
+        return msg_id, "Invalid request: `method` must be a string."
+    if "method" not in raw and "id" not in raw:
+        return None, "Invalid request: no `method`."
+    if is_shutting_down(protocol) and "method" in raw and "id" in raw:
+        # pygls drops requests after `shutdown` silently; LSP wants them refused, and answered.
+        return msg_id, "Invalid request: the sidecar is shutting down."
+    return None
+
+
+def _handle_structured(protocol: JsonRPCProtocol, raw: dict[str, Any], msg_id: Any) -> None:
+    """Everything else goes through pygls: structured, then handled; a failure is answered."""
     try:
         message = protocol.structure_message(raw)
     except JsonRpcException as exc:
@@ -148,24 +166,23 @@ def _dispatch(protocol: JsonRPCProtocol, body: bytes, fast: Mapping[str, FastHan
 
 def _run_fast(protocol: JsonRPCProtocol, msg_id: Any, handler: FastHandler, params: Any) -> None:
     task: asyncio.Task[Any] = asyncio.get_running_loop().create_task(handler(params))
-    protocol._request_futures[msg_id] = task  # type: ignore[assignment]  # a Task is a Future
+    track_request(protocol, msg_id, task)
     task.add_done_callback(functools.partial(_reply, protocol, msg_id))
 
 
 def _reply(protocol: JsonRPCProtocol, msg_id: Any, task: asyncio.Task[Any]) -> None:
-    if protocol._request_futures.get(msg_id) is task:  # type: ignore[comparison-overlap]
-        del protocol._request_futures[msg_id]
+    untrack_request(protocol, msg_id, task)
     if task.cancelled():
         _error(protocol, msg_id, REQUEST_CANCELLED, f'Request with id "{msg_id}" is canceled')
         return
     exc = task.exception()
     if exc is None:
-        protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "result": task.result()})
+        send_data(protocol, {"jsonrpc": "2.0", "id": msg_id, "result": task.result()})
     elif isinstance(exc, JsonRpcException):
         error: dict[str, Any] = {"code": exc.code, "message": exc.message}
         if exc.data is not None:
             error["data"] = exc.data
-        protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
+        send_data(protocol, {"jsonrpc": "2.0", "id": msg_id, "error": error})
     else:
         log.error("request handler failed: %s", type(exc).__name__)
         _error(protocol, msg_id, -32603, "Internal error.")

@@ -24,6 +24,7 @@ from mcp_sidecar import __version__, tasks
 from mcp_sidecar.connections.connection import load_sdk
 from mcp_sidecar.handlers.registry import request_handlers
 from mcp_sidecar.protocol import methods
+from mcp_sidecar.pygls_shim import pending_requests
 from mcp_sidecar.services.app import Sidecar
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,7 @@ def dict_converter() -> Any:
     pygls' default converter turns params of unknown methods into namedtuples (renaming
     `_meta`, `$schema`, ...). Our protocol types parse dicts themselves.
     """
-    converter = default_converter()  # type: ignore[no-untyped-call]
+    converter = default_converter()
     for message_type in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
         converter.register_structure_hook(message_type, _plain_message)
     return converter
@@ -166,9 +167,9 @@ async def _run(server: SidecarServer, app: Sidecar) -> None:
     try:
         await serve(reader, server.protocol, server.fast_handlers)
         # End of input: answer what was already asked (a script may pipe requests and close).
-        pending = [f for f in server.protocol._request_futures.values() if not f.done()]
+        pending = list(pending_requests(server.protocol))
         if pending:
-            await asyncio.wait(pending, timeout=EOF_DRAIN_SECONDS)  # type: ignore[type-var]
+            await asyncio.wait(pending, timeout=EOF_DRAIN_SECONDS)
     finally:
         # End of input without `exit`: still close every server process cleanly.
         await app.shutdown()

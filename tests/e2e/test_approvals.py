@@ -81,6 +81,26 @@ async def test_a_trusted_workspace_first_seen_asks_before_anything_runs(home: Pa
     assert not marker.exists(), "a definition nobody approved never ran"
 
 
+async def _approve_the_shown_definition(client: SidecarClient, shown_hash: str) -> None:
+    """An approval names what the person saw: a stale hash is refused, the shown one accepted."""
+    stale = await client.request(
+        "mcp/workspace/approve", {"approvals": [{"server": "proj", "definitionHash": "0" * 64}]}
+    )
+    assert stale["approved"] == []
+    assert stale["notApproved"] == [
+        {"server": "proj", "reason": "The definition changed again since it was shown; review it again."}
+    ]
+    done = await client.request(
+        "mcp/workspace/approve",
+        {"approvals": [{"server": "proj", "definitionHash": shown_hash}]},
+    )
+    assert (done["approved"], done["notApproved"]) == (["proj"], [])
+    assert done["reload"]["changed"] == ["proj"]
+    status = await client.request("mcp/status")
+    assert [p["server"] for p in status["pendingApprovals"]] == ["added"]
+    assert _row(status, "proj")["state"] == "idle"
+
+
 async def test_a_rewritten_project_file_waits_for_approval(home: Path, tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
@@ -142,23 +162,7 @@ async def test_a_rewritten_project_file_waits_for_approval(home: Path, tmp_path:
         assert (await client.request("mcp/server/tools", {"server": "kept"}))["tools"], "unchanged keeps working"
         assert not marker.exists(), "the changed command never ran"
 
-        # An approval names what the person saw: a stale hash is refused, the shown one accepted.
-        stale = await client.request(
-            "mcp/workspace/approve", {"approvals": [{"server": "proj", "definitionHash": "0" * 64}]}
-        )
-        assert stale["approved"] == []
-        assert stale["notApproved"] == [
-            {"server": "proj", "reason": "The definition changed again since it was shown; review it again."}
-        ]
-        done = await client.request(
-            "mcp/workspace/approve",
-            {"approvals": [{"server": "proj", "definitionHash": pending["proj"]["definitionHash"]}]},
-        )
-        assert (done["approved"], done["notApproved"]) == (["proj"], [])
-        assert done["reload"]["changed"] == ["proj"]
-        status = await client.request("mcp/status")
-        assert [p["server"] for p in status["pendingApprovals"]] == ["added"]
-        assert _row(status, "proj")["state"] == "idle"
+        await _approve_the_shown_definition(client, pending["proj"]["definitionHash"])
 
     # Approvals outlive the process; what was not approved is still asked about.
     async with start_sidecar(home, project=project, trusted=True) as client:

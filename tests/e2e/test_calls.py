@@ -20,6 +20,7 @@ import pytest_asyncio
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
+from mcp_sidecar.pygls_shim import is_tracked
 from support.servers import basic_stdio, http_server, started_pids
 from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_config
 
@@ -226,7 +227,7 @@ async def test_cancelled_call_leaves_the_sidecar_serving(env: Env) -> None:
         )
     )
     # The request is on the wire once the client tracks its answer.
-    await sidecar.wait_for(lambda: "slow-1" in sidecar.lsp.protocol._request_futures, 10, "the slow call to be sent")
+    await sidecar.wait_for(lambda: is_tracked(sidecar.lsp.protocol, "slow-1"), 10, "the slow call to be sent")
     sidecar.lsp.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="slow-1"))
     with pytest.raises(JsonRpcRequestCancelled):
         await asyncio.wait_for(pending, 10)

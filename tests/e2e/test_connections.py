@@ -29,7 +29,7 @@ from support.servers import (
     server_everything_http,
     started_pids,
 )
-from support.sidecar import SidecarClient, start_sidecar, wait_until, write_config
+from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, wait_until, write_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -115,7 +115,8 @@ def sidecar(setup: Setup) -> SidecarClient:
 
 
 def row_of(status: dict[str, Any], name: str) -> dict[str, Any]:
-    [row] = [row for row in status["servers"] if row["name"] == name]
+    rows: list[dict[str, Any]] = [row for row in status["servers"] if row["name"] == name]
+    [row] = rows
     return row
 
 
@@ -244,10 +245,10 @@ async def test_reconnect_replaces_the_connection(setup: Setup) -> None:
 async def test_missing_variable_stops_only_that_server(setup: Setup) -> None:
     sidecar = setup.sidecar
     error = await sidecar.error("mcp/server/tools", {"server": "needs-var"})
-    assert error.data["code"] == "configuration_invalid"
-    assert (error.data["server"], error.data["operation"]) == ("needs-var", "tools")
-    assert "MCP_SIDECAR_TEST_UNSET_VAR" in error.data["message"]
-    assert "`args`" in error.data["message"]
+    assert diagnostic_of(error)["code"] == "configuration_invalid"
+    assert (diagnostic_of(error)["server"], diagnostic_of(error)["operation"]) == ("needs-var", "tools")
+    assert "MCP_SIDECAR_TEST_UNSET_VAR" in diagnostic_of(error)["message"]
+    assert "`args`" in diagnostic_of(error)["message"]
     assert not (setup.counters / "needs-var").exists()
 
     status = await sidecar.request("mcp/status")
@@ -264,7 +265,7 @@ async def test_disabled_server_never_starts(setup: Setup) -> None:
     assert row_of(await sidecar.request("mcp/status"), "off")["state"] == "disabled"
     for method in ("mcp/server/tools", "mcp/server/reconnect"):
         error = await sidecar.error(method, {"server": "off"})
-        assert (error.data["code"], error.data["server"]) == ("server_disabled", "off")
+        assert (diagnostic_of(error)["code"], diagnostic_of(error)["server"]) == ("server_disabled", "off")
     activated = await sidecar.request("mcp/activate", {"ids": ["off.echo"]})
     assert [r["status"] for r in activated["results"]] == ["not loaded"]
     get = await sidecar.request("mcp/server/get", {"server": "off"})
@@ -292,7 +293,7 @@ async def test_a_call_past_its_timeout_fails_and_keeps_the_connection(sidecar: S
 
 async def test_unknown_server_is_server_not_found(sidecar: SidecarClient) -> None:
     error = await sidecar.error("mcp/server/tools", {"server": "nope"})
-    assert (error.data["code"], error.data["server"]) == ("server_not_found", "nope")
+    assert (diagnostic_of(error)["code"], diagnostic_of(error)["server"]) == ("server_not_found", "nope")
 
 
 INVALID_SERVERS: dict[str, tuple[dict[str, Any], str]] = {
@@ -318,5 +319,5 @@ async def test_invalid_config_is_reported_and_the_sidecar_keeps_running(home: Pa
             assert [d for d in diagnostics if f"'{name}'" in d["message"] and f"`{field}`" in d["message"]], name
         assert not [d for d in diagnostics if "'ok'" in d["message"]]
         error = await sidecar.error("mcp/server/tools", {"server": "ok"})
-        assert error.data["code"] == "configuration_invalid"
+        assert diagnostic_of(error)["code"] == "configuration_invalid"
         assert (await sidecar.request("mcp/status"))["diagnostics"] == diagnostics

@@ -422,7 +422,7 @@ async def test_model_tool_definition(env: Env) -> None:
 async def test_model_tool_query_activate_and_read(env: Env) -> None:
     invoke = "mcp/modelTool/invoke"
     session = "model"
-    query = {"query": "lis tab", "server": "warehouse", "kind": "tools", "limit": 3}
+    query: dict[str, Any] = {"query": "lis tab", "server": "warehouse", "kind": "tools", "limit": 3}
     result = await env.sidecar.request(invoke, {"arguments": query, "session": session})
     assert result["isError"] is False
     assert result["details"] == await discover(env.sidecar, **query, session=session)

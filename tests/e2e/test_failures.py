@@ -19,7 +19,7 @@ import pytest
 import pytest_asyncio
 
 from support.servers import basic_stdio, fixture_path, free_port, http_server, pid_alive, started_pids
-from support.sidecar import SidecarClient, start_sidecar, wait_until, write_config
+from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, wait_until, write_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -101,16 +101,17 @@ async def assert_serving(sidecar: SidecarClient) -> dict[str, Any]:
 
 
 def row_of(status: dict[str, Any], name: str) -> dict[str, Any]:
-    [row] = [row for row in status["servers"] if row["name"] == name]
+    rows: list[dict[str, Any]] = [row for row in status["servers"] if row["name"] == name]
+    [row] = rows
     return row
 
 
 async def test_crash_on_start_is_connection_failed_and_keeps_stderr_in_logs(setup: Setup) -> None:
     sidecar = setup.sidecar
     error = await sidecar.error("mcp/server/tools", {"server": "crashes"}, timeout=FAST_FAILURE_S)
-    assert error.data["code"] == "connection_failed"
-    assert (error.data["server"], error.data["operation"]) == ("crashes", "tools")
-    assert "fatal" not in error.data["message"]
+    assert diagnostic_of(error)["code"] == "connection_failed"
+    assert (diagnostic_of(error)["server"], diagnostic_of(error)["operation"]) == ("crashes", "tools")
+    assert "fatal" not in diagnostic_of(error)["message"]
     assert "fatal" not in str(error)
 
     row = row_of(await assert_serving(sidecar), "crashes")
@@ -124,7 +125,7 @@ async def test_crash_on_start_is_connection_failed_and_keeps_stderr_in_logs(setu
     tools = await sidecar.request("mcp/server/tools", {"server": "healthy"})
     assert {t["name"] for t in tools["tools"]} >= {"echo", "add"}
     again = await sidecar.error("mcp/server/tools", {"server": "crashes"}, timeout=FAST_FAILURE_S)
-    assert again.data["code"] == "connection_failed"
+    assert diagnostic_of(again)["code"] == "connection_failed"
     assert len(setup.starts("crashes")) == 2
 
 
@@ -134,9 +135,9 @@ async def test_hanging_server_times_out_within_its_timeout(setup: Setup, server:
     started = time.monotonic()
     error = await sidecar.error("mcp/server/tools", {"server": server}, timeout=FAST_FAILURE_S)
     assert time.monotonic() - started < FAST_FAILURE_S
-    assert error.data["code"] == "timeout"
-    assert error.data["server"] == server
-    assert error.data["message"] == "The server did not connect within the time limit."
+    assert diagnostic_of(error)["code"] == "timeout"
+    assert diagnostic_of(error)["server"] == server
+    assert diagnostic_of(error)["message"] == "The server did not connect within the time limit."
     assert row_of(await assert_serving(sidecar), server)["state"] == "failed"
     assert sidecar.states(server) == ["connecting", "failed"]
     if server.startswith("hangs"):
@@ -150,7 +151,7 @@ async def test_garbage_on_stdout_is_a_protocol_error(setup: Setup) -> None:
     started = time.monotonic()
     error = await sidecar.error("mcp/server/tools", {"server": "garbage"}, timeout=FAST_FAILURE_S)
     assert time.monotonic() - started < FAST_FAILURE_S
-    assert error.data["code"] == "protocol_error"
+    assert diagnostic_of(error)["code"] == "protocol_error"
     assert "hello this is not json" not in str(error.data)
     assert row_of(await assert_serving(sidecar), "garbage")["lastDiagnostic"]["code"] == "protocol_error"
     [pid] = setup.starts("garbage")
@@ -159,14 +160,14 @@ async def test_garbage_on_stdout_is_a_protocol_error(setup: Setup) -> None:
 
 async def test_missing_command_is_connection_failed(sidecar: SidecarClient) -> None:
     error = await sidecar.error("mcp/server/tools", {"server": "no-command"}, timeout=FAST_FAILURE_S)
-    assert error.data["code"] == "connection_failed"
-    assert error.data["message"] == "The server command was not found."
+    assert diagnostic_of(error)["code"] == "connection_failed"
+    assert diagnostic_of(error)["message"] == "The server command was not found."
     await assert_serving(sidecar)
 
 
 async def test_refused_http_endpoint_is_connection_failed(sidecar: SidecarClient) -> None:
     error = await sidecar.error("mcp/server/tools", {"server": "refused-http"}, timeout=FAST_FAILURE_S)
-    assert error.data["code"] == "connection_failed"
+    assert diagnostic_of(error)["code"] == "connection_failed"
     await assert_serving(sidecar)
 
 
@@ -175,8 +176,8 @@ async def test_crash_during_a_stdio_call_then_reconnect(setup: Setup) -> None:
     activated = await sidecar.request("mcp/activate", {"ids": ["crasher.crash", "crasher.echo"]})
     assert [r["status"] for r in activated["results"]] == ["loaded", "loaded"]
     error = await sidecar.error("mcp/callTool", {"id": "crasher.crash", "arguments": {}}, timeout=20)
-    assert error.data["code"] == "connection_failed"
-    assert (error.data["server"], error.data["operation"]) == ("crasher", "call")
+    assert diagnostic_of(error)["code"] == "connection_failed"
+    assert (diagnostic_of(error)["server"], diagnostic_of(error)["operation"]) == ("crasher", "call")
     assert row_of(await assert_serving(sidecar), "crasher")["state"] == "failed"
 
     result = await sidecar.request("mcp/callTool", {"id": "crasher.echo", "arguments": {"text": "back"}})
@@ -200,8 +201,8 @@ async def test_crash_during_an_http_call_then_reconnect(setup: Setup, crasher_ht
     activated = await sidecar.request("mcp/activate", {"ids": ["crasher-http.crash", "crasher-http.echo"]})
     assert [r["status"] for r in activated["results"]] == ["loaded", "loaded"]
     error = await sidecar.error("mcp/callTool", {"id": "crasher-http.crash", "arguments": {}}, timeout=20)
-    assert error.data["code"] == "connection_failed"
-    assert (error.data["server"], error.data["operation"]) == ("crasher-http", "call")
+    assert diagnostic_of(error)["code"] == "connection_failed"
+    assert (diagnostic_of(error)["server"], diagnostic_of(error)["operation"]) == ("crasher-http", "call")
     await assert_serving(sidecar)
 
     with http_server("basic.py", "--counter-file", str(crasher_http), port=setup.http_port):
@@ -220,7 +221,7 @@ async def test_reconnect_during_a_call_leaves_one_healthy_connection(setup: Setu
     row = await sidecar.request("mcp/server/reconnect", {"server": "busy"})
     assert row["state"] == "connected"
     error = await asyncio.wait_for(call, 20)
-    assert error.data["code"] == "connection_failed"
+    assert diagnostic_of(error)["code"] == "connection_failed"
 
     # The interrupted call's failure must not touch the new connection.
     row = row_of(await assert_serving(sidecar), "busy")
@@ -242,10 +243,10 @@ async def test_reconnect_stops_a_hanging_connection_attempt(setup: Setup) -> Non
     await sidecar.wait_for(lambda: bool(setup.starts("hangs-3s")), timeout=10, what="the server to start")
     [first] = setup.starts("hangs-3s")
     error = await sidecar.error("mcp/server/reconnect", {"server": "hangs-3s"}, timeout=FAST_FAILURE_S)
-    assert error.data["code"] == "timeout"
+    assert diagnostic_of(error)["code"] == "timeout"
     # The attempt the reconnect replaced was stopped, not waited out, and its waiter got a diagnostic.
     interrupted = await asyncio.wait_for(pending, 1)
-    assert (interrupted.data["code"], interrupted.data["server"]) == ("cancelled", "hangs-3s")
+    assert (diagnostic_of(interrupted)["code"], diagnostic_of(interrupted)["server"]) == ("cancelled", "hangs-3s")
     assert time.monotonic() - started < FAST_FAILURE_S
     assert len(setup.starts("hangs-3s")) == 2
     await wait_until(lambda: not pid_alive(first), within=10, what="the replaced attempt's server to exit")

@@ -6,13 +6,17 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
+from pathlib import Path
 
 from mcp_sidecar.connections import stdio
 from mcp_sidecar.connections.sdk_streams import load_sdk
+from support.sidecar import wait_until
 
-# Never reads stdin, so closing it changes nothing: only SIGTERM ends it.
-DEAF_SERVER = "import time; time.sleep(60)"
+# Closing its stdin does not end it, only SIGTERM does; it notes the end of its stdin in the
+# file named by its argument, so a test can wait for the shutdown to have begun.
+DEAF_SERVER = (
+    "import pathlib, sys, time; sys.stdin.buffer.read(); pathlib.Path(sys.argv[1]).write_text('eof'); time.sleep(60)"
+)
 
 
 def alive(pid: int) -> bool:
@@ -23,46 +27,45 @@ def alive(pid: int) -> bool:
     return True
 
 
-async def wait_dead(pid: int, within: float) -> float:
-    start = time.monotonic()
-    while alive(pid):
-        assert time.monotonic() - start < within, f"process {pid} still alive after {within} s"
-        await asyncio.sleep(0.05)
-    return time.monotonic() - start
+async def wait_dead(pid: int, within: float) -> None:
+    await wait_until(lambda: not alive(pid), within, f"process {pid} to end")
 
 
-async def spawn_deaf() -> stdio.ServerProcess:
-    return await stdio.spawn(sys.executable, ["-c", DEAF_SERVER], {}, None, subprocess.DEVNULL)
+async def spawn_deaf(marker: Path) -> stdio.ServerProcess:
+    return await stdio.spawn(sys.executable, ["-c", DEAF_SERVER, str(marker)], {}, None, subprocess.DEVNULL)
 
 
-async def test_stop_finishes_even_when_its_caller_is_cancelled_twice() -> None:
-    server = await spawn_deaf()
+async def test_stop_finishes_even_when_its_caller_is_cancelled_twice(tmp_path: Path) -> None:
+    eof = tmp_path / "eof"
+    server = await spawn_deaf(eof)
     pid = server.process.pid
     caller = asyncio.create_task(stdio.stop(server.process))
-    await asyncio.sleep(0.1)
+    # The first thing stop() does is close the server's stdin.
+    await wait_until(eof.exists, 10, "stop() to close the server's stdin")
     caller.cancel()
-    await asyncio.sleep(0.1)
+    await asyncio.wait([caller], timeout=5)
+    assert caller.cancelled()  # the caller is gone; the shielded stop goes on without it
     caller.cancel()
-    took = await wait_dead(pid, within=stdio.STDIN_GRACE_S + stdio.TERM_GRACE_S + 3)
-    assert took < stdio.STDIN_GRACE_S + stdio.TERM_GRACE_S + 3
-    assert server.process.returncode is not None
+    await wait_dead(pid, within=stdio.STDIN_GRACE_S + stdio.TERM_GRACE_S + 3)
+    await wait_until(lambda: server.process.returncode is not None, 5, "the stopped server to be reaped")
 
 
-async def test_leaving_the_transport_stops_the_server_despite_repeated_cancels() -> None:
+async def test_leaving_the_transport_stops_the_server_despite_repeated_cancels(tmp_path: Path) -> None:
     await load_sdk()
-    server = await spawn_deaf()
+    eof = tmp_path / "eof"
+    server = await spawn_deaf(eof)
     pid = server.process.pid
     entered = asyncio.Event()
 
     async def owner() -> None:
         async with stdio.transport(server):
             entered.set()
-            await asyncio.sleep(60)
+            await asyncio.Event().wait()  # until cancelled
 
     task = asyncio.create_task(owner())
-    await entered.wait()
+    await asyncio.wait_for(entered.wait(), 10)
     assert server.taken_over
     task.cancel()  # the owner leaves the transport: stdin closes, the deaf server ignores it
-    await asyncio.sleep(0.3)
+    await wait_until(eof.exists, 10, "the transport to close the server's stdin")
     task.cancel()  # a second cancel lands in the middle of the shutdown's waits
     await wait_dead(pid, within=stdio.STDIN_GRACE_S + stdio.TERM_GRACE_S + 3)

@@ -57,7 +57,7 @@ async def test_client_disappears_mid_request(home: Path, tmp_path: Path) -> None
         # The editor goes away without shutdown or exit: both pipes close under the sidecar.
         # (It drains requests already asked for, up to a minute, for scripts that pipe and
         # close; their answers now go nowhere.)
-        pipe = client.proc._transport.get_pipe_transport(1)  # type: ignore[attr-defined]
+        pipe = client.proc._transport.get_pipe_transport(1)  # type: ignore[attr-defined]  # see pyproject.toml
         assert pipe is not None
         pipe.close()
         await client.close_stdin()

@@ -27,9 +27,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from mcp_sidecar.pygls_shim import client_process
 from reliability.helpers import figure, mib, rss_kib
 from support.servers import basic_stdio, fixture_path, http_server, pid_alive, started_pids
-from support.sidecar import SidecarClient, start_sidecar, wait_until, write_config
+from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, wait_until, write_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -46,7 +47,7 @@ class Setup:
 
     @property
     def pid(self) -> int:
-        process = self.sidecar.lsp._server
+        process = client_process(self.sidecar.lsp)
         assert process is not None
         return process.pid
 
@@ -101,8 +102,8 @@ async def test_a_crash_loop_backs_off_instead_of_spawning_a_storm(setup: Setup) 
     requests = 30
     for _ in range(requests):
         error = await sidecar.error("mcp/server/tools", {"server": "crash-loop"}, timeout=30)
-        assert (error.data["code"], error.data["server"]) == ("connection_failed", "crash-loop")
-        assert error.data["message"] == "The server closed the connection."
+        assert (diagnostic_of(error)["code"], diagnostic_of(error)["server"]) == ("connection_failed", "crash-loop")
+        assert diagnostic_of(error)["message"] == "The server closed the connection."
     # The first failure is retried at once; then the sidecar waits 1 s, 2 s, 4 s... before
     # starting the server again, answering with the last diagnostic meanwhile.
     spawned = len(setup.starts("crash-loop"))
@@ -116,12 +117,12 @@ async def test_a_crash_loop_backs_off_instead_of_spawning_a_storm(setup: Setup) 
     while len(setup.starts("crash-loop")) == spawned:
         assert time.monotonic() < deadline, "the pause never ended"
         error = await sidecar.error("mcp/server/tools", {"server": "crash-loop"}, timeout=30)
-        assert error.data["code"] == "connection_failed"
+        assert diagnostic_of(error)["code"] == "connection_failed"
         await asyncio.sleep(0.1)
     assert len(setup.starts("crash-loop")) == spawned + 1
     # An explicit reconnect retries at once, whatever the pause (now 2 s).
     error = await sidecar.error("mcp/server/reconnect", {"server": "crash-loop"}, timeout=30)
-    assert error.data["code"] == "connection_failed"
+    assert diagnostic_of(error)["code"] == "connection_failed"
     assert len(setup.starts("crash-loop")) == spawned + 2
     await still_serving(setup)
 
@@ -131,7 +132,10 @@ async def test_a_server_that_dies_right_after_connecting_backs_off_too(setup: Se
     requests = 30
     for _ in range(requests):
         error = await sidecar.error("mcp/server/tools", {"server": "dies-after-connect"}, timeout=30)
-        assert (error.data["code"], error.data["server"]) == ("connection_failed", "dies-after-connect")
+        assert (diagnostic_of(error)["code"], diagnostic_of(error)["server"]) == (
+            "connection_failed",
+            "dies-after-connect",
+        )
     spawned = len(setup.starts("dies-after-connect"))
     figure("faults: dies after connecting", f"{requests} requests in a row started the server {spawned} times")
     assert 2 <= spawned <= 4, spawned
@@ -143,8 +147,11 @@ async def test_a_100_mib_line_on_stdout_is_bounded(setup: Setup) -> None:
     before = rss_kib(setup.pid)
     error = await sidecar.error("mcp/server/tools", {"server": "big-line"}, timeout=60)
     after = rss_kib(setup.pid)
-    figure("faults: 100 MiB stdout line", f"{error.data['code']}; sidecar RSS {mib(before)} before, {mib(after)} after")
-    assert error.data["code"] in ("protocol_error", "timeout"), error.data
+    figure(
+        "faults: 100 MiB stdout line",
+        f"{diagnostic_of(error)['code']}; sidecar RSS {mib(before)} before, {mib(after)} after",
+    )
+    assert diagnostic_of(error)["code"] in ("protocol_error", "timeout"), error.data
     assert "xxxx" not in str(error.data)
     [pid] = setup.starts("big-line")
     await wait_until(lambda: not pid_alive(pid), within=15, what="the big-line server to be stopped")
@@ -155,7 +162,7 @@ async def test_a_100_mib_line_on_stdout_is_bounded(setup: Setup) -> None:
 async def test_a_server_that_closes_stdout_but_keeps_running(setup: Setup) -> None:
     sidecar = setup.sidecar
     error = await sidecar.error("mcp/server/tools", {"server": "closes-stdout"}, timeout=30)
-    assert (error.data["code"], error.data["server"]) == ("connection_failed", "closes-stdout")
+    assert (diagnostic_of(error)["code"], diagnostic_of(error)["server"]) == ("connection_failed", "closes-stdout")
     [pid] = setup.starts("closes-stdout")
     # It would run on (for two minutes) by itself: the sidecar stopped it.
     await wait_until(lambda: not pid_alive(pid), within=15, what="the server to be stopped")
@@ -179,7 +186,8 @@ async def test_a_flood_of_resource_updates_is_coalesced(setup: Setup) -> None:
 
     async def counted() -> int:
         listed = await sidecar.request("mcp/resource/subscriptions")
-        return next(w["updates"] for w in listed["watches"] if w["uri"] == uri)
+        updates: int = next(w["updates"] for w in listed["watches"] if w["uri"] == uri)
+        return updates
 
     deadline = time.monotonic() + 60
     while (updates := await counted()) < flood:
@@ -211,8 +219,8 @@ async def test_misbehaving_http_endpoints(setup: Setup, mode: str, code: str) ->
     sidecar = setup.sidecar
     server = f"http-{mode}"
     error = await sidecar.error("mcp/server/tools", {"server": server}, timeout=30)
-    figure(f"faults: HTTP {mode}", f"{error.data['code']}: {error.data['message']}")
-    assert (error.data["code"], error.data["server"]) == (code, server), error.data
+    figure(f"faults: HTTP {mode}", f"{diagnostic_of(error)['code']}: {diagnostic_of(error)['message']}")
+    assert (diagnostic_of(error)["code"], diagnostic_of(error)["server"]) == (code, server), error.data
     assert "<html" not in str(error.data).lower()
     assert "localhost" not in str(error.data)
     await still_serving(setup)

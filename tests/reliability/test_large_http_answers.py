@@ -21,6 +21,7 @@ import pytest
 import pytest_asyncio
 from pygls.exceptions import JsonRpcException
 
+from mcp_sidecar.pygls_shim import client_process
 from reliability.helpers import figure, mib
 from support.servers import http_server
 from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_config
@@ -55,7 +56,7 @@ class Setup:
 
     @property
     def pid(self) -> int:
-        process = self.sidecar.lsp._server
+        process = client_process(self.sidecar.lsp)
         assert process is not None
         return process.pid
 
@@ -91,7 +92,7 @@ async def setup(tmp_path_factory: pytest.TempPathFactory, urls: dict[str, str]) 
         await sidecar.request(
             "mcp/activate", {"ids": [f"{name}.{tool}" for name in servers for tool in ("big", "echo")]}
         )
-        process = sidecar.lsp._server
+        process = client_process(sidecar.lsp)
         assert process is not None
         yield Setup(sidecar, home, peak_kib(process.pid))
 

@@ -165,6 +165,48 @@ def scenario(tmp_path: Path) -> Iterator[Scenario]:
         yield Scenario(tmp_path, url, oauth_url, env=dict(keyring_env))
 
 
+async def _call_each(t: Transcript, working: list[str]) -> list[Any]:
+    """Echo, fail, a result over the output limits (a spill file) and a refresh, on each server."""
+    echoed = []
+    for name in working:
+        echoed.append(await t.send("mcp/callTool", {"id": f"{name}.echo", "arguments": {"text": "hello"}}))
+        await t.send("mcp/callTool", {"id": f"{name}.fail", "arguments": {"message": "failed on purpose"}})
+        await t.send("mcp/callTool", {"id": f"{name}.echo", "arguments": {"text": "line\n" * 3000}})
+        await t.send("mcp/server/refresh", {"server": name})
+    return echoed
+
+
+async def _write_configuration(t: Transcript, scenario: Scenario) -> None:
+    """Configuration writes: a new server with a reference, a disable, a project entry."""
+    await t.send(
+        "mcp/config/add",
+        {
+            "scope": "global",
+            "server": "added",
+            "definition": {"command": "true", "env": {"K": f"${{{CANARY_VAR}}}"}},
+        },
+    )
+    await t.send("mcp/config/setEnabled", {"server": "env-ref", "enabled": False})
+    await t.send(
+        "mcp/config/add",
+        {
+            "scope": "project",
+            "server": "proj",
+            "definition": {"url": scenario.http_url, "headers": {"A": "!cat x"}},
+        },
+    )
+
+
+def assert_cut_lines_redacted(logs: dict[str, Any]) -> None:
+    """Each line with the canary across the cut was stored with the canary replaced."""
+    for name in ("cut-env", "cut-header", "cut-command"):
+        lines = [line["text"] for line in (logs[name] or {"lines": []})["lines"]]
+        cut = [text for text in lines if len(text) > LOG_LINE_CUT - BEFORE_CUT]
+        assert len(cut) == 1, (name, [t[-60:] for t in lines])
+        # Redacted first, the line is short enough to keep whole: nothing of it was cut.
+        assert cut[0].endswith("*** tail"), (name, cut[0][-60:])
+
+
 async def test_the_canary_never_appears(scenario: Scenario, home: Path, tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
@@ -186,36 +228,13 @@ async def test_the_canary_never_appears(scenario: Scenario, home: Path, tmp_path
         await t.send("mcp/discover", {"query": "token", "kind": "all"})
         working = ["env-ref", "env-stderr", "header-ref", "command-env", "command-header"]
         await t.send("mcp/activate", {"ids": [f"{name}.echo" for name in working] + [f"{n}.fail" for n in working]})
-        echoed = []
-        for name in working:
-            echoed.append(await t.send("mcp/callTool", {"id": f"{name}.echo", "arguments": {"text": "hello"}}))
-            await t.send("mcp/callTool", {"id": f"{name}.fail", "arguments": {"message": "failed on purpose"}})
-            # A result over the output limits goes to a spill file.
-            await t.send("mcp/callTool", {"id": f"{name}.echo", "arguments": {"text": "line\n" * 3000}})
-            await t.send("mcp/server/refresh", {"server": name})
+        echoed = await _call_each(t, working)
         logs = {name: await t.send("mcp/server/logs", {"server": name}) for name in servers}
         await t.send("mcp/server/reconnect", {"server": "command-env"})
         await t.send("mcp/command", {"line": "/mcp list"})
         for name in ("env-ref", "command-header"):
             await t.send("mcp/command", {"line": f"/mcp get {name}"})
-        # Configuration writes: a new server with a reference, a disable, a project entry.
-        await t.send(
-            "mcp/config/add",
-            {
-                "scope": "global",
-                "server": "added",
-                "definition": {"command": "true", "env": {"K": f"${{{CANARY_VAR}}}"}},
-            },
-        )
-        await t.send("mcp/config/setEnabled", {"server": "env-ref", "enabled": False})
-        await t.send(
-            "mcp/config/add",
-            {
-                "scope": "project",
-                "server": "proj",
-                "definition": {"url": scenario.http_url, "headers": {"A": "!cat x"}},
-            },
-        )
+        await _write_configuration(t, scenario)
         await t.send("mcp/activate", {"ids": ["oauth.whoami"]})
         whoami = await t.send("mcp/callTool", {"id": "oauth.whoami", "arguments": {}})
         await t.send("mcp/config/reload")
@@ -242,13 +261,7 @@ async def test_the_canary_never_appears(scenario: Scenario, home: Path, tmp_path
         f"canary: {len(leaks)} leak(s)",
     )
     assert leaks == []
-    # Each line with the canary across the cut was stored with the canary replaced.
-    for name in ("cut-env", "cut-header", "cut-command"):
-        lines = [line["text"] for line in (logs[name] or {"lines": []})["lines"]]
-        cut = [text for text in lines if len(text) > LOG_LINE_CUT - BEFORE_CUT]
-        assert len(cut) == 1, (name, [t[-60:] for t in lines])
-        # Redacted first, the line is short enough to keep whole: nothing of it was cut.
-        assert cut[0].endswith("*** tail"), (name, cut[0][-60:])
+    assert_cut_lines_redacted(logs)
     # The secrets were really used: every server that needs one connected and answered.
     assert logged_in is not None
     assert logged_in["status"] == "completed"

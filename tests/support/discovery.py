@@ -37,7 +37,8 @@ def ids(result: dict[str, Any]) -> list[str]:
 
 async def status_row(sidecar: SidecarClient, server: str) -> dict[str, Any]:
     status = await sidecar.request("mcp/status")
-    [row] = [r for r in status["servers"] if r["name"] == server]
+    rows: list[dict[str, Any]] = [r for r in status["servers"] if r["name"] == server]
+    [row] = rows
     return row
 
 

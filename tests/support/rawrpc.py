@@ -136,6 +136,12 @@ class RawClient:
         await asyncio.wait_for(self._reader, timeout)
         return code
 
+    async def stop_reading(self) -> None:
+        """Stop the task that reads the sidecar's stdout (after the process ended or was killed)."""
+        self._reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._reader
+
     def stderr_text(self) -> str:
         return self.stderr_path.read_text(encoding="utf-8", errors="replace")
 
@@ -166,6 +172,4 @@ async def raw_sidecar(home: Path, *args: str, env: dict[str, str] | None = None)
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
-        client._reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await client._reader
+        await client.stop_reading()

@@ -22,6 +22,8 @@ from mcp_sidecar.protocol import methods
 from mcp_sidecar.server import dict_converter
 
 NOTIFICATIONS = methods.NOTIFICATIONS
+Params = dict[str, Any] | types.ExecuteCommandParams
+"""What a request sends: the sidecar's own methods take JSON objects; LSP's take lsprotocol types."""
 
 
 class SidecarClient:
@@ -34,10 +36,10 @@ class SidecarClient:
         self.shown: list[str] = []
         """URIs the sidecar asked to open with window/showDocument."""
 
-    async def request(self, method: str, params: dict[str, Any] | None = None, timeout: float = 60) -> Any:
+    async def request(self, method: str, params: Params | None = None, timeout: float = 60) -> Any:
         return await asyncio.wait_for(self.lsp.protocol.send_request_async(method, params or {}), timeout)
 
-    async def error(self, method: str, params: dict[str, Any] | None = None, timeout: float = 60) -> JsonRpcException:
+    async def error(self, method: str, params: Params | None = None, timeout: float = 60) -> JsonRpcException:
         """Send a request that must fail; return the JSON-RPC error (its `data` is the diagnostic)."""
         try:
             result = await self.request(method, params, timeout)
@@ -107,6 +109,7 @@ async def start_sidecar(
         command += ["--project", str(project)]
     config = ClientServerConfig(server_command=command, client_factory=make_client, server_env=server_env)
     lsp = await config.start()
+    assert isinstance(lsp, LanguageClient)  # what make_client builds
     sidecar = SidecarClient(lsp, home)
     for method in NOTIFICATIONS:
 
@@ -122,7 +125,7 @@ async def start_sidecar(
             return {"success": await browser(uri)}
 
         # pytest-lsp registers its own recording handler; this one plays the browser instead.
-        lsp.protocol.fm._features["window/showDocument"] = show_document
+        lsp.protocol.fm.features["window/showDocument"] = show_document
 
     try:
         if initialize:

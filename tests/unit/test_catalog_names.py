@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from mcp_sidecar.catalog import names
 from mcp_sidecar.catalog.tools import ToolCatalog
 from mcp_sidecar.config.validate import parse_server
 from mcp_sidecar.protocol.errors import HINTS
+from mcp_sidecar.protocol.results import ActivateResult, Candidate
 from mcp_sidecar.services import activation
 from mcp_sidecar.services.activation import ToolRef, tool_refs
 from mcp_sidecar.services.app import Sidecar
@@ -139,11 +141,11 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sidecar:
     assert cache is not None
     catalogs = {"x": [tool("y__z"), tool("y.z"), tool("bad name")], "x__y": [tool("z"), tool("w")]}
     for name, tools in catalogs.items():
-        cache.store(sidecar.catalogs.key(sidecar.registry.get(name)), name, tools, time.time())
+        cache.store(sidecar.catalogs.key(sidecar.registry.connection(name, "test")), name, tools, time.time())
     return sidecar
 
 
-def statuses(result: dict[str, Any]) -> list[tuple[str, str, str | None]]:
+def statuses(result: ActivateResult) -> list[tuple[str, str, str | None]]:
     return [(r["id"], r["status"], r.get("reason")) for r in result["results"]]
 
 
@@ -194,7 +196,9 @@ def test_the_name_rule_is_worded_once_and_the_hint_repeats_it() -> None:
 
 
 def test_a_summary_says_what_was_refused_and_names_three() -> None:
-    refused = [{"kind": "tool", "name": n} for n in ("bad name", "caf\u00e9", "\x1b[2J", "x" * 129)] + [
+    refused: list[dict[str, Any]] = [
+        {"kind": "tool", "name": n} for n in ("bad name", "caf\u00e9", "\x1b[2J", "x" * 129)
+    ] + [
         {"kind": "tool", "name": "y__z", "collidesWith": ["x__y.z"]},
         {"kind": "resource", "uri": "r://\u202e"},
         {"kind": "template", "uriTemplate": "t://\x07/{a}"},
@@ -211,9 +215,18 @@ def test_a_summary_says_what_was_refused_and_names_three() -> None:
     assert names.summary([{"name": "a b"}]) == [f'1 tool whose name is not {RULE}: "a b"']  # mcp/server/tools
 
 
+def tool_ids(candidates: Sequence[Candidate]) -> list[str]:
+    """The candidates' ids, checking that each one is a tool."""
+    ids = []
+    for c in candidates:
+        assert c["kind"] == "tool", c
+        ids.append(c["id"])
+    return ids
+
+
 async def test_discovery_offers_neither_colliding_tool_and_says_why(app: Sidecar) -> None:
     found = await discover(app, "z", kind="tools", limit=50)
-    assert [c["id"] for c in found["candidates"]] == ["x.y.z"]
+    assert tool_ids(found["candidates"]) == ["x.y.z"]
     assert [(r["server"], r["name"], r.get("collidesWith")) for r in found["refused"]] == [
         ("x", "bad name", None),
         ("x", "y__z", ["x__y.z"]),

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from mcp_sidecar.protocol.results import CommandOption
 from mcp_sidecar.services.command_line import (
     COMMANDS,
     CommandLineError,
@@ -210,7 +209,7 @@ def test_general_usage_lists_every_command() -> None:
         assert f"\n  {command}" in text
 
 
-def _sample(option: dict[str, Any]) -> list[str]:
+def _sample(option: CommandOption) -> list[str]:
     if option["kind"] == "flag":
         return [option["name"]]
     value = option["values"][0] if option["values"] else {"--header": "X: y", "--env": "K=v"}.get(option["name"], "7")

@@ -6,6 +6,7 @@ import json
 import multiprocessing
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -215,7 +216,7 @@ def test_scoped_edits_are_refused_when_global_and_project_are_one_file(home: Pat
     (project / ".mcp.json").symlink_to(home / "mcp.json")
     for scope in ("global", "project"):
         with pytest.raises(EditRefused) as caught:
-            edit.target(scope, project, trusted=True)  # type: ignore[arg-type]
+            edit.target(scope, project, trusted=True)
         assert caught.value.code == "config_conflict"
         assert "are the same file" in caught.value.message
     assert list(edit.readable_targets(project, trusted=True)) == ["global"]
@@ -266,7 +267,7 @@ def test_the_lock_falls_back_beside_the_file_when_the_private_directory_is_not_o
     shared = tmp_path / "shared-tmp"
     shared.mkdir()
     (shared / f"mcp-sidecar-{os.getuid()}").symlink_to(tmp_path)  # planted by someone else
-    monkeypatch.setattr(edit.tempfile, "gettempdir", lambda: str(shared))
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(shared))
     path = home / "mcp.json"
     assert edit.lock_path(path) == home / ".mcp.json.lock"
     with edit.editing(Target("global", path), create=True) as doc:

@@ -6,12 +6,13 @@ No MCP server is started: editing never connects anything.
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mcp_sidecar.protocol.errors import SidecarError
+from mcp_sidecar.protocol.errors import DiagnosticJson, SidecarError
 from mcp_sidecar.services import config_edits
 from mcp_sidecar.services.app import Sidecar
 
@@ -22,7 +23,7 @@ class Env:
     def __init__(self, home: Path, project: Path) -> None:
         self.home = home
         self.project = project
-        self.sent: list[tuple[str, dict[str, Any]]] = []
+        self.sent: list[tuple[str, Mapping[str, Any]]] = []
 
     @property
     def global_file(self) -> Path:
@@ -60,7 +61,7 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Env:
     return Env(home, project)
 
 
-async def error_of(awaitable: Any) -> dict[str, Any]:
+async def error_of(awaitable: Awaitable[object]) -> DiagnosticJson:
     with pytest.raises(SidecarError) as caught:
         await awaitable
     return caught.value.diagnostic.to_json()
@@ -90,7 +91,7 @@ async def test_add_saves_references_not_values_and_reloads(env: Env) -> None:
     }
     assert env.servers(env.global_file) == {"docs": definition}
     assert "value-never-written" not in env.global_file.read_text(encoding="utf-8")
-    assert app.registry.get("docs").state == "idle"  # nothing connected
+    assert app.registry.connection("docs", "test").state == "idle"  # nothing connected
 
 
 async def test_add_validates_resolved_values(env: Env) -> None:
@@ -157,13 +158,13 @@ async def test_overrides_in_either_direction_are_reported(env: Env) -> None:
     app = env.app()
     result = await config_edits.add(app, "project", "docs", {"url": "https://project.example/mcp"}, replace=True)
     assert (result["action"], result["overrides"], result["overriddenBy"]) == ("added", "global", None)
-    assert app.registry.get("docs").config.scope == "project"
+    assert app.registry.connection("docs", "test").config.scope == "project"
     result = await config_edits.add(app, "global", "docs", {"url": "https://global2.example/mcp"}, replace=True)
     assert (result["action"], result["overrides"], result["overriddenBy"]) == ("replaced", None, "project")
     assert result["notes"] == [
         "The project definition of 'docs' takes precedence; this global one applies only without it."
     ]
-    assert app.registry.get("docs").config.url == "https://project.example/mcp"  # the override stays
+    assert app.registry.connection("docs", "test").config.url == "https://project.example/mcp"  # the override stays
 
 
 async def test_remove_reports_the_remaining_scope_and_absent_names_change_nothing(env: Env) -> None:
@@ -176,7 +177,7 @@ async def test_remove_reports_the_remaining_scope_and_absent_names_change_nothin
         ["OAuth credentials are kept; run `logout docs` to remove them."],
     )
     assert env.servers(env.project_file) == {}  # the file is kept, empty
-    assert app.registry.get("docs").config.scope == "global"
+    assert app.registry.connection("docs", "test").config.scope == "global"
     before = (env.global_file.read_bytes(), env.project_file.read_bytes())
     diag = await error_of(config_edits.remove(app, "project", "docs"))
     assert diag == {
@@ -199,7 +200,7 @@ async def test_toggles_prefer_the_project_file_and_repeat_without_writing(env: E
     assert (result["scope"], result["changed"], result["path"]) == ("project", True, str(env.project_file))
     assert env.servers(env.project_file)["docs"]["disabled"] is True
     assert "disabled" not in env.servers(env.global_file)["docs"]
-    assert app.registry.get("docs").state == "disabled"
+    assert app.registry.connection("docs", "test").state == "disabled"
     snapshot = env.project_file.read_bytes()
     again = await config_edits.set_enabled(app, "docs", False)
     assert again["changed"] is False
@@ -255,7 +256,7 @@ async def test_invalid_configuration_keeps_the_previous_setup(env: Env) -> None:
     assert diag["code"] == "configuration_invalid"
     assert diag["message"].startswith("The configuration is invalid; the previous setup stays in use: ")
     assert "server 'docs': field `url` must be a non-empty string." in diag["message"]
-    assert app.registry.get("docs").config.url == "https://g.example/mcp"
+    assert app.registry.connection("docs", "test").config.url == "https://g.example/mcp"
     env.write(env.global_file, {"docs": {"url": "https://g.example/mcp"}, "new": {"command": "n"}})
     summary = await config_edits.reload(app)
     assert (summary["added"], summary["unchanged"]) == (["new"], ["docs"])
@@ -297,7 +298,7 @@ async def test_import_preview_hides_values_and_confirm_writes_the_selection(env:
     assert env.servers(env.global_file)["github"]["env"] == {
         "GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_INLINECANARY0123456789"
     }
-    assert app.registry.get("github").state == "idle"
+    assert app.registry.connection("github", "test").state == "idle"
     diag = await error_of(config_edits.import_servers(app, path, "global", ("github", "filesystem"), True, False))
     assert diag["code"] == "server_exists"
     assert list(env.servers(env.global_file)) == ["github"]  # all or nothing

@@ -11,6 +11,8 @@ import pytest
 
 from mcp_sidecar.catalog.disk_cache import TTL_SECONDS
 from mcp_sidecar.catalog.tools import ToolCatalog
+from mcp_sidecar.protocol.errors import diagnostic
+from mcp_sidecar.protocol.results import Unavailable
 from mcp_sidecar.services.app import Sidecar
 from mcp_sidecar.services.discovery import DESCRIPTION_CHARS, render, short
 
@@ -30,7 +32,7 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sidecar:
 
 
 def test_a_disk_copy_is_served_from_memory_then_expires_there_too(app: Sidecar) -> None:
-    conn = app.registry.get("s")
+    conn = app.registry.connection("s", "test")
     assert app.catalogs.cache is not None
     fetched = time.time() - TTL_SECONDS + 60
     app.catalogs.cache.store(app.catalogs.key(conn), "s", TOOLS, fetched)
@@ -47,7 +49,7 @@ def test_a_disk_copy_is_served_from_memory_then_expires_there_too(app: Sidecar) 
 
 
 def test_a_live_copy_is_not_subject_to_the_disk_expiry(app: Sidecar) -> None:
-    conn = app.registry.get("s")
+    conn = app.registry.connection("s", "test")
     live = ToolCatalog("s", TOOLS, source="live", generation=1, fetched_at=time.time() - 2 * TTL_SECONDS)
     app.catalogs.tools["s"] = live
     assert app.catalogs.cached_tools(conn) is live
@@ -58,20 +60,20 @@ def test_no_disk_cache_means_memory_only(tmp_path: Path, monkeypatch: pytest.Mon
     (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"s": {"command": "x"}}}), encoding="utf-8")
     sidecar = Sidecar(lambda method, params: None, use_disk_cache=False)
     sidecar.ensure_loaded()
-    assert sidecar.catalogs.cached_tools(sidecar.registry.get("s")) is None
+    assert sidecar.catalogs.cached_tools(sidecar.registry.connection("s", "test")) is None
     assert not (tmp_path / "cache").exists()
 
 
 def test_status_counts_are_null_until_fetched(app: Sidecar) -> None:
     from mcp_sidecar.services.status import status_row
 
-    row = status_row(app, app.registry.get("s"))
+    row = status_row(app, app.registry.connection("s", "test"))
     assert (row["catalog"], row["catalogSource"]) == (
         {"tools": None, "resources": None, "templates": None, "prompts": None},
         None,
     )
     app.catalogs.tools["s"] = ToolCatalog("s", TOOLS, source="cache", generation=0)
-    row = status_row(app, app.registry.get("s"))
+    row = status_row(app, app.registry.connection("s", "test"))
     assert (row["catalog"]["tools"], row["catalogSource"]) == (1, "cache")
 
 
@@ -92,11 +94,11 @@ def test_short_descriptions(text: str | None, expected: str) -> None:
 
 
 def test_render_lists_unavailable_servers_after_candidates() -> None:
-    unavailable = [
+    unavailable: list[Unavailable] = [
         {
             "server": "jira",
             "kind": "tools",
-            "diagnostic": {"code": "timeout", "message": "The server did not answer in time."},
+            "diagnostic": diagnostic("timeout", "mcp/discover", "The server did not answer in time.", "jira").to_json(),
         }
     ]
     assert render("q", [], unavailable) == "\n".join(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import stat
 from pathlib import Path
@@ -152,7 +153,7 @@ def test_atomic_write_failure_keeps_the_old_file(tmp_path: Path, monkeypatch: py
     def broken_fsync(fd: int) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(disk_cache.os, "fsync", broken_fsync)
+    monkeypatch.setattr(os, "fsync", broken_fsync)
     with pytest.raises(OSError, match="No space left"):
         atomic_write(target, "new")
     assert target.read_text(encoding="utf-8") == "old"
@@ -166,7 +167,7 @@ def test_atomic_write_failure_on_rename_keeps_the_old_file(tmp_path: Path, monke
     def broken_replace(src: str, dst: str) -> None:
         raise OSError(5, "I/O error")
 
-    monkeypatch.setattr(disk_cache.os, "replace", broken_replace)
+    monkeypatch.setattr(os, "replace", broken_replace)
     with pytest.raises(OSError, match="I/O error"):
         atomic_write(target, "new")
     assert target.read_text(encoding="utf-8") == "old"
@@ -181,17 +182,25 @@ def test_a_failed_store_is_logged_not_raised_and_keeps_the_old_entry(
     def broken_fsync(fd: int) -> None:
         raise OSError(28, "No space left on device /secret/path")
 
-    monkeypatch.setattr(disk_cache.os, "fsync", broken_fsync)
+    monkeypatch.setattr(os, "fsync", broken_fsync)
     cache.store("k", "basic", TOOLS[:1], NOW + 1)
     assert cache.load("k", now=NOW + 1) == (TOOLS, NOW)
     assert "could not write the tool cache: OSError" in caplog.text
     assert "/secret/path" not in caplog.text
 
 
-def test_store_into_an_unusable_directory_does_not_raise(tmp_path: Path) -> None:
+def test_store_into_an_unusable_directory_logs_and_stores_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     blocker = tmp_path / "cache"
     blocker.write_text("a file where the directory should be", encoding="utf-8")
-    ToolCache(blocker / "catalogs").store("k", "basic", TOOLS, NOW)
+    unusable = ToolCache(blocker / "catalogs")
+    with caplog.at_level(logging.WARNING, logger=disk_cache.__name__):
+        unusable.store("k", "basic", TOOLS, NOW)  # must not raise: the cache is an optimisation
+    assert [r.getMessage() for r in caplog.records] == ["could not write the tool cache: FileExistsError"]
+    assert unusable.load("k", now=NOW) is None
+    assert blocker.read_text(encoding="utf-8") == "a file where the directory should be"
+    assert [p.name for p in tmp_path.iterdir()] == ["cache"]
 
 
 def test_invalidate_removes_the_entry_and_tolerates_absence(cache: ToolCache) -> None:

@@ -84,44 +84,33 @@ def _top(name: str) -> str:
     return name.split(".")[0]
 
 
+def reachable(edges: dict[str, set[str]], start: str) -> set[str]:
+    """Every module `start` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = list(edges.get(start, ()))
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo.extend(edges.get(node, ()))
+    return seen
+
+
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components with more than one module (Tarjan's algorithm)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for nxt in sorted(edges.get(node, ())):
-            if nxt not in index:
-                visit(nxt)
-                low[node] = min(low[node], low[nxt])
-            elif nxt in on_stack:
-                low[node] = min(low[node], index[nxt])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                top = stack.pop()
-                on_stack.discard(top)
-                component.append(top)
-                if top == node:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for node in sorted(edges):
-        if node not in index:
-            visit(node)
-    return found
+    """The groups of modules that import each other, directly or not (components of two or more)."""
+    reach = {node: reachable(edges, node) for node in edges}
+    groups = {
+        frozenset({node} | {other for other in reach[node] if node in reach.get(other, set())})
+        for node in edges
+        if node in reach[node]
+    }
+    return sorted(sorted(group) for group in groups if len(group) > 1)
 
 
 def _layer(module: str) -> str:
+    """`services` for `mcp_sidecar.services.x`; a top-level module is its own layer."""
     parts = module.split(".")
-    return parts[1] if len(parts) > 2 else (parts[1] if len(parts) == 2 else "")
+    return parts[1] if len(parts) > 1 else ""
 
 
 def test_the_checker_sees_imports_cycles_and_skips_type_checking_blocks() -> None:

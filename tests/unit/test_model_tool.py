@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from mcp_sidecar.catalog.tools import ToolCatalog
-from mcp_sidecar.protocol.errors import HINTS
+from mcp_sidecar.protocol.errors import HINTS, DiagnosticCode
 from mcp_sidecar.services import model_tool
 from mcp_sidecar.services.app import Sidecar
 
@@ -236,7 +236,7 @@ async def test_activate_with_nothing_loaded_is_an_error_result(app: Sidecar) -> 
     ],
 )
 async def test_query_of_a_missing_or_disabled_server_is_an_error_result(
-    app: Sidecar, server: str, code: str, message: str
+    app: Sidecar, server: str, code: DiagnosticCode, message: str
 ) -> None:
     result = await model_tool.invoke(app, {"query": "x", "server": server}, "s")
     assert result["isError"] is True

@@ -23,17 +23,8 @@ def lua_table(name: str) -> set[str]:
 
 
 def test_requests_match_the_document() -> None:
-    upcoming = lua_table("upcoming")
-    documented_requests = documented("Requests")
-    assert lua_table("requests") | (upcoming & documented_requests) == documented_requests
+    assert lua_table("requests") == documented("Requests")
 
 
 def test_notifications_match_the_document() -> None:
-    upcoming = lua_table("upcoming")
-    documented_notes = documented("Notifications, sidecar to client")
-    assert lua_table("notifications") | (upcoming & documented_notes) == documented_notes
-
-
-def test_upcoming_names_are_not_listed_twice() -> None:
-    upcoming = lua_table("upcoming")
-    assert not upcoming & (lua_table("requests") | lua_table("notifications"))
+    assert lua_table("notifications") == documented("Notifications, sidecar to client")

@@ -15,6 +15,7 @@ import pytest
 from mcp_sidecar.output import render, spill
 from mcp_sidecar.output.limits import MAX_LINES, MAX_TEXT_BYTES, TextBudget, is_json_mime, json_display
 from mcp_sidecar.output.shaping import shape_read, shape_tool_result, shape_values
+from mcp_sidecar.protocol.results import ShapedToolResult, Spill
 
 
 @pytest.fixture(autouse=True)
@@ -25,6 +26,13 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def text_result(*texts: str, **extra: Any) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": t} for t in texts], "isError": False, **extra}
+
+
+def spill_file(shaped: ShapedToolResult) -> Spill:
+    """The spill file the shaped result names; it must have been written."""
+    saved = shaped["spill"]
+    assert saved is not None
+    return saved
 
 
 # -- limits ----------------------------------------------------------------------------------
@@ -144,7 +152,7 @@ def test_other_or_oversized_binary_goes_to_the_spill_file(blocks: list[dict[str,
     shaped = shape_tool_result({"content": blocks, "isError": False}, "s", "s.t")
     assert shaped["truncated"] is True
     assert "Not shown:" in shaped["content"][-1]["text"]
-    saved = json.loads(Path(shaped["spill"]["path"]).read_text(encoding="utf-8"))
+    saved = json.loads(Path(spill_file(shaped)["path"]).read_text(encoding="utf-8"))
     assert saved["content"] == blocks
 
 
@@ -155,12 +163,12 @@ def test_spill_files_are_private_and_hold_the_full_result(home: Path) -> None:
     big = "line of text\n" * 10_000
     result = text_result(big, structuredContent={"big": big})
     shaped = shape_tool_result(result, "srv", "srv.tool")
-    path = Path(shaped["spill"]["path"])
+    path = Path(spill_file(shaped)["path"])
     assert path.parent == home / "cache" / "spill"
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert json.loads(path.read_text(encoding="utf-8")) == result
-    assert shaped["spill"]["bytes"] == path.stat().st_size
+    assert spill_file(shaped)["bytes"] == path.stat().st_size
     assert "structuredContent" not in shaped  # too large for the result; kept in the file
     assert str(path) in shaped["content"][-1]["text"]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from mcp_sidecar.events import (
     WatchesLost,
 )
 from mcp_sidecar.protocol import methods
+from mcp_sidecar.protocol.results import ActiveToolsChanged
 from mcp_sidecar.services import activation, prompts
 from mcp_sidecar.services.app import Sidecar
 from support.fake_connection import FakeConnection, FakeFactory
@@ -36,7 +38,7 @@ def server(*args: str, **extra: Any) -> dict[str, Any]:
 class Env:
     def __init__(self, home: Path) -> None:
         self.home = home
-        self.sent: list[tuple[str, dict[str, Any]]] = []
+        self.sent: list[tuple[str, Mapping[str, Any]]] = []
         self.factory = FakeFactory()
         self.app = Sidecar(
             lambda m, p: self.sent.append((m, p)),
@@ -51,7 +53,7 @@ class Env:
     def fake(self, name: str) -> FakeConnection:
         return self.factory.current(name)
 
-    def of(self, method: str) -> list[dict[str, Any]]:
+    def of(self, method: str) -> list[Mapping[str, Any]]:
         return [p for m, p in self.sent if m == method]
 
 
@@ -146,7 +148,7 @@ async def test_reconcile_deactivates_stale_tools_once_per_session_and_reason(env
 
     summary = await env.app.configuration.reload()
 
-    expected = [
+    expected: list[ActiveToolsChanged] = [
         {"session": "s1", "removed": ["change.t"], "reason": "definition changed"},
         {"session": "s1", "removed": ["gone.t"], "reason": "server removed"},
         {"session": "s1", "removed": ["off.t"], "reason": "server disabled"},

@@ -227,7 +227,7 @@ def _without_none(tp: Any) -> list[Any]:
 def _ts_without_null(ts: TsProtocol, t: Any) -> list[Any]:
     t = ts.resolve(t)
     options = t.options if isinstance(t, Union_) else (t,)
-    out = []
+    out: list[Any] = []
     for o in options:
         if isinstance(o, Ref) and o.name in ("null", "undefined"):
             continue
@@ -257,12 +257,7 @@ def compare(py: Any, t: Any, ts: TsProtocol, path: str, out: list[str]) -> None:
     py_options = _without_none(py)
     ts_options = _ts_without_null(ts, t)
     if len(py_options) > 1 or len(ts_options) > 1:
-        by_name = {o.__name__: o for o in py_options if is_typeddict(o)}
-        ts_names = {o.name: o for o in ts_options if isinstance(o, Ref)}
-        if set(by_name) != set(ts_names):
-            out.append(f"{path}: union members {sorted(by_name)} (Python) vs {sorted(ts_names)} (TypeScript)")
-        for name in sorted(set(by_name) & set(ts_names)):
-            compare(by_name[name], ts_names[name], ts, f"{path}<{name}>", out)
+        _compare_unions(py_options, ts_options, ts, path, out)
         return
     [p], [t0] = py_options, ts_options
     target = ts.resolve(t0)
@@ -277,20 +272,34 @@ def compare(py: Any, t: Any, ts: TsProtocol, path: str, out: list[str]) -> None:
     if not isinstance(target, Obj):
         out.append(f"{path}: {p.__name__} in Python has no object shape in TypeScript ({target})")
         return
+    _compare_objects(p, getattr(t0, "name", None), target, ts, path, out)
+
+
+def _compare_unions(py_options: list[Any], ts_options: list[Any], ts: TsProtocol, path: str, out: list[str]) -> None:
+    """Unions match member for member, by name (TypedDict name = interface name)."""
+    by_name = {o.__name__: o for o in py_options if is_typeddict(o)}
+    ts_names = {o.name: o for o in ts_options if isinstance(o, Ref)}
+    if set(by_name) != set(ts_names):
+        out.append(f"{path}: union members {sorted(by_name)} (Python) vs {sorted(ts_names)} (TypeScript)")
+    for name in sorted(set(by_name) & set(ts_names)):
+        compare(by_name[name], ts_names[name], ts, f"{path}<{name}>", out)
+
+
+def _compare_objects(p: Any, ts_name: str | None, target: Obj, ts: TsProtocol, path: str, out: list[str]) -> None:
+    """The same required and optional keys on both sides, then each key's type, recursively."""
     required, optional = keys(p)
-    allowed = {key for (owner, key) in ALLOWED if owner == p.__name__ or owner == getattr(t0, "name", None)}
+    allowed = {key for (owner, key) in ALLOWED if owner in (p.__name__, ts_name)}
     ts_required = {k for k, (opt, _) in target.members.items() if not opt}
     ts_optional = {k for k, (opt, _) in target.members.items() if opt}
-    for key in sorted(required - ts_required - ts_optional - allowed):
-        out.append(f"{path}.{key}: required in Python, missing in TypeScript")
-    for key in sorted(optional - ts_required - ts_optional - allowed):
-        out.append(f"{path}.{key}: optional in Python, missing in TypeScript")
-    for key in sorted((ts_required | ts_optional) - required - optional - allowed):
-        out.append(f"{path}.{key}: in TypeScript, not sent by the sidecar")
-    for key in sorted((required & ts_optional) - allowed):
-        out.append(f"{path}.{key}: always sent, optional (`?`) in TypeScript")
-    for key in sorted((optional & ts_required) - allowed):
-        out.append(f"{path}.{key}: sometimes absent, required in TypeScript")
+    checks = [
+        (required - ts_required - ts_optional, "required in Python, missing in TypeScript"),
+        (optional - ts_required - ts_optional, "optional in Python, missing in TypeScript"),
+        ((ts_required | ts_optional) - required - optional, "in TypeScript, not sent by the sidecar"),
+        (required & ts_optional, "always sent, optional (`?`) in TypeScript"),
+        (optional & ts_required, "sometimes absent, required in TypeScript"),
+    ]
+    for found, why in checks:
+        out.extend(f"{path}.{key}: {why}" for key in sorted(found - allowed))
     hints = get_type_hints(p)
     for key in sorted((required | optional) & set(target.members)):
         compare(hints[key], target.members[key][1], ts, f"{path}.{key}", out)

@@ -11,6 +11,8 @@ def test_a_diagnostic_quoting_server_data_reaches_the_client_as_clean_text() -> 
     message = "Missing required argument(s): name\x1b]52;c;ZXZpbA==\x07, other\u202e\U000e0041\nforged row."
     error = to_rpc_error(fail("prompt_invalid", "preview", message, "hostile"))
     expected = "Missing required argument(s): name, other forged row."
-    assert error.data["message"] == expected
-    assert error.message == f"hostile: [prompt_invalid] {expected} {error.data['hint']}"
-    assert error.data["code"] == "prompt_invalid"
+    data = error.data
+    assert isinstance(data, dict)
+    assert data["message"] == expected
+    assert error.message == f"hostile: [prompt_invalid] {expected} {data['hint']}"
+    assert data["code"] == "prompt_invalid"

@@ -6,8 +6,10 @@ SDK), so `services/auth.py` works with diagnostics alone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mcp_sidecar.connections.errors import leaves
-from mcp_sidecar.protocol.errors import SidecarError, fail
+from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError, fail
 
 
 class BrowserUnavailable(Exception):
@@ -15,6 +17,29 @@ class BrowserUnavailable(Exception):
 
 
 def login_failure(exc: BaseException, operation: str, server: str) -> SidecarError:
+    """The diagnostic of a failed login or stored-token flow: the first leaf a rule knows, in rule order."""
+    from mcp_sidecar.connections.errors import FailureContext, classify
+
+    rules = _rules()
+    for leaf in leaves(exc):
+        if isinstance(leaf, SidecarError):
+            return leaf
+        for kind, explain in rules:
+            if isinstance(leaf, kind):
+                code, message = explain(leaf)
+                return fail(code, operation, message, server)
+    return classify(exc, FailureContext(operation=operation, server=server, connecting=True))
+
+
+Explain = Callable[[BaseException], tuple[DiagnosticCode, str]]
+
+
+def _oauth(message: str) -> Explain:
+    return lambda leaf: ("oauth_failed", message)
+
+
+def _rules() -> list[tuple[type[BaseException], Explain]]:
+    """Exception type -> (code, message), checked in this order for each leaf of the failure."""
     from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
     from pydantic import ValidationError
 
@@ -23,62 +48,61 @@ def login_failure(exc: BaseException, operation: str, server: str) -> SidecarErr
     from mcp_sidecar.auth.provider import IssuerChanged, PkceUnsupported
     from mcp_sidecar.auth.store import CredentialStoreUnavailable
     from mcp_sidecar.auth.urls import OAuthUrlRefused
-    from mcp_sidecar.connections.errors import FailureContext, classify
 
-    def oauth(message: str) -> SidecarError:
-        return fail("oauth_failed", operation, message, server)
-
-    found = leaves(exc)
-    for leaf in found:
-        if isinstance(leaf, SidecarError):
-            return leaf
-        if isinstance(leaf, CredentialStoreUnavailable):
-            return fail("credential_store_unavailable", operation, "The OS keyring is not available.", server)
-        if isinstance(leaf, IssuerChanged):
-            return fail(
+    return [
+        (CredentialStoreUnavailable, lambda leaf: ("credential_store_unavailable", "The OS keyring is not available.")),
+        (
+            IssuerChanged,
+            lambda leaf: (
                 "oauth_issuer_changed",
-                operation,
                 "The server's authorization server is not the one the stored credentials belong to.",
-                server,
-            )
-        if isinstance(leaf, CallbackPortInUse):
-            return fail("callback_unavailable", operation, "The OAuth callback port is in use.", server)
-        if isinstance(leaf, OAuthUrlRefused):
-            return fail("oauth_refused", operation, _REFUSED[leaf.reason].format(what=leaf.what), server)
-        if isinstance(leaf, PkceUnsupported):
-            return fail(
+            ),
+        ),
+        (CallbackPortInUse, lambda leaf: ("callback_unavailable", "The OAuth callback port is in use.")),
+        (OAuthUrlRefused, _url_refused),
+        (
+            PkceUnsupported,
+            lambda leaf: (
                 "oauth_refused",
-                operation,
                 "Refused the authorization server: its metadata does not list S256 in "
                 "code_challenge_methods_supported (PKCE is required).",
-                server,
-            )
-        if isinstance(leaf, AuthorizationDenied):
-            return oauth("The authorization server answered with an error (access denied or the request refused).")
-        if isinstance(leaf, CallbackInvalid):
-            return oauth("The callback carried no authorization code and state.")
-        if isinstance(leaf, BrowserUnavailable):
-            return oauth("No browser could be opened; log in with the no-browser flow.")
-        if isinstance(leaf, LoginNotNeeded):
-            return oauth("The server did not ask for authentication; nothing was stored.")
-        if isinstance(leaf, TimeoutError):
-            return fail("timeout", operation, "The login did not receive its callback in time.", server)
-        if isinstance(leaf, OAuthRegistrationError):
-            return oauth("Dynamic client registration failed; configure oauthClientId for a pre-registered client.")
-        if isinstance(leaf, OAuthTokenError):
-            return oauth("The token request failed.")
-        if isinstance(leaf, OAuthFlowError):
-            text = str(leaf)
-            if text.startswith("State parameter mismatch"):
-                return oauth("The callback's state did not match this login.")
-            if "issuer" in text.lower() or "iss" in text.split():
-                return oauth("The authorization server's issuer check failed.")
-            if text.startswith("Protected resource"):
-                return oauth("The server's protected-resource metadata does not match its URL.")
-            return oauth("OAuth discovery or authorization failed.")
-        if isinstance(leaf, ValidationError):
-            return oauth("The server's OAuth metadata is not valid.")
-    return classify(exc, FailureContext(operation=operation, server=server, connecting=True))
+            ),
+        ),
+        (
+            AuthorizationDenied,
+            _oauth("The authorization server answered with an error (access denied or the request refused)."),
+        ),
+        (CallbackInvalid, _oauth("The callback carried no authorization code and state.")),
+        (BrowserUnavailable, _oauth("No browser could be opened; log in with the no-browser flow.")),
+        (LoginNotNeeded, _oauth("The server did not ask for authentication; nothing was stored.")),
+        (TimeoutError, lambda leaf: ("timeout", "The login did not receive its callback in time.")),
+        (
+            OAuthRegistrationError,
+            _oauth("Dynamic client registration failed; configure oauthClientId for a pre-registered client."),
+        ),
+        (OAuthTokenError, _oauth("The token request failed.")),
+        (OAuthFlowError, _flow_error),
+        (ValidationError, _oauth("The server's OAuth metadata is not valid.")),
+    ]
+
+
+def _url_refused(leaf: BaseException) -> tuple[DiagnosticCode, str]:
+    from mcp_sidecar.auth.urls import OAuthUrlRefused
+
+    assert isinstance(leaf, OAuthUrlRefused)
+    return "oauth_refused", _REFUSED[leaf.reason].format(what=leaf.what)
+
+
+def _flow_error(leaf: BaseException) -> tuple[DiagnosticCode, str]:
+    """The SDK raises one OAuthFlowError type for several failures; only its text tells them apart."""
+    text = str(leaf)
+    if text.startswith("State parameter mismatch"):
+        return "oauth_failed", "The callback's state did not match this login."
+    if "issuer" in text.lower() or "iss" in text.split():
+        return "oauth_failed", "The authorization server's issuer check failed."
+    if text.startswith("Protected resource"):
+        return "oauth_failed", "The server's protected-resource metadata does not match its URL."
+    return "oauth_failed", "OAuth discovery or authorization failed."
 
 
 _REFUSED = {

@@ -161,13 +161,7 @@ def _bound() -> ResponseBound:
 
 async def revoke(record: CredentialRecord) -> str:
     """RFC 7009 revocation of a removed record's tokens: accepted, unsupported or unconfirmed."""
-    metadata: OAuthMetadata | None = None
-    if record.oauth_metadata:
-        try:
-            metadata = OAuthMetadata.model_validate(record.oauth_metadata)
-        except ValueError:
-            metadata = None
-    endpoint = str(metadata.revocation_endpoint) if metadata and metadata.revocation_endpoint else None
+    endpoint = _revocation_endpoint(record)
     if endpoint is None:
         return "unsupported"
     try:
@@ -175,44 +169,60 @@ async def revoke(record: CredentialRecord) -> str:
     except OAuthUrlRefused:
         return "unconfirmed"
     tokens = record.tokens or {}
-    client: OAuthClientInformationFull | None = None
-    if record.client_info:
-        try:
-            client = OAuthClientInformationFull.model_validate(record.client_info)
-        except ValueError:
-            client = None
     pairs = [(tokens.get("refresh_token"), "refresh_token"), (tokens.get("access_token"), "access_token")]
     wanted = [(t, hint) for t, hint in pairs if isinstance(t, str) and t]
     if not wanted:
         return "accepted"
-
-    async def post_all() -> bool:
-        bound = _bound()
-        hooks: dict[str, list[Callable[..., Any]]] = {"request": [bound.on_request], "response": [bound.on_response]}
-        async with httpx2.AsyncClient(
-            timeout=REVOCATION_TIME_LIMIT_S, follow_redirects=False, event_hooks=hooks
-        ) as http:
-            ok = True
-            for token, hint in wanted:
-                data: dict[str, Any] = {"token": token, "token_type_hint": hint}
-                auth: Any = None
-                if client is not None:
-                    data["client_id"] = client.client_id
-                    if client.client_secret and client.token_endpoint_auth_method == "client_secret_basic":
-                        auth = httpx2.BasicAuth(client.client_id, client.client_secret)
-                    elif client.client_secret:
-                        data["client_secret"] = client.client_secret
-                response = await http.post(endpoint, data=data, auth=auth)
-                log.debug("revocation answered HTTP %d", response.status_code)
-                ok = ok and response.status_code == 200
-            return ok
-
     try:
-        accepted = await asyncio.wait_for(post_all(), REVOCATION_TIME_LIMIT_S)
+        accepted = await asyncio.wait_for(
+            _post_revocations(endpoint, wanted, _client_information(record)), REVOCATION_TIME_LIMIT_S
+        )
     except Exception as exc:
         log.info("revocation unconfirmed: %s", type(exc).__name__)
         return "unconfirmed"
     return "accepted" if accepted else "unconfirmed"
+
+
+def _revocation_endpoint(record: CredentialRecord) -> str | None:
+    metadata: OAuthMetadata | None = None
+    if record.oauth_metadata:
+        try:
+            metadata = OAuthMetadata.model_validate(record.oauth_metadata)
+        except ValueError:
+            metadata = None
+    return str(metadata.revocation_endpoint) if metadata and metadata.revocation_endpoint else None
+
+
+def _client_information(record: CredentialRecord) -> OAuthClientInformationFull | None:
+    if not record.client_info:
+        return None
+    try:
+        return OAuthClientInformationFull.model_validate(record.client_info)
+    except ValueError:
+        return None
+
+
+async def _post_revocations(
+    endpoint: str, wanted: list[tuple[str, str]], client: OAuthClientInformationFull | None
+) -> bool:
+    """POST each token to the revocation endpoint; True when every one was answered 200."""
+    bound = _bound()
+    hooks: dict[str, list[Callable[..., Any]]] = {"request": [bound.on_request], "response": [bound.on_response]}
+    async with httpx2.AsyncClient(timeout=REVOCATION_TIME_LIMIT_S, follow_redirects=False, event_hooks=hooks) as http:
+        ok = True
+        for token, hint in wanted:
+            data: dict[str, Any] = {"token": token, "token_type_hint": hint}
+            auth: Any = None
+            if client is not None:
+                data["client_id"] = client.client_id
+                if client.client_secret and client.token_endpoint_auth_method == "client_secret_basic":
+                    auth = httpx2.BasicAuth(client.client_id, client.client_secret)
+                elif client.client_secret:
+                    data["client_secret"] = client.client_secret
+            response = await http.post(endpoint, data=data, auth=auth)
+            log.debug("revocation answered HTTP %d", response.status_code)
+            ok = ok and response.status_code == 200
+        return ok
 
 
 async def stored_provider(

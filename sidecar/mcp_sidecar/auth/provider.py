@@ -290,11 +290,7 @@ class SidecarOAuth(OAuthClientProvider):
             return
         refreshed = False
         async with self.context.lock:
-            if not self._initialized:
-                await self._initialize()
-            self.context.protocol_version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
-            if not self.context.is_token_valid():
-                await self._adopt_newer_tokens()
+            await self._prepare(request)
             if not self.context.is_token_valid() and self.context.can_refresh_token():
                 refreshed = True
                 refresh = await self._refresh_token()
@@ -320,6 +316,18 @@ class SidecarOAuth(OAuthClientProvider):
                 response = yield request
             else:
                 self.context.clear_tokens()
+        await self._step_up_if_asked(response)
+
+    async def _prepare(self, request: httpx2.Request) -> None:
+        """Under the context lock: initialise once, note the protocol version, adopt newer stored tokens."""
+        if not self._initialized:
+            await self._initialize()
+        self.context.protocol_version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
+        if not self.context.is_token_valid():
+            await self._adopt_newer_tokens()
+
+    async def _step_up_if_asked(self, response: httpx2.Response) -> None:
+        """A 403 `insufficient_scope` answer asks for more scopes: report them to the step-up callback."""
         if (
             response.status_code == 403
             and extract_field_from_www_auth(response, "error") == "insufficient_scope"

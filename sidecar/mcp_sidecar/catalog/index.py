@@ -209,52 +209,7 @@ def search(
     if n_docs == 0:
         return []
     avg_length = max(sum(ix.total_length for ix in pool) / n_docs, 1e-9)
-
-    def idf(term: str) -> float:
-        df = sum(ix.df(term) for ix in pool)
-        return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
-
-    def with_e_variant(term: str) -> list[tuple[str, float]]:
-        # The stemmer leaves "change" and "changes" at "change" but "changed" at "chang":
-        # a term also matches its spelling with the final e added or removed.
-        out = [(term, idf(term))]
-        if len(term) > 3 and term.isalpha():
-            other = term[:-1] if term.endswith("e") else term + "e"
-            if any(ix.df(other) for ix in pool):
-                out.append((other, idf(other)))
-        out += [(s, idf(s) * SYNONYM_DISCOUNT) for s in SYNONYMS.get(term, ()) if s != term]
-        return out
-
-    def completions(prefix: str, whole: str) -> list[tuple[str, float]]:
-        if prefix.isdigit():
-            return []
-        expansions = {t for ix in pool for t in ix.with_prefix(prefix)}
-        expansions.difference_update(t for t, _ in with_e_variant(whole))
-        if len(expansions) > MAX_PREFIX_EXPANSIONS:
-            # The most frequent completions are what a person typing most likely means.
-            frequency = {t: sum(ix.df(t) for ix in pool) for t in expansions}
-            expansions = set(sorted(expansions, key=lambda t: (-frequency[t], t))[:MAX_PREFIX_EXPANSIONS])
-        return [(t, idf(t) * PREFIX_DISCOUNT) for t in sorted(expansions)]
-
-    # Each word: itself (stemmed, e-variant) at full weight. An earlier word that no entry
-    # contains is read as an abbreviation ("mov fi", "sea fil"), and the last word, unless a
-    # space ends it, as still being typed: their completions count too, a little less.
-    groups: list[list[tuple[str, float]]] = []
-    pairs = list(zip(query.words, query.raw or query.words, strict=True))
-    last = len(pairs) - 1 if query.prefix is None else len(pairs)  # "lis " is a whole word
-    seen: set[str] = set()
-    for i, (word, raw) in enumerate(pairs):
-        if word in seen:
-            continue
-        seen.add(word)
-        group = with_e_variant(word)
-        if i < last and len(raw) >= MIN_ABBREVIATION and not any(ix.df(t) for ix in pool for t, _ in group):
-            group += completions(raw, word)
-        groups.append(group)
-    if query.prefix:
-        whole = stem(query.prefix)
-        groups.append(with_e_variant(whole) + completions(query.prefix, whole))
-
+    groups = _term_groups(query, _Terms(pool, n_docs))
     touched = sum(ix.df(term) for ix in pool for group in groups for term, _ in group)
     score = _score_arrays if touched > VECTOR_THRESHOLD else _score_lists
     hits: list[Hit] = []
@@ -266,6 +221,65 @@ def search(
 
 
 Groups = list[list[tuple[str, float]]]
+
+
+class _Terms:
+    """The weighted terms a query word stands for, over a pool of indexes."""
+
+    def __init__(self, pool: list[Index], n_docs: int) -> None:
+        self.pool = pool
+        self.n_docs = n_docs
+
+    def idf(self, term: str) -> float:
+        df = sum(ix.df(term) for ix in self.pool)
+        return math.log(1 + (self.n_docs - df + 0.5) / (df + 0.5))
+
+    def contain_any(self, group: list[tuple[str, float]]) -> bool:
+        return any(ix.df(t) for ix in self.pool for t, _ in group)
+
+    def with_e_variant(self, term: str) -> list[tuple[str, float]]:
+        # The stemmer leaves "change" and "changes" at "change" but "changed" at "chang":
+        # a term also matches its spelling with the final e added or removed.
+        out = [(term, self.idf(term))]
+        if len(term) > 3 and term.isalpha():
+            other = term[:-1] if term.endswith("e") else term + "e"
+            if any(ix.df(other) for ix in self.pool):
+                out.append((other, self.idf(other)))
+        out += [(s, self.idf(s) * SYNONYM_DISCOUNT) for s in SYNONYMS.get(term, ()) if s != term]
+        return out
+
+    def completions(self, prefix: str, whole: str) -> list[tuple[str, float]]:
+        if prefix.isdigit():
+            return []
+        expansions = {t for ix in self.pool for t in ix.with_prefix(prefix)}
+        expansions.difference_update(t for t, _ in self.with_e_variant(whole))
+        if len(expansions) > MAX_PREFIX_EXPANSIONS:
+            # The most frequent completions are what a person typing most likely means.
+            frequency = {t: sum(ix.df(t) for ix in self.pool) for t in expansions}
+            expansions = set(sorted(expansions, key=lambda t: (-frequency[t], t))[:MAX_PREFIX_EXPANSIONS])
+        return [(t, self.idf(t) * PREFIX_DISCOUNT) for t in sorted(expansions)]
+
+
+def _term_groups(query: Query, terms: _Terms) -> Groups:
+    # Each word: itself (stemmed, e-variant) at full weight. An earlier word that no entry
+    # contains is read as an abbreviation ("mov fi", "sea fil"), and the last word, unless a
+    # space ends it, as still being typed: their completions count too, a little less.
+    groups: Groups = []
+    pairs = list(zip(query.words, query.raw or query.words, strict=True))
+    last = len(pairs) - 1 if query.prefix is None else len(pairs)  # "lis " is a whole word
+    seen: set[str] = set()
+    for i, (word, raw) in enumerate(pairs):
+        if word in seen:
+            continue
+        seen.add(word)
+        group = terms.with_e_variant(word)
+        if i < last and len(raw) >= MIN_ABBREVIATION and not terms.contain_any(group):
+            group += terms.completions(raw, word)
+        groups.append(group)
+    if query.prefix:
+        whole = stem(query.prefix)
+        groups.append(terms.with_e_variant(whole) + terms.completions(query.prefix, whole))
+    return groups
 
 
 def _score_lists(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,21 +102,7 @@ class ImportSource:
 
 def read_import(path: Path) -> ImportSource:
     """Parse `path`; ImportInvalid when it cannot be read or is no supported format."""
-    try:
-        size = path.stat().st_size
-        if size > MAX_IMPORT_BYTES:
-            raise ImportInvalid(f"{path}: the file is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MiB.")
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ImportInvalid(f"{path}: no such file.") from None
-    except IsADirectoryError:
-        raise ImportInvalid(f"{path}: is a directory, not a configuration file.") from None
-    except OSError as exc:
-        raise ImportInvalid(f"{path}: the file cannot be read ({exc.strerror or 'error'}).") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ImportInvalid(f"{path}: the file is not UTF-8 text.") from None
+    text = _read_text(path)
     if path.suffix.lower() == ".toml":
         return _codex(path, text)
     try:
@@ -137,6 +124,24 @@ def read_import(path: Path) -> ImportSource:
     raise ImportInvalid(f"{path}: no `mcpServers`, `servers` or `mcp_servers` table found.")
 
 
+def _read_text(path: Path) -> str:
+    try:
+        size = path.stat().st_size
+        if size > MAX_IMPORT_BYTES:
+            raise ImportInvalid(f"{path}: the file is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MiB.")
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ImportInvalid(f"{path}: no such file.") from None
+    except IsADirectoryError:
+        raise ImportInvalid(f"{path}: is a directory, not a configuration file.") from None
+    except OSError as exc:
+        raise ImportInvalid(f"{path}: the file cannot be read ({exc.strerror or 'error'}).") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ImportInvalid(f"{path}: the file is not UTF-8 text.") from None
+
+
 def _codex(path: Path, text: str) -> ImportSource:
     try:
         document = tomllib.loads(text)
@@ -149,7 +154,7 @@ def _codex(path: Path, text: str) -> ImportSource:
 
 
 def _convert_all(path: Path, fmt: str, servers: dict[str, Any], inputs: dict[str, str | None]) -> ImportSource:
-    return ImportSource(path, fmt, [_from_json(name, raw, fmt, inputs) for name, raw in servers.items()])
+    return ImportSource(path, fmt, [_from_json(name, raw, inputs) for name, raw in servers.items()])
 
 
 def _inputs(raw: Any) -> dict[str, str | None]:
@@ -229,42 +234,57 @@ def _escape_dollars(text: str) -> str:
     return text.replace("$", "$$")
 
 
-def _from_json(name: str, raw: Any, fmt: str, inputs: dict[str, str | None]) -> Candidate:
+def _from_json(name: str, raw: Any, inputs: dict[str, str | None]) -> Candidate:
     candidate = Candidate(name, None)
     if not isinstance(raw, dict):
         candidate.problems.append("the definition is not an object.")
         return candidate
-    convert = _Converter(candidate, inputs)
     declared = raw.get("type")
-    if declared == "sse" or (fmt == "vscode" and declared == "sse"):
+    if declared == "sse":
         candidate.problems.append("uses SSE, which is not supported (only stdio and Streamable HTTP).")
         return candidate
     if declared is not None and declared != "stdio" and declared not in _HTTP_TYPES:
         candidate.problems.append(f"has an unsupported transport type {str(declared)[:40]!r}.")
         return candidate
+    convert = _Converter(candidate, inputs)
     definition: dict[str, Any] = {}
     for key, value in raw.items():
-        if key == "type":
-            continue
-        if key in _CONNECTION_STRINGS:
-            if isinstance(value, str):
-                definition[key] = convert.string(value, key, escape=False)
-            else:
-                candidate.problems.append(f"`{key}` must be a string.")
-        elif key == "args":
-            converted = convert.strings(value, key)
-            if converted is not None:
-                definition[key] = converted
-        elif key in ("env", "headers"):
-            mapped = convert.mapping(value, key)
-            if mapped is not None:
-                definition[key] = mapped
-        elif key in KNOWN_FIELDS:
-            definition[key] = value
-        else:
-            candidate.notes.append(f"dropped `{key}`, which this sidecar does not support.")
+        if key != "type":
+            _json_field(convert, definition, key, value)
     _finish(candidate, definition)
     return candidate
+
+
+def _json_field(convert: _Converter, definition: dict[str, Any], key: str, value: Any) -> None:
+    """Convert one field of a JSON definition into `definition`, or note why it was not."""
+    candidate = convert.candidate
+    if key in _CONNECTION_STRINGS:
+        if isinstance(value, str):
+            definition[key] = convert.string(value, key, escape=False)
+        else:
+            candidate.problems.append(f"`{key}` must be a string.")
+    elif key == "args":
+        converted = convert.strings(value, key)
+        if converted is not None:
+            definition[key] = converted
+    elif key in ("env", "headers"):
+        mapped = convert.mapping(value, key)
+        if mapped is not None:
+            definition[key] = mapped
+    elif key in KNOWN_FIELDS:
+        definition[key] = value
+    else:
+        candidate.notes.append(f"dropped `{key}`, which this sidecar does not support.")
+
+
+@dataclass
+class _CodexServer:
+    """A Codex `[mcp_servers.NAME]` table being converted."""
+
+    candidate: Candidate
+    definition: dict[str, Any] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    timeouts: list[float] = field(default_factory=list)
 
 
 def _from_codex(name: str, raw: Any) -> Candidate:
@@ -272,69 +292,108 @@ def _from_codex(name: str, raw: Any) -> Candidate:
     if not isinstance(raw, dict):
         candidate.problems.append("the definition is not a table.")
         return candidate
-    definition: dict[str, Any] = {}
-    headers: dict[str, str] = {}
-    timeouts: list[float] = []
+    server = _CodexServer(candidate)
     for key, value in raw.items():
-        if key in ("command", "cwd", "url"):
-            if isinstance(value, str):
-                # Codex does not interpolate: a literal `${` stays literal only by luck, so flag it.
-                if "${" in value:
-                    candidate.notes.append(f"`{key}` contains `${{`, which this sidecar treats as a reference.")
-                definition[key] = value
-            else:
-                candidate.problems.append(f"`{key}` must be a string.")
-        elif key == "args":
-            if isinstance(value, list) and all(isinstance(v, str) for v in value):
-                definition["args"] = list(value)
-            else:
-                candidate.problems.append("`args` must be a list of strings.")
-        elif key == "env":
-            mapped = _literal_map(candidate, value, "env")
-            if mapped is not None:
-                definition.setdefault("env", {}).update(mapped)
-        elif key == "env_vars":
-            if isinstance(value, list) and all(isinstance(v, str) and _ENV_NAME.match(v) for v in value):
-                env = definition.setdefault("env", {})
-                for variable in value:
-                    env.setdefault(variable, "${" + variable + "}")
-            else:
-                candidate.problems.append("`env_vars` must be a list of variable names.")
-        elif key == "http_headers":
-            mapped = _literal_map(candidate, value, "http_headers")
-            if mapped is not None:
-                headers.update(mapped)
-        elif key == "env_http_headers":
-            if isinstance(value, dict) and all(isinstance(v, str) and _ENV_NAME.match(v) for v in value.values()):
-                headers.update({str(h): "${" + v + "}" for h, v in value.items()})
-            else:
-                candidate.problems.append("`env_http_headers` must map header names to variable names.")
-        elif key == "bearer_token_env_var":
-            if isinstance(value, str) and _ENV_NAME.match(value):
-                headers["Authorization"] = "Bearer ${" + value + "}"
-            else:
-                candidate.problems.append("`bearer_token_env_var` must be a variable name.")
-        elif key == "enabled":
-            if value is False:
-                definition["disabled"] = True
-        elif key == "enabled_tools":
-            definition["includeTools"] = value
-        elif key == "disabled_tools":
-            definition["excludeTools"] = value
-        elif key in ("startup_timeout_sec", "tool_timeout_sec", "startup_timeout_ms"):
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                timeouts.append(value / 1000 if key.endswith("_ms") else float(value))
-        else:
+        convert = _CODEX_FIELDS.get(key)
+        if convert is None:
             candidate.notes.append(f"dropped `{key}`, which this sidecar does not support.")
-    if headers:
-        definition["headers"] = headers
-    if timeouts:
-        ms = int(max(timeouts) * 1000)
+        else:
+            convert(server, key, value)
+    definition = server.definition
+    if server.headers:
+        definition["headers"] = server.headers
+    if server.timeouts:
+        ms = int(max(server.timeouts) * 1000)
         definition["timeoutMs"] = min(max(ms, MIN_TIMEOUT_MS), MAX_TIMEOUT_MS)
         if ms != definition["timeoutMs"]:
             candidate.notes.append(f"the timeout was clamped to {MIN_TIMEOUT_MS}..{MAX_TIMEOUT_MS} ms.")
     _finish(candidate, definition)
     return candidate
+
+
+def _codex_string(server: _CodexServer, key: str, value: Any) -> None:
+    if isinstance(value, str):
+        # Codex does not interpolate: a literal `${` stays literal only by luck, so flag it.
+        if "${" in value:
+            server.candidate.notes.append(f"`{key}` contains `${{`, which this sidecar treats as a reference.")
+        server.definition[key] = value
+    else:
+        server.candidate.problems.append(f"`{key}` must be a string.")
+
+
+def _codex_args(server: _CodexServer, key: str, value: Any) -> None:
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        server.definition["args"] = list(value)
+    else:
+        server.candidate.problems.append("`args` must be a list of strings.")
+
+
+def _codex_env(server: _CodexServer, key: str, value: Any) -> None:
+    mapped = _literal_map(server.candidate, value, "env")
+    if mapped is not None:
+        server.definition.setdefault("env", {}).update(mapped)
+
+
+def _codex_env_vars(server: _CodexServer, key: str, value: Any) -> None:
+    if isinstance(value, list) and all(isinstance(v, str) and _ENV_NAME.match(v) for v in value):
+        env = server.definition.setdefault("env", {})
+        for variable in value:
+            env.setdefault(variable, "${" + variable + "}")
+    else:
+        server.candidate.problems.append("`env_vars` must be a list of variable names.")
+
+
+def _codex_http_headers(server: _CodexServer, key: str, value: Any) -> None:
+    mapped = _literal_map(server.candidate, value, "http_headers")
+    if mapped is not None:
+        server.headers.update(mapped)
+
+
+def _codex_env_http_headers(server: _CodexServer, key: str, value: Any) -> None:
+    if isinstance(value, dict) and all(isinstance(v, str) and _ENV_NAME.match(v) for v in value.values()):
+        server.headers.update({str(h): "${" + v + "}" for h, v in value.items()})
+    else:
+        server.candidate.problems.append("`env_http_headers` must map header names to variable names.")
+
+
+def _codex_bearer_token(server: _CodexServer, key: str, value: Any) -> None:
+    if isinstance(value, str) and _ENV_NAME.match(value):
+        server.headers["Authorization"] = "Bearer ${" + value + "}"
+    else:
+        server.candidate.problems.append("`bearer_token_env_var` must be a variable name.")
+
+
+def _codex_enabled(server: _CodexServer, key: str, value: Any) -> None:
+    if value is False:
+        server.definition["disabled"] = True
+
+
+def _codex_tool_filter(server: _CodexServer, key: str, value: Any) -> None:
+    server.definition["includeTools" if key == "enabled_tools" else "excludeTools"] = value
+
+
+def _codex_timeout(server: _CodexServer, key: str, value: Any) -> None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        server.timeouts.append(value / 1000 if key.endswith("_ms") else float(value))
+
+
+_CODEX_FIELDS: dict[str, Callable[[_CodexServer, str, Any], None]] = {
+    "command": _codex_string,
+    "cwd": _codex_string,
+    "url": _codex_string,
+    "args": _codex_args,
+    "env": _codex_env,
+    "env_vars": _codex_env_vars,
+    "http_headers": _codex_http_headers,
+    "env_http_headers": _codex_env_http_headers,
+    "bearer_token_env_var": _codex_bearer_token,
+    "enabled": _codex_enabled,
+    "enabled_tools": _codex_tool_filter,
+    "disabled_tools": _codex_tool_filter,
+    "startup_timeout_sec": _codex_timeout,
+    "tool_timeout_sec": _codex_timeout,
+    "startup_timeout_ms": _codex_timeout,
+}
 
 
 def _literal_map(candidate: Candidate, value: Any, field_name: str) -> dict[str, str] | None:

@@ -7,7 +7,7 @@ can hold a credential.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from mcp_sidecar.config.model import (
@@ -82,6 +82,10 @@ def parse_document(document: Any, scope: Scope, source: str) -> dict[str, Server
     return parsed
 
 
+Bad = Callable[[str, str], None]
+"""Records one problem: the field, and why it is wrong."""
+
+
 def parse_server(name: str, definition: Any, scope: Scope) -> ServerConfig:
     problems: list[str] = []
     where = f"server {name!r}"
@@ -94,6 +98,42 @@ def parse_server(name: str, definition: Any, scope: Scope) -> ServerConfig:
     if not isinstance(definition, Mapping):
         raise ConfigProblems([f"{where}: the definition must be a JSON object."])
 
+    _check_known_fields(definition, bad)
+    transport = _transport(definition, bad)
+    _check_process_fields(definition, transport, bad)
+    _check_behaviour_fields(definition, bad)
+    _check_oauth_fields(definition, transport, bad)
+
+    if problems:
+        raise ConfigProblems(problems)
+    assert transport is not None
+    include = definition.get("includeTools")
+    scopes = definition.get("oauthScopes")
+    mode: ProtocolMode = "legacy" if definition.get("protocol", "auto") == "legacy" else "auto"
+    return ServerConfig(
+        name=name,
+        scope=scope,
+        transport=transport,
+        command=definition.get("command"),
+        args=tuple(definition.get("args", [])),
+        cwd=definition.get("cwd"),
+        env=dict(definition.get("env", {})),
+        url=definition.get("url"),
+        headers=dict(definition.get("headers", {})),
+        description=definition.get("description"),
+        disabled=definition.get("disabled", False),
+        include_tools=tuple(include) if include is not None else None,
+        exclude_tools=tuple(definition.get("excludeTools", [])),
+        timeout_ms=definition.get("timeoutMs"),
+        protocol=mode,
+        oauth_client_id=definition.get("oauthClientId"),
+        oauth_scopes=tuple(scopes) if scopes is not None else None,
+        oauth_callback_port=definition.get("oauthCallbackPort"),
+        raw=dict(definition),
+    )
+
+
+def _check_known_fields(definition: Mapping[str, Any], bad: Bad) -> None:
     for key in definition:
         if key not in KNOWN_FIELDS:
             if key == "oauth":
@@ -101,11 +141,12 @@ def parse_server(name: str, definition: Any, scope: Scope) -> ServerConfig:
             else:
                 bad(key, "is not a supported field.")
 
+
+def _transport(definition: Mapping[str, Any], bad: Bad) -> Transport | None:
+    """stdio or HTTP, from `command` or `url` and the optional `type`; None when unclear."""
     command = definition.get("command")
     url = definition.get("url")
-    declared = definition.get("type")
     transport: Transport | None = None
-
     if command is not None and (not isinstance(command, str) or not command.strip()):
         bad("command", "must be a non-empty string.")
     if url is not None and (not isinstance(url, str) or not url.strip()):
@@ -116,31 +157,35 @@ def parse_server(name: str, definition: Any, scope: Scope) -> ServerConfig:
         bad("command", "or `url` is required (even when the server is disabled).")
     else:
         transport = "stdio" if command is not None else "http"
-
-    if declared is not None:
-        if declared == "sse":
-            bad("type", 'is "sse", which is not supported; use a Streamable HTTP endpoint with type "http".')
-        elif declared not in ("stdio", "http"):
-            bad("type", 'must be "stdio" or "http".')
-        elif transport is not None and declared != transport:
-            need = "`command`" if declared == "stdio" else "`url`"
-            bad("type", f'is "{declared}", which conflicts with the definition; "{declared}" needs {need}.')
-
+    _check_declared_type(definition.get("type"), transport, bad)
     plain_url = transport == "http" and isinstance(url, str) and "${" not in url
     if plain_url and not re.match(r"^https?://[^/\s]+", str(url), re.IGNORECASE):
         bad("url", "must be an http:// or https:// URL.")
+    return transport
 
-    args = definition.get("args", [])
-    if not _str_list(args):
+
+def _check_declared_type(declared: Any, transport: Transport | None, bad: Bad) -> None:
+    if declared is None:
+        return
+    if declared == "sse":
+        bad("type", 'is "sse", which is not supported; use a Streamable HTTP endpoint with type "http".')
+    elif declared not in ("stdio", "http"):
+        bad("type", 'must be "stdio" or "http".')
+    elif transport is not None and declared != transport:
+        need = "`command`" if declared == "stdio" else "`url`"
+        bad("type", f'is "{declared}", which conflicts with the definition; "{declared}" needs {need}.')
+
+
+def _check_process_fields(definition: Mapping[str, Any], transport: Transport | None, bad: Bad) -> None:
+    """args, cwd and env (stdio) and headers (HTTP): their types, and that each fits the transport."""
+    if not _str_list(definition.get("args", [])):
         bad("args", "must be a list of strings.")
     cwd = definition.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
         bad("cwd", "must be a string.")
-    env = definition.get("env", {})
-    if not _str_map(env):
+    if not _str_map(definition.get("env", {})):
         bad("env", "must be an object of string values.")
-    headers = definition.get("headers", {})
-    if not _str_map(headers):
+    if not _str_map(definition.get("headers", {})):
         bad("headers", "must be an object of string values.")
     if transport == "http":
         for key in ("args", "cwd", "env"):
@@ -149,69 +194,50 @@ def parse_server(name: str, definition: Any, scope: Scope) -> ServerConfig:
     if transport == "stdio" and "headers" in definition:
         bad("headers", "applies to HTTP servers only.")
 
+
+def _check_behaviour_fields(definition: Mapping[str, Any], bad: Bad) -> None:
+    """description, disabled, the tool filters, the timeout and the protocol mode."""
     description = definition.get("description")
     if description is not None and not isinstance(description, str):
         bad("description", "must be a string.")
-    disabled = definition.get("disabled", False)
-    if not isinstance(disabled, bool):
+    if not isinstance(definition.get("disabled", False), bool):
         bad("disabled", "must be true or false.")
     include = definition.get("includeTools")
     if include is not None and not _str_list(include):
         bad("includeTools", "must be a list of tool-name patterns.")
-    exclude = definition.get("excludeTools", [])
-    if not _str_list(exclude):
+    if not _str_list(definition.get("excludeTools", [])):
         bad("excludeTools", "must be a list of tool-name patterns.")
     timeout = definition.get("timeoutMs")
     if timeout is not None and not (_is_int(timeout) and MIN_TIMEOUT_MS <= timeout <= MAX_TIMEOUT_MS):
         bad("timeoutMs", f"must be an integer from {MIN_TIMEOUT_MS} to {MAX_TIMEOUT_MS}.")
-    protocol = definition.get("protocol", "auto")
-    if protocol not in ("auto", "legacy"):
+    if definition.get("protocol", "auto") not in ("auto", "legacy"):
         bad("protocol", 'must be "auto" or "legacy".')
 
+
+def _check_oauth_fields(definition: Mapping[str, Any], transport: Transport | None, bad: Bad) -> None:
     client_id = definition.get("oauthClientId")
-    scopes = definition.get("oauthScopes")
     port = definition.get("oauthCallbackPort")
     if client_id is not None and (not isinstance(client_id, str) or not client_id):
         bad("oauthClientId", "must be a non-empty string.")
-    if scopes is not None:
-        if not _str_list(scopes) or not 1 <= len(scopes) <= 100:
-            bad("oauthScopes", "must be a list of 1 to 100 scope strings.")
-        elif len(set(scopes)) != len(scopes):
-            bad("oauthScopes", "must not repeat a scope.")
-        elif not all(SCOPE_TOKEN.match(s) for s in scopes):
-            bad("oauthScopes", "must hold OAuth scope tokens (no spaces, quotes or backslashes).")
+    _check_oauth_scopes(definition.get("oauthScopes"), bad)
     if port is not None and not (_is_int(port) and 1 <= port <= 65535):
         bad("oauthCallbackPort", "must be an integer from 1 to 65535.")
-    uses_oauth = any(k in definition for k in ("oauthClientId", "oauthScopes", "oauthCallbackPort"))
-    if uses_oauth:
-        has_auth_header = _str_map(headers) and any(k.lower() == "authorization" for k in headers)
-        if transport != "http":
-            bad("oauthClientId" if client_id is not None else "oauthScopes", "requires an HTTP server.")
-        elif has_auth_header:
-            bad("headers", "has an Authorization header, which turns OAuth off; remove the OAuth fields.")
+    if not any(k in definition for k in ("oauthClientId", "oauthScopes", "oauthCallbackPort")):
+        return
+    headers = definition.get("headers", {})
+    has_auth_header = _str_map(headers) and any(k.lower() == "authorization" for k in headers)
+    if transport != "http":
+        bad("oauthClientId" if client_id is not None else "oauthScopes", "requires an HTTP server.")
+    elif has_auth_header:
+        bad("headers", "has an Authorization header, which turns OAuth off; remove the OAuth fields.")
 
-    if problems:
-        raise ConfigProblems(problems)
-    assert transport is not None
-    mode: ProtocolMode = "legacy" if protocol == "legacy" else "auto"
-    return ServerConfig(
-        name=name,
-        scope=scope,
-        transport=transport,
-        command=command,
-        args=tuple(args),
-        cwd=cwd,
-        env=dict(env),
-        url=url,
-        headers=dict(headers),
-        description=description,
-        disabled=disabled,
-        include_tools=tuple(include) if include is not None else None,
-        exclude_tools=tuple(exclude),
-        timeout_ms=timeout,
-        protocol=mode,
-        oauth_client_id=client_id,
-        oauth_scopes=tuple(scopes) if scopes is not None else None,
-        oauth_callback_port=port,
-        raw=dict(definition),
-    )
+
+def _check_oauth_scopes(scopes: Any, bad: Bad) -> None:
+    if scopes is None:
+        return
+    if not _str_list(scopes) or not 1 <= len(scopes) <= 100:
+        bad("oauthScopes", "must be a list of 1 to 100 scope strings.")
+    elif len(set(scopes)) != len(scopes):
+        bad("oauthScopes", "must not repeat a scope.")
+    elif not all(SCOPE_TOKEN.match(s) for s in scopes):
+        bad("oauthScopes", "must hold OAuth scope tokens (no spaces, quotes or backslashes).")

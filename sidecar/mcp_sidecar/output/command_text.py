@@ -16,6 +16,7 @@ from mcp_sidecar.protocol.results import (
     ConfigImportResult,
     ConfigRemoveResult,
     ConfigSetEnabledResult,
+    ImportServer,
     ServerGetResult,
     ServerRefreshResult,
     StatusRow,
@@ -163,30 +164,7 @@ def import_result(result: ConfigImportResult) -> str:
         )
         lines.append("Nothing was started or authenticated: imported servers connect when first needed.")
     for server in result["servers"]:
-        mark = "✘" if not server["importable"] else ("●" if server["selected"] else "○")
-        row = f" {mark} {_s(server['name'])}"
-        if server["importable"]:
-            row += f" · {_s(str(server['transport']))}"
-            fields = []
-            for key, value in server["connection"].items():
-                fields.append(f"{key} [{', '.join(value)}]" if isinstance(value, dict) else key)
-            row += " · " + _s(", ".join(fields)) + " (values hidden)"
-            if server["disabled"]:
-                row += " · disabled"
-        else:
-            row += " · cannot import: " + _s(" ".join(server["problems"]))
-        lines.append(row)
-        if server["inlineValues"]:
-            lines.append(f"     inline values (possibly credentials): {_s(', '.join(server['inlineValues']))}")
-        for p in server["placeholders"]:
-            described = f" ({p['description']})" if p["description"] else ""
-            lines.append(
-                _s(f"     placeholder: `{p['field']}` needs ${{{p['variable']}}} for {p['source']}{described}")
-            )
-        if server["alreadyDefined"]:
-            lines.append(f"     already defined in: {', '.join(server['alreadyDefined'])} (needs --replace)")
-        for note in server["notes"]:
-            lines.append(f"     note: {_s(note)}")
+        lines += _import_candidate(server)
     if not result["written"]:
         importable = [s["name"] for s in result["servers"] if s["importable"]]
         lines.append(
@@ -201,6 +179,32 @@ def import_result(result: ConfigImportResult) -> str:
                 )
             )
     return "\n".join(lines + _applied_tail(result))
+
+
+def _import_candidate(server: ImportServer) -> list[str]:
+    """One server of an import preview: its row, then what the user should know about it."""
+    mark = "✘" if not server["importable"] else ("●" if server["selected"] else "○")
+    row = f" {mark} {_s(server['name'])}"
+    if server["importable"]:
+        row += f" · {_s(str(server['transport']))}"
+        fields = []
+        for key, value in server["connection"].items():
+            fields.append(f"{key} [{', '.join(value)}]" if isinstance(value, dict) else key)
+        row += " · " + _s(", ".join(fields)) + " (values hidden)"
+        if server["disabled"]:
+            row += " · disabled"
+    else:
+        row += " · cannot import: " + _s(" ".join(server["problems"]))
+    lines = [row]
+    if server["inlineValues"]:
+        lines.append(f"     inline values (possibly credentials): {_s(', '.join(server['inlineValues']))}")
+    for p in server["placeholders"]:
+        described = f" ({p['description']})" if p["description"] else ""
+        lines.append(_s(f"     placeholder: `{p['field']}` needs ${{{p['variable']}}} for {p['source']}{described}"))
+    if server["alreadyDefined"]:
+        lines.append(f"     already defined in: {', '.join(server['alreadyDefined'])} (needs --replace)")
+    lines.extend(f"     note: {_s(note)}" for note in server["notes"])
+    return lines
 
 
 def subscribed(result: SubscribeResult) -> str:

@@ -90,81 +90,116 @@ def model_read_call(server: str, uri: str) -> str:
     return "mcp_tools(" + json.dumps({"read": {"server": server, "uri": uri}}, ensure_ascii=False) + ")"
 
 
-def shape_tool_result(result: dict[str, Any], server: str, label: str) -> ShapedToolResult:
-    """Limit a `CallToolResult` (dumped, camelCase); `label` names the spill file."""
-    shaper = _Shaper()
-    blocks: list[dict[str, Any]] = []
-    display: list[DisplayBlock] = []
-    links: list[ResourceLink] = []
-    for block in result.get("content") or []:
+def _keep_text(
+    shaper: _Shaper,
+    out: list[dict[str, Any]],
+    display: list[DisplayBlock],
+    item: dict[str, Any],
+    mime: str | None,
+    nested: str | None = None,
+) -> str | None:
+    """Append `item` whole, or shortened to what the budget allows, to `out`; None when nothing fits.
+
+    The text is `item["text"]`, or `item[nested]["text"]` for an embedded resource. Text kept
+    whole that is JSON gains a `display` entry.
+    """
+    if shaper.budget.cut:
+        return None  # the allowance is spent; the rest is in the spill file
+    holder: dict[str, Any] = item[nested] if nested else item
+    text: str = holder.get("text", "")
+    kept = shaper.text(text)
+    if kept is text:
+        out.append(item)
+        pretty = _pretty_text(text, mime)
+        if pretty is not None:
+            display.append({"index": len(out) - 1, "format": "json", "text": pretty})
+        return kept
+    if not kept:
+        return None
+    out.append({**item, nested: {**holder, "text": kept}} if nested else {**item, "text": kept})
+    return kept
+
+
+class _ToolResultShaper:
+    """The content blocks of one tool result, within the limits, with their display and links."""
+
+    def __init__(self, server: str) -> None:
+        self.server = server
+        self.shaper = _Shaper()
+        self.blocks: list[dict[str, Any]] = []
+        self.display: list[DisplayBlock] = []
+        self.links: list[ResourceLink] = []
+
+    def add(self, block: dict[str, Any]) -> None:
         kind = block.get("type")
         if kind == "text":
-            text = block.get("text", "")
-            if shaper.budget.cut:
-                continue  # the allowance is spent; the rest is in the spill file
-            kept = shaper.text(text)
-            if kept is text:
-                blocks.append(block)
-                pretty = _pretty_text(text, None)
-                if pretty is not None:
-                    display.append({"index": len(blocks) - 1, "format": "json", "text": pretty})
-            elif kept:
-                blocks.append({**block, "text": kept})
+            _keep_text(self.shaper, self.blocks, self.display, block, None)
         elif kind in ("image", "audio"):
-            if shaper.binary(block.get("data", ""), block.get("mimeType"), kind):
-                blocks.append(block)
+            if self.shaper.binary(block.get("data", ""), block.get("mimeType"), kind):
+                self.blocks.append(block)
         elif kind == "resource":
-            resource = block.get("resource") or {}
-            if "text" in resource:
-                if shaper.budget.cut:
-                    continue
-                text = resource["text"]
-                kept = shaper.text(text)
-                if kept is text:
-                    blocks.append(block)
-                    pretty = _pretty_text(text, resource.get("mimeType"))
-                    if pretty is not None:
-                        display.append({"index": len(blocks) - 1, "format": "json", "text": pretty})
-                elif kept:
-                    blocks.append({**block, "resource": {**resource, "text": kept}})
-            elif shaper.binary(resource.get("blob", ""), resource.get("mimeType"), "embedded resource"):
-                blocks.append(block)
+            self._add_resource(block)
         elif kind == "resource_link":
-            blocks.append(block)
-            uri = block.get("uri")
-            if isinstance(uri, str) and not has_controls(uri):  # a read would refuse it
-                mime: _MimeType = {"mimeType": block["mimeType"]} if block.get("mimeType") else {}
-                links.append({"uri": uri, "name": block.get("name"), **mime, "read": read_call(server, uri)})
+            self._add_link(block)
         else:
-            blocks.append(block)
+            self.blocks.append(block)
+
+    def _add_resource(self, block: dict[str, Any]) -> None:
+        resource = block.get("resource") or {}
+        if "text" in resource:
+            # `resource` is block["resource"]: a block kept whole is the server's own object.
+            _keep_text(self.shaper, self.blocks, self.display, block, resource.get("mimeType"), "resource")
+        elif self.shaper.binary(resource.get("blob", ""), resource.get("mimeType"), "embedded resource"):
+            self.blocks.append(block)
+
+    def _add_link(self, block: dict[str, Any]) -> None:
+        self.blocks.append(block)
+        uri = block.get("uri")
+        if isinstance(uri, str) and not has_controls(uri):  # a read would refuse it
+            mime: _MimeType = {"mimeType": block["mimeType"]} if block.get("mimeType") else {}
+            self.links.append({"uri": uri, "name": block.get("name"), **mime, "read": read_call(self.server, uri)})
+
+    def keep_structured(self, structured: Any) -> bool:
+        """Whether `structuredContent` fits the limits (and the text before it was not cut)."""
+        compact = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+        if self.shaper.budget.cut or not within_limits(compact):
+            self.shaper.budget.cut = True
+            return False
+        pretty = _pretty_value(structured)
+        if pretty is not None:
+            self.display.append({"field": "structuredContent", "format": "json", "text": pretty})
+        return True
+
+
+def shape_tool_result(result: dict[str, Any], server: str, label: str) -> ShapedToolResult:
+    """Limit a `CallToolResult` (dumped, camelCase); `label` names the spill file."""
+    shaping = _ToolResultShaper(server)
+    for block in result.get("content") or []:
+        shaping.add(block)
     shaped: dict[str, Any] = {k: v for k, v in result.items() if k != "content"}
     structured = result.get("structuredContent")
-    if structured is not None:
-        compact = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
-        if shaper.budget.cut or not within_limits(compact):
-            shaper.budget.cut = True
-            del shaped["structuredContent"]
-        else:
-            pretty = _pretty_value(structured)
-            if pretty is not None:
-                display.append({"field": "structuredContent", "format": "json", "text": pretty})
+    if structured is not None and not shaping.keep_structured(structured):
+        del shaped["structuredContent"]
+    blocks, links = shaping.blocks, shaping.links
     if links:
         calls = "\n".join(f"- {link['uri']}: {model_read_call(server, link['uri'])}" for link in links)
         blocks.append({"type": "text", "text": f"Read the linked resources with the exact calls:\n{calls}"})
-    if shaper.cut:
+    if shaping.shaper.cut:
         saved, notice = _save("call", label, result)
-        if shaper.moved:
-            notice += " Not shown: " + "; ".join(shaper.moved) + "."
-        blocks.append({"type": "text", "text": notice})
+        blocks.append({"type": "text", "text": notice + _not_shown(shaping.shaper)})
         shaped["truncated"] = True
         shaped["spill"] = saved
     shaped["content"] = blocks
-    if display:
-        shaped["display"] = display
+    if shaping.display:
+        shaped["display"] = shaping.display
     if links:
         shaped["resourceLinks"] = links
     # The MCP result's own keys (isError, structuredContent, _meta) pass through as the server sent them.
     return cast(ShapedToolResult, shaped)
+
+
+def _not_shown(shaper: _Shaper) -> str:
+    return " Not shown: " + "; ".join(shaper.moved) + "." if shaper.moved else ""
 
 
 # -- reads ------------------------------------------------------------------------------------
@@ -183,32 +218,19 @@ def shape_read(
         mime = item.get("mimeType")
         where = f"--- {one_line(str(item.get('uri', uri)))}" + (f" ({one_line(str(mime))})" if mime else "")
         if "text" in item:
-            if shaper.budget.cut:
-                continue
-            text = item["text"]
-            kept = shaper.text(text)
-            if kept is text:
-                contents.append(item)
-                pretty = _pretty_text(text, item.get("mimeType"))
-                if pretty is not None:
-                    display.append({"index": len(contents) - 1, "format": "json", "text": pretty})
-            elif kept:
-                contents.append({**item, "text": kept})
-            else:
-                continue
-            lines += [where, strip_controls(kept)]
+            kept = _keep_text(shaper, contents, display, item, mime)
+            if kept is not None:
+                lines += [where, strip_controls(kept)]
         elif "blob" in item:
             blob = item.get("blob", "")
-            if shaper.binary(blob, item.get("mimeType"), f"blob {one_line(str(item.get('uri', uri)))}"):
+            if shaper.binary(blob, mime, f"blob {one_line(str(item.get('uri', uri)))}"):
                 contents.append(item)
                 lines += [where, f"[{one_line(str(mime))} image, {len(blob)} base64 characters]"]
     saved: Spill | None = None
     if shaper.cut:
         single = raw[0].get("text") if len(raw) == 1 and "text" in raw[0] else None
         saved, notice = _save("read", f"{server}-{uri}", result, single)
-        if shaper.moved:
-            notice += " Not shown: " + "; ".join(shaper.moved) + "."
-        lines.append(notice)
+        lines.append(notice + _not_shown(shaper))
     if not raw:
         lines.append("(the server returned no content)")
     return contents, display, saved, shaper.cut, "\n".join(lines)

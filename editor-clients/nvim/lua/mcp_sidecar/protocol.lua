@@ -51,11 +51,6 @@ M.notifications = {
   approval_required = "mcp/approvalRequired",
 }
 
--- Named in DESIGN.md but not served by every sidecar version yet. The plugin calls them and
--- degrades when the sidecar answers -32601 or a `not_supported` diagnostic. Move each one
--- into the tables above once docs/protocol.md documents it (the test allows either place).
-M.upcoming = {}
-
 --- The `workspace/executeCommand` command that runs one `/mcp` line.
 M.execute_command = "mcp.command"
 
@@ -68,10 +63,10 @@ M.errors = {
   request_failed = -32000,
 }
 
---- Every name by key, wherever it currently lives: `P.m.read` is "mcp/read".
+--- Every name by key, request or notification: `P.m.read` is "mcp/read".
 M.m = setmetatable({}, {
   __index = function(_, key)
-    return M.requests[key] or M.notifications[key] or M.upcoming[key] or error("mcp_sidecar: unknown method " .. key)
+    return M.requests[key] or M.notifications[key] or error("mcp_sidecar: unknown method " .. key)
   end,
 })
 
