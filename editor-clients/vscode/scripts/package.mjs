@@ -33,6 +33,15 @@ run(process.execPath, [path.join(here, "esbuild.mjs"), "--production"], { cwd: h
 mkdirSync(path.join(here, "dist"), { recursive: true });
 run(
   process.execPath,
-  [path.join(here, "node_modules/@vscode/vsce/vsce"), "package", "--no-dependencies", "--allow-missing-repository", "--skip-license", "--no-rewrite-relative-links", "-o", "dist/mcp-sidecar.vsix"],
+  [
+    path.join(here, "node_modules/@vscode/vsce/vsce"),
+    "package",
+    "--no-dependencies",
+    "--allow-missing-repository",
+    "--skip-license",
+    "--no-rewrite-relative-links",
+    "-o",
+    "dist/mcp-sidecar.vsix",
+  ],
   { cwd: here },
 );

@@ -18,8 +18,16 @@ const payload = JSON.stringify([
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
   headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  args: [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+  ],
 });
 const page = await browser.newPage();
 const timer = setTimeout(async () => {
@@ -57,8 +65,14 @@ page.context().on("page", (opened) => {
   for (;;) {
     await open.first().waitFor({ state: "visible", timeout: 0 });
     appendFileSync(logFile, "[runner] pressing Open in the external-website dialog\n");
-    await open.first().click().catch(() => undefined);
-    await open.first().waitFor({ state: "hidden", timeout: 0 }).catch(() => undefined);
+    await open
+      .first()
+      .click()
+      .catch(() => undefined);
+    await open
+      .first()
+      .waitFor({ state: "hidden", timeout: 0 })
+      .catch(() => undefined);
   }
 })().catch(() => undefined);
 await page.goto(`${base}/?folder=${encodeURIComponent(folder)}&payload=${encodeURIComponent(payload)}`);

@@ -13,8 +13,16 @@ const STEP_TIMEOUT = 30_000;
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
   headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  args: [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+  ],
 });
 const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
 page.setDefaultTimeout(STEP_TIMEOUT);
@@ -35,7 +43,12 @@ async function step(name, body) {
     passed += 1;
     console.log(`  ✔ ${name} (${Date.now() - t0} ms)`);
   } catch (error) {
-    console.log(`  ✘ ${name}\n    ${String(error?.message ?? error).split("\n").slice(0, 6).join("\n    ")}`);
+    console.log(
+      `  ✘ ${name}\n    ${String(error?.message ?? error)
+        .split("\n")
+        .slice(0, 6)
+        .join("\n    ")}`,
+    );
     console.log(`    screenshot: ${await snap("FAILED").catch(() => "none")}`);
     console.log(`${passed} passed, 1 failed`);
     await browser.close();
@@ -48,7 +61,10 @@ const quickRows = quickInput.locator(".quick-input-list .monaco-list-row");
 const statusItem = page.locator(".statusbar-item", { hasText: /MCP:/ });
 
 async function runPaletteCommand(title) {
-  await page.locator(".monaco-workbench").click({ position: { x: 700, y: 400 } }).catch(() => undefined);
+  await page
+    .locator(".monaco-workbench")
+    .click({ position: { x: 700, y: 400 } })
+    .catch(() => undefined);
   await page.keyboard.press("F1");
   await quickInput.waitFor({ state: "visible" });
   await page.keyboard.type(title);
@@ -134,7 +150,10 @@ await step("a prompt preview opens read-only with Use prompt and Discard", async
 await step("Use prompt puts the snapshot into the chat input and closes the preview", async () => {
   await page.locator(".editor-actions .action-label[aria-label*='Use Prompt']").click();
   await page.locator(".tab", { hasText: "summarize_notes.prompt" }).waitFor({ state: "detached" });
-  await page.locator(".interactive-input-part .view-lines", { hasText: "Summarize the notes in inbox." }).first().waitFor();
+  await page
+    .locator(".interactive-input-part .view-lines", { hasText: "Summarize the notes in inbox." })
+    .first()
+    .waitFor();
   await snap("prompt-used-in-chat");
 });
 
@@ -157,7 +176,9 @@ await step("a watched resource's change shows ↻ server · uri changed with Rea
   await page.locator(".tab", { hasText: "basic.touch-result" }).waitFor();
   // Toasts from the VS Code server are not always shown; the notification center has them all.
   await runPaletteCommand("Notifications: Show Notifications");
-  const notice = page.locator(".notifications-center .notification-list-item", { hasText: "↻ basic · notes://readme changed" });
+  const notice = page.locator(".notifications-center .notification-list-item", {
+    hasText: "↻ basic · notes://readme changed",
+  });
   await notice.first().waitFor();
   await snap("watch-notification");
   await notice.first().locator(".monaco-button", { hasText: "Read snapshot" }).click();
@@ -188,10 +209,16 @@ await step("the MCP view lists servers and a server's tools on expand", async ()
   const tree = page.locator(".pane-body .monaco-list-row");
   await tree.filter({ hasText: "basic" }).first().waitFor();
   await tree.filter({ hasText: "broken" }).first().waitFor();
-  await tree.filter({ hasText: /^added/ }).first().waitFor();
+  await tree
+    .filter({ hasText: /^added/ })
+    .first()
+    .waitFor();
   const expand = async (row) => {
     await row.locator(".monaco-tl-twistie").click();
-    await page.locator(".pane-body .monaco-list-row[aria-expanded='true']", { hasText: await row.innerText() }).first().waitFor();
+    await page
+      .locator(".pane-body .monaco-list-row[aria-expanded='true']", { hasText: await row.innerText() })
+      .first()
+      .waitFor();
   };
   await expand(tree.filter({ hasText: /^basic/ }).first());
   await expand(tree.filter({ hasText: /^Tools/ }).first());
@@ -200,29 +227,40 @@ await step("the MCP view lists servers and a server's tools on expand", async ()
   await snap("servers-view");
 });
 
-await step("a project server changed on disk asks with a modal showing the new command line; Cancel keeps it disabled, the review approves it", async () => {
-  const file = path.join(folder, ".mcp.json");
-  const proj = JSON.parse(readFileSync(file, "utf8")).mcpServers.proj;
-  writeFileSync(file, JSON.stringify({ mcpServers: { proj: { ...proj, args: [...proj.args, "--prompts"] } } }));
-  const commandLine = [proj.command, ...proj.args, "--prompts"].join(" ");
-  const dialog = page.locator(".monaco-dialog-box", { hasText: "changed the MCP server 'proj'" });
-  await dialog.waitFor({ timeout: 30_000 });
-  await dialog.locator(".dialog-message-detail", { hasText: commandLine }).waitFor();
-  await snap("approval-modal");
-  await dialog.locator(".monaco-button", { hasText: /^Cancel$/ }).click();
-  await dialog.waitFor({ state: "hidden" });
-  await statusItem.filter({ hasText: /1 needs approval/ }).waitFor();
-  const tree = page.locator(".pane-body .monaco-list-row");
-  await tree.filter({ hasText: /^proj.*needs approval · project/ }).first().waitFor();
-  await snap("approval-declined");
-  await runPaletteCommand("MCP: Review Project Server Changes");
-  await dialog.locator(".dialog-message-detail", { hasText: commandLine }).waitFor();
-  await dialog.locator(".monaco-button", { hasText: /^Approve and Start$/ }).click();
-  await dialog.waitFor({ state: "hidden" });
-  await tree.filter({ hasText: /^proj.*connected · project/ }).first().waitFor();
-  await page.waitForFunction(() => ![...document.querySelectorAll(".statusbar-item")].some((e) => /needs approval/.test(e.textContent ?? "")));
-  await snap("approval-approved");
-});
+await step(
+  "a project server changed on disk asks with a modal showing the new command line; Cancel keeps it disabled, the review approves it",
+  async () => {
+    const file = path.join(folder, ".mcp.json");
+    const proj = JSON.parse(readFileSync(file, "utf8")).mcpServers.proj;
+    writeFileSync(file, JSON.stringify({ mcpServers: { proj: { ...proj, args: [...proj.args, "--prompts"] } } }));
+    const commandLine = [proj.command, ...proj.args, "--prompts"].join(" ");
+    const dialog = page.locator(".monaco-dialog-box", { hasText: "changed the MCP server 'proj'" });
+    await dialog.waitFor({ timeout: 30_000 });
+    await dialog.locator(".dialog-message-detail", { hasText: commandLine }).waitFor();
+    await snap("approval-modal");
+    await dialog.locator(".monaco-button", { hasText: /^Cancel$/ }).click();
+    await dialog.waitFor({ state: "hidden" });
+    await statusItem.filter({ hasText: /1 needs approval/ }).waitFor();
+    const tree = page.locator(".pane-body .monaco-list-row");
+    await tree
+      .filter({ hasText: /^proj.*needs approval · project/ })
+      .first()
+      .waitFor();
+    await snap("approval-declined");
+    await runPaletteCommand("MCP: Review Project Server Changes");
+    await dialog.locator(".dialog-message-detail", { hasText: commandLine }).waitFor();
+    await dialog.locator(".monaco-button", { hasText: /^Approve and Start$/ }).click();
+    await dialog.waitFor({ state: "hidden" });
+    await tree
+      .filter({ hasText: /^proj.*connected · project/ })
+      .first()
+      .waitFor();
+    await page.waitForFunction(
+      () => ![...document.querySelectorAll(".statusbar-item")].some((e) => /needs approval/.test(e.textContent ?? "")),
+    );
+    await snap("approval-approved");
+  },
+);
 
 console.log(`${passed} passed, 0 failed`);
 await browser.close();

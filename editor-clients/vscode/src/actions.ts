@@ -26,7 +26,9 @@ export class Actions {
       const nearby = entry.nearby?.length ? ` Did you mean ${entry.nearby.join(", ")}?` : "";
       void vscode.window.showWarningMessage(`MCP: ${id} was not loaded: ${entry.reason ?? "unknown reason"}${nearby}`);
     } else {
-      void vscode.window.showInformationMessage(`MCP: ${id} · ${entry?.status ?? "loaded"} — chat can call it with mcp_call.`);
+      void vscode.window.showInformationMessage(
+        `MCP: ${id} · ${entry?.status ?? "loaded"} — chat can call it with mcp_call.`,
+      );
     }
     return result;
   }
@@ -47,7 +49,13 @@ export class Actions {
       void vscode.window.showWarningMessage(`MCP: ${id} is not in its server's catalog.`);
       return undefined;
     }
-    const shown = { id: tool.id, description: tool.description, inputSchema: tool.inputSchema, outputSchema: tool.outputSchema, annotations: tool.annotations };
+    const shown = {
+      id: tool.id,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+      outputSchema: tool.outputSchema,
+      annotations: tool.annotations,
+    };
     return this.outputs.show(`${tool.id}.schema.json`, JSON.stringify(shown, null, 2), "json");
   }
 
@@ -127,7 +135,8 @@ export class Actions {
     let declared = args;
     if (!declared) {
       const found = await this.client.request(P.discover, { query: name, kind: "prompts", server, limit: 50 });
-      declared = found.candidates.find((c): c is P.PromptCandidate => c.kind === "prompt" && c.name === name)?.arguments ?? [];
+      declared =
+        found.candidates.find((c): c is P.PromptCandidate => c.kind === "prompt" && c.name === name)?.arguments ?? [];
     }
     const values = await this.prompts.askArguments(server, name, declared);
     if (!values) return undefined;

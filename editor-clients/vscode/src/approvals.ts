@@ -62,7 +62,9 @@ export class Approvals implements vscode.Disposable {
     const pending = this.store.pendingApprovals.filter((p) => server === undefined || p.server === server);
     if (pending.length === 0) {
       void vscode.window.showInformationMessage(
-        server ? `MCP: '${server}' is not waiting for an approval.` : "MCP: no project server is waiting for an approval.",
+        server
+          ? `MCP: '${server}' is not waiting for an approval.`
+          : "MCP: no project server is waiting for an approval.",
       );
       return [];
     }
@@ -131,7 +133,9 @@ export class Approvals implements vscode.Disposable {
     try {
       await this.client.request(P.serverReconnect, { server: p.server });
     } catch (error) {
-      void vscode.window.showErrorMessage(`MCP: '${p.server}' was approved but did not start: ${describeError(error).message}`);
+      void vscode.window.showErrorMessage(
+        `MCP: '${p.server}' was approved but did not start: ${describeError(error).message}`,
+      );
     }
     await this.store.refresh();
     return { ...base, outcome: "approved" };

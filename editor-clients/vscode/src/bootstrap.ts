@@ -3,7 +3,14 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import type { Launch } from "./client";
 import { installSidecar } from "./installer";
-import { bundledWheel, type Located, locateSidecar, sidecarArgs, WorkspaceSidecarConsent, workspaceSidecarQuestion } from "./locate";
+import {
+  bundledWheel,
+  type Located,
+  locateSidecar,
+  sidecarArgs,
+  WorkspaceSidecarConsent,
+  workspaceSidecarQuestion,
+} from "./locate";
 
 interface PythonExtensionApi {
   environments?: {
@@ -40,8 +47,11 @@ export function userSidecarPath(): string {
 export class Bootstrap {
   private askedToInstall = false;
   /** Shows the question; the real one is a modal warning (tests replace it). */
-  ask: (message: string, options: vscode.MessageOptions, ...items: string[]) => Thenable<string | undefined> = (message, options, ...items) =>
-    vscode.window.showWarningMessage(message, options, ...items);
+  ask: (message: string, options: vscode.MessageOptions, ...items: string[]) => Thenable<string | undefined> = (
+    message,
+    options,
+    ...items
+  ) => vscode.window.showWarningMessage(message, options, ...items);
   private readonly consent: WorkspaceSidecarConsent;
 
   constructor(
@@ -56,7 +66,8 @@ export class Bootstrap {
       } catch (error) {
         this.log.warn(`Could not ask about the workspace's sidecar ${candidate}: ${String(error)}`);
       }
-      if (choice === USE_WORKSPACE_SIDECAR) this.log.info(`Confirmed the workspace's sidecar ${candidate} (${id.realPath}, ${id.size} bytes).`);
+      if (choice === USE_WORKSPACE_SIDECAR)
+        this.log.info(`Confirmed the workspace's sidecar ${candidate} (${id.realPath}, ${id.size} bytes).`);
       else this.log.info(`Not using the workspace's sidecar ${candidate}: not confirmed.`);
       return choice === USE_WORKSPACE_SIDECAR;
     });
@@ -71,7 +82,9 @@ export class Bootstrap {
   locate(settingPath: string = userSidecarPath()): Promise<Located> {
     return locateSidecar({
       settingPath,
-      workspaceFolders: (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath),
+      workspaceFolders: (vscode.workspace.workspaceFolders ?? [])
+        .filter((f) => f.uri.scheme === "file")
+        .map((f) => f.uri.fsPath),
       trusted: vscode.workspace.isTrusted,
       envPath: process.env.PATH,
       privateVenv: this.privateVenv,
@@ -94,16 +107,23 @@ export class Bootstrap {
       });
       return undefined;
     }
-    this.log.error("mcp-sidecar was not found: the mcpSidecar.path setting is empty, the workspace has no confirmed .venv/bin/mcp-sidecar, and it is not in an absolute PATH directory.");
+    this.log.error(
+      "mcp-sidecar was not found: the mcpSidecar.path setting is empty, the workspace has no confirmed .venv/bin/mcp-sidecar, and it is not in an absolute PATH directory.",
+    );
     // Asked once per window (and again after a settings change or a restart command); the
     // answer is not awaited, so requests fail at once with a clear message instead of hanging.
     if (!this.askedToInstall) {
       this.askedToInstall = true;
       const wheel = bundledWheel(this.context.extensionPath);
       void vscode.window
-        .showWarningMessage("MCP: mcp-sidecar was not found (mcpSidecar.path, the workspace's .venv, PATH).", ...(wheel ? ["Install It"] : []), "Set Path")
+        .showWarningMessage(
+          "MCP: mcp-sidecar was not found (mcpSidecar.path, the workspace's .venv, PATH).",
+          ...(wheel ? ["Install It"] : []),
+          "Set Path",
+        )
         .then((choice) => {
-          if (choice === "Set Path") void vscode.commands.executeCommand("workbench.action.openSettings", "mcpSidecar.path");
+          if (choice === "Set Path")
+            void vscode.commands.executeCommand("workbench.action.openSettings", "mcpSidecar.path");
           if (choice === "Install It") void vscode.commands.executeCommand("mcpSidecar.installSidecar");
         });
     }
@@ -120,7 +140,9 @@ export class Bootstrap {
   async install(): Promise<string | undefined> {
     const wheel = bundledWheel(this.context.extensionPath);
     if (!wheel) {
-      void vscode.window.showErrorMessage("MCP: this build of the extension ships no sidecar wheel. Install mcp-sidecar with pip and set mcpSidecar.path.");
+      void vscode.window.showErrorMessage(
+        "MCP: this build of the extension ships no sidecar wheel. Install mcp-sidecar with pip and set mcpSidecar.path.",
+      );
       return undefined;
     }
     const python = await pythonInterpreter(this.log);

@@ -29,7 +29,10 @@ export function callResultText(result: P.CallToolResult): string {
   const body = result.content
     .map((block) => (typeof block.text === "string" ? block.text : JSON.stringify(block)))
     .join("\n");
-  const structured = result.content.length === 0 && result.structuredContent !== undefined ? JSON.stringify(result.structuredContent) : "";
+  const structured =
+    result.content.length === 0 && result.structuredContent !== undefined
+      ? JSON.stringify(result.structuredContent)
+      : "";
   // The model reads this: no terminal sequence, hidden instruction or reordering survives.
   return stripControlsWithNote(`${result.isError ? `Tool ${result.id} reported an error:\n` : ""}${body}${structured}`);
 }
@@ -40,7 +43,9 @@ export function callResultText(result: P.CallToolResult): string {
  * the global value alone keeps that true whatever else VS Code merges in.
  */
 export function autoApproveReadOnly(): Set<string> {
-  return autoApprovedServers(vscode.workspace.getConfiguration("mcpSidecar").inspect<unknown>(AUTO_APPROVE_SETTING)?.globalValue);
+  return autoApprovedServers(
+    vscode.workspace.getConfiguration("mcpSidecar").inspect<unknown>(AUTO_APPROVE_SETTING)?.globalValue,
+  );
 }
 
 /** A Markdown message in which nothing runs: no command links, HTML or theme icons. */
@@ -64,7 +69,10 @@ export async function prepareCall(client: SidecarClient, input: CallInput): Prom
   const invocationMessage = `Calling ${markdownLiteral(oneLine(id))}`;
   if (skipsConfirmation(tool, autoApproveReadOnly())) return { invocationMessage };
   const confirmation = callConfirmation(id, tool, input.arguments ?? {});
-  return { invocationMessage, confirmationMessages: { title: confirmation.title, message: inertMarkdown(confirmation.markdown) } };
+  return {
+    invocationMessage,
+    confirmationMessages: { title: confirmation.title, message: inertMarkdown(confirmation.markdown) },
+  };
 }
 
 export function registerChatTools(client: SidecarClient): vscode.Disposable {
@@ -95,7 +103,11 @@ export function registerChatTools(client: SidecarClient): vscode.Disposable {
     prepareInvocation: (options) => prepareCall(client, options.input),
     async invoke(options, token) {
       try {
-        const result = await client.request(P.callTool, { id: options.input.id, arguments: options.input.arguments ?? {} }, token);
+        const result = await client.request(
+          P.callTool,
+          { id: options.input.id, arguments: options.input.arguments ?? {} },
+          token,
+        );
         return textResult(callResultText(result));
       } catch (error) {
         return textResult(`Calling ${options.input.id} failed: ${describeError(error).message}`);
@@ -104,4 +116,3 @@ export function registerChatTools(client: SidecarClient): vscode.Disposable {
   });
   return vscode.Disposable.from(discovery, call);
 }
-

@@ -113,7 +113,11 @@ export class SidecarClient implements vscode.Disposable {
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       // trustGranted only right after the person granted trust (the definitions present are
       // approved); on every other start, project definitions never approved are asked about.
-      initializationOptions: { trustedWorkspace: vscode.workspace.isTrusted, trustGranted: this.takeTrustGrant(), interactive: true },
+      initializationOptions: {
+        trustedWorkspace: vscode.workspace.isTrusted,
+        trustGranted: this.takeTrustGrant(),
+        interactive: true,
+      },
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue, handled: true }),
         closed: () => {
@@ -192,7 +196,9 @@ export class SidecarClient implements vscode.Disposable {
   private scheduleRestart(): void {
     const delay = this.backoff.nextDelay();
     if (delay === undefined) {
-      this.log.error("The sidecar keeps failing; not restarting it again. Run 'MCP: Restart Sidecar' after fixing the cause.");
+      this.log.error(
+        "The sidecar keeps failing; not restarting it again. Run 'MCP: Restart Sidecar' after fixing the cause.",
+      );
       void vscode.window
         .showErrorMessage("The MCP sidecar keeps exiting. See its log for the reason.", "Show Log", "Restart")
         .then((choice) => {
@@ -220,7 +226,9 @@ export class SidecarClient implements vscode.Disposable {
       );
     }
     // By method name: a RequestType from another bundle (tests, other extensions) is fine too.
-    return (token ? client.sendRequest(type.method, params, token) : client.sendRequest(type.method, params)) as Promise<Result>;
+    return (
+      token ? client.sendRequest(type.method, params, token) : client.sendRequest(type.method, params)
+    ) as Promise<Result>;
   }
 
   dispose(): void {

@@ -47,7 +47,11 @@ export function reloadNote(summary: P.ReloadSummary | undefined): string {
   return "";
 }
 
-export async function pickScope(store: ServerStore, placeHolder: string, preferred?: string): Promise<Scope | undefined> {
+export async function pickScope(
+  store: ServerStore,
+  placeHolder: string,
+  preferred?: string,
+): Promise<Scope | undefined> {
   const items: (vscode.QuickPickItem & { scope: Scope })[] = [
     { label: "global", description: "mcp.json in your user configuration", scope: "global" },
     {

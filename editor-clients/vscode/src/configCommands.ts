@@ -23,21 +23,25 @@ export function add(ctx: Ctx) {
       prompt: "Server name",
       ignoreFocusOut: true,
       // `{}`: only the name's own problems (its rules, a server that exists) are shown here.
-      validateInput: async (value) => (value === "" ? "Enter a name." : problem({ scope: "global", server: value, definition: {} }, ["server"])),
+      validateInput: async (value) =>
+        value === "" ? "Enter a name." : problem({ scope: "global", server: value, definition: {} }, ["server"]),
     });
     if (!name) return undefined;
     const scope = await pickScope(store, "Add MCP server (2/3): where to save it");
     if (!scope) return undefined;
     const target = await vscode.window.showInputBox({
       title: "Add MCP server (3/3)",
-      prompt: "An http(s) URL, or the command line that starts a stdio server (quoted like a shell, never run by a shell)",
+      prompt:
+        "An http(s) URL, or the command line that starts a stdio server (quoted like a shell, never run by a shell)",
       placeHolder: "https://mcp.example.com/mcp   or   npx -y @modelcontextprotocol/server-everything",
       ignoreFocusOut: true,
       validateInput: (value) => problem({ scope, server: name, target: value }),
     });
     if (target === undefined) return undefined;
     const result = await client.request(P.configAdd, { scope, server: name, target });
-    info(`${result.action === "replaced" ? "Replaced" : "Added"} '${name}' in ${result.path}.${result.notes.length ? " " + result.notes.join(" ") : ""}${reloadNote(result.reload)}`);
+    info(
+      `${result.action === "replaced" ? "Replaced" : "Added"} '${name}' in ${result.path}.${result.notes.length ? " " + result.notes.join(" ") : ""}${reloadNote(result.reload)}`,
+    );
     await store.refresh();
     return result;
   };
@@ -57,7 +61,9 @@ export function remove(ctx: Ctx) {
     );
     if (sure !== "Remove") return undefined;
     const result = await client.request(P.configRemove, { scope, server });
-    info(`Removed '${server}' from ${result.path}.${result.remaining ? ` The ${result.remaining} definition is now in effect.` : ""}${reloadNote(result.reload)}`);
+    info(
+      `Removed '${server}' from ${result.path}.${result.remaining ? ` The ${result.remaining} definition is now in effect.` : ""}${reloadNote(result.reload)}`,
+    );
     await store.refresh();
     return result;
   };
@@ -89,7 +95,9 @@ export function enable(ctx: Ctx) {
     const server = await pickServer(ctx.store, arg, "Server to enable", (r) => r.state === "disabled");
     if (!server) return undefined;
     const result = await ctx.client.request(P.configSetEnabled, { server, enabled: true });
-    info(`${result.changed ? "Enabled" : "Already enabled:"} '${server}' (${result.path}).${reloadNote(result.reload)}`);
+    info(
+      `${result.changed ? "Enabled" : "Already enabled:"} '${server}' (${result.path}).${reloadNote(result.reload)}`,
+    );
     await ctx.store.refresh();
     return result;
   };
@@ -101,7 +109,9 @@ export function disable(ctx: Ctx) {
     if (!server) return undefined;
     const result = await ctx.client.request(P.configSetEnabled, { server, enabled: false });
     const deactivated = result.deactivated.length ? ` Deactivated ${result.deactivated.join(", ")}.` : "";
-    info(`${result.changed ? "Disabled" : "Already disabled:"} '${server}' (${result.path}).${deactivated}${reloadNote(result.reload)}`);
+    info(
+      `${result.changed ? "Disabled" : "Already disabled:"} '${server}' (${result.path}).${deactivated}${reloadNote(result.reload)}`,
+    );
     await ctx.store.refresh();
     return result;
   };
@@ -126,23 +136,33 @@ export function importServers(ctx: Ctx) {
     const items = preview.servers.map((s) => ({
       label: s.name,
       description: `${s.transport}${s.alreadyDefined.length ? ` · already in ${s.alreadyDefined.join(", ")}` : ""}`,
-      detail: [
-        ...s.problems.map((p) => `✘ ${p}`),
-        ...s.inlineValues.map((v) => `⚠ ${v} holds a literal value (possibly a credential)`),
-        ...s.placeholders.map((p) => `define \${${p.variable}} (${p.source})`),
-        ...s.notes,
-      ].join(" · ") || undefined,
+      detail:
+        [
+          ...s.problems.map((p) => `✘ ${p}`),
+          ...s.inlineValues.map((v) => `⚠ ${v} holds a literal value (possibly a credential)`),
+          ...s.placeholders.map((p) => `define \${${p.variable}} (${p.source})`),
+          ...s.notes,
+        ].join(" · ") || undefined,
       picked: s.importable && s.alreadyDefined.length === 0,
       server: s,
     }));
-    const chosen = await vscode.window.showQuickPick(items.filter((i) => i.server.importable), {
-      title: `Import from ${preview.formatLabel}`,
-      placeHolder: `Servers to write to ${preview.path} (connection values stay hidden)`,
-      canPickMany: true,
-    });
+    const chosen = await vscode.window.showQuickPick(
+      items.filter((i) => i.server.importable),
+      {
+        title: `Import from ${preview.formatLabel}`,
+        placeHolder: `Servers to write to ${preview.path} (connection values stay hidden)`,
+        canPickMany: true,
+      },
+    );
     if (!chosen || chosen.length === 0) return preview;
     const replace = chosen.some((c) => c.server.alreadyDefined.length > 0);
-    const result = await client.request(P.configImport, { file: path, scope, select: chosen.map((c) => c.label), confirm: true, replace });
+    const result = await client.request(P.configImport, {
+      file: path,
+      scope,
+      select: chosen.map((c) => c.label),
+      confirm: true,
+      replace,
+    });
     info(`Imported ${result.imported.join(", ")} into ${result.path}.${reloadNote(result.reload)}`);
     await store.refresh();
     return result;

@@ -28,7 +28,10 @@ export function markdownLiteral(text: string): string {
     .split("\n")
     .map((line) => {
       const body = line.trimStart();
-      const indent = line.slice(0, line.length - body.length).replace(/\t/g, "    ").replace(/[^ ]/g, " ");
+      const indent = line
+        .slice(0, line.length - body.length)
+        .replace(/\t/g, "    ")
+        .replace(/[^ ]/g, " ");
       return "&nbsp;".repeat(indent.length) + body.replace(ASCII_PUNCTUATION, "\\$&");
     })
     .join("  \n");
@@ -93,7 +96,9 @@ export function callConfirmation(id: string, tool: ToolDefinition | undefined, a
   if (tool) {
     const title = tool.title && tool.title !== tool.name ? ` (${oneLine(tool.title)})` : "";
     const name = markdownLiteral(oneLine(tool.name) + title);
-    parts.push(`**${markdownLiteral(oneLine(tool.id))}**: the tool ${name} of the MCP server ${markdownLiteral(oneLine(tool.server))}.`);
+    parts.push(
+      `**${markdownLiteral(oneLine(tool.id))}**: the tool ${name} of the MCP server ${markdownLiteral(oneLine(tool.server))}.`,
+    );
     if (tool.description) parts.push("Its description, as the server gives it:", markdownLiteral(tool.description));
     if (readOnlyHint(tool)) {
       parts.push(
@@ -101,7 +106,9 @@ export function callConfirmation(id: string, tool: ToolDefinition | undefined, a
       );
     }
   } else {
-    parts.push(`**${sentString(id)}** is not an active tool: the sidecar refuses the call unless it was activated with \`mcp_tools\`.`);
+    parts.push(
+      `**${sentString(id)}** is not an active tool: the sidecar refuses the call unless it was activated with \`mcp_tools\`.`,
+    );
   }
   // What will be sent is shown whole: escaped, never stripped.
   parts.push("Arguments:", jsonBlock(args));
@@ -126,13 +133,18 @@ export interface ApprovalQuestion {
  * a quoted argument reads as it runs. Never shortened.
  */
 export function exactLine(text: string): string {
-  return visibleText(text).replace(/[\n\t]/g, " ").trim();
+  return visibleText(text)
+    .replace(/[\n\t]/g, " ")
+    .trim();
 }
 
 /** The fields a changed definition changed, as the sidecar names them (`args`, `env.TOKEN`, `env.X (removed)`). */
 export function changedFieldsOf(pending: Pick<PendingApproval, "change" | "changedFields">): string[] {
   if (pending.change !== "changed" || !Array.isArray(pending.changedFields)) return [];
-  return pending.changedFields.filter((f): f is string => typeof f === "string").map(oneLine).filter((f) => f !== "");
+  return pending.changedFields
+    .filter((f): f is string => typeof f === "string")
+    .map(oneLine)
+    .filter((f) => f !== "");
 }
 
 /**

@@ -18,7 +18,12 @@ function safeName(text: string): string {
 
 /** The document address of a resource: the server and URI travel in the query. */
 export function resourceDocumentUri(server: string, uri: string): vscode.Uri {
-  const tail = uri.replace(/[?#].*$/, "").split(/[/:]+/).filter(Boolean).pop() ?? uri;
+  const tail =
+    uri
+      .replace(/[?#].*$/, "")
+      .split(/[/:]+/)
+      .filter(Boolean)
+      .pop() ?? uri;
   return vscode.Uri.from({
     scheme: RESOURCE_SCHEME,
     path: `/${safeName(server)}/${safeName(tail)}`,

@@ -7,10 +7,17 @@ import { Bootstrap, userSidecarPath } from "./bootstrap";
 import { prepareCall, registerChatTools } from "./chatTools";
 import { SidecarClient } from "./client";
 import { registerCommands } from "./commands";
-import { OUTPUT_SCHEME, OutputDocuments, PROMPT_SCHEME, PromptDocuments, RESOURCE_SCHEME, ResourceDocuments } from "./documents";
+import {
+  OUTPUT_SCHEME,
+  OutputDocuments,
+  PROMPT_SCHEME,
+  PromptDocuments,
+  RESOURCE_SCHEME,
+  ResourceDocuments,
+} from "./documents";
 import { registerNotifications } from "./notifications";
 import { PromptPreviews } from "./prompts";
-import * as P from "./protocol";
+import type * as P from "./protocol";
 import { ServerStore } from "./state";
 import { createStatusBar } from "./statusBar";
 import { currentQuickInput, type QuickInputState } from "./ui";
@@ -38,7 +45,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
   const log = vscode.window.createOutputChannel("MCP Sidecar", { log: true });
   const trace = vscode.window.createOutputChannel("MCP Sidecar Trace");
   const bootstrap = new Bootstrap(context, log);
-  const launchSettings = () => JSON.stringify([userSidecarPath(), vscode.workspace.getConfiguration("mcpSidecar").get<string>("logLevel", "warning")]);
+  const launchSettings = () =>
+    JSON.stringify([
+      userSidecarPath(),
+      vscode.workspace.getConfiguration("mcpSidecar").get<string>("logLevel", "warning"),
+    ]);
   let launchedWith = launchSettings();
   const client = new SidecarClient(log, trace, () => bootstrap.resolveLaunch());
   running = client;
@@ -96,9 +107,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
   void client.start().catch((error: unknown) => {
     const message = error instanceof Error ? error.message : String(error);
     log.error(`Starting the sidecar failed: ${message}`);
-    void vscode.window.showErrorMessage(`MCP: the sidecar did not start: ${message}`, "Show Log").then((c) => c && log.show());
+    void vscode.window
+      .showErrorMessage(`MCP: the sidecar did not start: ${message}`, "Show Log")
+      .then((c) => c && log.show());
   });
-  return { client, store, actions, view, approvals, bootstrap, quickInput: () => currentQuickInput, prepareCall: (input) => prepareCall(client, input) };
+  return {
+    client,
+    store,
+    actions,
+    view,
+    approvals,
+    bootstrap,
+    quickInput: () => currentQuickInput,
+    prepareCall: (input) => prepareCall(client, input),
+  };
 }
 
 /** Stops the sidecar cleanly (shutdown, exit) before the extension host goes away. */

@@ -73,19 +73,36 @@ export function serverLine(row: StatusRow): string {
 /** The servers view's description next to a server's name. */
 export function serverDescription(row: StatusRow): string {
   const counts = row.catalog ? catalogSummary(row.catalog, row.catalogSource) : "";
-  return [stateText(row), row.scope, counts].filter((part) => part !== "" && part !== "catalog not fetched yet").join(" · ");
+  return [stateText(row), row.scope, counts]
+    .filter((part) => part !== "" && part !== "catalog not fetched yet")
+    .join(" · ");
 }
 
 /** The status bar item for the client's state and the sidecar's server rows. */
 export function statusBarModel(state: ClientState, rows: StatusRow[]): StatusBarModel {
   if (state === "stopped") {
-    return { text: "$(debug-disconnect) MCP: stopped", tooltipLines: ["The sidecar is not running."], severity: "warning", approvals: 0 };
+    return {
+      text: "$(debug-disconnect) MCP: stopped",
+      tooltipLines: ["The sidecar is not running."],
+      severity: "warning",
+      approvals: 0,
+    };
   }
   if (state === "failed") {
-    return { text: "$(error) MCP: sidecar failed", tooltipLines: ["The sidecar could not start; see the log."], severity: "error", approvals: 0 };
+    return {
+      text: "$(error) MCP: sidecar failed",
+      tooltipLines: ["The sidecar could not start; see the log."],
+      severity: "error",
+      approvals: 0,
+    };
   }
   if (state === "starting") {
-    return { text: "$(loading~spin) MCP: starting", tooltipLines: ["Starting the sidecar…"], severity: "ok", approvals: 0 };
+    return {
+      text: "$(loading~spin) MCP: starting",
+      tooltipLines: ["Starting the sidecar…"],
+      severity: "ok",
+      approvals: 0,
+    };
   }
   const connected = rows.filter((r) => r.state === "connected").length;
   const failed = rows.filter((r) => r.state === "failed").length;

@@ -42,7 +42,10 @@ export async function installSidecar(
   try {
     code = await run(python, ["-c", "import sys; sys.exit(0 if sys.version_info >= (3, 11) else 3)"], log);
   } catch {
-    throw new InstallError(`Python was not found at '${python}'. Install Python 3.11 or newer, or select an interpreter.`, "python");
+    throw new InstallError(
+      `Python was not found at '${python}'. Install Python 3.11 or newer, or select an interpreter.`,
+      "python",
+    );
   }
   if (code === 3) throw new InstallError(`'${python}' is older than Python 3.11, which mcp-sidecar needs.`, "python");
   if (code !== 0) throw new InstallError(`'${python}' could not be run (exit ${code}).`, "python");

@@ -11,9 +11,7 @@ import { oneLine } from "./consent";
 
 export type SidecarSource = "setting" | "workspace" | "path" | "private";
 
-export type Located =
-  | { found: true; command: string; source: SidecarSource }
-  | { found: false; problem?: string };
+export type Located = { found: true; command: string; source: SidecarSource } | { found: false; problem?: string };
 
 /** What identifies one binary: a replaced or rewritten file has another size or mtime. */
 export interface BinaryIdentity {
@@ -66,7 +64,10 @@ export function absolutePathDirs(envPath: string | undefined, platform: NodeJS.P
   return (envPath ?? "")
     .split(flavour.delimiter)
     .map((dir) => (platform === "win32" ? dir.replace(/^"(.*)"$/, "$1") : dir))
-    .filter((dir) => dir !== "" && flavour.isAbsolute(dir) && (platform !== "win32" || /^([A-Za-z]:[\\/]|[\\/]{2})/.test(dir)));
+    .filter(
+      (dir) =>
+        dir !== "" && flavour.isAbsolute(dir) && (platform !== "win32" || /^([A-Za-z]:[\\/]|[\\/]{2})/.test(dir)),
+    );
 }
 
 export async function locateSidecar(input: LocateInput): Promise<Located> {

@@ -6,12 +6,17 @@ import type { SidecarClient } from "./client";
 import { watchMessage } from "./format";
 import { reportError } from "./ui";
 
-export function registerNotifications(client: SidecarClient, actions: Actions, log: vscode.LogOutputChannel): vscode.Disposable {
+export function registerNotifications(
+  client: SidecarClient,
+  actions: Actions,
+  log: vscode.LogOutputChannel,
+): vscode.Disposable {
   return vscode.Disposable.from(
     client.onResourceUpdated(({ server, uri }) => {
       log.info(watchMessage(server, uri));
       void vscode.window.showInformationMessage(watchMessage(server, uri), "Read snapshot").then((choice) => {
-        if (choice === "Read snapshot") void actions.openResource(server, uri).catch((e: unknown) => reportError(e, log));
+        if (choice === "Read snapshot")
+          void actions.openResource(server, uri).catch((e: unknown) => reportError(e, log));
       });
     }),
     client.onWatchesCleared(({ server, uris, reason }) => {
@@ -22,7 +27,9 @@ export function registerNotifications(client: SidecarClient, actions: Actions, l
     }),
     client.onActiveToolsChanged(({ removed, reason }) => {
       log.info(`Deactivated (${reason}): ${removed.join(", ")}`);
-      void vscode.window.showWarningMessage(`MCP: ${removed.join(", ")} ${removed.length === 1 ? "is" : "are"} no longer active (${reason}).`);
+      void vscode.window.showWarningMessage(
+        `MCP: ${removed.join(", ")} ${removed.length === 1 ? "is" : "are"} no longer active (${reason}).`,
+      );
     }),
   );
 }

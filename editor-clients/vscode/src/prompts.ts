@@ -79,7 +79,10 @@ export class PromptPreviews implements vscode.Disposable {
     await this.closeEditors(previewId);
     let target: UseTarget = "chat";
     try {
-      await vscode.commands.executeCommand("workbench.action.chat.open", { query: snapshot.text, isPartialQuery: true });
+      await vscode.commands.executeCommand("workbench.action.chat.open", {
+        query: snapshot.text,
+        isPartialQuery: true,
+      });
     } catch {
       target = "clipboard";
       await vscode.env.clipboard.writeText(snapshot.text);
@@ -113,7 +116,11 @@ export class PromptPreviews implements vscode.Disposable {
       .flatMap((group) => group.tabs)
       .filter((tab) => {
         const input = tab.input;
-        return input instanceof vscode.TabInputText && input.uri.scheme === "mcp-sidecar-prompt" && input.uri.query === previewId;
+        return (
+          input instanceof vscode.TabInputText &&
+          input.uri.scheme === "mcp-sidecar-prompt" &&
+          input.uri.query === previewId
+        );
       });
     if (tabs.length > 0) await vscode.window.tabGroups.close(tabs);
   }

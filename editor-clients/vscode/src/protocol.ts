@@ -679,9 +679,7 @@ export const configSetEnabled = new RequestType<ConfigSetEnabledParams, ConfigSe
 );
 export const configReload = new RequestType<Empty, ReloadSummary, void>("mcp/config/reload");
 export const configImport = new RequestType<ConfigImportParams, ConfigImportResult, void>("mcp/config/import");
-export const workspaceSetTrusted = new RequestType<SetTrustedParams, ReloadSummary, void>(
-  "mcp/workspace/setTrusted",
-);
+export const workspaceSetTrusted = new RequestType<SetTrustedParams, ReloadSummary, void>("mcp/workspace/setTrusted");
 export const workspaceApprove = new RequestType<ApproveParams, ApproveResult, void>("mcp/workspace/approve");
 export const authLogin = new RequestType<LoginParams, LoginResult, void>("mcp/auth/login");
 export const authCompleteLogin = new RequestType<CompleteLoginParams, LoginResult, void>("mcp/auth/completeLogin");
@@ -689,9 +687,7 @@ export const authLogout = new RequestType<ServerParams, LogoutResult, void>("mcp
 export const read = new RequestType<ReadParams, ReadResult, void>("mcp/read");
 export const complete = new RequestType<CompleteParams, CompleteResult, void>("mcp/complete");
 export const resourceSubscribe = new RequestType<ResourceParams, SubscribeResult, void>("mcp/resource/subscribe");
-export const resourceUnsubscribe = new RequestType<ResourceParams, UnsubscribeResult, void>(
-  "mcp/resource/unsubscribe",
-);
+export const resourceUnsubscribe = new RequestType<ResourceParams, UnsubscribeResult, void>("mcp/resource/unsubscribe");
 export const resourceSubscriptions = new RequestType<Empty, SubscriptionsResult, void>("mcp/resource/subscriptions");
 export const spillList = new RequestType<Empty, SpillListResult, void>("mcp/spill/list");
 export const spillClean = new RequestType<SpillCleanParams, SpillCleanResult, void>("mcp/spill/clean");
@@ -710,16 +706,50 @@ export const approvalRequired = new NotificationType<ApprovalRequiredParams>("mc
 
 /** Every request this file mirrors, for the protocol test. */
 export const REQUESTS = [
-  status, serverGet, serverTools, serverReconnect, serverLogs, serverRefresh, activate, activeTools,
-  callTool, discover, modelToolDefinition, modelToolInvoke, command, commandSpec, configAdd, configRemove,
-  configSetEnabled, configReload, configImport, workspaceSetTrusted, workspaceApprove, authLogin, authCompleteLogin,
-  authLogout, read, complete, resourceSubscribe, resourceUnsubscribe, resourceSubscriptions,
-  spillList, spillClean, promptPreview, promptUse, promptDiscard,
+  status,
+  serverGet,
+  serverTools,
+  serverReconnect,
+  serverLogs,
+  serverRefresh,
+  activate,
+  activeTools,
+  callTool,
+  discover,
+  modelToolDefinition,
+  modelToolInvoke,
+  command,
+  commandSpec,
+  configAdd,
+  configRemove,
+  configSetEnabled,
+  configReload,
+  configImport,
+  workspaceSetTrusted,
+  workspaceApprove,
+  authLogin,
+  authCompleteLogin,
+  authLogout,
+  read,
+  complete,
+  resourceSubscribe,
+  resourceUnsubscribe,
+  resourceSubscriptions,
+  spillList,
+  spillClean,
+  promptPreview,
+  promptUse,
+  promptDiscard,
 ].map((type) => type.method);
 
 /** Every notification this file mirrors, for the protocol test. */
 export const NOTIFICATIONS = [
-  serverStatus, catalogChanged, resourceUpdated, watchesCleared, activeToolsChanged, approvalRequired,
+  serverStatus,
+  catalogChanged,
+  resourceUpdated,
+  watchesCleared,
+  activeToolsChanged,
+  approvalRequired,
 ].map((type) => type.method);
 
 /** The `workspace/executeCommand` command that runs one `/mcp` line (generic LSP clients). */

@@ -1,6 +1,7 @@
 // Text renderings of results for read-only documents. Pure (no `vscode`), unit-tested.
-import type { CallToolResult, ContentBlock, ReadResult } from "./protocol";
+
 import { languageFor } from "./format";
+import type { CallToolResult, ContentBlock, ReadResult } from "./protocol";
 
 export interface Rendered {
   text: string;
@@ -50,7 +51,9 @@ export function renderReadResult(result: ReadResult): Rendered {
   });
   const text = parts.join("\n\n");
   const first = result.contents[0];
-  const language = result.contents.length === 1 && first ? (display.has(0) ? "json" : languageFor(first.mimeType, text)) : "plaintext";
-  const suffix = result.truncated && result.spill ? `\n\n[truncated: the whole response is in ${result.spill.path}]` : "";
+  const language =
+    result.contents.length === 1 && first ? (display.has(0) ? "json" : languageFor(first.mimeType, text)) : "plaintext";
+  const suffix =
+    result.truncated && result.spill ? `\n\n[truncated: the whole response is in ${result.spill.path}]` : "";
   return { text: text + suffix + (text.endsWith("\n") ? "" : "\n"), language };
 }

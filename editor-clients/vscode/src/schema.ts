@@ -17,7 +17,7 @@ export function parseArguments(text: string): ParsedArguments {
     return { ok: false, error: `Not valid JSON: ${(error as Error).message}` };
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    return { ok: false, error: "The arguments must be a JSON object, like {\"name\": \"value\"}." };
+    return { ok: false, error: 'The arguments must be a JSON object, like {"name": "value"}.' };
   }
   return { ok: true, value: value as JsonObject };
 }
@@ -41,7 +41,13 @@ function at(path: string): string {
 
 /** Returns every problem found, each naming the argument path; empty when the value fits. */
 export function validate(value: Json, schema: Json | undefined, path = ""): string[] {
-  if (schema === undefined || schema === true || schema === null || typeof schema !== "object" || Array.isArray(schema)) {
+  if (
+    schema === undefined ||
+    schema === true ||
+    schema === null ||
+    typeof schema !== "object" ||
+    Array.isArray(schema)
+  ) {
     return schema === false ? [`${at(path)} is not allowed`] : [];
   }
   const errors: string[] = [];
@@ -66,8 +72,10 @@ export function validate(value: Json, schema: Json | undefined, path = ""): stri
     }
   }
   if (typeof value === "number") {
-    if (typeof schema.minimum === "number" && value < schema.minimum) errors.push(`${at(path)} must be ≥ ${schema.minimum}`);
-    if (typeof schema.maximum === "number" && value > schema.maximum) errors.push(`${at(path)} must be ≤ ${schema.maximum}`);
+    if (typeof schema.minimum === "number" && value < schema.minimum)
+      errors.push(`${at(path)} must be ≥ ${schema.minimum}`);
+    if (typeof schema.maximum === "number" && value > schema.maximum)
+      errors.push(`${at(path)} must be ≤ ${schema.maximum}`);
   }
   if (typeof value === "string") {
     if (typeof schema.minLength === "number" && value.length < schema.minLength) {
@@ -109,13 +117,23 @@ export function validate(value: Json, schema: Json | undefined, path = ""): stri
 /** A starting point for the arguments input box: every required parameter with a placeholder. */
 export function argumentsSkeleton(schema: JsonObject): string {
   const properties = (schema.properties ?? {}) as JsonObject;
-  const required = Array.isArray(schema.required) ? schema.required.filter((n): n is string => typeof n === "string") : [];
+  const required = Array.isArray(schema.required)
+    ? schema.required.filter((n): n is string => typeof n === "string")
+    : [];
   const skeleton: JsonObject = {};
   for (const name of required) {
     const property = properties[name];
     const type = property && typeof property === "object" && !Array.isArray(property) ? property.type : undefined;
     skeleton[name] =
-      type === "integer" || type === "number" ? 0 : type === "boolean" ? false : type === "array" ? [] : type === "object" ? {} : "";
+      type === "integer" || type === "number"
+        ? 0
+        : type === "boolean"
+          ? false
+          : type === "array"
+            ? []
+            : type === "object"
+              ? {}
+              : "";
   }
   return JSON.stringify(skeleton);
 }

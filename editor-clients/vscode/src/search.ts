@@ -21,22 +21,46 @@ export function actionsFor(candidate: P.Candidate, actions: Actions): ActionItem
   switch (candidate.kind) {
     case "tool":
       return [
-        { label: "$(play) Call with arguments…", description: "JSON checked against the input schema", run: () => actions.call(candidate.id) },
-        { label: "$(zap) Activate for chat", description: candidate.loaded ? "already active" : "chat calls it with mcp_call", run: () => actions.activate(candidate.id) },
+        {
+          label: "$(play) Call with arguments…",
+          description: "JSON checked against the input schema",
+          run: () => actions.call(candidate.id),
+        },
+        {
+          label: "$(zap) Activate for chat",
+          description: candidate.loaded ? "already active" : "chat calls it with mcp_call",
+          run: () => actions.activate(candidate.id),
+        },
         { label: "$(json) Show schema", run: () => actions.showSchema(candidate.id) },
       ];
     case "resource":
       return [
-        { label: "$(go-to-file) Open", description: "read-only, read through the server", run: () => actions.openResource(candidate.server, candidate.uri) },
-        { label: "$(eye) Watch for changes", run: async () => vscode.commands.executeCommand("mcpSidecar.subscribe", { server: candidate.server, uri: candidate.uri }) },
+        {
+          label: "$(go-to-file) Open",
+          description: "read-only, read through the server",
+          run: () => actions.openResource(candidate.server, candidate.uri),
+        },
+        {
+          label: "$(eye) Watch for changes",
+          run: async () =>
+            vscode.commands.executeCommand("mcpSidecar.subscribe", { server: candidate.server, uri: candidate.uri }),
+        },
       ];
     case "template":
       return [
-        { label: "$(edit) Fill and open…", description: candidate.variables.map((v) => `{${v}}`).join(" "), run: () => actions.fillTemplate(candidate.server, candidate.uriTemplate, candidate.variables) },
+        {
+          label: "$(edit) Fill and open…",
+          description: candidate.variables.map((v) => `{${v}}`).join(" "),
+          run: () => actions.fillTemplate(candidate.server, candidate.uriTemplate, candidate.variables),
+        },
       ];
     case "prompt":
       return [
-        { label: "$(eye) Preview prompt…", description: "nothing is sent before Use prompt", run: () => actions.previewPrompt(candidate.server, candidate.name, candidate.arguments) },
+        {
+          label: "$(eye) Preview prompt…",
+          description: "nothing is sent before Use prompt",
+          run: () => actions.previewPrompt(candidate.server, candidate.name, candidate.arguments),
+        },
       ];
   }
 }
@@ -62,7 +86,11 @@ export function openSearch(client: SidecarClient, actions: Actions, initial = ""
       try {
         const result = await client.request(P.discover, { query: value, limit });
         if (mine !== generation) return;
-        const items: CandidateItem[] = result.candidates.map((candidate) => ({ ...candidateItem(candidate), candidate, alwaysShow: true }));
+        const items: CandidateItem[] = result.candidates.map((candidate) => ({
+          ...candidateItem(candidate),
+          candidate,
+          alwaysShow: true,
+        }));
         for (const missing of result.unavailable) {
           items.push({
             label: `$(warning) ${missing.server}: ${missing.kind} unavailable`,
@@ -70,10 +98,12 @@ export function openSearch(client: SidecarClient, actions: Actions, initial = ""
             alwaysShow: true,
           });
         }
-        if (items.length === 0) items.push({ label: "No match", detail: "Try other words, or check MCP: Show Status.", alwaysShow: true });
+        if (items.length === 0)
+          items.push({ label: "No match", detail: "Try other words, or check MCP: Show Status.", alwaysShow: true });
         pick.items = items;
       } catch (error) {
-        if (mine === generation) pick.items = [{ label: "$(error) Search failed", detail: describeError(error).message, alwaysShow: true }];
+        if (mine === generation)
+          pick.items = [{ label: "$(error) Search failed", detail: describeError(error).message, alwaysShow: true }];
       } finally {
         if (mine === generation) pick.busy = false;
       }
@@ -92,7 +122,10 @@ export function openSearch(client: SidecarClient, actions: Actions, initial = ""
       if (!candidate) return;
       pick.hide();
       const items = actionsFor(candidate, actions);
-      const chosen = items.length === 1 ? items[0] : await pickOne(items, { title: candidateItem(candidate).label, placeHolder: "What to do" });
+      const chosen =
+        items.length === 1
+          ? items[0]
+          : await pickOne(items, { title: candidateItem(candidate).label, placeHolder: "What to do" });
       try {
         await chosen?.run();
       } catch (error) {

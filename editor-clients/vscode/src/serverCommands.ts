@@ -1,8 +1,8 @@
 // Commands about one server (inspect, log in and out, reconnect, refresh, logs) and the
 // general ones (status, search, run a /mcp line, the sidecar's own lifecycle, spill files).
 import * as vscode from "vscode";
-import { commandLine } from "./commandLine";
 import { type Ctx, info, runLine } from "./commandContext";
+import { commandLine } from "./commandLine";
 import { serverLine } from "./format";
 import * as P from "./protocol";
 import { openSearch } from "./search";
@@ -38,7 +38,10 @@ async function serverActions(ctx: Ctx, server: string): Promise<unknown> {
     { label: "$(output) Logs", command: "mcpSidecar.serverLogs" },
     { label: "$(trash) Remove…", command: "mcpSidecar.remove" },
   ];
-  const picked = await vscode.window.showQuickPick(items, { title: row ? serverLine(row) : server, placeHolder: "What to do with this server" });
+  const picked = await vscode.window.showQuickPick(items, {
+    title: row ? serverLine(row) : server,
+    placeHolder: "What to do with this server",
+  });
   return picked ? vscode.commands.executeCommand(picked.command, server) : undefined;
 }
 
@@ -56,7 +59,10 @@ export function status(ctx: Ctx) {
       items.unshift({ label, description: "new or changed in .mcp.json", review: true });
     }
     items.push({ label: "$(output) Show the status table", description: "/mcp list" });
-    const picked = await vscode.window.showQuickPick(items, { title: "MCP servers", placeHolder: "Pick a server for its actions" });
+    const picked = await vscode.window.showQuickPick(items, {
+      title: "MCP servers",
+      placeHolder: "Pick a server for its actions",
+    });
     if (!picked) return undefined;
     if (picked.review) return ctx.approvals.review();
     return picked.server ? serverActions(ctx, picked.server) : runLine(ctx, "list");
@@ -74,10 +80,16 @@ export function runCommand(ctx: Ctx) {
     if (typeof line === "string") return runLine(ctx, line);
     const spec = await ctx.commandSpec();
     let name: string | undefined;
-    let usage = "A /mcp command line, e.g. 'tools docs', 'disable docs', 'help' (the same as :Mcp in Neovim and `mcp-sidecar run`)";
+    let usage =
+      "A /mcp command line, e.g. 'tools docs', 'disable docs', 'help' (the same as :Mcp in Neovim and `mcp-sidecar run`)";
     if (spec) {
       const picked = await pickOne(
-        spec.commands.map((c) => ({ label: c.name, description: c.usage.slice(c.name.length).trim(), detail: c.summary, entry: c })),
+        spec.commands.map((c) => ({
+          label: c.name,
+          description: c.usage.slice(c.name.length).trim(),
+          detail: c.summary,
+          entry: c,
+        })),
         { title: "MCP: Run Command", placeHolder: "The /mcp command to run" },
       );
       if (!picked) return undefined;
@@ -122,7 +134,11 @@ export function login(ctx: Ctx) {
       return ctx.run("mcpSidecar.loginNoBrowser", server, callback);
     }
     const result = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Logging in to ${server} in your browser…`, cancellable: true },
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Logging in to ${server} in your browser…`,
+        cancellable: true,
+      },
       (_progress, token) => ctx.client.request(P.authLogin, { server }, token),
     );
     info(result.text);
@@ -155,10 +171,16 @@ export function loginNoBrowser(ctx: Ctx) {
               prompt: `The authorization address is on the clipboard: open it in any browser, sign in, then paste the address the browser was sent to (it starts with ${redirect}; the page itself may fail to load).`,
               placeHolder: `${redirect}?code=…&state=…`,
               ignoreFocusOut: true,
-              validateInput: (value) => (redirect && !value.trim().startsWith(redirect) ? `Paste the address that starts with ${redirect}` : undefined),
+              validateInput: (value) =>
+                redirect && !value.trim().startsWith(redirect)
+                  ? `Paste the address that starts with ${redirect}`
+                  : undefined,
             });
     if (!callbackUrl) return pending;
-    const result = await client.request(P.authCompleteLogin, { loginId: pending.loginId, callbackUrl: callbackUrl.trim() });
+    const result = await client.request(P.authCompleteLogin, {
+      loginId: pending.loginId,
+      callbackUrl: callbackUrl.trim(),
+    });
     info(result.text);
     await store.refresh();
     return result;
@@ -192,7 +214,12 @@ export function reconnect(ctx: Ctx) {
 
 export function refresh(ctx: Ctx) {
   return async (arg?: unknown) => {
-    const server = await pickServer(ctx.store, arg, "Server whose metadata to fetch again", (r) => r.state !== "disabled");
+    const server = await pickServer(
+      ctx.store,
+      arg,
+      "Server whose metadata to fetch again",
+      (r) => r.state !== "disabled",
+    );
     if (!server) return undefined;
     const result = await ctx.client.request(P.serverRefresh, { server });
     const problems = result.diagnostics.map((d) => `${d.kind}: ${d.diagnostic.message}`).join("; ");
@@ -215,7 +242,8 @@ export function serverLogs(ctx: Ctx) {
     channel.clear();
     if (logs.dropped > 0) channel.appendLine(`… ${logs.dropped} earlier lines dropped`);
     for (const line of logs.lines) channel.appendLine(`${new Date(line.time * 1000).toISOString()} ${line.text}`);
-    if (logs.lines.length === 0) channel.appendLine(`${server} has written nothing to stderr since the sidecar connected it.`);
+    if (logs.lines.length === 0)
+      channel.appendLine(`${server} has written nothing to stderr since the sidecar connected it.`);
     channel.show(true);
     return logs;
   };
@@ -227,8 +255,15 @@ export function spillFiles(ctx: Ctx) {
     const list = await client.request(P.spillList, {});
     const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
     const items: (vscode.QuickPickItem & { run?: () => Promise<unknown> })[] = [
-      { label: "$(trash) Delete all spill files", description: kib(list.totalBytes), run: () => client.request(P.spillClean, {}) },
-      { label: "$(history) Delete spill files older than 7 days", run: () => client.request(P.spillClean, { olderThanDays: 7 }) },
+      {
+        label: "$(trash) Delete all spill files",
+        description: kib(list.totalBytes),
+        run: () => client.request(P.spillClean, {}),
+      },
+      {
+        label: "$(history) Delete spill files older than 7 days",
+        run: () => client.request(P.spillClean, { olderThanDays: 7 }),
+      },
       ...list.files.map((f) => ({
         label: f.path.split(/[\\/]/).pop() ?? f.path,
         description: `${kib(f.bytes)} · ${new Date(f.modified * 1000).toLocaleString()}`,

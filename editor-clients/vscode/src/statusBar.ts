@@ -15,7 +15,9 @@ export function createStatusBar(client: SidecarClient, store: ServerStore): vsco
     item.text = model.text;
     item.command = model.approvals > 0 ? "mcpSidecar.reviewApprovals" : "mcpSidecar.status";
     const tooltip = new vscode.MarkdownString(undefined, true);
-    tooltip.isTrusted = { enabledCommands: ["mcpSidecar.showLog", "mcpSidecar.restart", "mcpSidecar.search", "mcpSidecar.reviewApprovals"] };
+    tooltip.isTrusted = {
+      enabledCommands: ["mcpSidecar.showLog", "mcpSidecar.restart", "mcpSidecar.search", "mcpSidecar.reviewApprovals"],
+    };
     tooltip.appendMarkdown("**MCP servers**\n\n");
     for (const line of model.tooltipLines) tooltip.appendText(line).appendMarkdown("  \n");
     const review = model.approvals > 0 ? "[Review project server changes](command:mcpSidecar.reviewApprovals) · " : "";

@@ -43,7 +43,11 @@ export function unsubscribe(ctx: Ctx) {
     if (!server || !uri) {
       const subs = await client.request(P.resourceSubscriptions, {});
       const picked = await vscode.window.showQuickPick(
-        subs.watches.map((w) => ({ label: w.uri, description: `${w.server}${w.changed ? " · changed" : ""}`, watch: w })),
+        subs.watches.map((w) => ({
+          label: w.uri,
+          description: `${w.server}${w.changed ? " · changed" : ""}`,
+          watch: w,
+        })),
         { placeHolder: subs.watches.length ? "Watch to stop" : "Nothing is watched" },
       );
       server = picked?.watch.server;
@@ -66,7 +70,10 @@ export function subscriptions(ctx: Ctx) {
         description: w.changed ? `changed (${w.updates} update${w.updates === 1 ? "" : "s"})` : "no change yet",
         watch: w,
       })),
-      { title: `Watched resources (at most ${subs.limitPerConnection} per server)`, placeHolder: subs.watches.length ? "Pick one to read it" : "Nothing is watched" },
+      {
+        title: `Watched resources (at most ${subs.limitPerConnection} per server)`,
+        placeHolder: subs.watches.length ? "Pick one to read it" : "Nothing is watched",
+      },
     );
     if (picked) await ctx.actions.openResource(picked.watch.server, picked.watch.uri);
     return subs;
@@ -78,7 +85,10 @@ export function activeTools(ctx: Ctx) {
     const active = await ctx.client.request(P.activeTools, {});
     const picked = await vscode.window.showQuickPick(
       active.tools.map((t) => ({ label: t.id, detail: t.description ?? undefined })),
-      { title: `Active tools (session ${active.session})`, placeHolder: active.tools.length ? "Pick one to call it" : "No tool is active; activate one from MCP: Search" },
+      {
+        title: `Active tools (session ${active.session})`,
+        placeHolder: active.tools.length ? "Pick one to call it" : "No tool is active; activate one from MCP: Search",
+      },
     );
     if (picked) await ctx.actions.call(picked.label);
     return active;
@@ -115,7 +125,9 @@ export function openResource(ctx: Ctx) {
 
 export function fillTemplate(ctx: Ctx) {
   return async (arg?: Node) =>
-    arg?.type === "template" ? ctx.actions.fillTemplate(arg.server, arg.candidate.uriTemplate, arg.candidate.variables) : undefined;
+    arg?.type === "template"
+      ? ctx.actions.fillTemplate(arg.server, arg.candidate.uriTemplate, arg.candidate.variables)
+      : undefined;
 }
 
 export function previewPrompt(ctx: Ctx) {
@@ -127,14 +139,18 @@ export function previewPrompt(ctx: Ctx) {
     }
     const target = arg as { server?: string; name?: string; arguments?: Record<string, string> } | undefined;
     if (target?.server && target.name) {
-      return target.arguments ? actions.prompts.preview(target.server, target.name, target.arguments) : actions.previewPrompt(target.server, target.name);
+      return target.arguments
+        ? actions.prompts.preview(target.server, target.name, target.arguments)
+        : actions.previewPrompt(target.server, target.name);
     }
     return undefined;
   };
 }
 
 function previewIdOf(ctx: Ctx, uri?: vscode.Uri): string | undefined {
-  return uri instanceof vscode.Uri && uri.scheme === "mcp-sidecar-prompt" ? uri.query : ctx.actions.prompts.activePreviewId();
+  return uri instanceof vscode.Uri && uri.scheme === "mcp-sidecar-prompt"
+    ? uri.query
+    : ctx.actions.prompts.activePreviewId();
 }
 
 export function usePrompt(ctx: Ctx) {

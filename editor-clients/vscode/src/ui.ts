@@ -66,7 +66,10 @@ export function trackQuickPick<T extends vscode.QuickPickItem>(pick: vscode.Quic
 }
 
 /** A single-choice quick pick (tracked like the others); undefined when dismissed. */
-export function pickOne<T extends vscode.QuickPickItem>(items: T[], options: { title?: string; placeHolder?: string }): Promise<T | undefined> {
+export function pickOne<T extends vscode.QuickPickItem>(
+  items: T[],
+  options: { title?: string; placeHolder?: string },
+): Promise<T | undefined> {
   return new Promise((resolve) => {
     const pick = vscode.window.createQuickPick<T>();
     pick.title = options.title;
@@ -167,9 +170,14 @@ export function inputWithCompletions(
       if (unsupported) return;
       pick.busy = true;
       try {
-        const result = await client.request(P.complete, { ...options.request, argument: { name: options.name, value } });
+        const result = await client.request(P.complete, {
+          ...options.request,
+          argument: { name: options.name, value },
+        });
         if (mine !== generation) return;
-        const values = result.values.filter((v) => v !== value).map((v) => ({ label: v, description: "suggested by the server" }));
+        const values = result.values
+          .filter((v) => v !== value)
+          .map((v) => ({ label: v, description: "suggested by the server" }));
         pick.items = [...typed, ...values];
       } catch (error) {
         const code = describeError(error).code;

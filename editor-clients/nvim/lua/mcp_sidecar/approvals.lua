@@ -145,7 +145,10 @@ local function approve(p, done)
     end
     Client.request(P.m.server_reconnect, { server = p.server }, function(e, row)
       if e then
-        notify(("'%s' was approved but did not start: %s"):format(p.server, Client.format_error(e)), vim.log.levels.ERROR)
+        notify(
+          ("'%s' was approved but did not start: %s"):format(p.server, Client.format_error(e)),
+          vim.log.levels.ERROR
+        )
       else
         State.update_server(row)
         notify(("Approved '%s'; it runs: %s"):format(p.server, exact_line(p.summary)))
@@ -255,8 +258,10 @@ function M.review(server, cb)
       return a.server < b.server
     end)
     if #list == 0 then
-      notify(server and server ~= "" and ("'%s' is not waiting for an approval"):format(server)
-        or "No project server is waiting for an approval")
+      notify(
+        server and server ~= "" and ("'%s' is not waiting for an approval"):format(server)
+          or "No project server is waiting for an approval"
+      )
     else
       enqueue(list)
     end

@@ -108,7 +108,8 @@ function M.resolve_cmd(root, trusted)
       -- A bare name: looked up in absolute PATH directories only, like the default.
       local found = M.path_executable(program)
       if not found then
-        return nil, ("mcp-sidecar: `%s` (opts.cmd) is not executable (not in an absolute PATH directory)"):format(program)
+        return nil,
+          ("mcp-sidecar: `%s` (opts.cmd) is not executable (not in an absolute PATH directory)"):format(program)
       end
       cmd[1] = found
     elseif vim.fn.executable(program) == 0 then
@@ -129,7 +130,8 @@ function M.resolve_cmd(root, trusted)
       cmd = found and { found } or nil
     end
     if not cmd then
-      local looked = trusted and (candidates[1] .. " and PATH") or "PATH (the workspace's .venv only once it is trusted)"
+      local looked = trusted and (candidates[1] .. " and PATH")
+        or "PATH (the workspace's .venv only once it is trusted)"
       return nil,
         ("mcp-sidecar not found (looked at opts.cmd and %s).\n"):format(looked)
           .. "Install it (`pipx install mcp-sidecar`) or pass require('mcp_sidecar').setup({ cmd = { '/path/to/mcp-sidecar' } })."
@@ -285,7 +287,13 @@ local function handlers(root)
         State.watched[(params.server or "?") .. " " .. uri] = nil
       end
       if Config.notify.resource_updates and params.uris and #params.uris > 0 then
-        notify(("Watches on %s ended (%s): %s"):format(params.server or "?", params.reason or "?", table.concat(params.uris, ", ")))
+        notify(
+          ("Watches on %s ended (%s): %s"):format(
+            params.server or "?",
+            params.reason or "?",
+            table.concat(params.uris, ", ")
+          )
+        )
       end
     end,
   }
@@ -438,7 +446,11 @@ function M.request(method, params, cb, opts)
     ok = client.request(method, params, handler)
   end
   if not ok then
-    cb({ code = -1, message = "mcp-sidecar is not running", data = { code = "sidecar_stopped", message = "mcp-sidecar is not running" } })
+    cb({
+      code = -1,
+      message = "mcp-sidecar is not running",
+      data = { code = "sidecar_stopped", message = "mcp-sidecar is not running" },
+    })
   end
 end
 
@@ -493,16 +505,20 @@ function M.restart(root, cb, opts)
   M.stop(root)
   local timer = uv.new_timer()
   local waited = 0
-  timer:start(20, 20, vim.schedule_wrap(function()
-    waited = waited + 20
-    if entry.id == nil or waited > 5000 then
-      timer:stop()
-      timer:close()
-      entry.id = nil
-      M.ensure(root)
-      return cb and cb()
-    end
-  end))
+  timer:start(
+    20,
+    20,
+    vim.schedule_wrap(function()
+      waited = waited + 20
+      if entry.id == nil or waited > 5000 then
+        timer:stop()
+        timer:close()
+        entry.id = nil
+        M.ensure(root)
+        return cb and cb()
+      end
+    end)
+  )
 end
 
 vim.api.nvim_create_autocmd("VimLeavePre", {

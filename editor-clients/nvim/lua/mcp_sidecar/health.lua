@@ -110,7 +110,10 @@ function M.check()
       local d = row.lastDiagnostic or {}
       error(line .. ": " .. (d.message or "failed"), d.hint and { d.hint } or nil)
     elseif row.approvalRequired then
-      warn(line .. ": its project definition is new or changed and waits for approval", { "Review it: :Mcp review " .. row.name })
+      warn(
+        line .. ": its project definition is new or changed and waits for approval",
+        { "Review it: :Mcp review " .. row.name }
+      )
     elseif row.state == "disabled" then
       info(line)
     else

@@ -125,7 +125,10 @@ local function avante_fields(def)
     if kind == "array" or kind == "object" then
       kind = "table"
     end
-    table.insert(fields, { name = name, description = prop.description or name, type = kind or "string", optional = true })
+    table.insert(
+      fields,
+      { name = name, description = prop.description or name, type = kind or "string", optional = true }
+    )
   end
   table.sort(fields, function(a, b)
     return a.name < b.name

@@ -108,7 +108,10 @@ describe("setup", function()
     local marker = root .. "/ran"
     vim.fn.mkdir(root .. "/.venv/bin", "p")
     vim.fn.mkdir(root .. "/.git", "p")
-    vim.fn.writefile({ "#!/bin/sh", "echo ran > '" .. marker .. "'", 'exec "' .. SIDECAR .. '" "$@"' }, root .. "/.venv/bin/mcp-sidecar")
+    vim.fn.writefile(
+      { "#!/bin/sh", "echo ran > '" .. marker .. "'", 'exec "' .. SIDECAR .. '" "$@"' },
+      root .. "/.venv/bin/mcp-sidecar"
+    )
     vim.fn.setfperm(root .. "/.venv/bin/mcp-sidecar", "rwxr-xr-x")
     mcp.setup({ cmd = nil })
     local saved = vim.env.PATH
@@ -148,7 +151,10 @@ describe("setup", function()
       for _, path in ipairs({ ".", "node_modules/.bin", "::", ".:node_modules/.bin:" }) do
         vim.env.PATH = path
         if path ~= "::" then
-          check.truthy(vim.fn.exepath("mcp-sidecar") ~= "", "exepath() would take the workspace's binary with PATH=" .. path)
+          check.truthy(
+            vim.fn.exepath("mcp-sidecar") ~= "",
+            "exepath() would take the workspace's binary with PATH=" .. path
+          )
         end
         check.eq(nil, Client.path_executable("mcp-sidecar"), path)
         mcp.setup({ cmd = nil })
@@ -183,36 +189,39 @@ describe("sidecar", function()
     check.eq(0, #vim.lsp.get_buffers_by_client_id(clients[1].id), "attached to no buffer")
   end)
 
-  it(":Mcp trust trusts .mcp.json with vim.secure and restarts the sidecar with trustGranted: nothing is pending", function()
-    check.eq("unknown", Client.trust_state(ROOT .. "/.mcp.json"))
-    local asked = {}
-    local real_select = vim.ui.select
-    vim.ui.select = function(items, opts, on_choice)
-      table.insert(asked, opts.prompt)
-      on_choice(nil, nil)
-    end
-    local ok, err = pcall(function()
-      vim.cmd("Mcp trust")
-      wait_for(function()
-        return find_note("Trusted")
-      end, 15000, "trust")
-      check.eq("allowed", Client.trust_state(ROOT .. "/.mcp.json"))
-      local result = status_sync()
-      local client = check.truthy(vim.lsp.get_client_by_id(Client.roots[ROOT].id))
-      check.eq(true, client.config.init_options.trustedWorkspace)
-      check.eq(true, client.config.init_options.trustGranted, "the restart after :Mcp trust says trust was granted")
-      check.eq(true, result.trustedWorkspace)
-      check.eq({ "basic", "broken", "proj" }, names(result))
-      check.eq({}, result.pendingApprovals, "the definitions present when trust was granted are approved")
-      for _, row in ipairs(result.servers) do
-        check.eq(false, row.approvalRequired == true, row.name)
+  it(
+    ":Mcp trust trusts .mcp.json with vim.secure and restarts the sidecar with trustGranted: nothing is pending",
+    function()
+      check.eq("unknown", Client.trust_state(ROOT .. "/.mcp.json"))
+      local asked = {}
+      local real_select = vim.ui.select
+      vim.ui.select = function(items, opts, on_choice)
+        table.insert(asked, opts.prompt)
+        on_choice(nil, nil)
       end
-      vim.wait(300)
-      check.eq({}, asked, "nothing is asked")
-    end)
-    vim.ui.select = real_select
-    check.truthy(ok, err)
-  end)
+      local ok, err = pcall(function()
+        vim.cmd("Mcp trust")
+        wait_for(function()
+          return find_note("Trusted")
+        end, 15000, "trust")
+        check.eq("allowed", Client.trust_state(ROOT .. "/.mcp.json"))
+        local result = status_sync()
+        local client = check.truthy(vim.lsp.get_client_by_id(Client.roots[ROOT].id))
+        check.eq(true, client.config.init_options.trustedWorkspace)
+        check.eq(true, client.config.init_options.trustGranted, "the restart after :Mcp trust says trust was granted")
+        check.eq(true, result.trustedWorkspace)
+        check.eq({ "basic", "broken", "proj" }, names(result))
+        check.eq({}, result.pendingApprovals, "the definitions present when trust was granted are approved")
+        for _, row in ipairs(result.servers) do
+          check.eq(false, row.approvalRequired == true, row.name)
+        end
+        vim.wait(300)
+        check.eq({}, asked, "nothing is asked")
+      end)
+      vim.ui.select = real_select
+      check.truthy(ok, err)
+    end
+  )
 
   it("drives the statusline component", function()
     status_sync()
@@ -226,17 +235,31 @@ end)
 describe(":Mcp completion", function()
   it("completes subcommands, options, option values, server names and tool ids", function()
     local subs = vim.fn.getcompletion("Mcp ", "cmdline")
-    for _, name in ipairs({ "add", "list", "search", "activate", "call", "read", "tools", "reconnect", "review", "help" }) do
+    for _, name in ipairs({
+      "add",
+      "list",
+      "search",
+      "activate",
+      "call",
+      "read",
+      "tools",
+      "reconnect",
+      "review",
+      "help",
+    }) do
       check.contains(subs, name)
     end
-    check.eq({ "reconnect", "refresh", "reload", "remove", "read", "restart", "review" }, (function()
-      local r = vim.fn.getcompletion("Mcp re", "cmdline")
-      table.sort(r, function(a, b)
-        local order = { reconnect = 1, refresh = 2, reload = 3, remove = 4, read = 5, restart = 6, review = 7 }
-        return order[a] < order[b]
-      end)
-      return r
-    end)())
+    check.eq(
+      { "reconnect", "refresh", "reload", "remove", "read", "restart", "review" },
+      (function()
+        local r = vim.fn.getcompletion("Mcp re", "cmdline")
+        table.sort(r, function(a, b)
+          local order = { reconnect = 1, refresh = 2, reload = 3, remove = 4, read = 5, restart = 6, review = 7 }
+          return order[a] < order[b]
+        end)
+        return r
+      end)()
+    )
     check.contains(vim.fn.getcompletion("Mcp add --", "cmdline"), "--scope")
     check.eq({ "global", "project" }, vim.fn.getcompletion("Mcp add --scope ", "cmdline"))
     check.eq({ "basic", "broken", "proj" }, vim.fn.getcompletion("Mcp get ", "cmdline"))
@@ -272,9 +295,12 @@ describe("status float", function()
     check.matches("project config trusted", text)
     check.matches("global%s+.-mcp%.json · read", text)
     check.matches("q close", text)
-    check.eq("basic", view.rows[vim.iter(pairs(view.rows)):find(function(_, v)
-      return v == "basic"
-    end)])
+    check.eq(
+      "basic",
+      view.rows[vim.iter(pairs(view.rows)):find(function(_, v)
+        return v == "basic"
+      end)]
+    )
   end)
 end)
 
@@ -335,7 +361,10 @@ describe("tools", function()
 
   it("calls a tool with JSON arguments into a scratch buffer", function()
     local buf = async(function(cb)
-      Actions.actions.call({ id = "basic.add", server = "basic", kind = "tool" }, { arguments = { a = 2, b = 3 }, done = cb })
+      Actions.actions.call(
+        { id = "basic.add", server = "basic", kind = "tool" },
+        { arguments = { a = 2, b = 3 }, done = cb }
+      )
     end)
     check.eq("5", lines(buf))
     check.eq(false, vim.bo[buf].modifiable)
@@ -530,9 +559,11 @@ describe("chat integrations", function()
     check.eq("error", output.status, "basic has no count_words: the model is told")
     -- CodeCompanion v20+ passes an opts table with output_cb instead of a fourth argument.
     local v20
-    cc.cmds[1](cc, { query = "add numbers" }, { output_cb = function(o)
-      v20 = o
-    end })
+    cc.cmds[1](cc, { query = "add numbers" }, {
+      output_cb = function(o)
+        v20 = o
+      end,
+    })
     wait_for(function()
       return v20
     end, 15000, "codecompanion v20 output")
@@ -575,7 +606,9 @@ describe("approvals of changed project servers", function()
   end
 
   local function question(summary)
-    return "The project's .mcp.json changed the MCP server 'proj' (changed: args). It would run: " .. summary .. ". Start it?"
+    return "The project's .mcp.json changed the MCP server 'proj' (changed: args). It would run: "
+      .. summary
+      .. ". Start it?"
   end
 
   local function proj_row()
@@ -630,7 +663,10 @@ describe("approvals of changed project servers", function()
     check.eq("trust_required", row.lastDiagnostic.code)
     check.eq(1, #result.pendingApprovals)
     local pending = result.pendingApprovals[1]
-    check.eq({ "proj", "changed", "stdio", line }, { pending.server, pending.change, pending.transport, pending.summary })
+    check.eq(
+      { "proj", "changed", "stdio", line },
+      { pending.server, pending.change, pending.transport, pending.summary }
+    )
     check.eq({ "args" }, pending.changedFields)
     wait_for(function()
       return mcp.status():find("⚠1", 1, true)
@@ -642,7 +678,10 @@ describe("approvals of changed project servers", function()
       local t = lines(view.buf)
       return t:find("⚠ proj", 1, true) and t
     end, 10000, "status float")
-    check.truthy(float:find(" ⚠ proj: changed in .mcp.json, needs approval (a); it would run: " .. line, 1, true), float)
+    check.truthy(
+      float:find(" ⚠ proj: changed in .mcp.json, needs approval (a); it would run: " .. line, 1, true),
+      float
+    )
     check.matches("a review change", float)
     close_extra_windows()
     -- Once per (server, hash): the same pending set again asks nothing.
@@ -663,9 +702,13 @@ describe("approvals of changed project servers", function()
       mcp.discover("", { kind = "prompts", server = "proj" }, cb)
     end)
     check.eq(nil, err)
-    check.eq("summarize_notes", vim.iter(found.candidates):find(function(c)
-      return c.name == "summarize_notes"
-    end).name, "the approved --prompts definition runs")
+    check.eq(
+      "summarize_notes",
+      vim.iter(found.candidates):find(function(c)
+        return c.name == "summarize_notes"
+      end).name,
+      "the approved --prompts definition runs"
+    )
     check.eq("allowed", Client.trust_state(path))
   end)
 
@@ -695,9 +738,15 @@ describe("first sight of a trusted workspace", function()
     local root = vim.fs.normalize(vim.fn.tempname())
     local marker = root .. "/ran"
     vim.fn.mkdir(root .. "/.venv/bin", "p")
-    vim.fn.writefile({ "#!/bin/sh", "echo ran > '" .. marker .. "'", 'exec "' .. SIDECAR .. '" "$@"' }, root .. "/.venv/bin/mcp-sidecar")
+    vim.fn.writefile(
+      { "#!/bin/sh", "echo ran > '" .. marker .. "'", 'exec "' .. SIDECAR .. '" "$@"' },
+      root .. "/.venv/bin/mcp-sidecar"
+    )
     vim.fn.setfperm(root .. "/.venv/bin/mcp-sidecar", "rwxr-xr-x")
-    vim.fn.writefile({ vim.json.encode({ mcpServers = { fresh = { command = project.command, args = project.args } } }) }, root .. "/.mcp.json")
+    vim.fn.writefile(
+      { vim.json.encode({ mcpServers = { fresh = { command = project.command, args = project.args } } }) },
+      root .. "/.mcp.json"
+    )
     local buf = vim.fn.bufadd(root .. "/.mcp.json")
     vim.fn.bufload(buf)
     check.truthy(vim.secure.trust({ action = "allow", bufnr = buf }))
@@ -720,7 +769,10 @@ describe("first sight of a trusted workspace", function()
         return #calls >= 1
       end, 20000, "vim.ui.select")
       local line = table.concat(vim.list_extend({ project.command }, vim.deepcopy(project.args)), " ")
-      check.eq("The project's .mcp.json defines a new MCP server 'fresh'. It would run: " .. line .. ". Start it?", calls[1].prompt)
+      check.eq(
+        "The project's .mcp.json defines a new MCP server 'fresh'. It would run: " .. line .. ". Start it?",
+        calls[1].prompt
+      )
       check.eq({ "Approve and start", "Keep disabled" }, calls[1].items)
       check.eq("mcp_sidecar.approval", calls[1].kind)
       wait_for(function()
@@ -744,7 +796,10 @@ describe("first sight of a trusted workspace", function()
         end, _G.notes)
       end
       local function write(args)
-        vim.fn.writefile({ vim.json.encode({ mcpServers = { fresh = { command = project.command, args = args } } }) }, root .. "/.mcp.json")
+        vim.fn.writefile(
+          { vim.json.encode({ mcpServers = { fresh = { command = project.command, args = args } } }) },
+          root .. "/.mcp.json"
+        )
       end
       write(vim.list_extend(vim.deepcopy(project.args), { "--prompts" }))
       wait_for(function()
@@ -755,7 +810,12 @@ describe("first sight of a trusted workspace", function()
         return approvals_noted() >= 3
       end, 20000, "the first definition, back again, to be asked about and approved")
       check.eq(3, #calls)
-      check.eq("The project's .mcp.json changed the MCP server 'fresh' (changed: args). It would run: " .. line .. " (changed: args). Start it?", calls[3].prompt)
+      check.eq(
+        "The project's .mcp.json changed the MCP server 'fresh' (changed: args). It would run: "
+          .. line
+          .. " (changed: args). Start it?",
+        calls[3].prompt
+      )
     end)
     Client.stop(root)
     vim.wait(10000, function()

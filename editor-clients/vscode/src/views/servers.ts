@@ -59,16 +59,24 @@ export class ServersView implements vscode.TreeDataProvider<Node>, vscode.Dispos
         item.description = serverDescription(row);
         item.contextValue = `server state=${row.state} transport=${row.transport} scope=${row.scope}${approval ? " approval=required" : ""}`;
         const tooltip = new vscode.MarkdownString();
-        tooltip.appendMarkdown("**").appendText(row.name).appendMarkdown(`** · ${approval ? "needs approval" : row.state} · ${row.scope} · ${row.transport}\n\n`);
+        tooltip
+          .appendMarkdown("**")
+          .appendText(row.name)
+          .appendMarkdown(`** · ${approval ? "needs approval" : row.state} · ${row.scope} · ${row.transport}\n\n`);
         const pending = approval ? this.store.pending(row.name) : undefined;
         if (pending) {
-          tooltip.appendText(`${pending.change === "new" ? "New" : "Changed"} in .mcp.json; it would ${pending.transport === "http" ? "connect to" : "run"}: `);
-          tooltip.appendText(`${pending.summary}\n\n`).appendText('Run "MCP: Review Project Server Changes" to approve it.\n\n');
+          tooltip.appendText(
+            `${pending.change === "new" ? "New" : "Changed"} in .mcp.json; it would ${pending.transport === "http" ? "connect to" : "run"}: `,
+          );
+          tooltip
+            .appendText(`${pending.summary}\n\n`)
+            .appendText('Run "MCP: Review Project Server Changes" to approve it.\n\n');
         }
         if (row.description) tooltip.appendText(`${row.description}\n\n`);
         tooltip.appendText(catalogSummary(row.catalog, row.catalogSource));
         if (row.loaded > 0) tooltip.appendText(` · ${row.loaded} loaded`);
-        if (row.lastDiagnostic) tooltip.appendMarkdown("\n\n").appendText(`${row.lastDiagnostic.message} ${row.lastDiagnostic.hint}`);
+        if (row.lastDiagnostic)
+          tooltip.appendMarkdown("\n\n").appendText(`${row.lastDiagnostic.message} ${row.lastDiagnostic.hint}`);
         item.tooltip = tooltip;
         if (row.state === "disabled") item.collapsibleState = vscode.TreeItemCollapsibleState.None;
         return item;
@@ -96,13 +104,22 @@ export class ServersView implements vscode.TreeDataProvider<Node>, vscode.Dispos
       }
       case "resource": {
         const watch = this.store.watch(node.server, node.candidate.uri);
-        const item = new vscode.TreeItem(node.candidate.name || node.candidate.uri, vscode.TreeItemCollapsibleState.None);
+        const item = new vscode.TreeItem(
+          node.candidate.name || node.candidate.uri,
+          vscode.TreeItemCollapsibleState.None,
+        );
         item.id = `resource:${node.server}:${node.candidate.uri}`;
         item.iconPath = new vscode.ThemeIcon(watch ? (watch.changed ? "bell-dot" : "eye") : "file");
-        item.description = watch ? `${node.candidate.uri} · ${watch.changed ? "changed" : "watching"}` : node.candidate.uri;
+        item.description = watch
+          ? `${node.candidate.uri} · ${watch.changed ? "changed" : "watching"}`
+          : node.candidate.uri;
         item.tooltip = `${node.candidate.uri}\n${node.candidate.description ?? ""}`;
         item.contextValue = watch ? "resource.watched" : "resource";
-        item.command = { command: "mcpSidecar.openResource", title: "Open Resource", arguments: [{ server: node.server, uri: node.candidate.uri }] };
+        item.command = {
+          command: "mcpSidecar.openResource",
+          title: "Open Resource",
+          arguments: [{ server: node.server, uri: node.candidate.uri }],
+        };
         return item;
       }
       case "template": {
@@ -169,7 +186,8 @@ export class ServersView implements vscode.TreeDataProvider<Node>, vscode.Dispos
     if (group === "tools") {
       const result = await this.client.request(P.serverTools, { server });
       const nodes: Node[] = result.tools.map((tool) => ({ type: "tool", server, tool }));
-      if (result.hiddenByFilters > 0) nodes.push({ type: "message", server, text: `${result.hiddenByFilters} hidden by the server's filters` });
+      if (result.hiddenByFilters > 0)
+        nodes.push({ type: "message", server, text: `${result.hiddenByFilters} hidden by the server's filters` });
       return nodes.length ? nodes : [{ type: "message", server, text: "No tools" }];
     }
     const kind = group === "prompts" ? "prompts" : "resources";
@@ -182,7 +200,8 @@ export class ServersView implements vscode.TreeDataProvider<Node>, vscode.Dispos
       if (group === "templates" && candidate.kind === "template") nodes.push({ type: "template", server, candidate });
       if (group === "prompts" && candidate.kind === "prompt") nodes.push({ type: "prompt", server, candidate });
     }
-    if (result.candidates.length >= LIST_LIMIT) nodes.push({ type: "message", server, text: "More entries: use MCP: Search" });
+    if (result.candidates.length >= LIST_LIMIT)
+      nodes.push({ type: "message", server, text: "More entries: use MCP: Search" });
     return nodes.length ? nodes : [{ type: "message", server, text: `No ${group}` }];
   }
 

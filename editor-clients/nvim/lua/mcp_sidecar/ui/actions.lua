@@ -126,16 +126,19 @@ function M.actions.call(c, opts)
   for _, name in ipairs(c.required or {}) do
     table.insert(skeleton, ('"%s": ""'):format(name))
   end
-  vim.ui.input({ prompt = c.id .. " arguments (JSON): ", default = "{" .. table.concat(skeleton, ", ") .. "}" }, function(input)
-    if not input then
-      return
+  vim.ui.input(
+    { prompt = c.id .. " arguments (JSON): ", default = "{" .. table.concat(skeleton, ", ") .. "}" },
+    function(input)
+      if not input then
+        return
+      end
+      local ok, decoded = pcall(vim.json.decode, input == "" and "{}" or input)
+      if not ok or type(decoded) ~= "table" then
+        return notify("Arguments must be a JSON object", vim.log.levels.ERROR)
+      end
+      run(decoded)
     end
-    local ok, decoded = pcall(vim.json.decode, input == "" and "{}" or input)
-    if not ok or type(decoded) ~= "table" then
-      return notify("Arguments must be a JSON object", vim.log.levels.ERROR)
-    end
-    run(decoded)
-  end)
+  )
 end
 
 local function show_read(c, target, opts, label)

@@ -31,7 +31,7 @@ end
 function M.open(preview, opts)
   local text = M.text(preview.messages)
   local buf, win = Float.open({
-    title = ("Prompt preview · <CR> use · q discard"),
+    title = "Prompt preview · <CR> use · q discard",
     lines = vim.split(text, "\n", { plain = true }),
     filetype = "markdown",
   })
@@ -58,7 +58,8 @@ function M.open(preview, opts)
       local used = M.text((snapshot and snapshot.messages) or preview.messages)
       local where = require("mcp_sidecar")._deliver_prompt(snapshot or preview, used)
       vim.notify(
-        where == "handler" and "Prompt handed to the chat" or ("Prompt copied to register " .. require("mcp_sidecar.config").prompt.register),
+        where == "handler" and "Prompt handed to the chat"
+          or ("Prompt copied to register " .. require("mcp_sidecar.config").prompt.register),
         vim.log.levels.INFO,
         { title = "mcp" }
       )

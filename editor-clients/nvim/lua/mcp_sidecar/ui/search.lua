@@ -120,7 +120,8 @@ function M.open_builtin(query, opts)
   local width = math.min(cols - 4, math.max(50, math.floor(cols * Config.float.width)))
   local height = math.min(lines - 8, math.max(5, math.floor(lines * Config.float.height)))
   local top = math.floor((lines - height - 3) / 2)
-  local list_buf, list_win = Float.open({ title = "MCP search", width = width, height = height, row = top + 3, enter = false })
+  local list_buf, list_win =
+    Float.open({ title = "MCP search", width = width, height = height, row = top + 3, enter = false })
   local input_buf, input_win = Float.open({ title = "query", width = width, height = 1, row = top, modifiable = true })
   vim.wo[list_win].cursorline = false
   local view = {
@@ -138,11 +139,15 @@ function M.open_builtin(query, opts)
   vim.api.nvim_buf_set_lines(input_buf, 0, -1, false, { query or "" })
   local function schedule_query()
     view.timer:stop()
-    view.timer:start(Config.search.debounce_ms, 0, vim.schedule_wrap(function()
-      if M.view == view and vim.api.nvim_buf_is_valid(input_buf) then
-        M.query(view, vim.api.nvim_buf_get_lines(input_buf, 0, 1, false)[1] or "")
-      end
-    end))
+    view.timer:start(
+      Config.search.debounce_ms,
+      0,
+      vim.schedule_wrap(function()
+        if M.view == view and vim.api.nvim_buf_is_valid(input_buf) then
+          M.query(view, vim.api.nvim_buf_get_lines(input_buf, 0, 1, false)[1] or "")
+        end
+      end)
+    )
   end
   vim.api.nvim_create_autocmd({ "TextChanged", "TextChangedI" }, { buffer = input_buf, callback = schedule_query })
   vim.api.nvim_create_autocmd("BufLeave", {
@@ -160,10 +165,18 @@ function M.open_builtin(query, opts)
     vim.keymap.set(modes, lhs, fn, { buffer = input_buf, nowait = true })
   end
   map({ "i", "n" }, "<CR>", accept)
-  map({ "i", "n" }, "<Down>", function() move(1) end)
-  map({ "i", "n" }, "<Up>", function() move(-1) end)
-  map("i", "<C-n>", function() move(1) end)
-  map("i", "<C-p>", function() move(-1) end)
+  map({ "i", "n" }, "<Down>", function()
+    move(1)
+  end)
+  map({ "i", "n" }, "<Up>", function()
+    move(-1)
+  end)
+  map("i", "<C-n>", function()
+    move(1)
+  end)
+  map("i", "<C-p>", function()
+    move(-1)
+  end)
   map({ "i", "n" }, "<C-c>", M.close)
   map("n", "<Esc>", M.close)
   map("n", "q", M.close)

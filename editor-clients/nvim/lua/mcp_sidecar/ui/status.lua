@@ -29,7 +29,10 @@ function M.render(result)
   local data = result.data or {}
   local lines, rows = {}, {}
   local root = Client.last_root or Client.root()
-  table.insert(lines, (" Workspace %s · project config %s"):format(root, data.trustedWorkspace and "trusted" or "untrusted"))
+  table.insert(
+    lines,
+    (" Workspace %s · project config %s"):format(root, data.trustedWorkspace and "trusted" or "untrusted")
+  )
   table.insert(lines, "")
   local names = {}
   for _, server in ipairs(data.servers or {}) do
@@ -53,7 +56,10 @@ function M.render(result)
     local change = p.change == "new" and "new" or "changed"
     local verb = p.transport == "http" and "connect to" or "run"
     local summary = tostring(p.summary or ""):gsub("[%c]", " ")
-    table.insert(lines, (" ⚠ %s: %s in .mcp.json, needs approval (a); it would %s: %s"):format(p.server, change, verb, summary))
+    table.insert(
+      lines,
+      (" ⚠ %s: %s in .mcp.json, needs approval (a); it would %s: %s"):format(p.server, change, verb, summary)
+    )
     rows[#lines] = p.server
   end
   table.insert(lines, "")

@@ -21,7 +21,11 @@ const cases: Case[] = [];
 const test = (name: string, body: () => Promise<void>) => cases.push({ name, body });
 let api: McpSidecarApi;
 
-async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -31,7 +35,10 @@ async function waitFor<T>(what: string, probe: () => T | undefined | false | Pro
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ""}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ""}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -61,7 +68,9 @@ function activeText(scheme: string): string {
 async function acceptQuickPick(label: RegExp, select?: string): Promise<string[]> {
   const shown = await waitFor(`a quick pick offering ${label}`, () => {
     const input = api.quickInput();
-    return input && !input.busy && input.active.length > 0 && input.items.some((i) => label.test(i)) ? input.items : undefined;
+    return input && !input.busy && input.active.length > 0 && input.items.some((i) => label.test(i))
+      ? input.items
+      : undefined;
   });
   if (select !== undefined) {
     // Move the selection down to the wanted item, then accept it.
@@ -92,7 +101,9 @@ test("activates, starts the sidecar of the user's mcpSidecar.path and lists ever
   assert.ok(extension, "the extension is loaded");
   api = await extension.activate();
   await waitFor("the sidecar to run", () => api.client.state === "running");
-  const names = await waitFor("status rows", () => (api.store.rows.length >= 5 ? api.store.rows.map((r) => r.name) : undefined));
+  const names = await waitFor("status rows", () =>
+    api.store.rows.length >= 5 ? api.store.rows.map((r) => r.name) : undefined,
+  );
   assert.deepEqual([...names].sort(), ["basic", "broken", "proj", "secure", "spare"]);
   assert.equal(api.store.trustedWorkspace, true, "the trusted workspace's .mcp.json is read");
   assert.equal(api.store.row("proj")?.scope, "project");
@@ -113,24 +124,46 @@ test("first sight of a trusted workspace: its project server is asked about befo
   // extension ran): the sidecar keeps proj disabled and the extension asked at once. The test
   // host refuses modal dialogs, so that first question counts as declined.
   const file = projectFile();
-  const first = await waitFor("the first-sight question", () => api.approvals.history.find((h) => h.server === "proj"), 30_000);
+  const first = await waitFor(
+    "the first-sight question",
+    () => api.approvals.history.find((h) => h.server === "proj"),
+    30_000,
+  );
   assert.equal(first.message, "The project's .mcp.json defines a new MCP server 'proj'. Start it?");
   assert.equal(first.detail, `It would run:\n${file.argsLine()}\n\n${REVIEW_HINT}`);
   assert.equal(first.outcome, "declined");
-  const pending = await waitFor("proj to wait for approval", () => (api.store.pendingApprovals.length > 0 ? api.store.pendingApprovals : undefined));
-  assert.deepEqual(pending.map((p) => [p.server, p.change, p.summary, p.changedFields]), [["proj", "new", file.argsLine(), []]]);
+  const pending = await waitFor("proj to wait for approval", () =>
+    api.store.pendingApprovals.length > 0 ? api.store.pendingApprovals : undefined,
+  );
+  assert.deepEqual(
+    pending.map((p) => [p.server, p.change, p.summary, p.changedFields]),
+    [["proj", "new", file.argsLine(), []]],
+  );
   assert.equal(api.store.row("proj")?.state, "disabled");
   assert.equal(api.store.row("proj")?.approvalRequired, true);
 
   const { asked, restore } = answerApprovals(["Approve and Start"]);
   try {
     const outcomes = (await vscode.commands.executeCommand("mcpSidecar.reviewApprovals")) as ApprovalOutcome[];
-    assert.deepEqual(outcomes.map((o) => [o.server, o.outcome]), [["proj", "approved"]]);
-    assert.deepEqual(asked.map((a) => [a.message, a.options.detail]), [[first.message, first.detail]]);
-    await waitFor("proj to run", () => api.store.row("proj")?.state === "connected" && !api.store.row("proj")?.approvalRequired, 30_000);
+    assert.deepEqual(
+      outcomes.map((o) => [o.server, o.outcome]),
+      [["proj", "approved"]],
+    );
+    assert.deepEqual(
+      asked.map((a) => [a.message, a.options.detail]),
+      [[first.message, first.detail]],
+    );
+    await waitFor(
+      "proj to run",
+      () => api.store.row("proj")?.state === "connected" && !api.store.row("proj")?.approvalRequired,
+      30_000,
+    );
     assert.deepEqual(api.store.pendingApprovals, []);
     const tools = await api.client.request(P.serverTools, { server: "proj" });
-    assert.ok(tools.tools.some((t) => t.name === "echo"), "the approved definition runs");
+    assert.ok(
+      tools.tools.some((t) => t.name === "echo"),
+      "the approved definition runs",
+    );
   } finally {
     restore();
   }
@@ -155,7 +188,10 @@ test("a trusted workspace's own .venv sidecar runs only after a confirmation nam
   try {
     // A workspace's .vscode/settings.json (say, from a pull) cannot point the path elsewhere.
     mkdirSync(settingsDir, { recursive: true });
-    writeFileSync(path.join(settingsDir, "settings.json"), JSON.stringify({ "mcpSidecar.path": "/bin/false", "mcpSidecar.search.limit": 9 }));
+    writeFileSync(
+      path.join(settingsDir, "settings.json"),
+      JSON.stringify({ "mcpSidecar.path": "/bin/false", "mcpSidecar.search.limit": 9 }),
+    );
     await waitFor("VS Code to read the workspace settings", () => config().get("search.limit") === 9);
     assert.equal(config().inspect("path")?.workspaceValue, undefined);
     assert.equal(config().get("path"), userPath);
@@ -193,13 +229,18 @@ test("a trusted workspace's own .venv sidecar runs only after a confirmation nam
 
 test("every command is registered while the sidecar runs", async () => {
   const all = await vscode.commands.getCommands(true);
-  const contributed = (vscode.extensions.getExtension(EXTENSION_ID)?.packageJSON.contributes.commands ?? []) as { command: string }[];
+  const contributed = (vscode.extensions.getExtension(EXTENSION_ID)?.packageJSON.contributes.commands ?? []) as {
+    command: string;
+  }[];
   assert.ok(contributed.length >= 30);
   for (const { command } of contributed) assert.ok(all.includes(command), command);
 });
 
 test("calling a tool through the command activates it, shows the result and the status bar counts it", async () => {
-  const result = (await vscode.commands.executeCommand("mcpSidecar.callTool", "basic.add", { a: 2, b: 3 })) as P.CallToolResult;
+  const result = (await vscode.commands.executeCommand("mcpSidecar.callTool", "basic.add", {
+    a: 2,
+    b: 3,
+  })) as P.CallToolResult;
   assert.equal(result.isError, false);
   assert.deepEqual(result.content, [{ type: "text", text: "5" }]);
   assert.match(activeText("mcp-sidecar-output"), /^5$/m);
@@ -207,7 +248,10 @@ test("calling a tool through the command activates it, shows the result and the 
   await waitFor("the loaded count", () => api.store.row("basic")?.loaded === 1);
   assert.match(statusBarModel(api.client.state, api.store.rows).text, /MCP: [1-9] connected/);
   const active = await api.client.request(P.activeTools, {});
-  assert.deepEqual(active.tools.map((t) => t.id), ["basic.add"]);
+  assert.deepEqual(
+    active.tools.map((t) => t.id),
+    ["basic.add"],
+  );
 });
 
 test("MCP: Search queries as you type, and its tool action calls through the real quick inputs", async () => {
@@ -224,7 +268,9 @@ test("MCP: Search queries as you type, and its tool action calls through the rea
 });
 
 test("a tool result that is an error is a result, not a failure", async () => {
-  const result = (await vscode.commands.executeCommand("mcpSidecar.callTool", "basic.fail", { message: "nope" })) as P.CallToolResult;
+  const result = (await vscode.commands.executeCommand("mcpSidecar.callTool", "basic.fail", {
+    message: "nope",
+  })) as P.CallToolResult;
   assert.equal(result.isError, true);
   assert.match(activeText("mcp-sidecar-output"), /basic\.fail · the tool reported an error[\s\S]*nope/);
 });
@@ -254,7 +300,10 @@ test("filling a template asks each variable with the server's completions", asyn
 });
 
 test("a watch marks the resource in the view and reports the change", async () => {
-  const watched = (await vscode.commands.executeCommand("mcpSidecar.subscribe", { server: "basic", uri: "notes://changelog" })) as P.SubscribeResult;
+  const watched = (await vscode.commands.executeCommand("mcpSidecar.subscribe", {
+    server: "basic",
+    uri: "notes://changelog",
+  })) as P.SubscribeResult;
   assert.equal(watched.created, true);
   const resourceItem = async () => {
     const nodes = await group("basic", "resources");
@@ -272,8 +321,14 @@ test("a watch marks the resource in the view and reports the change", async () =
   });
   await vscode.commands.executeCommand("mcpSidecar.callTool", "basic.touch", { uri: "notes://changelog" });
   assert.deepEqual(await updated, { server: "basic", uri: "notes://changelog", changed: true });
-  await waitFor("the view to mark the change", async () => (await resourceItem()).description === "notes://changelog · changed");
-  const unwatched = (await vscode.commands.executeCommand("mcpSidecar.unsubscribe", { server: "basic", uri: "notes://changelog" })) as P.UnsubscribeResult;
+  await waitFor(
+    "the view to mark the change",
+    async () => (await resourceItem()).description === "notes://changelog · changed",
+  );
+  const unwatched = (await vscode.commands.executeCommand("mcpSidecar.unsubscribe", {
+    server: "basic",
+    uri: "notes://changelog",
+  })) as P.UnsubscribeResult;
   assert.equal(unwatched.removed, true);
   assert.equal((await resourceItem()).description, "notes://changelog");
 });
@@ -290,21 +345,41 @@ test("a prompt preview opens read-only and Use prompt accepts it once", async ()
   const text = activeText("mcp-sidecar-prompt");
   assert.match(text, /nothing has been sent yet/);
   assert.match(text, /Summarize the notes in ideas\./);
-  const used = (await vscode.commands.executeCommand("mcpSidecar.usePrompt")) as { snapshot: P.PromptUseResult; target: string };
+  const used = (await vscode.commands.executeCommand("mcpSidecar.usePrompt")) as {
+    snapshot: P.PromptUseResult;
+    target: string;
+  };
   assert.equal(used.snapshot.accepted, true);
   assert.ok(["chat", "clipboard"].includes(used.target));
   if (used.target === "clipboard") assert.equal(await vscode.env.clipboard.readText(), used.snapshot.text);
-  await waitFor("the preview tab to close", () =>
-    !vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputText && t.input.uri.scheme === "mcp-sidecar-prompt")),
+  await waitFor(
+    "the preview tab to close",
+    () =>
+      !vscode.window.tabGroups.all.some((g) =>
+        g.tabs.some((t) => t.input instanceof vscode.TabInputText && t.input.uri.scheme === "mcp-sidecar-prompt"),
+      ),
   );
   await rejectsWithCode(api.client.request(P.promptUse, { previewId: snapshot.previewId }), "preview_not_found");
 });
 
 test("Discard drops a preview, and closing a preview's tab discards it too", async () => {
-  const first = (await vscode.commands.executeCommand("mcpSidecar.previewPrompt", { server: "basic", name: "summarize_notes", arguments: {} })) as P.PromptSnapshot;
+  const first = (await vscode.commands.executeCommand("mcpSidecar.previewPrompt", {
+    server: "basic",
+    name: "summarize_notes",
+    arguments: {},
+  })) as P.PromptSnapshot;
   const discarded = (await vscode.commands.executeCommand("mcpSidecar.discardPrompt")) as P.PromptDiscardResult;
-  assert.deepEqual(discarded, { previewId: first.previewId, server: "basic", name: "summarize_notes", discarded: true });
-  const second = (await vscode.commands.executeCommand("mcpSidecar.previewPrompt", { server: "basic", name: "summarize_notes", arguments: {} })) as P.PromptSnapshot;
+  assert.deepEqual(discarded, {
+    previewId: first.previewId,
+    server: "basic",
+    name: "summarize_notes",
+    discarded: true,
+  });
+  const second = (await vscode.commands.executeCommand("mcpSidecar.previewPrompt", {
+    server: "basic",
+    name: "summarize_notes",
+    arguments: {},
+  })) as P.PromptSnapshot;
   await vscode.commands.executeCommand("workbench.action.closeActiveEditor");
   await waitFor("the closed preview to be discarded", async () => {
     try {
@@ -317,7 +392,9 @@ test("Discard drops a preview, and closing a preview's tab discards it too", asy
 });
 
 test("a prompt with arguments asks each one with the server's completions before previewing", async () => {
-  const promptNode = (await group("basic", "prompts")).find((n) => n.type === "prompt" && n.candidate.name === "review_code");
+  const promptNode = (await group("basic", "prompts")).find(
+    (n) => n.type === "prompt" && n.candidate.name === "review_code",
+  );
   assert.ok(promptNode);
   const done = vscode.commands.executeCommand("mcpSidecar.previewPrompt", promptNode);
   // The fixture completes every review_code argument with languages.
@@ -334,7 +411,13 @@ test("a prompt with arguments asks each one with the server's completions before
 
 test("the servers view lists servers with state, and their catalogs on expand", async () => {
   const servers = await children();
-  assert.deepEqual(servers.map((n) => n.type === "server" && n.server).sort(), ["basic", "broken", "proj", "secure", "spare"]);
+  assert.deepEqual(servers.map((n) => n.type === "server" && n.server).sort(), [
+    "basic",
+    "broken",
+    "proj",
+    "secure",
+    "spare",
+  ]);
   const basic = api.view.getTreeItem({ type: "server", server: "basic" });
   assert.match(String(basic.contextValue), /^server state=connected transport=stdio scope=global$/);
   assert.match(String(basic.description), /^connected · global · \d+ tools/);
@@ -365,7 +448,10 @@ test("MCP: Run Command runs a /mcp line and shows its text", async () => {
   const help = (await vscode.commands.executeCommand("mcpSidecar.runCommand", "help")) as P.CommandResult;
   assert.equal(help.command, "help");
   await rejectsWithCode(api.client.request(P.command, { line: "frobnicate" }), "command_invalid");
-  const prompt = (await vscode.commands.executeCommand("mcpSidecar.runCommand", "prompt basic summarize_notes folder=archive")) as P.CommandResult;
+  const prompt = (await vscode.commands.executeCommand(
+    "mcpSidecar.runCommand",
+    "prompt basic summarize_notes folder=archive",
+  )) as P.CommandResult;
   assert.equal(prompt.command, "prompt");
   assert.match(activeText("mcp-sidecar-prompt"), /Summarize the notes in archive\./);
   const discarded = (await vscode.commands.executeCommand("mcpSidecar.discardPrompt")) as P.PromptDiscardResult;
@@ -375,21 +461,46 @@ test("MCP: Run Command runs a /mcp line and shows its text", async () => {
 test("the sidecar serves the command table, the add dry run and activate-then-call the palette uses", async () => {
   const spec = await api.client.request(P.commandSpec, {});
   const remove = spec.commands.find((c) => c.name === "remove");
-  assert.deepEqual(remove?.options.map((o) => [o.name, o.values]), [["--scope", ["global", "project"]]]);
+  assert.deepEqual(
+    remove?.options.map((o) => [o.name, o.values]),
+    [["--scope", ["global", "project"]]],
+  );
   assert.ok(remove?.positionals[0]?.values.includes("basic"));
   assert.equal(spec.commands.find((c) => c.name === "reconnect")?.changes, "status");
   // quoteWord's output reads back unchanged through the sidecar's own parser.
   for (const word of ["docs", "my server", "it's", "", 'a"b', "$(x)", "C:\\x y"]) {
-    const dry = await api.client.request(P.configAddDryRun, { scope: "global", server: "dry", target: commandLine("run", word), dryRun: true });
+    const dry = await api.client.request(P.configAddDryRun, {
+      scope: "global",
+      server: "dry",
+      target: commandLine("run", word),
+      dryRun: true,
+    });
     assert.deepEqual(dry.definition, { command: "run", args: [word] }, word);
   }
-  const bad = await api.client.request(P.configAddDryRun, { scope: "global", server: "my notes", definition: {}, dryRun: true });
+  const bad = await api.client.request(P.configAddDryRun, {
+    scope: "global",
+    server: "my notes",
+    definition: {},
+    dryRun: true,
+  });
   assert.equal(bad.problems[0]?.field, "server");
   assert.match(bad.problems[0]?.diagnostic.message ?? "", /the name must be 1 to 64 letters/);
-  const unclosed = await api.client.request(P.configAddDryRun, { scope: "global", server: "ok", target: "node 'x", dryRun: true });
+  const unclosed = await api.client.request(P.configAddDryRun, {
+    scope: "global",
+    server: "ok",
+    target: "node 'x",
+    dryRun: true,
+  });
   assert.equal(unclosed.problems[0]?.diagnostic.message, "The line has an unclosed single quote (').");
-  assert.equal(await vscode.commands.executeCommand("mcpSidecar.callTool", "spare.ech", {}), undefined, "not activated, nothing called");
-  const failed = await rejectsWithCode(api.client.request(P.callTool, { id: "spare.ech", activate: true, session: "palette" }), "tool_not_found");
+  assert.equal(
+    await vscode.commands.executeCommand("mcpSidecar.callTool", "spare.ech", {}),
+    undefined,
+    "not activated, nothing called",
+  );
+  const failed = await rejectsWithCode(
+    api.client.request(P.callTool, { id: "spare.ech", activate: true, session: "palette" }),
+    "tool_not_found",
+  );
   assert.equal(failed.nearby?.[0], "spare.echo");
 });
 
@@ -415,7 +526,10 @@ test("add and remove through /mcp lines update the view", async () => {
   const python = process.env.MCP_TEST_PYTHON ?? "python3";
   await vscode.commands.executeCommand("mcpSidecar.runCommand", `add --scope global extra -- ${python} -c pass`);
   await waitFor("the added server", () => api.store.row("extra"));
-  const removed = (await vscode.commands.executeCommand("mcpSidecar.runCommand", "remove --scope global extra")) as P.CommandResult;
+  const removed = (await vscode.commands.executeCommand(
+    "mcpSidecar.runCommand",
+    "remove --scope global extra",
+  )) as P.CommandResult;
   assert.equal(removed.command, "remove");
   await waitFor("the removed server to go", () => !api.store.row("extra"));
 });
@@ -435,7 +549,13 @@ test("failures carry diagnostics; login is refused for a stdio server", async ()
   await rejectsWithCode(api.client.request(P.authLogin, { server: "basic" }), "not_supported");
   await rejectsWithCode(api.client.request(P.authLogin, { server: "basic", noBrowser: true }), "not_supported");
   await rejectsWithCode(api.client.request(P.authLogout, { server: "basic" }), "not_supported");
-  await rejectsWithCode(api.client.request(P.authCompleteLogin, { loginId: "nope", callbackUrl: "http://127.0.0.1:1/callback?code=x&state=y" }), "login_not_found");
+  await rejectsWithCode(
+    api.client.request(P.authCompleteLogin, {
+      loginId: "nope",
+      callbackUrl: "http://127.0.0.1:1/callback?code=x&state=y",
+    }),
+    "login_not_found",
+  );
 });
 
 // ------------------------------------------------------------------ OAuth (fixture authorization server)
@@ -451,7 +571,11 @@ async function followAuthorization(authorizationUrl: string, redirectUri: string
 test("OAuth without a browser: the pasted callback address completes the login; logout revokes", async () => {
   await waitFor("the secure server's row", () => api.store.row("secure"));
   await rejectsWithCode(api.client.request(P.serverTools, { server: "secure" }), "authentication_required");
-  const login = (await vscode.commands.executeCommand("mcpSidecar.loginNoBrowser", "secure", followAuthorization)) as P.LoginResult;
+  const login = (await vscode.commands.executeCommand(
+    "mcpSidecar.loginNoBrowser",
+    "secure",
+    followAuthorization,
+  )) as P.LoginResult;
   assert.equal(login?.status, "completed", JSON.stringify(login));
   const result = (await vscode.commands.executeCommand("mcpSidecar.callTool", "secure.whoami", {})) as P.CallToolResult;
   assert.deepEqual(result.content, [{ type: "text", text: "authenticated" }]);
@@ -463,7 +587,11 @@ test("OAuth without a browser: the pasted callback address completes the login; 
 
 test("OAuth in a remote window: Log In pastes the callback back, since the browser cannot reach the sidecar's loopback", async () => {
   assert.ok(vscode.env.remoteName, "this suite runs in a remote extension host");
-  const login = (await vscode.commands.executeCommand("mcpSidecar.login", "secure", followAuthorization)) as P.LoginResult;
+  const login = (await vscode.commands.executeCommand(
+    "mcpSidecar.login",
+    "secure",
+    followAuthorization,
+  )) as P.LoginResult;
   assert.equal(login?.status, "completed", JSON.stringify(login));
   const tools = await api.client.request(P.serverTools, { server: "secure" });
   assert.ok(tools.tools.some((t) => t.id === "secure.whoami"));
@@ -494,15 +622,22 @@ function answerApprovals(answers: (string | undefined)[]): { asked: Asked[]; res
 let originalProj: { command: string; args: string[] } | undefined;
 
 /** The workspace's .mcp.json, and its `proj` definition as scripts/test.sh wrote it plus `extra` arguments. */
-function projectFile(): { path: string; withArgs: (...extra: string[]) => string; argsLine: (...extra: string[]) => string } {
+function projectFile(): {
+  path: string;
+  withArgs: (...extra: string[]) => string;
+  argsLine: (...extra: string[]) => string;
+} {
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   assert.ok(folder, "a workspace folder");
   const file = path.join(folder, ".mcp.json");
-  originalProj ??= (JSON.parse(readFileSync(file, "utf8")) as { mcpServers: { proj: { command: string; args: string[] } } }).mcpServers.proj;
+  originalProj ??= (
+    JSON.parse(readFileSync(file, "utf8")) as { mcpServers: { proj: { command: string; args: string[] } } }
+  ).mcpServers.proj;
   const proj = originalProj;
   return {
     path: file,
-    withArgs: (...extra) => JSON.stringify({ mcpServers: { proj: { command: proj.command, args: [...proj.args, ...extra] } } }),
+    withArgs: (...extra) =>
+      JSON.stringify({ mcpServers: { proj: { command: proj.command, args: [...proj.args, ...extra] } } }),
     argsLine: (...extra) => [proj.command, ...proj.args, ...extra].join(" "),
   };
 }
@@ -523,10 +658,17 @@ test("a project server changed on disk asks with a modal showing the new command
       options: { modal: true, detail: changedDetail(file, "--resources") },
       items: ["Approve and Start"],
     });
-    await waitFor("proj to run the approved definition", () => api.store.row("proj")?.state === "connected" && !api.store.row("proj")?.approvalRequired, 30_000);
+    await waitFor(
+      "proj to run the approved definition",
+      () => api.store.row("proj")?.state === "connected" && !api.store.row("proj")?.approvalRequired,
+      30_000,
+    );
     assert.deepEqual(api.store.pendingApprovals, []);
     const tools = await api.client.request(P.serverTools, { server: "proj" });
-    assert.ok(tools.tools.some((t) => t.name === "notify_changes"), "the new --resources definition runs");
+    assert.ok(
+      tools.tools.some((t) => t.name === "notify_changes"),
+      "the new --resources definition runs",
+    );
     assert.equal(asked.length, 1, "asked once");
   } finally {
     restore();
@@ -545,9 +687,10 @@ test("declining keeps the changed server disabled and marked; it is asked once p
     assert.equal(row?.state, "disabled");
     assert.equal(row?.lastDiagnostic?.code, "trust_required");
     const pending = api.store.pendingApprovals;
-    assert.deepEqual(pending.map((p) => [p.server, p.change, p.transport, p.summary, p.changedFields]), [
-      ["proj", "changed", "stdio", `${file.argsLine("--resources", "--prompts")} (changed: args)`, ["args"]],
-    ]);
+    assert.deepEqual(
+      pending.map((p) => [p.server, p.change, p.transport, p.summary, p.changedFields]),
+      [["proj", "changed", "stdio", `${file.argsLine("--resources", "--prompts")} (changed: args)`, ["args"]]],
+    );
     const model = statusBarModel(api.client.state, api.store.rows);
     assert.match(model.text, /^\$\(shield\) MCP: \d+ connected(, \d+ failed)?, 1 needs approval$/);
     assert.ok(model.tooltipLines.includes("⚠ proj · needs approval · project · stdio"), model.tooltipLines.join(" | "));
@@ -566,12 +709,18 @@ test("declining keeps the changed server disabled and marked; it is asked once p
       return "Approve and Start";
     };
     const outcomes = (await vscode.commands.executeCommand("mcpSidecar.reviewApprovals")) as ApprovalOutcome[];
-    assert.deepEqual(outcomes.map((o) => [o.server, o.outcome]), [["proj", "approved"]]);
+    assert.deepEqual(
+      outcomes.map((o) => [o.server, o.outcome]),
+      [["proj", "approved"]],
+    );
     assert.equal(asked.length, 2);
     assert.deepEqual(asked[1], asked[0]);
     assert.equal(api.store.row("proj")?.state, "connected");
     const prompts = await api.client.request(P.discover, { query: "", kind: "prompts", server: "proj", limit: 10 });
-    assert.ok(prompts.candidates.some((c) => c.name === "summarize_notes"), "the --prompts definition runs");
+    assert.ok(
+      prompts.candidates.some((c) => c.name === "summarize_notes"),
+      "the --prompts definition runs",
+    );
     assert.deepEqual(await vscode.commands.executeCommand("mcpSidecar.reviewApprovals"), [], "nothing left to review");
   } finally {
     restore();
@@ -579,9 +728,13 @@ test("declining keeps the changed server disabled and marked; it is asked once p
 });
 
 test("an approval of a definition that changed again is refused by the sidecar", async () => {
-  const stale = await api.client.request(P.workspaceApprove, { approvals: [{ server: "proj", definitionHash: "0".repeat(64) }] });
+  const stale = await api.client.request(P.workspaceApprove, {
+    approvals: [{ server: "proj", definitionHash: "0".repeat(64) }],
+  });
   assert.deepEqual(stale.approved, []);
-  assert.deepEqual(stale.notApproved, [{ server: "proj", reason: "The definition changed again since it was shown; review it again." }]);
+  assert.deepEqual(stale.notApproved, [
+    { server: "proj", reason: "The definition changed again since it was shown; review it again." },
+  ]);
 });
 
 test("restoring the project file is a change too: approved, proj runs its original definition again", async () => {
@@ -591,7 +744,11 @@ test("restoring the project file is a change too: approved, proj runs its origin
     writeFileSync(file.path, file.withArgs());
     await waitFor("the approval modal", () => asked.length >= 1, 30_000);
     assert.equal(asked[0]?.options.detail, changedDetail(file));
-    await waitFor("proj to run again", () => api.store.row("proj")?.state === "connected" && api.store.pendingApprovals.length === 0, 30_000);
+    await waitFor(
+      "proj to run again",
+      () => api.store.row("proj")?.state === "connected" && api.store.pendingApprovals.length === 0,
+      30_000,
+    );
   } finally {
     restore();
   }
@@ -627,7 +784,7 @@ const LOOKUP_CONFIRMATION =
   "Its description, as the server gives it:\n\n" +
   "Look up a note\\. \\[Open docs\\]\\(https\\:\\/\\/evil\\.example\\/docs\\) \\[Run\\]\\(command\\:workbench\\.action\\.terminal\\.new\\)  \n" +
   "\\!\\[pixel\\]\\(https\\:\\/\\/evil\\.example\\/pixel\\.png\\) \\<img src\\=x onerror\\=alert\\(1\\)\\>  \n" +
-  "\\`\\`\\`json  \n\\{\\\"query\\\"\\: \\\"harmless\\\"\\}  \n\\`\\`\\`\n\n" +
+  '\\`\\`\\`json  \n\\{\\"query\\"\\: \\"harmless\\"\\}  \n\\`\\`\\`\n\n' +
   "The server marks this tool read-only; that is its own claim. To call the read-only tools of this server without being asked, add its name to the setting `mcpSidecar.autoApproveReadOnly`.\n\n" +
   'Arguments:\n\n```json\n{\n  "query": "x"\n}\n```';
 
@@ -638,10 +795,18 @@ test("mcp_call asks before a read-only tool unless the user listed its server; a
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   assert.ok(folder, "a workspace folder");
   const settingsDir = path.join(folder, ".vscode");
-  await api.client.request(P.configAdd, { scope: "global", server: "annotated", definition: { command: python, args: [fixture] } });
+  await api.client.request(P.configAdd, {
+    scope: "global",
+    server: "annotated",
+    definition: { command: python, args: [fixture] },
+  });
   try {
     const activated = await api.client.request(P.activate, { ids: ["annotated.lookup", "annotated.erase"] });
-    assert.deepEqual(activated.results.map((r) => r.status), ["loaded", "loaded"], JSON.stringify(activated.results));
+    assert.deepEqual(
+      activated.results.map((r) => r.status),
+      ["loaded", "loaded"],
+      JSON.stringify(activated.results),
+    );
     assert.deepEqual(config().get("autoApproveReadOnly"), []);
 
     // Default: the read-only hint waives nothing.
@@ -657,9 +822,14 @@ test("mcp_call asks before a read-only tool unless the user listed its server; a
 
     // A workspace's own settings cannot add the server (application scope: VS Code refuses
     // to write it there, and ignores it when the file says so anyway).
-    await assert.rejects(Promise.resolve(config().update("autoApproveReadOnly", ["annotated"], vscode.ConfigurationTarget.Workspace)));
+    await assert.rejects(
+      Promise.resolve(config().update("autoApproveReadOnly", ["annotated"], vscode.ConfigurationTarget.Workspace)),
+    );
     mkdirSync(settingsDir, { recursive: true });
-    writeFileSync(path.join(settingsDir, "settings.json"), JSON.stringify({ "mcpSidecar.autoApproveReadOnly": ["annotated"], "mcpSidecar.search.limit": 7 }));
+    writeFileSync(
+      path.join(settingsDir, "settings.json"),
+      JSON.stringify({ "mcpSidecar.autoApproveReadOnly": ["annotated"], "mcpSidecar.search.limit": 7 }),
+    );
     await waitFor("VS Code to read the workspace settings", () => config().get("search.limit") === 7);
     assert.equal(config().inspect("autoApproveReadOnly")?.workspaceValue, undefined);
     assert.ok((await api.prepareCall({ id: "annotated.lookup", arguments: {} })).confirmationMessages, "still asks");
@@ -670,8 +840,13 @@ test("mcp_call asks before a read-only tool unless the user listed its server; a
     assert.deepEqual(waived, { invocationMessage: "Calling annotated\\.lookup" });
     const erase = await api.prepareCall({ id: "annotated.erase", arguments: { query: "x" } });
     assert.equal(erase.confirmationMessages?.title, "Call an MCP tool?");
-    assert.match((erase.confirmationMessages?.message as vscode.MarkdownString).value, /^\*\*annotated\\\.erase\*\*: the tool erase of the MCP server annotated\./);
-    assert.ok(!(erase.confirmationMessages?.message as vscode.MarkdownString).value.includes("marks this tool read-only"));
+    assert.match(
+      (erase.confirmationMessages?.message as vscode.MarkdownString).value,
+      /^\*\*annotated\\\.erase\*\*: the tool erase of the MCP server annotated\./,
+    );
+    assert.ok(
+      !(erase.confirmationMessages?.message as vscode.MarkdownString).value.includes("marks this tool read-only"),
+    );
     // A tool that is not active is asked about, never waived.
     assert.ok((await api.prepareCall({ id: "annotated.nope", arguments: {} })).confirmationMessages);
   } finally {
@@ -688,7 +863,8 @@ test("commands stay registered while the sidecar is stopped, and the next reques
   await api.client.stop();
   assert.equal(api.client.state, "stopped");
   const all = await vscode.commands.getCommands(true);
-  for (const id of ["mcpSidecar.search", "mcpSidecar.runCommand", "mcpSidecar.status", "mcpSidecar.restart"]) assert.ok(all.includes(id), id);
+  for (const id of ["mcpSidecar.search", "mcpSidecar.runCommand", "mcpSidecar.status", "mcpSidecar.restart"])
+    assert.ok(all.includes(id), id);
   assert.equal(statusBarModel(api.client.state, api.store.rows).text, "$(debug-disconnect) MCP: stopped");
   const tools = (await vscode.commands.executeCommand("mcpSidecar.runCommand", "tools spare")) as P.CommandResult;
   assert.equal(tools.command, "tools");
@@ -697,7 +873,10 @@ test("commands stay registered while the sidecar is stopped, and the next reques
 });
 
 test("a sidecar that dies is restarted with backoff and the state comes back", async () => {
-  const pids = execFileSync("pgrep", ["-P", String(process.pid), "-f", "mcp-sidecar"], { encoding: "utf8" }).trim().split(/\s+/).map(Number);
+  const pids = execFileSync("pgrep", ["-P", String(process.pid), "-f", "mcp-sidecar"], { encoding: "utf8" })
+    .trim()
+    .split(/\s+/)
+    .map(Number);
   assert.equal(pids.length, 1, `one sidecar child: ${pids.join(",")}`);
   const states: string[] = [];
   const sub = api.client.onDidChangeState((s) => states.push(s));
@@ -706,7 +885,10 @@ test("a sidecar that dies is restarted with backoff and the state comes back", a
   await waitFor("the sidecar to run again", () => api.client.state === "running" && states.includes("running"));
   sub.dispose();
   await waitFor("rows after the restart", () => api.store.rows.length >= 5);
-  const result = (await vscode.commands.executeCommand("mcpSidecar.callTool", "basic.add", { a: 20, b: 22 })) as P.CallToolResult;
+  const result = (await vscode.commands.executeCommand("mcpSidecar.callTool", "basic.add", {
+    a: 20,
+    b: 22,
+  })) as P.CallToolResult;
   assert.deepEqual(result.content, [{ type: "text", text: "42" }]);
 });
 
@@ -717,7 +899,9 @@ test("restarts are serialized: a burst runs at most one more restart", async () 
   sub.dispose();
   assert.equal(api.client.state, "running");
   assert.ok(starts >= 1 && starts <= 2, `${starts} starts`);
-  const pids = execFileSync("pgrep", ["-P", String(process.pid), "-f", "mcp-sidecar"], { encoding: "utf8" }).trim().split(/\s+/);
+  const pids = execFileSync("pgrep", ["-P", String(process.pid), "-f", "mcp-sidecar"], { encoding: "utf8" })
+    .trim()
+    .split(/\s+/);
   assert.equal(pids.length, 1, "exactly one sidecar runs");
 });
 

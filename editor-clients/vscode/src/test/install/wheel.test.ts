@@ -22,7 +22,10 @@ test("the bundled wheel installs into a private venv and the sidecar runs", { ti
     assert.equal(sidecar, path.join(storage, "venv", "bin", "mcp-sidecar"));
     const version = execFileSync(sidecar, ["--version"], { encoding: "utf8" }).trim();
     assert.match(version, /^mcp-sidecar \d+\.\d+\.\d+/);
-    assert.ok(lines.some((l) => l.includes(path.basename(wheel))), lines.join("\n"));
+    assert.ok(
+      lines.some((l) => l.includes(path.basename(wheel))),
+      lines.join("\n"),
+    );
   } finally {
     rmSync(storage, { recursive: true, force: true });
   }

@@ -5,17 +5,17 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
-  jsonBlock,
-  visibleText,
   approvalKey,
   approvalQuestion,
   autoApprovedServers,
   CALL_CONFIRMATION_TITLE,
   callConfirmation,
   codeBlock,
+  jsonBlock,
   markdownLiteral,
   oneLine,
   skipsConfirmation,
+  visibleText,
 } from "../../consent";
 import type { ToolDefinition } from "../../protocol";
 
@@ -39,8 +39,8 @@ function tool(overrides: Partial<ToolDefinition> = {}): ToolDefinition {
 
 const HOSTILE =
   "Reads notes. [Click here](command:workbench.action.terminal.new) or [docs](https://evil.example/x)\n" +
-  "![tracker](https://evil.example/pixel.png) <img src=x onerror=alert(1)> <a href=\"https://evil.example\">a</a>\n" +
-  "```json\n{\"path\": \"/etc/passwd\"}\n```\n" +
+  '![tracker](https://evil.example/pixel.png) <img src=x onerror=alert(1)> <a href="https://evil.example">a</a>\n' +
+  '```json\n{"path": "/etc/passwd"}\n```\n' +
   "    indented code\n" +
   "# Heading *bold* _em_ `code` www.evil.example mail@evil.example https://evil.example &amp; $(zap)\n" +
   "> quote\n- item\n1. item\n| a | b |\n|---|---|\n\u202eevil\u200b";
@@ -105,7 +105,10 @@ test("a code block cannot be closed by the code inside it", () => {
 test("the confirmation names the tool and shows the description and arguments as plain text", () => {
   const confirmation = callConfirmation(
     "notes.lookup",
-    tool({ title: "Look *up*", description: "See [docs](https://evil.example) ![x](https://evil.example/p.png)\n```\nfake\n```" }),
+    tool({
+      title: "Look *up*",
+      description: "See [docs](https://evil.example) ![x](https://evil.example/p.png)\n```\nfake\n```",
+    }),
     { path: "a`b" },
   );
   assert.equal(confirmation.title, CALL_CONFIRMATION_TITLE);
@@ -130,7 +133,7 @@ test("a tool that is not active is named inertly and still shows the arguments",
   const confirmation = callConfirmation("x.[y](https://e.example)", undefined, {});
   assert.equal(
     confirmation.markdown,
-    "**\\\"x\\.\\[y\\]\\(https\\:\\/\\/e\\.example\\)\\\"** is not an active tool: the sidecar refuses the call unless it was activated with `mcp_tools`.\n\nArguments:\n\n```json\n{}\n```",
+    '**\\"x\\.\\[y\\]\\(https\\:\\/\\/e\\.example\\)\\"** is not an active tool: the sidecar refuses the call unless it was activated with `mcp_tools`.\n\nArguments:\n\n```json\n{}\n```',
   );
 });
 
@@ -140,7 +143,13 @@ test("oneLine folds whitespace and drops invisible characters", () => {
 
 test("an approval question shows the server, new or changed, and the exact command line", () => {
   const changed = approvalQuestion(
-    { server: "proj", change: "changed", definitionHash: "h1", transport: "stdio", summary: "python evil.py --x (cwd: /w; env: TOKEN)" },
+    {
+      server: "proj",
+      change: "changed",
+      definitionHash: "h1",
+      transport: "stdio",
+      summary: "python evil.py --x (cwd: /w; env: TOKEN)",
+    },
     "MCP: Review Project Server Changes",
   );
   assert.deepEqual(changed, {
@@ -151,11 +160,20 @@ test("an approval question shows the server, new or changed, and the exact comma
       "Cancel keeps 'proj' disabled; run \"MCP: Review Project Server Changes\" to be asked again.",
   });
   const added = approvalQuestion(
-    { server: "web", change: "new", definitionHash: "h2", transport: "http", summary: "https://mcp.example/mcp (headers: Authorization)\n\u202e" },
+    {
+      server: "web",
+      change: "new",
+      definitionHash: "h2",
+      transport: "http",
+      summary: "https://mcp.example/mcp (headers: Authorization)\n\u202e",
+    },
     "R",
   );
   assert.equal(added.message, "The project's .mcp.json defines a new MCP server 'web'. Start it?");
-  assert.ok(added.detail.startsWith("It would connect to:\nhttps://mcp.example/mcp (headers: Authorization)\n\n"), added.detail);
+  assert.ok(
+    added.detail.startsWith("It would connect to:\nhttps://mcp.example/mcp (headers: Authorization)\n\n"),
+    added.detail,
+  );
 });
 
 test("an approval question names the changed fields and shows the whole summary, spaces and escapes as sent", () => {
@@ -164,24 +182,52 @@ test("an approval question names the changed fields and shows the whole summary,
     "changed: args, env.NODE_OPTIONS, env.OLD (removed)) \\u202e" +
     " --pad".repeat(200);
   const q = approvalQuestion(
-    { server: "proj", change: "changed", definitionHash: "h", transport: "stdio", summary, changedFields: ["args", "env.NODE_OPTIONS", "env.OLD (removed)"] },
+    {
+      server: "proj",
+      change: "changed",
+      definitionHash: "h",
+      transport: "stdio",
+      summary,
+      changedFields: ["args", "env.NODE_OPTIONS", "env.OLD (removed)"],
+    },
     "R",
   );
   assert.equal(q.message, "The project's .mcp.json changed the MCP server 'proj'. Start it with the new definition?");
   assert.equal(q.message.includes("node"), false, "the message stays short; the summary is in the detail");
-  assert.ok(q.detail.startsWith(`It would run:\n${summary}\n\nChanged since you approved it: args, env.NODE_OPTIONS, env.OLD (removed)\n\n`), q.detail.slice(0, 300));
+  assert.ok(
+    q.detail.startsWith(
+      `It would run:\n${summary}\n\nChanged since you approved it: args, env.NODE_OPTIONS, env.OLD (removed)\n\n`,
+    ),
+    q.detail.slice(0, 300),
+  );
   // A new definition (also every one at the first sight of a trusted workspace) has no changed fields.
-  const first = approvalQuestion({ server: "proj", change: "new", definitionHash: "h", transport: "stdio", summary: "python s.py", changedFields: [] }, "R");
+  const first = approvalQuestion(
+    {
+      server: "proj",
+      change: "new",
+      definitionHash: "h",
+      transport: "stdio",
+      summary: "python s.py",
+      changedFields: [],
+    },
+    "R",
+  );
   assert.equal(first.message, "The project's .mcp.json defines a new MCP server 'proj'. Start it?");
   assert.ok(first.detail.startsWith("It would run:\npython s.py\n\nApprove only"), first.detail);
   // Older sidecars send no changedFields.
-  const old = approvalQuestion({ server: "p", change: "changed", definitionHash: "h", transport: "http", summary: "https://x/mcp" }, "R");
+  const old = approvalQuestion(
+    { server: "p", change: "changed", definitionHash: "h", transport: "http", summary: "https://x/mcp" },
+    "R",
+  );
   assert.ok(old.detail.startsWith("It would connect to:\nhttps://x/mcp\n\nApprove only"), old.detail);
 });
 
 test("an approval is keyed by server and definition hash", () => {
   assert.equal(approvalKey({ server: "proj", definitionHash: "abc" }), "proj\nabc");
-  assert.notEqual(approvalKey({ server: "proj", definitionHash: "abc" }), approvalKey({ server: "proj", definitionHash: "abd" }));
+  assert.notEqual(
+    approvalKey({ server: "proj", definitionHash: "abc" }),
+    approvalKey({ server: "proj", definitionHash: "abd" }),
+  );
 });
 
 const SECRET_TAGS = [..."api key sk-123"].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join("");
@@ -192,7 +238,14 @@ function argumentsOf(markdown: string): string {
 }
 
 test("the arguments show exactly what is sent: hidden characters escaped, never removed, still JSON", () => {
-  const args = { body: `Thanks!${SECRET_TAGS}`, rtl: "invoice\u202etxt.exe", c1: "Ko\u009eice\u007f", zw: "a\u200bb\ufeff", sep: "x\u2028y", ctl: "\u001b[2J\r" };
+  const args = {
+    body: `Thanks!${SECRET_TAGS}`,
+    rtl: "invoice\u202etxt.exe",
+    c1: "Ko\u009eice\u007f",
+    zw: "a\u200bb\ufeff",
+    sep: "x\u2028y",
+    ctl: "\u001b[2J\r",
+  };
   const confirmation = callConfirmation("notes.lookup", tool(), args);
   const shown = argumentsOf(confirmation.markdown);
   assert.deepEqual(JSON.parse(shown), args);

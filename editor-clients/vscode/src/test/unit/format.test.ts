@@ -1,14 +1,33 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
-  candidateItem, catalogSummary, describeError, languageFor, mergeRow, serverDescription, serverLine, stateIcon, statusBarModel, watchMessage,
+  candidateItem,
+  catalogSummary,
+  describeError,
+  languageFor,
+  mergeRow,
+  serverDescription,
+  serverLine,
+  stateIcon,
+  statusBarModel,
+  watchMessage,
 } from "../../format";
 import type { StatusRow } from "../../protocol";
 
 function row(name: string, state: StatusRow["state"], extra: Partial<StatusRow> = {}): StatusRow {
   return {
-    name, scope: "global", transport: "stdio", state, description: null, protocolVersion: null, catalog: null, catalogSource: null, loaded: 0,
-    lastDiagnostic: null, approvalRequired: false, ...extra,
+    name,
+    scope: "global",
+    transport: "stdio",
+    state,
+    description: null,
+    protocolVersion: null,
+    catalog: null,
+    catalogSource: null,
+    loaded: 0,
+    lastDiagnostic: null,
+    approvalRequired: false,
+    ...extra,
   };
 }
 
@@ -16,7 +35,11 @@ test("status bar counts connected and failed servers", () => {
   const model = statusBarModel("running", [row("a", "connected"), row("b", "failed"), row("c", "idle")]);
   assert.equal(model.text, "$(warning) MCP: 1 connected, 1 failed");
   assert.equal(model.severity, "warning");
-  assert.deepEqual(model.tooltipLines, ["● a · connected · global · stdio", "✘ b · failed · global · stdio", "○ c · idle · global · stdio"]);
+  assert.deepEqual(model.tooltipLines, [
+    "● a · connected · global · stdio",
+    "✘ b · failed · global · stdio",
+    "○ c · idle · global · stdio",
+  ]);
 });
 
 test("status bar spins while a server connects", () => {
@@ -32,7 +55,14 @@ test("status bar shows the client's own states", () => {
 });
 
 test("a failed server's line names its diagnostic", () => {
-  const failed = row("b", "failed", { lastDiagnostic: { code: "connection_failed", operation: "connect", message: "Could not start 'b'.", hint: "Check it." } });
+  const failed = row("b", "failed", {
+    lastDiagnostic: {
+      code: "connection_failed",
+      operation: "connect",
+      message: "Could not start 'b'.",
+      hint: "Check it.",
+    },
+  });
   assert.equal(serverLine(failed), "✘ b · failed · global · stdio — Could not start 'b'.");
 });
 
@@ -40,53 +70,117 @@ test("a project server waiting for approval shows as needing it in the status ba
   const waiting = row("proj", "disabled", {
     scope: "project",
     approvalRequired: true,
-    lastDiagnostic: { code: "trust_required", operation: "reload", message: "The project's definition of 'proj' changed.", hint: "Approve it." },
+    lastDiagnostic: {
+      code: "trust_required",
+      operation: "reload",
+      message: "The project's definition of 'proj' changed.",
+      hint: "Approve it.",
+    },
   });
   const model = statusBarModel("running", [row("a", "connected"), waiting]);
   assert.equal(model.text, "$(shield) MCP: 1 connected, 1 needs approval");
   assert.equal(model.severity, "warning");
   assert.equal(model.approvals, 1);
-  assert.deepEqual(model.tooltipLines, ["● a · connected · global · stdio", "⚠ proj · needs approval · project · stdio"]);
-  assert.equal(statusBarModel("running", [waiting, { ...waiting, name: "web" }]).text, "$(shield) MCP: 0 connected, 2 need approval");
+  assert.deepEqual(model.tooltipLines, [
+    "● a · connected · global · stdio",
+    "⚠ proj · needs approval · project · stdio",
+  ]);
+  assert.equal(
+    statusBarModel("running", [waiting, { ...waiting, name: "web" }]).text,
+    "$(shield) MCP: 0 connected, 2 need approval",
+  );
   assert.equal(serverDescription(waiting), "needs approval · project");
   assert.deepEqual(stateIcon(waiting.state, true), { id: "shield", color: "list.warningForeground" });
-  assert.equal(statusBarModel("running", [row("a", "disabled")]).approvals, 0, "a server the person disabled needs nothing");
+  assert.equal(
+    statusBarModel("running", [row("a", "disabled")]).approvals,
+    0,
+    "a server the person disabled needs nothing",
+  );
   assert.equal(serverLine(row("a", "disabled")), "○ a · disabled · global · stdio");
 });
 
 test("mergeRow replaces in place and appends new servers", () => {
   const rows = [row("a", "idle"), row("b", "idle")];
   const merged = mergeRow(rows, row("a", "connected"));
-  assert.deepEqual(merged.map((r) => `${r.name}:${r.state}`), ["a:connected", "b:idle"]);
+  assert.deepEqual(
+    merged.map((r) => `${r.name}:${r.state}`),
+    ["a:connected", "b:idle"],
+  );
   assert.equal(rows[0]!.state, "idle", "the input is not mutated");
-  assert.deepEqual(mergeRow(rows, row("c", "idle")).map((r) => r.name), ["a", "b", "c"]);
+  assert.deepEqual(
+    mergeRow(rows, row("c", "idle")).map((r) => r.name),
+    ["a", "b", "c"],
+  );
 });
 
 test("catalog summary tells never-fetched from empty", () => {
   assert.equal(catalogSummary(null), "catalog not fetched yet");
-  assert.equal(catalogSummary({ tools: 8, resources: 3, templates: 1, prompts: 2 }, "live"), "8 tools · 3 resources + 1 templates · 2 prompts");
-  assert.equal(catalogSummary({ tools: 0, resources: null, templates: null, prompts: null }, "cache"), "0 tools (cached)");
+  assert.equal(
+    catalogSummary({ tools: 8, resources: 3, templates: 1, prompts: 2 }, "live"),
+    "8 tools · 3 resources + 1 templates · 2 prompts",
+  );
+  assert.equal(
+    catalogSummary({ tools: 0, resources: null, templates: null, prompts: null }, "cache"),
+    "0 tools (cached)",
+  );
   assert.equal(serverDescription(row("a", "idle")), "idle · global");
 });
 
 test("candidates render kind, server and description", () => {
   assert.deepEqual(
-    candidateItem({ kind: "tool", id: "basic.add", server: "basic", name: "add", description: "Add two integers.", required: ["a", "b"], loaded: true, next: { method: "mcp/callTool", params: {} }, score: 1 }),
+    candidateItem({
+      kind: "tool",
+      id: "basic.add",
+      server: "basic",
+      name: "add",
+      description: "Add two integers.",
+      required: ["a", "b"],
+      loaded: true,
+      next: { method: "mcp/callTool", params: {} },
+      score: 1,
+    }),
     { label: "$(tools) basic.add(a, b)", description: "tool · basic · active", detail: "Add two integers." },
   );
   assert.equal(
-    candidateItem({ kind: "prompt", server: "basic", name: "review_code", description: "", arguments: [{ name: "code", required: true }, { name: "language", required: false }], next: { method: "", params: {} }, score: 1 }).label,
+    candidateItem({
+      kind: "prompt",
+      server: "basic",
+      name: "review_code",
+      description: "",
+      arguments: [
+        { name: "code", required: true },
+        { name: "language", required: false },
+      ],
+      next: { method: "", params: {} },
+      score: 1,
+    }).label,
     "$(comment-discussion) basic · review_code(code, language?)",
   );
   assert.equal(
-    candidateItem({ kind: "template", label: "template", server: "basic", name: "note", uriTemplate: "notes://{folder}/{name}", variables: ["folder", "name"], description: "", next: { method: "", params: {} }, score: 1 }).description,
+    candidateItem({
+      kind: "template",
+      label: "template",
+      server: "basic",
+      name: "note",
+      uriTemplate: "notes://{folder}/{name}",
+      variables: ["folder", "name"],
+      description: "",
+      next: { method: "", params: {} },
+      score: 1,
+    }).description,
     "template · basic",
   );
 });
 
 test("errors become the diagnostic's message and hint, never a stack", () => {
-  const error = Object.assign(new Error("x\n  at foo"), { data: { code: "server_not_found", operation: "get", message: "No server 'x'.", hint: "Run list." } });
-  assert.deepEqual(describeError(error), { message: "No server 'x'. Run list.", code: "server_not_found", usage: undefined });
+  const error = Object.assign(new Error("x\n  at foo"), {
+    data: { code: "server_not_found", operation: "get", message: "No server 'x'.", hint: "Run list." },
+  });
+  assert.deepEqual(describeError(error), {
+    message: "No server 'x'. Run list.",
+    code: "server_not_found",
+    usage: undefined,
+  });
   assert.deepEqual(describeError(new Error("first line\nat stack")), { message: "first line" });
 });
 

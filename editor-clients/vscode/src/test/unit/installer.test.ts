@@ -11,7 +11,12 @@ const base = mkdtempSync(path.join(tmpdir(), "mcp-install-"));
 after(() => rmSync(base, { recursive: true, force: true }));
 
 test("a missing interpreter is reported as a python step", async () => {
-  const error = await installSidecar(path.join(base, "no-python"), "x.whl", path.join(base, "v1"), () => undefined).catch((e: unknown) => e);
+  const error = await installSidecar(
+    path.join(base, "no-python"),
+    "x.whl",
+    path.join(base, "v1"),
+    () => undefined,
+  ).catch((e: unknown) => e);
   assert.ok(error instanceof InstallError);
   assert.equal(error.step, "python");
   assert.match(error.message, /Python was not found at .*no-python.*Install Python 3\.11 or newer/);
@@ -31,10 +36,15 @@ test("an interpreter older than 3.11 is refused before anything is created", asy
 test("a wheel pip cannot install leaves a pip step error after creating the venv", { timeout: 120_000 }, async () => {
   const venv = path.join(base, "v3");
   const lines: string[] = [];
-  const error = await installSidecar("python3", path.join(base, "missing.whl"), venv, (l) => lines.push(l)).catch((e: unknown) => e);
+  const error = await installSidecar("python3", path.join(base, "missing.whl"), venv, (l) => lines.push(l)).catch(
+    (e: unknown) => e,
+  );
   assert.ok(error instanceof InstallError, String(error));
   assert.equal(error.step, "pip");
   assert.match(error.message, /pip could not install mcp-sidecar/);
   assert.ok(existsSync(path.join(venv, "bin", "python")), "the venv was created");
-  assert.ok(lines.some((l) => l.startsWith("Creating the virtual environment")), lines.join("\n"));
+  assert.ok(
+    lines.some((l) => l.startsWith("Creating the virtual environment")),
+    lines.join("\n"),
+  );
 });

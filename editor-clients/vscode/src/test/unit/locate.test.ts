@@ -1,5 +1,14 @@
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, test } from "node:test";
@@ -33,36 +42,79 @@ const settingBinary = executable(path.join(base, "custom", "mcp-sidecar"));
 const workspaceBinary = executable(venvSidecar(path.join(workspace, ".venv"), "linux"));
 const pathBinary = executable(path.join(pathDir, "mcp-sidecar"));
 const privateBinary = executable(venvSidecar(privateVenv, "linux"));
-const input = { settingPath: "", workspaceFolders: [workspace], trusted: true, envPath: `/nonexistent${path.delimiter}${pathDir}`, privateVenv, platform: "linux" as const };
+const input = {
+  settingPath: "",
+  workspaceFolders: [workspace],
+  trusted: true,
+  envPath: `/nonexistent${path.delimiter}${pathDir}`,
+  privateVenv,
+  platform: "linux" as const,
+};
 
 const yes = async () => true;
 const no = async () => false;
 
 test("the setting wins, then the confirmed workspace .venv, then PATH, then the private venv", async () => {
-  assert.deepEqual(await locateSidecar({ ...input, settingPath: settingBinary, confirmWorkspace: yes }), { found: true, command: settingBinary, source: "setting" });
+  assert.deepEqual(await locateSidecar({ ...input, settingPath: settingBinary, confirmWorkspace: yes }), {
+    found: true,
+    command: settingBinary,
+    source: "setting",
+  });
   const asked: string[] = [];
   const confirmWorkspace = async (candidate: string) => (asked.push(candidate), true);
-  assert.deepEqual(await locateSidecar({ ...input, confirmWorkspace }), { found: true, command: workspaceBinary, source: "workspace" });
+  assert.deepEqual(await locateSidecar({ ...input, confirmWorkspace }), {
+    found: true,
+    command: workspaceBinary,
+    source: "workspace",
+  });
   assert.deepEqual(asked, [workspaceBinary], "asked about the workspace's binary by its path");
-  assert.deepEqual(await locateSidecar({ ...input, workspaceFolders: [], confirmWorkspace }), { found: true, command: pathBinary, source: "path" });
-  assert.deepEqual(await locateSidecar({ ...input, workspaceFolders: [], envPath: "" }), { found: true, command: privateBinary, source: "private" });
+  assert.deepEqual(await locateSidecar({ ...input, workspaceFolders: [], confirmWorkspace }), {
+    found: true,
+    command: pathBinary,
+    source: "path",
+  });
+  assert.deepEqual(await locateSidecar({ ...input, workspaceFolders: [], envPath: "" }), {
+    found: true,
+    command: privateBinary,
+    source: "private",
+  });
 });
 
 test("an untrusted workspace's .venv is never run, nor asked about", async () => {
   const asked: string[] = [];
-  const located = await locateSidecar({ ...input, trusted: false, confirmWorkspace: async (c) => (asked.push(c), true) });
+  const located = await locateSidecar({
+    ...input,
+    trusted: false,
+    confirmWorkspace: async (c) => (asked.push(c), true),
+  });
   assert.deepEqual(located, { found: true, command: pathBinary, source: "path" });
   assert.deepEqual(asked, []);
 });
 
 test("a trusted workspace's .venv runs only when confirmed: declining (or failing to ask) falls back to PATH", async () => {
-  assert.deepEqual(await locateSidecar(input), { found: true, command: pathBinary, source: "path" }, "no way to ask: not used");
-  assert.deepEqual(await locateSidecar({ ...input, confirmWorkspace: no }), { found: true, command: pathBinary, source: "path" });
+  assert.deepEqual(
+    await locateSidecar(input),
+    { found: true, command: pathBinary, source: "path" },
+    "no way to ask: not used",
+  );
+  assert.deepEqual(await locateSidecar({ ...input, confirmWorkspace: no }), {
+    found: true,
+    command: pathBinary,
+    source: "path",
+  });
   const broken = async (): Promise<boolean> => {
     throw new Error("no dialog");
   };
-  assert.deepEqual(await locateSidecar({ ...input, confirmWorkspace: broken }), { found: true, command: pathBinary, source: "path" });
-  assert.deepEqual(await locateSidecar({ ...input, envPath: "", confirmWorkspace: no }), { found: true, command: privateBinary, source: "private" });
+  assert.deepEqual(await locateSidecar({ ...input, confirmWorkspace: broken }), {
+    found: true,
+    command: pathBinary,
+    source: "path",
+  });
+  assert.deepEqual(await locateSidecar({ ...input, envPath: "", confirmWorkspace: no }), {
+    found: true,
+    command: privateBinary,
+    source: "private",
+  });
 });
 
 test("relative PATH entries are skipped: they resolve against the workspace", async () => {
@@ -73,30 +125,48 @@ test("relative PATH entries are skipped: they resolve against the workspace", as
   const cwd = process.cwd();
   process.chdir(repo);
   try {
-    for (const envPath of [".", "node_modules/.bin", `${path.delimiter}${path.delimiter}`, `.${path.delimiter}node_modules/.bin${path.delimiter}`]) {
-      assert.deepEqual(await locateSidecar({ ...input, workspaceFolders: [], envPath }), { found: true, command: privateBinary, source: "private" }, envPath);
+    for (const envPath of [
+      ".",
+      "node_modules/.bin",
+      `${path.delimiter}${path.delimiter}`,
+      `.${path.delimiter}node_modules/.bin${path.delimiter}`,
+    ]) {
+      assert.deepEqual(
+        await locateSidecar({ ...input, workspaceFolders: [], envPath }),
+        { found: true, command: privateBinary, source: "private" },
+        envPath,
+      );
     }
-    assert.deepEqual(await locateSidecar({ ...input, workspaceFolders: [], envPath: `.${path.delimiter}${pathDir}` }), { found: true, command: pathBinary, source: "path" });
+    assert.deepEqual(await locateSidecar({ ...input, workspaceFolders: [], envPath: `.${path.delimiter}${pathDir}` }), {
+      found: true,
+      command: pathBinary,
+      source: "path",
+    });
   } finally {
     process.chdir(cwd);
   }
   assert.deepEqual(absolutePathDirs("/usr/bin::.:bin:./x:/opt/y:~/z", "linux"), ["/usr/bin", "/opt/y"]);
-  assert.deepEqual(absolutePathDirs('C:\\Python\\Scripts;.;node_modules\\.bin;\\rootless;"D:\\quoted";\\\\host\\share', "win32"), [
-    "C:\\Python\\Scripts",
-    "D:\\quoted",
-    "\\\\host\\share",
-  ]);
+  assert.deepEqual(
+    absolutePathDirs('C:\\Python\\Scripts;.;node_modules\\.bin;\\rootless;"D:\\quoted";\\\\host\\share', "win32"),
+    ["C:\\Python\\Scripts", "D:\\quoted", "\\\\host\\share"],
+  );
   assert.deepEqual(absolutePathDirs(undefined, "linux"), []);
 });
 
 test("a setting that names no executable is reported, not skipped", async () => {
   const located = await locateSidecar({ ...input, settingPath: path.join(base, "missing") });
   assert.equal(located.found, false);
-  assert.match(!located.found ? (located.problem ?? "") : "", /mcpSidecar\.path setting names .*missing, which is not an executable file/);
+  assert.match(
+    !located.found ? (located.problem ?? "") : "",
+    /mcpSidecar\.path setting names .*missing, which is not an executable file/,
+  );
 });
 
 test("nothing found anywhere", async () => {
-  assert.deepEqual(await locateSidecar({ ...input, workspaceFolders: [], envPath: "", privateVenv: path.join(base, "none") }), { found: false });
+  assert.deepEqual(
+    await locateSidecar({ ...input, workspaceFolders: [], envPath: "", privateVenv: path.join(base, "none") }),
+    { found: false },
+  );
 });
 
 /** VS Code's globalState, in memory. */
@@ -115,11 +185,18 @@ test("a workspace sidecar is asked about once per binary; a replaced or rewritte
   const store = memento();
   const asked: { candidate: string; realPath: string; size: number }[] = [];
   let answer = true;
-  const consent = new WorkspaceSidecarConsent(store, async (candidate, id) => (asked.push({ candidate, realPath: id.realPath, size: id.size }), answer));
+  const consent = new WorkspaceSidecarConsent(
+    store,
+    async (candidate, id) => (asked.push({ candidate, realPath: id.realPath, size: id.size }), answer),
+  );
 
   assert.equal(await consent.confirm(binary), true);
   assert.deepEqual(asked, [{ candidate: binary, realPath: realpathSync(binary), size: 10 }]);
-  assert.deepEqual(store.data.get(WORKSPACE_SIDECARS_KEY), [identityKey(binaryIdentity(binary)!)], "remembered by real path, size and mtime");
+  assert.deepEqual(
+    store.data.get(WORKSPACE_SIDECARS_KEY),
+    [identityKey(binaryIdentity(binary)!)],
+    "remembered by real path, size and mtime",
+  );
   assert.equal(await consent.confirm(binary), true);
   assert.equal(asked.length, 1, "not asked twice");
   // Another window (a new consent object over the same global state) does not ask either.
@@ -137,7 +214,11 @@ test("a workspace sidecar is asked about once per binary; a replaced or rewritte
   answer = true;
   assert.equal(await consent.confirm(binary), true);
   assert.equal(asked.length, 3);
-  assert.deepEqual(store.data.get(WORKSPACE_SIDECARS_KEY), [identityKey(binaryIdentity(binary)!)], "one entry per real path");
+  assert.deepEqual(
+    store.data.get(WORKSPACE_SIDECARS_KEY),
+    [identityKey(binaryIdentity(binary)!)],
+    "one entry per real path",
+  );
   writeFileSync(binary, "#!/bin/sh\necho replaced\n");
   assert.equal(await consent.confirm(binary), true);
   assert.equal(asked.length, 4, "other contents ask again");
@@ -151,7 +232,10 @@ test("a link is confirmed as the file it points to; a question that fails or a f
   symlinkSync(target, link);
   const store = memento();
   let seen: string | undefined;
-  assert.equal(await new WorkspaceSidecarConsent(store, async (_c, id) => ((seen = id.realPath), true)).confirm(link), true);
+  assert.equal(
+    await new WorkspaceSidecarConsent(store, async (_c, id) => ((seen = id.realPath), true)).confirm(link),
+    true,
+  );
   assert.equal(seen, realpathSync(target));
   // Retargeting the link to another binary asks again.
   const other = executable(path.join(base, "linked", "other-sidecar"));
@@ -171,7 +255,11 @@ test("a link is confirmed as the file it points to; a question that fails or a f
     return true;
   });
   assert.equal(await swapped.confirm(link), false, "what was shown is what is confirmed");
-  assert.equal(await new WorkspaceSidecarConsent(memento(), yes).confirm(path.join(base, "none", "mcp-sidecar")), false, "no file, no consent");
+  assert.equal(
+    await new WorkspaceSidecarConsent(memento(), yes).confirm(path.join(base, "none", "mcp-sidecar")),
+    false,
+    "no file, no consent",
+  );
 });
 
 test("the question names the workspace's binary and where a link points", () => {
@@ -188,7 +276,8 @@ test("the newest bundled wheel is chosen", () => {
   const ext = path.join(base, "ext");
   mkdirSync(path.join(ext, "bundled"), { recursive: true });
   assert.equal(bundledWheel(path.join(base, "none")), undefined);
-  for (const name of ["mcp_sidecar-0.1.0-py3-none-any.whl", "mcp_sidecar-0.2.0-py3-none-any.whl", "other-1.0.whl"]) writeFileSync(path.join(ext, "bundled", name), "");
+  for (const name of ["mcp_sidecar-0.1.0-py3-none-any.whl", "mcp_sidecar-0.2.0-py3-none-any.whl", "other-1.0.whl"])
+    writeFileSync(path.join(ext, "bundled", name), "");
   assert.equal(bundledWheel(ext), path.join(ext, "bundled", "mcp_sidecar-0.2.0-py3-none-any.whl"));
 });
 

@@ -10,7 +10,9 @@ const pkg = JSON.parse(readFileSync(path.join(DIR, "package.json"), "utf8"));
 const commandsSource = readFileSync(path.join(DIR, "src/commands.ts"), "utf8");
 
 const contributed: string[] = pkg.contributes.commands.map((c: { command: string }) => c.command);
-const registered = [...commandsSource.matchAll(/^ {2}"(mcpSidecar\.[A-Za-z]+)": [a-z]+\.[A-Za-z]+,$/gm)].map((m) => m[1] as string);
+const registered = [...commandsSource.matchAll(/^ {2}"(mcpSidecar\.[A-Za-z]+)": [a-z]+\.[A-Za-z]+,$/gm)].map(
+  (m) => m[1] as string,
+);
 
 test("every contributed command is registered, and the other way round", () => {
   assert.ok(registered.length >= 30, `parsed ${registered.length} handlers`);
@@ -31,9 +33,32 @@ test("menus only name contributed commands", () => {
 });
 
 test("the whole /mcp command set has a palette command", () => {
-  const set = ["status", "add", "remove", "get", "tools", "reload", "enable", "disable", "import", "login", "logout",
-    "reconnect", "refresh", "subscribe", "unsubscribe", "subscriptions", "spillFiles", "runCommand", "search"];
-  const hidden = new Set(pkg.contributes.menus.commandPalette.filter((m: { when: string }) => m.when === "false").map((m: { command: string }) => m.command));
+  const set = [
+    "status",
+    "add",
+    "remove",
+    "get",
+    "tools",
+    "reload",
+    "enable",
+    "disable",
+    "import",
+    "login",
+    "logout",
+    "reconnect",
+    "refresh",
+    "subscribe",
+    "unsubscribe",
+    "subscriptions",
+    "spillFiles",
+    "runCommand",
+    "search",
+  ];
+  const hidden = new Set(
+    pkg.contributes.menus.commandPalette
+      .filter((m: { when: string }) => m.when === "false")
+      .map((m: { command: string }) => m.command),
+  );
   for (const name of set) {
     assert.ok(contributed.includes(`mcpSidecar.${name}`), name);
     assert.ok(!hidden.has(`mcpSidecar.${name}`), `${name} is hidden from the palette`);
@@ -50,7 +75,10 @@ test("the engine is one VS Code 1.139 (code-server 4.139) runs, and @types/vscod
 
 test("the extension declares limited untrusted-workspace support and restricts the path and auto-approval settings", () => {
   assert.equal(pkg.capabilities.untrustedWorkspaces.supported, "limited");
-  assert.deepEqual(pkg.capabilities.untrustedWorkspaces.restrictedConfigurations, ["mcpSidecar.path", "mcpSidecar.autoApproveReadOnly"]);
+  assert.deepEqual(pkg.capabilities.untrustedWorkspaces.restrictedConfigurations, [
+    "mcpSidecar.path",
+    "mcpSidecar.autoApproveReadOnly",
+  ]);
 });
 
 test("auto-approval of read-only tools is off by default and only the user can turn it on", () => {
@@ -64,8 +92,15 @@ test("auto-approval of read-only tools is off by default and only the user can t
 });
 
 test("the chat tools are declared with schemas and step-by-step descriptions", () => {
-  const tools = pkg.contributes.languageModelTools as { name: string; modelDescription: string; inputSchema: { type: string } }[];
-  assert.deepEqual(tools.map((t) => t.name), ["mcp_tools", "mcp_call"]);
+  const tools = pkg.contributes.languageModelTools as {
+    name: string;
+    modelDescription: string;
+    inputSchema: { type: string };
+  }[];
+  assert.deepEqual(
+    tools.map((t) => t.name),
+    ["mcp_tools", "mcp_call"],
+  );
   for (const tool of tools) assert.equal(tool.inputSchema.type, "object");
   assert.match(tools[0]!.modelDescription, /query, then activate, then call/);
   assert.match(tools[1]!.modelDescription, /1\. mcp_tools with query.*2\. mcp_tools with activate.*3\. this tool/s);

@@ -27,7 +27,10 @@ function declared(): { requests: string[]; notifications: string[] } {
   for (const m of source.matchAll(/^([A-Z_]+) = "(mcp\/[^"]+)"/gm)) names.set(m[1] as string, m[2] as string);
   const tuple = (name: string) => {
     const body = new RegExp(`^${name}: tuple\\[str, \\.\\.\\.\\] = \\(([^)]*)\\)`, "m").exec(source)?.[1] ?? "";
-    return body.split(/[\s,]+/).filter(Boolean).map((n) => names.get(n) ?? `?${n}`);
+    return body
+      .split(/[\s,]+/)
+      .filter(Boolean)
+      .map((n) => names.get(n) ?? `?${n}`);
   };
   return { requests: tuple("REQUESTS"), notifications: tuple("NOTIFICATIONS") };
 }

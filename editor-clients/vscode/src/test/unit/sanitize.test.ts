@@ -16,7 +16,10 @@ test("terminal sequences go whole: OSC 52 clipboard writes, OSC 8 links, screen 
 });
 
 test("a string sequence goes whole only when terminated; an 8-bit introducer goes alone", () => {
-  assert.equal(stripControls("Ko\u009eice report\nIMPORTANT: 3 payments failed"), "Koice report\nIMPORTANT: 3 payments failed");
+  assert.equal(
+    stripControls("Ko\u009eice report\nIMPORTANT: 3 payments failed"),
+    "Koice report\nIMPORTANT: 3 payments failed",
+  );
   assert.equal(stripControls("Ko\u009eice and c\u009cur"), "Koice and cur");
   assert.equal(stripControls("unterminated \u001b]8;;https://x"), "unterminated 8;;https://x");
   assert.equal(stripControls("title \u001b]0;no end\nnext line"), "title 0;no end\nnext line");
@@ -63,17 +66,29 @@ test("removedHidden counts what could hide words: bidi, TAG characters, whole st
   assert.equal(removedHidden("unterminated \u001b]8;;https://x\u001b[0m \u009d8;;y\u0007"), 0);
   assert.equal(removalNote(0), "");
   assert.equal(removalNote(1), "(the sidecar removed 1 hidden character from this server's text)");
-  assert.equal(stripControlsWithNote(`Thanks!${TAGS}`), "Thanks!\n(the sidecar removed 14 hidden characters from this server's text)");
+  assert.equal(
+    stripControlsWithNote(`Thanks!${TAGS}`),
+    "Thanks!\n(the sidecar removed 14 hidden characters from this server's text)",
+  );
   assert.equal(stripControlsWithNote("\u001b[1m10%\r50%"), "10%\n50%");
 });
 
 test("jsonEscape writes hidden characters as escapes and keeps the value", () => {
-  const value = { body: `Thanks!${TAGS}`, rtl: "a\u202eb", c1: "\u009b31m\u007f", sep: "x\u2028y", text: "日本語 🙂\n\r\u001b[2J" };
+  const value = {
+    body: `Thanks!${TAGS}`,
+    rtl: "a\u202eb",
+    c1: "\u009b31m\u007f",
+    sep: "x\u2028y",
+    text: "日本語 🙂\n\r\u001b[2J",
+  };
   const shown = jsonEscape(JSON.stringify(value));
   assert.equal(stripControls(shown), shown);
   assert.deepEqual(JSON.parse(shown), value);
   assert.ok(shown.includes("Thanks!\\udb40\\udc61\\udb40\\udc70"), shown);
-  assert.ok(shown.includes('"a\\u202eb"') && shown.includes('"\\u009b31m\\u007f"') && shown.includes("x\\u2028y"), shown);
+  assert.ok(
+    shown.includes('"a\\u202eb"') && shown.includes('"\\u009b31m\\u007f"') && shown.includes("x\\u2028y"),
+    shown,
+  );
   assert.ok(shown.includes("日本語 🙂"), shown);
 });
 

@@ -3,7 +3,11 @@ import { test } from "node:test";
 import type { JsonObject } from "../../protocol";
 import { argumentsSkeleton, parseArguments, validate } from "../../schema";
 
-const ADD: JsonObject = { type: "object", properties: { a: { type: "integer" }, b: { type: "integer" } }, required: ["a", "b"] };
+const ADD: JsonObject = {
+  type: "object",
+  properties: { a: { type: "integer" }, b: { type: "integer" } },
+  required: ["a", "b"],
+};
 
 test("arguments must be a JSON object; empty means {}", () => {
   assert.deepEqual(parseArguments("  "), { ok: true, value: {} });
@@ -16,12 +20,17 @@ test("arguments must be a JSON object; empty means {}", () => {
 test("required parameters and types are checked", () => {
   assert.deepEqual(validate({ a: 1, b: 2 }, ADD), []);
   assert.deepEqual(validate({ a: 1 }, ADD), ["'b' is required"]);
-  assert.deepEqual(validate({ a: "1", b: 2.5 }, ADD), ["'a' must be integer, not string", "'b' must be integer, not number"]);
+  assert.deepEqual(validate({ a: "1", b: 2.5 }, ADD), [
+    "'a' must be integer, not string",
+    "'b' must be integer, not number",
+  ]);
 });
 
 test("unknown parameters are refused only when the schema says so", () => {
   assert.deepEqual(validate({ a: 1, b: 2, c: 3 }, ADD), []);
-  assert.deepEqual(validate({ a: 1, b: 2, c: 3 }, { ...ADD, additionalProperties: false }), ["'c' is not a parameter of this tool"]);
+  assert.deepEqual(validate({ a: 1, b: 2, c: 3 }, { ...ADD, additionalProperties: false }), [
+    "'c' is not a parameter of this tool",
+  ]);
 });
 
 test("enums, bounds, arrays, nested objects and anyOf", () => {
@@ -37,7 +46,7 @@ test("enums, bounds, arrays, nested objects and anyOf", () => {
   };
   assert.deepEqual(validate({ kind: "all", limit: 5, ids: ["x"], read: { server: "s" }, value: null }, schema), []);
   assert.deepEqual(validate({ kind: "none", limit: 0, ids: [1], read: {}, value: 3 }, schema), [
-    "'kind' must be one of \"all\", \"tools\"",
+    '\'kind\' must be one of "all", "tools"',
     "'limit' must be ≥ 1",
     "'ids[0]' must be string, not integer",
     "'read.server' is required",
@@ -55,7 +64,11 @@ test("a number accepts integers; a schema without type accepts anything", () => 
 test("the skeleton lists required parameters with typed placeholders", () => {
   assert.equal(argumentsSkeleton(ADD), '{"a":0,"b":0}');
   assert.equal(
-    argumentsSkeleton({ type: "object", properties: { text: { type: "string" }, on: { type: "boolean" }, opt: { type: "string" } }, required: ["text", "on"] }),
+    argumentsSkeleton({
+      type: "object",
+      properties: { text: { type: "string" }, on: { type: "boolean" }, opt: { type: "string" } },
+      required: ["text", "on"],
+    }),
     '{"text":"","on":false}',
   );
 });

@@ -42,7 +42,10 @@ test("backoff doubles up to the cap, gives up, and resets after a stable run", (
   let now = 1_000_000;
   const backoff = new Backoff(1000, 4000, 60_000, 4, () => now);
   backoff.started();
-  assert.deepEqual([backoff.nextDelay(), backoff.nextDelay(), backoff.nextDelay(), backoff.nextDelay()], [1000, 2000, 4000, 4000]);
+  assert.deepEqual(
+    [backoff.nextDelay(), backoff.nextDelay(), backoff.nextDelay(), backoff.nextDelay()],
+    [1000, 2000, 4000, 4000],
+  );
   assert.equal(backoff.nextDelay(), undefined);
   backoff.started();
   now += 60_000;
