@@ -30,6 +30,9 @@ export interface Ctx extends CommandContext {
   run(command: string, ...args: unknown[]): Promise<unknown>;
 }
 
+// A command's arguments come from VS Code untyped (its own callback type is `(...args: any[]) => any`), and each
+// handler in the table declares parameters of its own: no other type lets them all share one table.
+// biome-ignore lint/suspicious/noExplicitAny: the untyped boundary of vscode.commands.registerCommand, see above
 export type Cmd = (...args: any[]) => Promise<unknown>;
 export type Factory = (ctx: Ctx) => Cmd;
 

@@ -66,6 +66,10 @@ export function registerCommands(context: CommandContext): vscode.Disposable[] {
     handlers.set(id, handler);
     return vscode.commands.registerCommand(id, handler);
   });
-  disposables.push({ dispose: () => ctx.serverLogChannels.forEach((c) => c.dispose()) });
+  disposables.push({
+    dispose: () => {
+      for (const channel of ctx.serverLogChannels.values()) channel.dispose();
+    },
+  });
   return disposables;
 }

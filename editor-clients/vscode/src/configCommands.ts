@@ -40,7 +40,7 @@ export function add(ctx: Ctx) {
     if (target === undefined) return undefined;
     const result = await client.request(P.configAdd, { scope, server: name, target });
     info(
-      `${result.action === "replaced" ? "Replaced" : "Added"} '${name}' in ${result.path}.${result.notes.length ? " " + result.notes.join(" ") : ""}${reloadNote(result.reload)}`,
+      `${result.action === "replaced" ? "Replaced" : "Added"} '${name}' in ${result.path}.${result.notes.length ? ` ${result.notes.join(" ")}` : ""}${reloadNote(result.reload)}`,
     );
     await store.refresh();
     return result;

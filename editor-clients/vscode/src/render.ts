@@ -30,13 +30,13 @@ export function renderCallResult(result: CallToolResult): Rendered {
   }
   const blocks = result.content.map((block, index) => display.get(index) ?? blockText(block));
   if (blocks.length === 1 && display.has(0) && !result.isError && !result.truncated) {
-    return { text: blocks[0] + "\n", language: "json" };
+    return { text: `${blocks[0]}\n`, language: "json" };
   }
   const lines = [`// ${result.id}${result.isError ? " · the tool reported an error" : ""}`];
   if (result.truncated && result.spill) lines.push(`// truncated: the whole result is in ${result.spill.path}`);
   lines.push("", blocks.join("\n\n"));
   if (structured !== undefined && blocks.length === 0) lines.push("", structured);
-  return { text: lines.join("\n") + "\n", language: "plaintext" };
+  return { text: `${lines.join("\n")}\n`, language: "plaintext" };
 }
 
 /** A resource's contents: the text (pretty JSON when it is JSON), binary parts as placeholders. */

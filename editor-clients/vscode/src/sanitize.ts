@@ -83,7 +83,7 @@ export function stripControlsWithNote(text: string): string {
   return note ? `${stripControls(text)}\n${note}` : stripControls(text);
 }
 
-function escape(char: string): string {
+function unicodeEscape(char: string): string {
   return [...Array(char.length).keys()].map((i) => `\\u${char.charCodeAt(i).toString(16).padStart(4, "0")}`).join("");
 }
 
@@ -94,5 +94,5 @@ function escape(char: string): string {
  * only inside strings, where an escape means the same.
  */
 export function jsonEscape(json: string): string {
-  return json.replace(JSON_UNSAFE, escape);
+  return json.replace(JSON_UNSAFE, unicodeEscape);
 }

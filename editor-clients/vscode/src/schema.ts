@@ -87,7 +87,9 @@ export function validate(value: Json, schema: Json | undefined, path = ""): stri
   }
   if (Array.isArray(value)) {
     if (schema.items !== undefined && !Array.isArray(schema.items)) {
-      value.forEach((item, index) => errors.push(...validate(item, schema.items, `${path}[${index}]`)));
+      value.forEach((item, index) => {
+        errors.push(...validate(item, schema.items, `${path}[${index}]`));
+      });
     }
     if (typeof schema.minItems === "number" && value.length < schema.minItems) {
       errors.push(`${at(path)} must have at least ${schema.minItems} items`);

@@ -178,6 +178,7 @@ test("an approval question shows the server, new or changed, and the exact comma
 
 test("an approval question names the changed fields and shows the whole summary, spaces and escapes as sent", () => {
   const summary =
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a literal ${BASE} as a .mcp.json summary carries it
     "node server.js '--flag  with  spaces' (env: NODE_OPTIONS=--require ./x.js, API=!pass show api, URL=${BASE}, TOKEN=<literal hidden>; " +
     "changed: args, env.NODE_OPTIONS, env.OLD (removed)) \\u202e" +
     " --pad".repeat(200);

@@ -106,7 +106,7 @@ test("mergeRow replaces in place and appends new servers", () => {
     merged.map((r) => `${r.name}:${r.state}`),
     ["a:connected", "b:idle"],
   );
-  assert.equal(rows[0]!.state, "idle", "the input is not mutated");
+  assert.equal(rows[0]?.state, "idle", "the input is not mutated");
   assert.deepEqual(
     mergeRow(rows, row("c", "idle")).map((r) => r.name),
     ["a", "b", "c"],

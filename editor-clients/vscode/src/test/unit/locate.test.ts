@@ -61,7 +61,10 @@ test("the setting wins, then the confirmed workspace .venv, then PATH, then the 
     source: "setting",
   });
   const asked: string[] = [];
-  const confirmWorkspace = async (candidate: string) => (asked.push(candidate), true);
+  const confirmWorkspace = async (candidate: string) => {
+    asked.push(candidate);
+    return true;
+  };
   assert.deepEqual(await locateSidecar({ ...input, confirmWorkspace }), {
     found: true,
     command: workspaceBinary,
@@ -85,7 +88,10 @@ test("an untrusted workspace's .venv is never run, nor asked about", async () =>
   const located = await locateSidecar({
     ...input,
     trusted: false,
-    confirmWorkspace: async (c) => (asked.push(c), true),
+    confirmWorkspace: async (c) => {
+      asked.push(c);
+      return true;
+    },
   });
   assert.deepEqual(located, { found: true, command: pathBinary, source: "path" });
   assert.deepEqual(asked, []);
@@ -169,6 +175,13 @@ test("nothing found anywhere", async () => {
   );
 });
 
+/** The key the consent stores for a binary that exists. */
+function storedKey(file: string): string {
+  const identity = binaryIdentity(file);
+  assert.ok(identity, `${file} is a file`);
+  return identityKey(identity);
+}
+
 /** VS Code's globalState, in memory. */
 function memento(): KeyValueStore & { data: Map<string, unknown> } {
   const data = new Map<string, unknown>();
@@ -185,16 +198,16 @@ test("a workspace sidecar is asked about once per binary; a replaced or rewritte
   const store = memento();
   const asked: { candidate: string; realPath: string; size: number }[] = [];
   let answer = true;
-  const consent = new WorkspaceSidecarConsent(
-    store,
-    async (candidate, id) => (asked.push({ candidate, realPath: id.realPath, size: id.size }), answer),
-  );
+  const consent = new WorkspaceSidecarConsent(store, async (candidate, id) => {
+    asked.push({ candidate, realPath: id.realPath, size: id.size });
+    return answer;
+  });
 
   assert.equal(await consent.confirm(binary), true);
   assert.deepEqual(asked, [{ candidate: binary, realPath: realpathSync(binary), size: 10 }]);
   assert.deepEqual(
     store.data.get(WORKSPACE_SIDECARS_KEY),
-    [identityKey(binaryIdentity(binary)!)],
+    [storedKey(binary)],
     "remembered by real path, size and mtime",
   );
   assert.equal(await consent.confirm(binary), true);
@@ -214,11 +227,7 @@ test("a workspace sidecar is asked about once per binary; a replaced or rewritte
   answer = true;
   assert.equal(await consent.confirm(binary), true);
   assert.equal(asked.length, 3);
-  assert.deepEqual(
-    store.data.get(WORKSPACE_SIDECARS_KEY),
-    [identityKey(binaryIdentity(binary)!)],
-    "one entry per real path",
-  );
+  assert.deepEqual(store.data.get(WORKSPACE_SIDECARS_KEY), [storedKey(binary)], "one entry per real path");
   writeFileSync(binary, "#!/bin/sh\necho replaced\n");
   assert.equal(await consent.confirm(binary), true);
   assert.equal(asked.length, 4, "other contents ask again");
@@ -233,7 +242,10 @@ test("a link is confirmed as the file it points to; a question that fails or a f
   const store = memento();
   let seen: string | undefined;
   assert.equal(
-    await new WorkspaceSidecarConsent(store, async (_c, id) => ((seen = id.realPath), true)).confirm(link),
+    await new WorkspaceSidecarConsent(store, async (_c, id) => {
+      seen = id.realPath;
+      return true;
+    }).confirm(link),
     true,
   );
   assert.equal(seen, realpathSync(target));
@@ -243,7 +255,13 @@ test("a link is confirmed as the file it points to; a question that fails or a f
   rmSync(link);
   symlinkSync(other, link);
   let asked = 0;
-  assert.equal(await new WorkspaceSidecarConsent(store, async () => (asked++, false)).confirm(link), false);
+  assert.equal(
+    await new WorkspaceSidecarConsent(store, async () => {
+      asked++;
+      return false;
+    }).confirm(link),
+    false,
+  );
   assert.equal(asked, 1);
 
   const failing = new WorkspaceSidecarConsent(memento(), async () => {

@@ -92,18 +92,16 @@ test("auto-approval of read-only tools is off by default and only the user can t
 });
 
 test("the chat tools are declared with schemas and step-by-step descriptions", () => {
-  const tools = pkg.contributes.languageModelTools as {
-    name: string;
-    modelDescription: string;
-    inputSchema: { type: string };
-  }[];
+  type ChatTool = { name: string; modelDescription: string; inputSchema: { type: string } };
+  // Exactly two, as the first assertion checks.
+  const tools = pkg.contributes.languageModelTools as [ChatTool, ChatTool];
   assert.deepEqual(
     tools.map((t) => t.name),
     ["mcp_tools", "mcp_call"],
   );
   for (const tool of tools) assert.equal(tool.inputSchema.type, "object");
-  assert.match(tools[0]!.modelDescription, /query, then activate, then call/);
-  assert.match(tools[1]!.modelDescription, /1\. mcp_tools with query.*2\. mcp_tools with activate.*3\. this tool/s);
+  assert.match(tools[0].modelDescription, /query, then activate, then call/);
+  assert.match(tools[1].modelDescription, /1\. mcp_tools with query.*2\. mcp_tools with activate.*3\. this tool/s);
 });
 
 test("only the user sets the sidecar's path: a workspace's settings cannot point it elsewhere", () => {
