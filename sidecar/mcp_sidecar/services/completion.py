@@ -14,13 +14,12 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
-from mcp_sidecar.catalog import names
-from mcp_sidecar.catalog.names import nfc
 from mcp_sidecar.connections import templates
 from mcp_sidecar.output import shaping
 from mcp_sidecar.output.sanitize import has_controls, one_line
 from mcp_sidecar.protocol.errors import fail, refused_disabled
 from mcp_sidecar.protocol.results import CompleteResult, Spill
+from mcp_sidecar.services.prompts import advertised_prompt
 from mcp_sidecar.services.reading import MAX_URI_CHARS, advertised_template
 
 if TYPE_CHECKING:
@@ -45,14 +44,9 @@ async def _check_template(app: Sidecar, conn: Connection, name: str, variable: s
 
 async def _check_prompt(app: Sidecar, conn: Connection, name: str, argument: str, op: str) -> None:
     """An advertised (not refused) prompt of the server, declaring `argument`."""
-    prompts = await app.catalogs.prompt_catalog(conn, op)
-    wanted = nfc(name)
-    found = next((p for p in prompts.items if p.get("name") == wanted), None)
-    if found is None:
-        refused = names.find(prompts.refused, wanted)
-        if refused is not None:
-            raise names.refused_error(refused, op)
-        raise fail("completion_invalid", op, "The server does not advertise that prompt.", conn.name)
+    found = await advertised_prompt(
+        app, conn, name, op, ("completion_invalid", "The server does not advertise that prompt.")
+    )
     declared = [a.get("name") for a in found.get("arguments") or [] if isinstance(a, dict)]
     if argument not in declared:
         raise fail("completion_invalid", op, f"{argument!r} is not an argument of that prompt.", conn.name)

@@ -33,7 +33,7 @@ from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.events import EventHub, Reconciled, StatusChanged
 from mcp_sidecar.output.limits import MAX_LINES, MAX_TEXT_BYTES, line_count, utf8_size
 from mcp_sidecar.output.sanitize import one_line, strip_controls
-from mcp_sidecar.protocol.errors import fail, refused_disabled
+from mcp_sidecar.protocol.errors import DiagnosticCode, fail, refused_disabled
 from mcp_sidecar.protocol.results import (
     PromptBody,
     PromptDiscardResult,
@@ -117,6 +117,24 @@ class Previews:
         return len(self._pending)
 
 
+async def advertised_prompt(
+    app: Sidecar, conn: Connection, name: str, op: str, missing: tuple[DiagnosticCode, str]
+) -> dict[str, Any]:
+    """The server's prompt named `name` (NFC).
+
+    A refused prompt fails with its own diagnostic, one the server does not list with `missing`.
+    """
+    catalog = await app.catalogs.prompt_catalog(conn, op)
+    wanted = nfc(name)
+    found = next((p for p in catalog.items if p.get("name") == wanted), None)
+    if found is not None:
+        return found
+    refused = names.find(catalog.refused, wanted)
+    if refused is not None:
+        raise names.refused_error(refused, op)
+    raise fail(missing[0], op, missing[1], conn.name)
+
+
 async def preview(app: Sidecar, server: str, name: str, arguments: Mapping[str, Any]) -> PromptSnapshot:
     op = "prompt"
     app.ensure_loaded()
@@ -128,14 +146,10 @@ async def preview(app: Sidecar, server: str, name: str, arguments: Mapping[str, 
     if conn.config.disabled:
         raise refused_disabled(op, server, conn.config.approval_required)
     epoch = app.previews.epoch
-    catalog = await app.catalogs.prompt_catalog(conn, op)
     name = nfc(name)
-    found = next((p for p in catalog.items if p.get("name") == name), None)
-    if found is None:
-        refused = names.find(catalog.refused, name)
-        if refused is not None:
-            raise names.refused_error(refused, op)
-        raise fail("prompt_not_found", op, "The server does not advertise a prompt of that name.", server)
+    found = await advertised_prompt(
+        app, conn, name, op, ("prompt_not_found", "The server does not advertise a prompt of that name.")
+    )
     declared = [a for a in found.get("arguments") or [] if isinstance(a, dict) and isinstance(a.get("name"), str)]
     unknown = sorted(set(arguments) - {a["name"] for a in declared})
     if unknown:
