@@ -9,12 +9,12 @@ from mcp_sidecar.services.command_line import (
     COMMANDS,
     CommandLineError,
     ParsedCommand,
-    command_table,
     parse_line,
     parse_target,
     split_words,
     usage_of,
 )
+from mcp_sidecar.services.command_spec import command_table
 
 
 @pytest.mark.parametrize(

@@ -19,8 +19,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from mcp_sidecar.protocol.results import CommandEntry, CommandOption, CommandPositional
-
 OptionKind = Literal["flag", "value", "multi"]
 
 SCOPES = ("global", "project")
@@ -69,7 +67,7 @@ COMMANDS: dict[str, CommandSpec] = {
 }
 
 # Options each command accepts: "flag", "value" (once) or "multi" (repeatable).
-_OPTIONS: dict[str, dict[str, OptionKind]] = {
+OPTIONS: dict[str, dict[str, OptionKind]] = {
     "add": {
         "--scope": "value",
         "--transport": "value",
@@ -85,7 +83,7 @@ _OPTIONS: dict[str, dict[str, OptionKind]] = {
     "import": {"--scope": "value", "--select": "multi", "--confirm": "flag", "--replace": "flag"},
 }
 # Positional arguments: (names, variadic last).
-_POSITIONALS: dict[str, tuple[tuple[str, ...], bool]] = {
+POSITIONALS: dict[str, tuple[tuple[str, ...], bool]] = {
     "list": ((), False),
     "status": ((), False),
     "remove": (("NAME",), False),
@@ -231,7 +229,7 @@ def parse_line(line: str) -> ParsedCommand:
     if command == "add":
         return _parse_add(args)
     options, positionals = _split_options(command, args, stop_at_positional=False)
-    names, variadic = _POSITIONALS[command]
+    names, variadic = POSITIONALS[command]
     if len(positionals) < len(names):
         missing = names[len(positionals)]
         raise CommandLineError(f"{command} needs {missing}.", usage_of(command))
@@ -293,7 +291,7 @@ def _read_option(command: str, args: list[str], i: int, options: dict[str, Any])
     """Store the option `args[i]` (`--name`, `--name=value` or `--name value`) in `options`;
     the index of the word after it."""
     name, eq, inline = args[i].partition("=")
-    kind = _OPTIONS.get(command, {}).get(name)
+    kind = OPTIONS.get(command, {}).get(name)
     if kind is None:
         raise CommandLineError(f"Unknown option {_show(name)} for {command}.", usage_of(command))
     if kind == "flag":
@@ -428,81 +426,6 @@ def _pairs(values: list[str], separator: str, option: str, form: str, usage: str
 
 
 # What the spec (`mcp/commandSpec`) offers as completions, keyed like the tables above.
-_OPTION_VALUES: dict[str, tuple[str, ...]] = {"--scope": SCOPES, "--transport": TRANSPORTS}
-_OPTION_PLACEHOLDERS: dict[str, str] = {
-    "--header": "'Name: value'",
-    "--env": "KEY=value",
-    "--oauth-client-id": "ID",
-    "--oauth-scope": "SCOPE",
-    "--oauth-callback-port": "PORT",
-    "--select": "NAME[,NAME...]",
-}
-_REQUIRED_OPTIONS: dict[str, tuple[str, ...]] = {"add": ("--scope",), "remove": ("--scope",), "import": ("--scope",)}
-# Positionals the parser reads by hand (`add` and `help`), in the form of `_POSITIONALS`.
-_OWN_POSITIONALS: dict[str, tuple[tuple[str, ...], bool]] = {
-    "add": (("NAME", "URL | -- COMMAND [ARGS...]"), False),
-    "help": (("COMMAND",), False),
-}
-# Positionals that name an existing server; `add`'s NAME is a new one.
-_SERVER_POSITIONAL = "NAME"
-# What a command changes, for clients that refresh after it: `config` (a file edit) or `status`.
-_CHANGES: dict[str, Literal["config", "status"]] = {
-    "add": "config",
-    "remove": "config",
-    "enable": "config",
-    "disable": "config",
-    "import": "config",
-    "reload": "status",
-    "reconnect": "status",
-    "refresh": "status",
-    "login": "status",
-    "logout": "status",
-}
-
-
-def _positional(command: str, name: str, servers: list[str]) -> CommandPositional:
-    if name == _SERVER_POSITIONAL and command != "add":
-        return {"name": name, "completion": "server", "values": servers}
-    if name == "COMMAND":
-        return {"name": name, "completion": "command", "values": list(COMMANDS)}
-    if name == "FILE":
-        return {"name": name, "completion": "file", "values": []}
-    return {"name": name, "completion": None, "values": []}
-
-
-def command_table(servers: list[str]) -> list[CommandEntry]:
-    """Every command with its options, positionals and their completions, from the parser's tables.
-
-    `servers` are the completions of a NAME that names an existing server.
-    """
-    out: list[CommandEntry] = []
-    for name, spec in COMMANDS.items():
-        required = _REQUIRED_OPTIONS.get(name, ())
-        options: list[CommandOption] = [
-            {
-                "name": option,
-                "kind": kind,
-                "required": option in required,
-                "values": list(_OPTION_VALUES.get(option, ())),
-                "placeholder": _OPTION_PLACEHOLDERS.get(option),
-            }
-            for option, kind in _OPTIONS.get(name, {}).items()
-        ]
-        names, variadic = _POSITIONALS.get(name) or _OWN_POSITIONALS[name]
-        out.append(
-            {
-                "name": name,
-                "usage": spec.usage,
-                "summary": spec.summary,
-                "options": options,
-                "positionals": [_positional(name, p, servers) for p in names],
-                "variadic": variadic,
-                "changes": _CHANGES.get(name),
-            }
-        )
-    return out
-
-
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
 

@@ -23,10 +23,10 @@ from mcp_sidecar.services.command_line import (
     TRANSPORTS,
     CommandLineError,
     ParsedCommand,
-    command_table,
     parse_line,
     usage_of,
 )
+from mcp_sidecar.services.command_spec import command_table
 
 if TYPE_CHECKING:
     from mcp_sidecar.services.app import Sidecar

@@ -1,0 +1,86 @@
+"""The `/mcp` command table with its completions (`mcp/commandSpec`), read from the parser's own tables.
+
+Editors complete `:Mcp` and fill the palette from this, so what they offer is what
+`command_line.parse_line` accepts (`tests/unit/test_command_line.py` checks it).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from mcp_sidecar.protocol.results import CommandEntry, CommandOption, CommandPositional
+from mcp_sidecar.services.command_line import COMMANDS, OPTIONS, POSITIONALS, SCOPES, TRANSPORTS
+
+_OPTION_VALUES: dict[str, tuple[str, ...]] = {"--scope": SCOPES, "--transport": TRANSPORTS}
+_OPTION_PLACEHOLDERS: dict[str, str] = {
+    "--header": "'Name: value'",
+    "--env": "KEY=value",
+    "--oauth-client-id": "ID",
+    "--oauth-scope": "SCOPE",
+    "--oauth-callback-port": "PORT",
+    "--select": "NAME[,NAME...]",
+}
+_REQUIRED_OPTIONS: dict[str, tuple[str, ...]] = {"add": ("--scope",), "remove": ("--scope",), "import": ("--scope",)}
+# Positionals the parser reads by hand (`add` and `help`), in the form of `POSITIONALS`.
+_OWN_POSITIONALS: dict[str, tuple[tuple[str, ...], bool]] = {
+    "add": (("NAME", "URL | -- COMMAND [ARGS...]"), False),
+    "help": (("COMMAND",), False),
+}
+# Positionals that name an existing server; `add`'s NAME is a new one.
+_SERVER_POSITIONAL = "NAME"
+# What a command changes, for clients that refresh after it: `config` (a file edit) or `status`.
+_CHANGES: dict[str, Literal["config", "status"]] = {
+    "add": "config",
+    "remove": "config",
+    "enable": "config",
+    "disable": "config",
+    "import": "config",
+    "reload": "status",
+    "reconnect": "status",
+    "refresh": "status",
+    "login": "status",
+    "logout": "status",
+}
+
+
+def _positional(command: str, name: str, servers: list[str]) -> CommandPositional:
+    if name == _SERVER_POSITIONAL and command != "add":
+        return {"name": name, "completion": "server", "values": servers}
+    if name == "COMMAND":
+        return {"name": name, "completion": "command", "values": list(COMMANDS)}
+    if name == "FILE":
+        return {"name": name, "completion": "file", "values": []}
+    return {"name": name, "completion": None, "values": []}
+
+
+def command_table(servers: list[str]) -> list[CommandEntry]:
+    """Every command with its options, positionals and their completions, from the parser's tables.
+
+    `servers` are the completions of a NAME that names an existing server.
+    """
+    out: list[CommandEntry] = []
+    for name, spec in COMMANDS.items():
+        required = _REQUIRED_OPTIONS.get(name, ())
+        options: list[CommandOption] = [
+            {
+                "name": option,
+                "kind": kind,
+                "required": option in required,
+                "values": list(_OPTION_VALUES.get(option, ())),
+                "placeholder": _OPTION_PLACEHOLDERS.get(option),
+            }
+            for option, kind in OPTIONS.get(name, {}).items()
+        ]
+        names, variadic = POSITIONALS.get(name) or _OWN_POSITIONALS[name]
+        out.append(
+            {
+                "name": name,
+                "usage": spec.usage,
+                "summary": spec.summary,
+                "options": options,
+                "positionals": [_positional(name, p, servers) for p in names],
+                "variadic": variadic,
+                "changes": _CHANGES.get(name),
+            }
+        )
+    return out
