@@ -17,11 +17,13 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.output.sanitize import json_text, one_line, strip_controls
 from mcp_sidecar.protocol.errors import SidecarError
-from mcp_sidecar.protocol.results import LoginResult, LogoutResult
+
+if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import LoginResult, LogoutResult
 
 
 def add_parsers(sub: Any) -> None:

@@ -23,10 +23,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from mcp_sidecar.protocol.results import ActiveToolsChanged
-
 if TYPE_CHECKING:
     from mcp_sidecar.connections.connection import Connection
+    from mcp_sidecar.protocol.results import ActiveToolsChanged
 
 log = logging.getLogger(__name__)
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_sidecar.catalog import names
 from mcp_sidecar.catalog.filters import allowed
 from mcp_sidecar.config.model import ServerConfig
-from mcp_sidecar.protocol.results import ToolDefinition
+
+if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import ToolDefinition
 
 Source = Literal["live", "cache"]
 

@@ -32,11 +32,13 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_sidecar.config import edit, paths
 from mcp_sidecar.fs import atomic_write
-from mcp_sidecar.protocol.results import PendingApproval
+
+if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import PendingApproval
 
 UNHASHED_FIELDS = frozenset({"description", "disabled"})
 """Fields that change neither what runs nor what is sent; `enable`/`disable` need no approval."""

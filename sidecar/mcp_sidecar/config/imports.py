@@ -22,11 +22,13 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.config.model import MAX_TIMEOUT_MS, MIN_TIMEOUT_MS
 from mcp_sidecar.config.validate import KNOWN_FIELDS, ConfigProblems, parse_server
-from mcp_sidecar.protocol.results import Placeholder as PlaceholderJson
+
+if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import Placeholder as PlaceholderJson
 
 MAX_IMPORT_BYTES = 4 * 1024 * 1024
 FORMAT_LABELS = {

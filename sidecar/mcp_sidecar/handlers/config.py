@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.handlers.base import Handler, guarded
 from mcp_sidecar.protocol import config_params, methods, params
-from mcp_sidecar.protocol.results import (
-    ApproveResult,
-    CommandResult,
-    CommandSpecResult,
-    ConfigAddDryRunResult,
-    ConfigAddResult,
-    ConfigImportResult,
-    ConfigRemoveResult,
-    ConfigSetEnabledResult,
-    ReloadSummary,
-)
 from mcp_sidecar.services import approvals, commands, config_edits
 from mcp_sidecar.services.app import Sidecar
+
+if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import (
+        ApproveResult,
+        CommandResult,
+        CommandSpecResult,
+        ConfigAddDryRunResult,
+        ConfigAddResult,
+        ConfigImportResult,
+        ConfigRemoveResult,
+        ConfigSetEnabledResult,
+        ReloadSummary,
+    )
 
 
 def config_handlers(app: Sidecar) -> dict[str, Handler]:

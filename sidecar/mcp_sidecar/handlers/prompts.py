@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.handlers.base import Handler, guarded
 from mcp_sidecar.protocol import methods, params
-from mcp_sidecar.protocol.results import PromptDiscardResult, PromptSnapshot, PromptUseResult
 from mcp_sidecar.services import prompts
 from mcp_sidecar.services.app import Sidecar
+
+if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import PromptDiscardResult, PromptSnapshot, PromptUseResult
 
 
 def prompt_handlers(app: Sidecar) -> dict[str, Handler]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.handlers.auth import auth_handlers
 from mcp_sidecar.handlers.base import Handler, guarded
@@ -10,22 +10,24 @@ from mcp_sidecar.handlers.config import config_handlers
 from mcp_sidecar.handlers.prompts import prompt_handlers
 from mcp_sidecar.handlers.resources import resource_handlers
 from mcp_sidecar.protocol import methods, params
-from mcp_sidecar.protocol.results import (
-    ActivateResult,
-    ActiveToolsResult,
-    CallToolResult,
-    DiscoverResult,
-    ModelToolDefinition,
-    ModelToolInvokeResult,
-    ServerGetResult,
-    ServerLogsResult,
-    ServerRefreshResult,
-    ServerToolsResult,
-    StatusResult,
-    StatusRow,
-)
 from mcp_sidecar.services import activation, discovery, lifecycle, model_tool, status
 from mcp_sidecar.services.app import Sidecar
+
+if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import (
+        ActivateResult,
+        ActiveToolsResult,
+        CallToolResult,
+        DiscoverResult,
+        ModelToolDefinition,
+        ModelToolInvokeResult,
+        ServerGetResult,
+        ServerLogsResult,
+        ServerRefreshResult,
+        ServerToolsResult,
+        StatusResult,
+        StatusRow,
+    )
 
 
 def request_handlers(app: Sidecar) -> dict[str, Handler]:

@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_sidecar.handlers.base import Handler, guarded
 from mcp_sidecar.output import spill
 from mcp_sidecar.protocol import methods, params
-from mcp_sidecar.protocol.results import (
-    CompleteResult,
-    ReadResult,
-    SpillCleanResult,
-    SpillListResult,
-    SubscribeResult,
-    SubscriptionsResult,
-    UnsubscribeResult,
-)
 from mcp_sidecar.services import completion, reading
 from mcp_sidecar.services.app import Sidecar
+
+if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import (
+        CompleteResult,
+        ReadResult,
+        SpillCleanResult,
+        SpillListResult,
+        SubscribeResult,
+        SubscriptionsResult,
+        UnsubscribeResult,
+    )
 
 
 def resource_handlers(app: Sidecar) -> dict[str, Handler]:

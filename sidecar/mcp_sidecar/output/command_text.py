@@ -7,23 +7,25 @@ Every string from a server, a configuration or an imported file is shown through
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.output.render import GLYPHS
 from mcp_sidecar.output.sanitize import one_line
-from mcp_sidecar.protocol.results import (
-    ConfigAddResult,
-    ConfigImportResult,
-    ConfigRemoveResult,
-    ConfigSetEnabledResult,
-    ImportServer,
-    ServerGetResult,
-    ServerRefreshResult,
-    StatusRow,
-    SubscribeResult,
-    SubscriptionsResult,
-    UnsubscribeResult,
-)
+
+if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import (
+        ConfigAddResult,
+        ConfigImportResult,
+        ConfigRemoveResult,
+        ConfigSetEnabledResult,
+        ImportServer,
+        ServerGetResult,
+        ServerRefreshResult,
+        StatusRow,
+        SubscribeResult,
+        SubscriptionsResult,
+        UnsubscribeResult,
+    )
 
 _s = one_line
 

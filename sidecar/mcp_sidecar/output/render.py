@@ -7,11 +7,13 @@ cursor, rewrite a row or hide words.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.catalog import names
 from mcp_sidecar.output.sanitize import one_line, removal_note, removed_hidden, strip_controls
-from mcp_sidecar.protocol.results import CatalogCounts, ServerToolsResult, StatusResult
+
+if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import CatalogCounts, ServerToolsResult, StatusResult
 
 GLYPHS = {"idle": "○", "connected": "●", "connecting": "▶", "disabled": "○", "failed": "✘"}
 

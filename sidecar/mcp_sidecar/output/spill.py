@@ -21,12 +21,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from mcp_sidecar import fs
 from mcp_sidecar.config import paths
 from mcp_sidecar.protocol.errors import SidecarError, fail
-from mcp_sidecar.protocol.results import Spill, SpillCleanResult, SpillFileInfo, SpillListResult
+
+if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import Spill, SpillCleanResult, SpillFileInfo, SpillListResult
 
 DIR_MODE = fs.PRIVATE_DIR_MODE
 FILE_MODE = 0o600

@@ -214,6 +214,12 @@ class ActivationEntry(TypedDict):
     nearby: NotRequired[list[str]]
 
 
+class ActivationOutcome(ActivationEntry, total=False):
+    """One id's outcome inside the sidecar, before `tool` moves to the result's `tools` (not on the wire)."""
+
+    tool: ToolDefinition
+
+
 class ActivateResult(TypedDict):
     session: str
     results: list[ActivationEntry]

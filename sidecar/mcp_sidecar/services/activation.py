@@ -26,24 +26,20 @@ from mcp_sidecar.catalog.tools import ToolCatalog, canonical, tool_view
 from mcp_sidecar.output.sanitize import one_line
 from mcp_sidecar.output.shaping import shape_tool_result
 from mcp_sidecar.protocol.errors import Diagnostic, DiagnosticCode, SidecarError, diagnostic, fail, refused_disabled
-from mcp_sidecar.protocol.results import (
-    ActivateResult,
-    ActivationEntry,
-    ActiveToolsResult,
-    CallToolResult,
-    ToolDefinition,
-)
 from mcp_sidecar.services.sessions import ActiveTool
 
 if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import (
+        ActivateResult,
+        ActivationEntry,
+        ActivationOutcome,
+        ActiveToolsResult,
+        CallToolResult,
+        ToolDefinition,
+    )
     from mcp_sidecar.services.app import Sidecar
 
 MAX_NEARBY = 5
-
-
-class ActivationOutcome(ActivationEntry, total=False):
-    tool: ToolDefinition
-    """The activated tool's definition, moved to the result's `tools`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,7 +282,7 @@ async def call_tool(app: Sidecar, tool_id: str, arguments: dict[str, Any], sessi
     # Output limits: a preview within them, the whole result in a private spill file.
     shaped = shape_tool_result(result, ref.server, f"{ref.server}.{ref.tool}")
     # The MCP result's own keys pass through; `activation` is added by activate_and_call alone.
-    return cast(CallToolResult, {"id": ref.id, "server": ref.server, "tool": ref.tool, **shaped})
+    return cast("CallToolResult", {"id": ref.id, "server": ref.server, "tool": ref.tool, **shaped})
 
 
 class NotActivated(SidecarError):

@@ -24,9 +24,9 @@ from mcp_sidecar.config.validate import ConfigProblems
 from mcp_sidecar.output.command_text import quote_word
 from mcp_sidecar.output.sanitize import strip_controls
 from mcp_sidecar.protocol.errors import fail
-from mcp_sidecar.protocol.results import ApproveResult, NotApproved, PendingApproval
 
 if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import ApproveResult, NotApproved, PendingApproval
     from mcp_sidecar.services.app import Sidecar
     from mcp_sidecar.services.configuration import Configuration
 

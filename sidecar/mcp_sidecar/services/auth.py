@@ -23,7 +23,6 @@ from mcp_sidecar.auth.failures import BrowserUnavailable, login_failure
 from mcp_sidecar.config.interpolate import MissingVariable, resolve
 from mcp_sidecar.config.model import DEFAULT_OAUTH_CALLBACK_PORT
 from mcp_sidecar.protocol.errors import SidecarError, fail, invalid_params, refused_disabled
-from mcp_sidecar.protocol.results import LoginResult, LogoutResult
 
 if TYPE_CHECKING:
     from mcp.shared.auth import AuthorizationCodeResult
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
     from mcp_sidecar.auth.login import LoginTarget
     from mcp_sidecar.auth.store import CredentialRecord, CredentialStore
     from mcp_sidecar.connections.connection import Connection
+    from mcp_sidecar.protocol.results import LoginResult, LogoutResult
     from mcp_sidecar.services.app import Sidecar
 
 log = logging.getLogger(__name__)

@@ -6,10 +6,12 @@ Editors complete `:Mcp` and fill the palette from this, so what they offer is wh
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from mcp_sidecar.protocol.results import CommandEntry, CommandOption, CommandPositional
 from mcp_sidecar.services.command_line import COMMANDS, OPTIONS, POSITIONALS, SCOPES, TRANSPORTS
+
+if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import CommandEntry, CommandOption, CommandPositional
 
 _OPTION_VALUES: dict[str, tuple[str, ...]] = {"--scope": SCOPES, "--transport": TRANSPORTS}
 _OPTION_PLACEHOLDERS: dict[str, str] = {

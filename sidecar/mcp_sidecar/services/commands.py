@@ -15,7 +15,6 @@ from mcp_sidecar.config.edit import EditScope
 from mcp_sidecar.output import command_text, render
 from mcp_sidecar.output.sanitize import strip_controls
 from mcp_sidecar.protocol.errors import command_invalid
-from mcp_sidecar.protocol.results import CommandResult, CommandSpecResult
 from mcp_sidecar.services import auth, config_edits, lifecycle, prompts, status
 from mcp_sidecar.services.command_line import (
     COMMANDS,
@@ -29,6 +28,7 @@ from mcp_sidecar.services.command_line import (
 from mcp_sidecar.services.command_spec import command_table
 
 if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import CommandResult, CommandSpecResult
     from mcp_sidecar.services.app import Sidecar
 
 Outcome = tuple[Any, str]

@@ -18,12 +18,12 @@ from mcp_sidecar.connections import templates
 from mcp_sidecar.output import shaping
 from mcp_sidecar.output.sanitize import has_controls, one_line
 from mcp_sidecar.protocol.errors import fail, refused_disabled
-from mcp_sidecar.protocol.results import CompleteResult, Spill
 from mcp_sidecar.services.prompts import advertised_prompt
 from mcp_sidecar.services.reading import MAX_URI_CHARS, advertised_template
 
 if TYPE_CHECKING:
     from mcp_sidecar.connections.connection import Connection
+    from mcp_sidecar.protocol.results import CompleteResult, Spill
     from mcp_sidecar.services.app import Sidecar
 
 MAX_REQUEST_BYTES = 64 * 1024

@@ -21,21 +21,21 @@ from mcp_sidecar.config.interpolate import MissingVariable, resolve
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.config.validate import SERVER_NAME, ConfigProblems, parse_server
 from mcp_sidecar.protocol.errors import SidecarError, fail, invalid_params
-from mcp_sidecar.protocol.results import (
-    AddOutcome,
-    AddProblem,
-    ConfigAddDryRunResult,
-    ConfigAddResult,
-    ConfigImportResult,
-    ConfigRemoveResult,
-    ConfigSetEnabledResult,
-    ImportServer,
-    ReloadSummary,
-)
 from mcp_sidecar.services import approvals
 from mcp_sidecar.services.command_line import CommandLineError, parse_target
 
 if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import (
+        AddOutcome,
+        AddProblem,
+        ConfigAddDryRunResult,
+        ConfigAddResult,
+        ConfigImportResult,
+        ConfigRemoveResult,
+        ConfigSetEnabledResult,
+        ImportServer,
+        ReloadSummary,
+    )
     from mcp_sidecar.services.app import Sidecar
 
 T = TypeVar("T")

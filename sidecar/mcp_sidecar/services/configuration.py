@@ -11,6 +11,7 @@ import asyncio
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcp_sidecar import tasks
 from mcp_sidecar.config import loader, paths
@@ -21,11 +22,13 @@ from mcp_sidecar.config.validate import ConfigProblems
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.connections.registry import ServerRegistry
 from mcp_sidecar.events import EventHub, ToolsDeactivated
-from mcp_sidecar.protocol import results
 from mcp_sidecar.protocol.errors import DiagnosticJson, diagnostic
-from mcp_sidecar.protocol.results import ActiveToolsChanged
 from mcp_sidecar.services import approvals
 from mcp_sidecar.services.config_watch import ConfigWatcher, Signature, signature
+
+if TYPE_CHECKING:
+    from mcp_sidecar.protocol import results
+    from mcp_sidecar.protocol.results import ActiveToolsChanged
 
 log = logging.getLogger(__name__)
 

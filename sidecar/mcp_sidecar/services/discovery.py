@@ -29,11 +29,18 @@ from mcp_sidecar.catalog.index import Hit, Index
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.output.sanitize import json_escape, one_line, strip_controls
 from mcp_sidecar.protocol.errors import SidecarError, refused_disabled
-from mcp_sidecar.protocol.results import Candidate, DiscoverResult, NextCall, PromptArgument, RefusedEntry, Unavailable
 from mcp_sidecar.services.activation import model_name_owners, tool_refs
 from mcp_sidecar.services.catalogs import Group, ListCatalog, tools_need_fetch
 
 if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import (
+        Candidate,
+        DiscoverResult,
+        NextCall,
+        PromptArgument,
+        RefusedEntry,
+        Unavailable,
+    )
     from mcp_sidecar.services.app import Sidecar
 
 KIND_GROUPS: dict[str, tuple[Group, ...]] = {
@@ -148,7 +155,7 @@ async def discover(
         "candidates": candidates,
         "unavailable": unavailable,
         # Refusals come from the catalogs, keyed by kind (catalog/names.py): dicts until typed there.
-        "refused": cast(list[RefusedEntry], refused),
+        "refused": cast("list[RefusedEntry]", refused),
         "text": render(query, candidates, unavailable, refused),
     }
 

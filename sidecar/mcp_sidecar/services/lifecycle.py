@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.protocol.errors import SidecarError, refused_disabled
-from mcp_sidecar.protocol.results import KindDiagnostic, ServerRefreshResult
 from mcp_sidecar.services.status import status_row
 
 if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import KindDiagnostic, ServerRefreshResult
     from mcp_sidecar.services.app import Sidecar
 
 

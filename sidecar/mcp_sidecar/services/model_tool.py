@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.protocol import params
 from mcp_sidecar.protocol.errors import SidecarError, diagnostic
-from mcp_sidecar.protocol.results import ModelToolDefinition, ModelToolInvokeResult
 from mcp_sidecar.services import activation, completion, discovery, reading
 
 if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import ModelToolDefinition, ModelToolInvokeResult
     from mcp_sidecar.services.app import Sidecar
 
 NAME = "mcp_tools"

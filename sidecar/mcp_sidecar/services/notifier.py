@@ -20,11 +20,11 @@ from mcp_sidecar.events import (
     ToolsDeactivated,
 )
 from mcp_sidecar.protocol import methods
-from mcp_sidecar.protocol.results import ApprovalRequiredParams, CatalogChangedParams, StatusRow
 
 if TYPE_CHECKING:
     from mcp_sidecar.connections.connection import Connection
     from mcp_sidecar.connections.registry import ServerRegistry
+    from mcp_sidecar.protocol.results import ApprovalRequiredParams, CatalogChangedParams, StatusRow
 
 Notify = Callable[[str, Mapping[str, Any]], None]
 """Sends one notification to the editor: (method, params). The protocol layer supplies it."""

@@ -34,16 +34,16 @@ from mcp_sidecar.events import EventHub, Reconciled, StatusChanged
 from mcp_sidecar.output.limits import MAX_LINES, MAX_TEXT_BYTES, line_count, utf8_size
 from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.protocol.errors import DiagnosticCode, fail, refused_disabled
-from mcp_sidecar.protocol.results import (
-    PromptBody,
-    PromptDiscardResult,
-    PromptMessage,
-    PromptResource,
-    PromptSnapshot,
-    PromptUseResult,
-)
 
 if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import (
+        PromptBody,
+        PromptDiscardResult,
+        PromptMessage,
+        PromptResource,
+        PromptSnapshot,
+        PromptUseResult,
+    )
     from mcp_sidecar.services.app import Sidecar
 
 MAX_ARGUMENT_BYTES = 64 * 1024

@@ -21,9 +21,9 @@ from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.output import shaping
 from mcp_sidecar.output.sanitize import has_controls, json_text, one_line
 from mcp_sidecar.protocol.errors import DiagnosticCode, fail, refused_disabled
-from mcp_sidecar.protocol.results import DisplayBlock, ReadResult, Spill
 
 if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import DisplayBlock, ReadResult, Spill
     from mcp_sidecar.services.app import Sidecar
 
 MAX_URI_CHARS = 4_096

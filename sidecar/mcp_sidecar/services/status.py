@@ -6,10 +6,16 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.catalog.tools import tool_view
 from mcp_sidecar.connections.connection import Connection
-from mcp_sidecar.protocol.results import ServerGetResult, ServerLogsResult, ServerToolsResult, StatusResult, StatusRow
 from mcp_sidecar.services import approvals, auth
 
 if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import (
+        ServerGetResult,
+        ServerLogsResult,
+        ServerToolsResult,
+        StatusResult,
+        StatusRow,
+    )
     from mcp_sidecar.services.app import Sidecar
 
 HIDDEN = "hidden"

@@ -18,18 +18,18 @@ from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.events import EventHub, Reconciled, ResourceUpdated, StatusChanged, WatchesLost
 from mcp_sidecar.protocol import methods
 from mcp_sidecar.protocol.errors import SidecarError, fail, refused_disabled
-from mcp_sidecar.protocol.results import (
-    ResourceUpdatedParams,
-    SubscribeResult,
-    SubscriptionsResult,
-    UnsubscribeResult,
-    WatchesClearedParams,
-)
-from mcp_sidecar.protocol.results import Watch as WatchJson
 from mcp_sidecar.services.notifier import Notify
 from mcp_sidecar.services.reading import check_uri
 
 if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import (
+        ResourceUpdatedParams,
+        SubscribeResult,
+        SubscriptionsResult,
+        UnsubscribeResult,
+        WatchesClearedParams,
+    )
+    from mcp_sidecar.protocol.results import Watch as WatchJson
     from mcp_sidecar.services.app import Sidecar
 
 log = logging.getLogger(__name__)
