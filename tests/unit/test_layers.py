@@ -164,3 +164,9 @@ def test_protocol_imports_nothing_of_ours_outside_itself() -> None:
 
 def test_no_import_cycles() -> None:
     assert cycles(graph()) == []
+
+
+def test_the_result_types_are_imported_for_type_checking_only() -> None:
+    """protocol/results.py costs start-up time (dozens of TypedDicts) and no code needs it at run time."""
+    runtime = {module for module, imported in all_imports().items() if "mcp_sidecar.protocol.results" in imported}
+    assert {m for m in runtime if not m.startswith("mcp_sidecar.protocol")} == set()
