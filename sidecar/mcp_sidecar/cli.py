@@ -274,9 +274,8 @@ def _read_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
 
 
 def _complete_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
-    context = _pairs(args.arg)
-    if context is None or any(isinstance(v, list) for v in context.values()):
-        print("mcp-sidecar: --arg takes NAME=VALUE, once per name", file=sys.stderr)
+    context = _single_pairs(args.arg, "--arg takes NAME=VALUE, once per name")
+    if context is None:
         return EXIT_USAGE
 
     async def run() -> Any:
@@ -290,9 +289,8 @@ def _complete_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
 
 
 def _prompt_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
-    prompt_arguments = _pairs(args.values)
-    if prompt_arguments is None or any(isinstance(v, list) for v in prompt_arguments.values()):
-        print("mcp-sidecar: prompt arguments are ARG=VALUE, once per name", file=sys.stderr)
+    prompt_arguments = _single_pairs(args.values, "prompt arguments are ARG=VALUE, once per name")
+    if prompt_arguments is None:
         return EXIT_USAGE
 
     async def run() -> Any:
@@ -392,6 +390,15 @@ def _pairs(words: list[str]) -> dict[str, Any] | None:
         else:
             out[name] = value
     return out
+
+
+def _single_pairs(words: list[str], usage: str) -> dict[str, str] | None:
+    """NAME=VALUE words, each NAME once; None (after printing `usage`) otherwise."""
+    pairs = _pairs(words)
+    if pairs is None or any(isinstance(v, list) for v in pairs.values()):
+        print(f"mcp-sidecar: {usage}", file=sys.stderr)
+        return None
+    return pairs
 
 
 def _read_request(args: argparse.Namespace) -> dict[str, Any] | None:

@@ -170,3 +170,15 @@ async def test_read_and_complete(home: Path) -> None:
     assert (bad.code, bad.stderr.split("]")[0]) == (1, "notes: [resource_invalid")
     assert usage.code == 2
     assert (watch.code, watch.stderr.split("]")[0]) == (1, "notes: [interactive_required")
+
+
+async def test_complete_and_prompt_take_each_name_once(home: Path) -> None:
+    complete, prompt, malformed = await clis(
+        home,
+        ("complete", "demo", "demo://{x}", "x", "--arg", "a=1", "--arg", "a=2"),
+        ("prompt", "demo", "greet", "who=a", "who=b"),
+        ("prompt", "demo", "greet", "no-equals-sign"),
+    )
+    assert complete == Run(2, "", "mcp-sidecar: --arg takes NAME=VALUE, once per name\n")
+    assert prompt == Run(2, "", "mcp-sidecar: prompt arguments are ARG=VALUE, once per name\n")
+    assert malformed == Run(2, "", "mcp-sidecar: prompt arguments are ARG=VALUE, once per name\n")
