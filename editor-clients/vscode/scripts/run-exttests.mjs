@@ -5,7 +5,7 @@
 // Only the suite's own lines ("[mcp] ...") are printed; the whole workbench console goes to
 // $EXTTESTS_LOG (printed when the suite fails).
 import { appendFileSync, writeFileSync } from "node:fs";
-import { chromium } from "playwright-core";
+import { launchChromium } from "./chromium.mjs";
 
 const [base, folder, extDir, testsPath, timeoutArg] = process.argv.slice(2);
 const timeoutMs = Number(timeoutArg ?? 240) * 1000;
@@ -15,20 +15,7 @@ const payload = JSON.stringify([
   ["extensionTestsPath", remote(testsPath)],
   ["skipWelcome", "true"],
 ]);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  headless: true,
-  args: [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-  ],
-});
+const browser = await launchChromium();
 const page = await browser.newPage();
 const timer = setTimeout(async () => {
   console.error(`extension tests did not finish within ${timeoutMs / 1000} s (the workbench console is in ${logFile})`);

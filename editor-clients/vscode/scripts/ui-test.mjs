@@ -6,24 +6,11 @@
 // Usage: node ui-test.mjs BASE_URL WORKSPACE ARTIFACTS_DIR
 import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
-import { chromium } from "playwright-core";
+import { launchChromium } from "./chromium.mjs";
 
 const [base, folder, artifacts] = process.argv.slice(2);
 const STEP_TIMEOUT = 30_000;
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  headless: true,
-  args: [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-  ],
-});
+const browser = await launchChromium();
 const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
 page.setDefaultTimeout(STEP_TIMEOUT);
 let passed = 0;
