@@ -24,6 +24,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 INVALID_PARAMS = -32602
 REQUEST_FAILED = -32000
+QUERY_TOO_LONG = "`query` must be at most 64 KiB; a few words about the capability rank best."
 RANKED_TOOLS = {
     "list_tables": "List the tables of a schema.",
     "list_teams": "List the teams of the organisation.",
@@ -139,10 +140,21 @@ async def test_default_limit_is_five_and_limit_goes_to_fifty(env: Env) -> None:
         ({"limit": True}, "`limit` must be an integer from 1 to 50."),
         ({"kind": "files"}, "`kind` must be one of all, tools, resources, prompts."),
         ({"query": 7}, "`query` must be a string."),
-        ({"query": "x" * 1001}, "`query` must be at most 1000 characters."),
+        ({"query": "x" * (64 * 1024 + 1)}, QUERY_TOO_LONG),
+        ({"query": "é" * (32 * 1024 + 1)}, QUERY_TOO_LONG),  # 32 Ki characters, 64 KiB + 2 bytes
         ({"server": ""}, "`server` must be a non-empty string."),
     ],
-    ids=["limit-0", "limit-51", "limit-string", "limit-bool", "kind", "query-type", "query-length", "server-empty"],
+    ids=[
+        "limit-0",
+        "limit-51",
+        "limit-string",
+        "limit-bool",
+        "kind",
+        "query-type",
+        "query-bytes",
+        "query-utf8",
+        "server-empty",
+    ],
 )
 async def test_invalid_params(env: Env, params: dict[str, Any], message: str) -> None:
     error = await env.sidecar.error("mcp/discover", {"query": "echo", "server": "warehouse", **params})
@@ -280,10 +292,14 @@ async def test_text_rendering_is_compact_and_deterministic(env: Env) -> None:
         [
             'mcp discover "notes"',
             " ○ warehouse · [template] notes://{folder}/{name} (folder, name) — One note, by folder and name.",
+            '   read (fill in the variables): mcp_tools({"read": {"server": "warehouse", "template": '
+            '"notes://{folder}/{name}", "arguments": {"folder": "<folder>", "name": "<name>"}}})',
             " ○ warehouse · [prompt] summarize_notes(folder) — Summarize the notes of a folder.",
+            "   for people: ask the user to run /mcp prompt warehouse summarize_notes",
             " ○ warehouse · changelog · notes://changelog [text/plain] — Release notes by version.",
+            '   read: mcp_tools({"read": {"server": "warehouse", "uri": "notes://changelog"}})',
             " ○ warehouse · Project readme · notes://readme [text/markdown] — How to set up the warehouse project.",
-            "Read a resource with its server and exact uri, or a template with its arguments.",
+            '   read: mcp_tools({"read": {"server": "warehouse", "uri": "notes://readme"}})',
         ]
     )
     assert (await discover(env.sidecar, "notes", server="warehouse", limit=10))["text"] == found["text"]
@@ -297,7 +313,8 @@ async def test_loaded_tools_are_marked_after_activation(env: Env) -> None:
             'mcp discover "list "',
             " ○ warehouse.list_tables(query) — List the tables of a schema.",
             " ○ warehouse.list_teams(query) — List the teams of the organisation.",
-            'Activate tools with exact ids: ["warehouse.list_tables", "warehouse.list_teams"]',
+            "Activate tools with their exact ids: "
+            'mcp_tools({"activate": ["warehouse.list_tables", "warehouse.list_teams"]})',
         ]
     )
     activated = await env.sidecar.request("mcp/activate", {"ids": ["warehouse.list_tables"], "session": session})
@@ -306,9 +323,10 @@ async def test_loaded_tools_are_marked_after_activation(env: Env) -> None:
     assert after["text"] == "\n".join(
         [
             'mcp discover "list "',
-            " ● warehouse.list_tables(query) — List the tables of a schema.",
+            " ● warehouse.list_tables(query) [loaded] — List the tables of a schema.",
             " ○ warehouse.list_teams(query) — List the teams of the organisation.",
-            'Activate tools with exact ids: ["warehouse.list_teams"]',
+            'Activate tools with their exact ids: mcp_tools({"activate": ["warehouse.list_teams"]})',
+            "Tools marked [loaded] are callable now, with the signature their activation showed.",
         ]
     )
     [loaded, other] = after["candidates"]
@@ -339,8 +357,8 @@ async def test_duplicate_tool_catalog_is_unavailable_and_resources_still_found(e
         }
     ]
     assert found["text"].splitlines()[-2:] == [
+        '   read: mcp_tools({"read": {"server": "duplicate", "uri": "notes://readme"}})',
         " ✘ duplicate tools unavailable: [protocol_error] The tools catalog lists 'echo' twice.",
-        "Read a resource with its server and exact uri, or a template with its arguments.",
     ]
     row = await status_row(env.sidecar, "duplicate")
     assert (row["state"], row["catalog"]["tools"], row["catalog"]["resources"]) == ("connected", None, 3)
@@ -434,7 +452,7 @@ async def test_model_tool_query_activate_and_read(env: Env) -> None:
     assert (loaded["isError"], loaded["text"]) == (False, "mcp activate\n ✔ warehouse.list_tables · loaded")
     assert [t["id"] for t in loaded["details"]["tools"]] == ["warehouse.list_tables"]
     again = await env.sidecar.request(invoke, {"arguments": query, "session": session})
-    assert again["text"].splitlines()[1] == " ● warehouse.list_tables(query) — List the tables of a schema."
+    assert again["text"].splitlines()[1] == " ● warehouse.list_tables(query) [loaded] — List the tables of a schema."
 
     read = {"arguments": {"read": {"server": "warehouse", "uri": "notes://readme"}}, "session": session}
     done = await env.sidecar.request(invoke, read)

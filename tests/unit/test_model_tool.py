@@ -16,6 +16,7 @@ from mcp_sidecar.catalog.tools import ToolCatalog
 from mcp_sidecar.protocol.errors import HINTS, DiagnosticCode
 from mcp_sidecar.services import model_tool
 from mcp_sidecar.services.app import Sidecar
+from mcp_sidecar.services.model_tool import MODEL_HINTS
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -50,7 +51,7 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sidecar:
 
 
 def invalid(message: str) -> dict[str, Any]:
-    hint = HINTS["invalid_params"]
+    hint = MODEL_HINTS["invalid_params"]
     return {
         "text": f"[invalid_params] {message} {hint}",
         "isError": True,
@@ -216,7 +217,7 @@ async def test_activate_then_query_shows_loaded(app: Sidecar) -> None:
     [first, *_] = found["details"]["candidates"]
     assert first["loaded"] is True
     assert first["next"] == {"method": "mcp/callTool", "params": {"id": "warehouse.list_tables", "arguments": {}}}
-    assert found["text"].splitlines()[1] == " ● warehouse.list_tables(schema) — List the tables of a schema."
+    assert found["text"].splitlines()[1] == " ● warehouse.list_tables(schema) [loaded] — List the tables of a schema."
     # Another session never sees it loaded.
     other = await model_tool.invoke(app, {"query": "warehouse.list_tables"}, "other")
     assert other["details"]["candidates"][0]["loaded"] is False
@@ -245,9 +246,9 @@ async def test_query_of_a_missing_or_disabled_server_is_an_error_result(
         "operation": "discover",
         "server": server,
         "message": message,
-        "hint": HINTS[code],
+        "hint": model_hint(code, server),
     }
-    assert result["text"] == f"{server}: [{code}] {message} {HINTS[code]}"
+    assert result["text"] == f"{server}: [{code}] {message} {model_hint(code, server)}"
 
 
 async def test_no_match_says_so(app: Sidecar) -> None:
@@ -265,3 +266,19 @@ async def test_no_match_says_so(app: Sidecar) -> None:
             "text": 'mcp discover "zebra "\n (no matching candidates)',
         },
     }
+
+
+def model_hint(code: DiagnosticCode, server: str) -> str:
+    return MODEL_HINTS[code].format(server=server) if code in MODEL_HINTS else HINTS[code]
+
+
+def test_hints_a_model_reads_name_no_file_and_say_what_to_do() -> None:
+    assert set(MODEL_HINTS) <= set(HINTS)
+    # Every code whose usual hint points at a document or a protocol method has a model's own.
+    for code, hint in HINTS.items():
+        if "docs/" in hint or "mcp/" in hint or ".md" in hint:
+            assert code in MODEL_HINTS, code
+    for code, hint in MODEL_HINTS.items():
+        assert "docs/" not in hint, code
+        assert "mcp/" not in hint, code
+        assert hint.startswith(("Retry", "Ask the user")), code

@@ -242,7 +242,10 @@ export interface ToolCandidate extends CandidateBase {
   kind: "tool";
   id: string;
   required: string[];
+  /** Active in the session with the definition the catalog has now: callable. */
   loaded: boolean;
+  /** Active in the session, but the server's definition changed since: activate again. */
+  changed?: boolean;
 }
 
 export interface ResourceCandidate extends CandidateBase {
@@ -280,6 +283,8 @@ export interface DiscoverResult {
   unavailable: { server: string; kind: string; diagnostic: Diagnostic }[];
   refused: RefusedEntry[];
   text: string;
+  /** Present when `query` was longer than ranking reads: the part that was ranked. */
+  rankedQuery?: string;
 }
 
 /** A catalog entry discovery left out: refused by its catalog (bad name or URI), or a tool whose model name collides. */

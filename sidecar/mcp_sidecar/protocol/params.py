@@ -17,7 +17,9 @@ from mcp_sidecar.protocol.errors import SidecarError, invalid_params
 MAX_ACTIVATE_IDS = 50
 MAX_DISCOVER_LIMIT = 50
 DEFAULT_DISCOVER_LIMIT = 5
-MAX_QUERY_CHARS = 1_000
+MAX_QUERY_BYTES = 64 * 1024
+"""A query may be as long as a pasted message (UTF-8 bytes); ranking reads its first `RANKED_QUERY_CHARS`."""
+RANKED_QUERY_CHARS = 1_000
 DISCOVER_KINDS = ("all", "tools", "resources", "prompts")
 MAX_SESSION_LENGTH = 200
 
@@ -93,8 +95,8 @@ def parse_discover(operation: str, params: Any) -> DiscoverParams:
     query = p.get("query", "")
     if not isinstance(query, str):
         raise invalid_params(operation, "`query` must be a string.")
-    if len(query) > MAX_QUERY_CHARS:
-        raise invalid_params(operation, f"`query` must be at most {MAX_QUERY_CHARS} characters.")
+    if len(query) * 4 > MAX_QUERY_BYTES and len(query.encode("utf-8", "surrogatepass")) > MAX_QUERY_BYTES:
+        raise invalid_params(operation, "`query` must be at most 64 KiB; a few words about the capability rank best.")
     kind = p.get("kind", "all")
     if kind not in DISCOVER_KINDS:
         raise invalid_params(operation, f"`kind` must be one of {', '.join(DISCOVER_KINDS)}.")

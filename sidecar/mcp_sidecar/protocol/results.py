@@ -295,6 +295,9 @@ class ToolCandidate(TypedDict):
     description: str
     required: list[str]
     loaded: bool
+    """Active in the session with the definition the catalog has now: callable."""
+    changed: NotRequired[bool]
+    """True when active in the session but the server's definition changed since: activate again."""
     next: NextCall
     score: float
 
@@ -352,6 +355,8 @@ class DiscoverResult(TypedDict):
     unavailable: list[Unavailable]
     refused: list[RefusedEntry]
     text: str
+    rankedQuery: NotRequired[str]
+    """Present when `query` was longer than ranking reads: the part that was ranked."""
 
 
 class ModelToolDefinition(TypedDict):

@@ -26,11 +26,14 @@ from mcp_sidecar.catalog import index as ranking
 from mcp_sidecar.catalog import names
 from mcp_sidecar.catalog.documents import template_variables
 from mcp_sidecar.catalog.index import Hit, Index
+from mcp_sidecar.catalog.tools import canonical
 from mcp_sidecar.connections.connection import Connection
-from mcp_sidecar.output.sanitize import json_escape, one_line, strip_controls
+from mcp_sidecar.output.sanitize import json_escape, json_text, one_line, strip_controls
 from mcp_sidecar.protocol.errors import SidecarError, refused_disabled
+from mcp_sidecar.protocol.params import RANKED_QUERY_CHARS
 from mcp_sidecar.services.activation import model_name_owners, tool_refs
 from mcp_sidecar.services.catalogs import Group, ListCatalog, tools_need_fetch
+from mcp_sidecar.services.sessions import ActiveTool
 
 if TYPE_CHECKING:
     from mcp_sidecar.protocol.results import (
@@ -50,6 +53,8 @@ KIND_GROUPS: dict[str, tuple[Group, ...]] = {
     "prompts": ("prompts",),
 }
 DESCRIPTION_CHARS = 160
+QUERY_SHOWN_CHARS = 200
+"""A long query is echoed in the text this far; `query` keeps all of it."""
 REFUSED_ORDER = {"tool": 0, "resource": 1, "template": 2, "prompt": 3}
 
 
@@ -114,7 +119,14 @@ async def discover(
     server: str | None = None,
     limit: int = 5,
     session_id: str = "default",
+    *,
+    for_model: bool = False,
 ) -> DiscoverResult:
+    """Rank every searched server's metadata for `query`.
+
+    `for_model` (`mcp_tools`): prompts, which only a person can run, come after every tool and
+    resource instead of ranking among them (with `kind: "prompts"` they are all there is).
+    """
     op = "discover"
     app.ensure_loaded()
     groups = KIND_GROUPS[kind]
@@ -142,13 +154,11 @@ async def discover(
         key=lambda r: (r["server"], REFUSED_ORDER[r["kind"]]),
     )
     hidden = {(r["server"], r["name"]) for r in collided}
-    # Colliding tools are ranked but not offered: ask for as many more hits as there are of them.
-    hits = ranking.search(indexes, query, limit=limit + len(hidden))
-    hits = [h for h in hits if h.document.kind != "tool" or (h.document.server, h.document.key) not in hidden]
-    hits = hits[:limit]
+    ranked, cut = ranked_query(query)
+    hits = _ranked_hits(indexes, ranked, limit, hidden, prompts_last=for_model and kind == "all")
     active = app.sessions.active(session_id)
     candidates = [candidate(hit, active) for hit in hits]
-    return {
+    result: DiscoverResult = {
         "query": query,
         "kind": kind,
         "session": session_id,
@@ -156,8 +166,42 @@ async def discover(
         "unavailable": unavailable,
         # Refusals come from the catalogs, keyed by kind (catalog/names.py): dicts until typed there.
         "refused": cast("list[RefusedEntry]", refused),
-        "text": render(query, candidates, unavailable, refused),
+        "text": render(query, candidates, unavailable, refused, ranked_chars=len(ranked) if cut else None),
     }
+    if cut:
+        result["rankedQuery"] = ranked
+    return result
+
+
+def ranked_query(query: str) -> tuple[str, bool]:
+    """The part of `query` ranking reads: all of it, or its first `RANKED_QUERY_CHARS` cut at a space."""
+    if len(query) <= RANKED_QUERY_CHARS:
+        return query, False
+    head = query[:RANKED_QUERY_CHARS]
+    at_space = head.rstrip().rsplit(None, 1)[0] if not query[RANKED_QUERY_CHARS].isspace() else head
+    # A very long first word is cut where it is rather than dropped.
+    return (at_space if len(at_space) >= RANKED_QUERY_CHARS // 2 else head).rstrip(), True
+
+
+PROMPT_KINDS = frozenset({"prompt"})
+USABLE_KINDS = frozenset({"tool", "resource", "template"})
+
+
+def _ranked_hits(
+    indexes: list[Index], query: str, limit: int, hidden: set[tuple[str, str]], *, prompts_last: bool
+) -> list[Hit]:
+    """The best `limit` hits; with `prompts_last`, prompts only fill what tools and resources leave."""
+
+    def offered(kinds: frozenset[str] | None, wanted: int) -> list[Hit]:
+        # Colliding tools are ranked but not offered: ask for as many more hits as there are of them.
+        hits = ranking.search(indexes, query, kinds=kinds, limit=wanted + len(hidden))
+        kept = [h for h in hits if h.document.kind != "tool" or (h.document.server, h.document.key) not in hidden]
+        return kept[:wanted]
+
+    if not prompts_last:
+        return offered(None, limit)
+    usable = offered(USABLE_KINDS, limit)
+    return usable + (offered(PROMPT_KINDS, limit - len(usable)) if len(usable) < limit else [])
 
 
 async def _collisions(app: Sidecar, indexes: list[Index], operation: str) -> list[dict[str, Any]]:
@@ -184,6 +228,10 @@ class _Title(TypedDict, total=False):
     title: Any
 
 
+class _Changed(TypedDict, total=False):
+    changed: bool
+
+
 class _MimeType(TypedDict, total=False):
     mimeType: Any
 
@@ -192,17 +240,23 @@ def _title(d: dict[str, Any]) -> _Title:
     return {"title": d["title"]} if d.get("title") else {}
 
 
+def _changed(changed: bool) -> _Changed:
+    return {"changed": True} if changed else {}
+
+
 def _mime_type(d: dict[str, Any]) -> _MimeType:
     return {"mimeType": d["mimeType"]} if d.get("mimeType") else {}
 
 
-def candidate(hit: Hit, active: Mapping[str, object]) -> Candidate:
+def candidate(hit: Hit, active: Mapping[str, ActiveTool]) -> Candidate:
     doc = hit.document
     d: dict[str, Any] = doc.payload
     score = round(hit.score, 4)
     if doc.kind == "tool":
         tool_id = f"{doc.server}.{doc.key}"
-        loaded = tool_id in active
+        held = active.get(tool_id)
+        # Loaded means callable: the session's definition is the one the catalog has now.
+        loaded = held is not None and held.canonical == canonical(d)
         schema = d.get("inputSchema")
         listed = schema.get("required", []) if isinstance(schema, dict) else []
         required = [r for r in listed if isinstance(r, str)] if isinstance(listed, list) else []
@@ -220,6 +274,8 @@ def candidate(hit: Hit, active: Mapping[str, object]) -> Candidate:
             "description": short(d.get("description")),
             "required": required,
             "loaded": loaded,
+            # Active in the session with a definition the server no longer has.
+            **_changed(held is not None and not loaded),
             "next": next_call,
             "score": score,
         }
@@ -273,23 +329,47 @@ def candidate(hit: Hit, active: Mapping[str, object]) -> Candidate:
     }
 
 
+def model_call(arguments: dict[str, Any]) -> str:
+    """The exact `mcp_tools` call, as JSON that decodes to the same values (hidden characters escaped)."""
+    return f"mcp_tools({json_text(arguments, indent=None)})"
+
+
+def read_call(c: Mapping[str, Any]) -> str:
+    """A resource's exact read call, or a template's read-call shape with a placeholder per variable."""
+    if c["kind"] == "resource":
+        return model_call({"read": {"server": c["server"], "uri": c["uri"]}})
+    arguments = {v: f"<{v}>" for v in c["variables"]}
+    return model_call({"read": {"server": c["server"], "template": c["uriTemplate"], "arguments": arguments}})
+
+
+def _tool_row(c: Mapping[str, Any], desc: str) -> str:
+    signature = f"{one_line(c['id'])}({one_line(', '.join(c['required']))})"
+    if c["loaded"]:
+        return f"● {signature} [loaded]{desc}"
+    if c.get("changed"):
+        return f"○ {signature} — changed since activation: activate again{desc}"
+    return f"○ {signature}{desc}"
+
+
 def _row(c: Mapping[str, Any]) -> str:
-    """One candidate on one line: every server string through `one_line`."""
+    """One candidate on one line (a resource or template adds its read call): server strings through `one_line`."""
     kind = c["kind"]
     desc = f" — {one_line(c['description'])}" if c.get("description") else ""
     server = one_line(c["server"])
     if kind == "tool":
-        mark = "●" if c["loaded"] else "○"
-        return f"{mark} {one_line(c['id'])}({one_line(', '.join(c['required']))}){desc}"
+        return _tool_row(c, desc)
     if kind == "resource":
         title = one_line(c.get("title") or c["name"])
         mime = f" [{one_line(c['mimeType'])}]" if c.get("mimeType") else ""
-        return f"○ {server} · {title} · {one_line(c['uri'])}{mime}{desc}"
+        return f"○ {server} · {title} · {one_line(c['uri'])}{mime}{desc}\n   read: {read_call(c)}"
     if kind == "template":
         variables = one_line(", ".join(c["variables"]))
-        return f"○ {server} · [template] {one_line(c['uriTemplate'])} ({variables}){desc}"
+        row = f"○ {server} · [template] {one_line(c['uriTemplate'])} ({variables}){desc}"
+        return f"{row}\n   read (fill in the variables): {read_call(c)}"
     arguments = one_line(", ".join(a["name"] + ("*" if a["required"] else "") for a in c["arguments"]))
-    return f"○ {server} · [prompt] {one_line(c['name'])}({arguments}){desc}"
+    command = f"/mcp prompt {server} {one_line(c['name'])}"
+    row = f"○ {server} · [prompt] {one_line(c['name'])}({arguments}){desc}"
+    return f"{row}\n   for people: ask the user to run {command}"
 
 
 def _refused_rows(refused: list[dict[str, Any]]) -> list[str]:
@@ -305,9 +385,14 @@ def render(
     candidates: list[Candidate],
     unavailable: list[Unavailable],
     refused: list[dict[str, Any]] | None = None,
+    *,
+    ranked_chars: int | None = None,
 ) -> str:
-    """Compact, deterministic text for a model: one row per candidate, then what to do next."""
-    lines = [f"mcp discover {json_escape(json.dumps(query, ensure_ascii=False))}"]
+    """Compact, deterministic text for a model: one row per candidate, then the exact next calls."""
+    shown = query if len(query) <= QUERY_SHOWN_CHARS else query[: QUERY_SHOWN_CHARS - 1] + "…"
+    lines = [f"mcp discover {json_escape(json.dumps(shown, ensure_ascii=False))}"]
+    if ranked_chars is not None:
+        lines.append(f" (a long query: ranked on its first {ranked_chars:,} of {len(query):,} characters)")
     if not candidates:
         lines.append(" (no matching candidates)")
     lines.extend(f" {_row(c)}" for c in candidates)
@@ -319,7 +404,7 @@ def render(
     lines.extend(_refused_rows(refused or []))
     to_activate = [c["id"] for c in candidates if c["kind"] == "tool" and not c["loaded"]]
     if to_activate:
-        lines.append(f"Activate tools with exact ids: {json.dumps(to_activate)}")
-    if any(c["kind"] in ("resource", "template") for c in candidates):
-        lines.append("Read a resource with its server and exact uri, or a template with its arguments.")
+        lines.append(f"Activate tools with their exact ids: {model_call({'activate': to_activate})}")
+    if any(c["kind"] == "tool" and c["loaded"] for c in candidates):
+        lines.append("Tools marked [loaded] are callable now, with the signature their activation showed.")
     return "\n".join(lines)

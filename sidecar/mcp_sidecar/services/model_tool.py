@@ -9,11 +9,12 @@ characters to the model; `details` keeps the server's data as it came.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.protocol import params
-from mcp_sidecar.protocol.errors import SidecarError, diagnostic
+from mcp_sidecar.protocol.errors import Diagnostic, DiagnosticCode, SidecarError, diagnostic
 from mcp_sidecar.services import activation, completion, discovery, reading
 
 if TYPE_CHECKING:
@@ -86,8 +87,34 @@ def definition() -> ModelToolDefinition:
     return {"name": NAME, "description": DESCRIPTION, "inputSchema": INPUT_SCHEMA}
 
 
+MODEL_HINTS: dict[DiagnosticCode, str] = {
+    # Hints written for a model: what to retry with or what to ask the user, never a file to read.
+    "invalid_params": "Retry with arguments the mcp_tools input schema allows.",
+    "not_supported": "Retry without this operation: this sidecar does not offer it.",
+    "server_not_found": "Retry with a server name from a mcp_tools query result; names are case-sensitive.",
+    "tool_not_found": "Retry with an exact tool id from a mcp_tools query result.",
+    "server_disabled": "Ask the user to enable the server (/mcp enable {server}); do not retry until they have.",
+    "trust_required": (
+        "Ask the user to review and approve the server's project definition; do not retry until they have."
+    ),
+    "authentication_required": "Ask the user to log in (/mcp login {server}), then retry.",
+    "configuration_invalid": "Ask the user to fix the server's definition; the other servers still work.",
+    "catalog_changed": "Retry the same query: the server's catalog changed while it was read.",
+    "tool_not_active": 'Retry after activating the tool: mcp_tools({{"activate": ["<exact id>"]}}).',
+    "connection_failed": "Retry once; if it fails again, ask the user to check the server (/mcp status).",
+}
+
+
+def for_model(diag: Diagnostic) -> Diagnostic:
+    """`diag` with the hint a model can act on, when its usual hint is written for a person."""
+    hint = MODEL_HINTS.get(diag.code)
+    if hint is None:
+        return diag
+    return replace(diag, hint=hint.format(server=diag.server or "SERVER"))
+
+
 def _failure(error: SidecarError) -> ModelToolInvokeResult:
-    diag = error.diagnostic
+    diag = for_model(error.diagnostic)
     return {"text": one_line(diag.render()), "isError": True, "details": {"diagnostic": diag.to_json()}}
 
 
@@ -116,7 +143,7 @@ async def _invoke(app: Sidecar, arguments: dict[str, Any], session: str) -> Mode
             p = params.parse_discover(
                 op, {k: arguments[k] for k in ("query", "kind", "server", "limit") if k in arguments}
             )
-            found = await discovery.discover(app, p.query, p.kind, p.server, p.limit, session)
+            found = await discovery.discover(app, p.query, p.kind, p.server, p.limit, session, for_model=True)
             return {"text": found["text"], "isError": False, "details": found}
         if operation == "activate":
             ids = params.parse_activate(op, {"ids": arguments["activate"]}).ids

@@ -1,0 +1,168 @@
+"""What a model reads from `mcp_tools` (`mcp/modelTool/invoke`), end to end against real servers.
+
+Each test asserts the exact text a model receives: loaded means callable (a tool whose
+definition changed since activation is `○` with "activate again"), resources and templates
+carry their exact read calls (and those calls work as written), prompts are for people and
+never push tools and resources out, and a long query is ranked on its head.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from support.servers import basic_stdio
+from support.sidecar import SidecarClient, start_sidecar, write_config
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+CALL = re.compile(r"mcp_tools\((\{.*\})\)$")
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def sidecar(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[SidecarClient]:
+    home = tmp_path_factory.mktemp("home")
+    project = tmp_path_factory.mktemp("project")
+    write_config(
+        home,
+        {
+            "basic": basic_stdio(),
+            "notes": basic_stdio("--resources", "--prompts"),
+            "mutable": basic_stdio(),
+        },
+    )
+    async with start_sidecar(home, project=project, trusted=True) as client:
+        yield client
+
+
+async def invoke(sidecar: SidecarClient, arguments: dict[str, Any], session: str) -> dict[str, Any]:
+    result: dict[str, Any] = await sidecar.request("mcp/modelTool/invoke", {"arguments": arguments, "session": session})
+    assert result["text"] == result["details"].get("text", result["text"])
+    return result
+
+
+def calls_in(text: str) -> list[dict[str, Any]]:
+    """The `mcp_tools({...})` calls a text offers, decoded as a model would copy them."""
+    found = (CALL.search(line.strip()) for line in text.splitlines())
+    return [json.loads(m.group(1)) for m in found if m]
+
+
+async def test_a_tool_changed_since_activation_is_not_shown_as_loaded(sidecar: SidecarClient) -> None:
+    session = "changed"
+    loaded = await invoke(sidecar, {"activate": ["mutable.echo", "mutable.redefine"]}, session)
+    assert [r["status"] for r in loaded["details"]["results"]] == ["loaded", "loaded"]
+    query = {"query": "echo", "server": "mutable", "kind": "tools", "limit": 1}
+    before = await invoke(sidecar, query, session)
+    assert before["text"].splitlines() == [
+        'mcp discover "echo"',
+        " ● mutable.echo(text) [loaded] — Echo the given text back.",
+        "Tools marked [loaded] are callable now, with the signature their activation showed.",
+    ]
+    changed = await sidecar.request(
+        "mcp/callTool", {"id": "mutable.redefine", "arguments": {"mode": "change"}, "session": session}
+    )
+    assert changed["isError"] is False
+    after = before
+    for _ in range(200):  # the server's list_changed reaches the sidecar after the call's answer
+        after = await invoke(sidecar, query, session)
+        if after["text"] != before["text"]:
+            break
+        await asyncio.sleep(0.05)
+    assert after["text"].splitlines() == [
+        'mcp discover "echo"',
+        " ○ mutable.echo(text, prefix) — changed since activation: activate again — Echo the given text back, "
+        "prefixed with prefix.",
+        'Activate tools with their exact ids: mcp_tools({"activate": ["mutable.echo"]})',
+    ]
+    [row] = after["details"]["candidates"]
+    assert (row["loaded"], row["changed"], row["next"]["method"]) == (False, True, "mcp/activate")
+    # The offered call is the way back: activated again, the tool is loaded (and callable) once more.
+    [again] = calls_in(after["text"])
+    await invoke(sidecar, again, session)
+    reloaded = await invoke(sidecar, query, session)
+    assert reloaded["text"].splitlines()[1] == (
+        " ● mutable.echo(text, prefix) [loaded] — Echo the given text back, prefixed with prefix."
+    )
+    echoed = await sidecar.request(
+        "mcp/callTool", {"id": "mutable.echo", "arguments": {"text": "hi", "prefix": "> "}, "session": session}
+    )
+    assert echoed["content"][0]["text"] == "> hi"
+
+
+async def test_resources_and_templates_carry_read_calls_that_work_as_written(sidecar: SidecarClient) -> None:
+    found = await invoke(sidecar, {"query": "notes", "server": "notes", "kind": "resources", "limit": 3}, "reads")
+    assert found["text"].splitlines() == [
+        'mcp discover "notes"',
+        " ○ notes · [template] notes://{folder}/{name} (folder, name) — One note, by folder and name.",
+        '   read (fill in the variables): mcp_tools({"read": {"server": "notes", "template": '
+        '"notes://{folder}/{name}", "arguments": {"folder": "<folder>", "name": "<name>"}}})',
+        " ○ notes · changelog · notes://changelog [text/plain] — Release notes by version.",
+        '   read: mcp_tools({"read": {"server": "notes", "uri": "notes://changelog"}})',
+        " ○ notes · Project readme · notes://readme [text/markdown] — How to set up the warehouse project.",
+        '   read: mcp_tools({"read": {"server": "notes", "uri": "notes://readme"}})',
+    ]
+    template, changelog, readme = calls_in(found["text"])
+    for call, uri in ((changelog, "notes://changelog"), (readme, "notes://readme")):
+        read = await invoke(sidecar, call, "reads")
+        assert read["isError"] is False, read["text"]
+        assert read["details"]["contents"][0]["uri"] == uri
+    template["read"]["arguments"] = {"folder": "work", "name": "plan"}
+    read = await invoke(sidecar, template, "reads")
+    assert read["isError"] is False, read["text"]
+    assert read["details"]["contents"][0]["uri"] == "notes://work/plan"
+
+
+async def test_prompts_are_for_people_and_never_push_tools_out(sidecar: SidecarClient) -> None:
+    query = {"query": "summarize notes", "server": "notes", "limit": 3}
+    # An editor's palette ranks the prompt first, as before.
+    palette = await sidecar.request("mcp/discover", query)
+    assert [c["kind"] for c in palette["candidates"]] == ["prompt", "template", "resource"]
+    # A model gets what it can use: the prompt does not take one of the three places.
+    model = await invoke(sidecar, query, "prompts")
+    assert [c["kind"] for c in model["details"]["candidates"]] == ["template", "resource", "tool"]
+    assert "[prompt]" not in model["text"]
+    # With room to spare, it comes after every tool and resource, saying who can run it.
+    roomy = await invoke(sidecar, {**query, "limit": 50}, "prompts")
+    kinds = [c["kind"] for c in roomy["details"]["candidates"]]
+    assert kinds[-1] == "prompt", kinds
+    assert kinds.count("prompt") == 1, kinds
+    assert roomy["text"].splitlines()[-3:-1] == [
+        " ○ notes · [prompt] summarize_notes(folder) — Summarize the notes of a folder.",
+        "   for people: ask the user to run /mcp prompt notes summarize_notes",
+    ]
+    only = await invoke(sidecar, {**query, "kind": "prompts"}, "prompts")
+    assert only["text"].splitlines() == [
+        'mcp discover "summarize notes"',
+        " ○ notes · [prompt] summarize_notes(folder) — Summarize the notes of a folder.",
+        "   for people: ask the user to run /mcp prompt notes summarize_notes",
+    ]
+
+
+async def test_a_long_query_is_ranked_on_its_head_and_says_so(sidecar: SidecarClient) -> None:
+    message = "Please echo this text back to me. " + "It is a long message pasted from the user. " * 40
+    assert len(message) > 1_500
+    found = await invoke(sidecar, {"query": message, "server": "basic", "kind": "tools", "limit": 1}, "long")
+    assert found["isError"] is False
+    ranked = found["details"]["rankedQuery"]
+    assert message.startswith(ranked)
+    assert 900 < len(ranked) <= 1_000
+    assert not ranked.endswith(" ")
+    lines = found["text"].splitlines()
+    assert lines[0] == "mcp discover " + json.dumps(message[:199] + "…", ensure_ascii=False)
+    assert lines[1] == f" (a long query: ranked on its first {len(ranked):,} of {len(message):,} characters)"
+    assert lines[2] == " ○ basic.echo(text) — Echo the given text back."
+    assert found["details"]["query"] == message
+    # Past 64 KiB the query is refused, with a hint a model can act on.
+    refused = await invoke(sidecar, {"query": "x" * (64 * 1024 + 1)}, "long")
+    assert refused["isError"] is True
+    assert refused["text"] == (
+        "[invalid_params] `query` must be at most 64 KiB; a few words about the capability rank best. "
+        "Retry with arguments the mcp_tools input schema allows."
+    )
+    assert "docs/" not in refused["details"]["diagnostic"]["hint"]
