@@ -104,18 +104,22 @@ async def test_discovery_text_is_clean_and_candidates_keep_the_raw_data(sidecar:
         " ○ hostile.a.b() — Tool a.b.",
         " ○ hostile.a__only() — Tool a__only.",
         f" ○ hostile · Notes{CLEAN_ROW} {FORGED} · hostile://notes [text/plain] — Notes. {ONE_LINE}",
+        '   read: mcp_tools({"read": {"server": "hostile", "uri": "hostile://notes"}})',
         " ○ hostile · report · hostile://report [text/plain] — A report.",
+        '   read: mcp_tools({"read": {"server": "hostile", "uri": "hostile://report"}})',
         f" ○ hostile · [template] hostile://items/{{id}} (id) — An item. {ONE_LINE}",
+        '   read (fill in the variables): mcp_tools({"read": {"server": "hostile", "template": '
+        '"hostile://items/{id}", "arguments": {"id": "<id>"}}})',
         f" ○ hostile · [prompt] greet() — Greets. {ONE_LINE}",
+        "   for people: ask the user to run /mcp prompt hostile greet",
         f' ✘ hostile refused 9 tools whose names are not {RULE}: "bad name", "files/read", "\\u001b[2Jwipe" and 6 more',
         ' ✘ hostile refused 1 tool whose model name another server\'s tool has too: "a__b" (as "hostile__a.b")',
         " ✘ hostile refused 3 resources whose URIs hold control or invisible characters: "
         '"hostile://clear\\u001b[2J", "hostile://rtl\\u202etxt", "hostile://tag\\udb40\\udc41"',
         ' ✘ hostile refused 1 URI template holding control or invisible characters: "hostile://bell\\u0007/{id}"',
         f' ✘ hostile refused 2 prompts whose names are not {RULE}: "bad prompt", "p\\u200b"',
-        'Activate tools with exact ids: ["hostile.clip", "hostile.report", "hostile.b", "hostile.a.b", '
-        '"hostile.a__only"]',
-        "Read a resource with its server and exact uri, or a template with its arguments.",
+        'Activate tools with their exact ids: mcp_tools({"activate": ["hostile.clip", "hostile.report", '
+        '"hostile.b", "hostile.a.b", "hostile.a__only"]})',
     ]
     by_name = {c["name"]: c for c in found["candidates"] if c["kind"] == "tool"}
     assert list(by_name) == ["clip", "report", "b", "a.b", "a__only"]  # a__b collides with hostile__a.b
