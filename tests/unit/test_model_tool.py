@@ -61,9 +61,9 @@ def invalid(message: str) -> dict[str, Any]:
     }
 
 
-def test_definition_shape() -> None:
-    definition = model_tool.definition()
-    assert set(definition) == {"name", "description", "inputSchema"}
+def test_definition_shape(app: Sidecar) -> None:
+    definition = model_tool.definition(app)
+    assert set(definition) == {"name", "description", "inputSchema", "servers"}
     assert definition["name"] == "mcp_tools"
     schema = definition["inputSchema"]
     assert schema["type"] == "object"
@@ -81,8 +81,60 @@ def test_definition_shape() -> None:
         assert word in definition["description"]
 
 
-def test_definition_is_json_and_stable() -> None:
-    assert json.loads(json.dumps(model_tool.definition())) == model_tool.definition()
+def test_definition_is_json_and_stable(app: Sidecar) -> None:
+    assert json.loads(json.dumps(model_tool.definition(app))) == model_tool.definition(app)
+
+
+def test_the_directory_names_enabled_servers_with_their_description_or_a_catalog_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("MCP_SIDECAR_HOME", str(home))
+    never = str(tmp_path / "never-run")
+    servers = {
+        "linear": {"command": never, "description": "Issues and\nprojects \x1b[31mof the team\u202e.\n\nMore."},
+        "warehouse": {"command": never},
+        "fresh": {"command": never},
+        "off": {"command": never, "disabled": True, "description": "Not shown"},
+    }
+    (home / "mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    app = Sidecar(lambda method, params: None, workspace=tmp_path, use_disk_cache=False)
+    app.ensure_loaded()
+    app.catalogs.tools["warehouse"] = ToolCatalog("warehouse", [*TOOLS, *TOOLS[:1]], source="cache", generation=0)
+    definition = model_tool.definition(app)
+    assert definition["servers"] == [
+        {"name": "linear", "summary": "Issues and projects of the team.", "source": "description"},
+        {"name": "warehouse", "summary": "2 tools: list_tables, run_query", "source": "catalog"},
+        {"name": "fresh", "summary": "", "source": "none"},
+    ]
+    assert definition["description"] == model_tool.DESCRIPTION + "\n\n" + "\n".join(
+        [
+            "Servers (for `server`; query to find their tools):",
+            "- linear: Issues and projects of the team.",
+            "- warehouse: 2 tools: list_tables, run_query",
+            "- fresh",
+        ]
+    )
+
+
+@pytest.mark.parametrize("count", [1, 10, 50, 200])
+def test_the_directory_stays_within_its_budget_and_names_every_server(count: int) -> None:
+    entries: list[Any] = [
+        {"name": f"server-{i:03d}-with-a-long-name", "summary": "word " * 60, "source": "description"}
+        for i in range(count)
+    ]
+    text = model_tool.directory_text(entries)
+    assert len(text) <= model_tool.DIRECTORY_CHARS
+    lines = text.splitlines()
+    named = [line for line in lines if line.startswith("- server-")]
+    if count <= 50:
+        # Up to 50 servers each keeps its line, with some of its summary.
+        assert len(named) == count, text
+        assert all(": word" in line for line in named), text
+    else:
+        assert lines[-1].startswith("- and "), lines[-1]
+        assert len(named) + int(lines[-1].split()[2]) == count
 
 
 @pytest.mark.parametrize(

@@ -298,10 +298,36 @@ export interface RefusedEntry {
   diagnostic: Diagnostic;
 }
 
+/** One enabled server in `mcp_tools`' server directory. */
+export interface DirectoryEntry {
+  name: string;
+  /** The definition's `description`, else a summary of its cached tools, else empty. */
+  summary: string;
+  source: "description" | "catalog" | "none";
+}
+
 export interface ModelToolDefinition {
   name: string;
+  /** The fixed description, then the server directory (`servers`, as text). */
   description: string;
   inputSchema: JsonObject;
+  servers: DirectoryEntry[];
+}
+
+/** `mcp/modelToolChanged`: a reload changed the definition; register this one instead. */
+export interface ModelToolChangedParams {
+  definition: ModelToolDefinition;
+}
+
+export interface SessionEndParams {
+  session: string;
+}
+
+export interface SessionEndResult {
+  session: string;
+  /** The ids of the tools that were active in the session. */
+  deactivated: string[];
+  previewsDiscarded: number;
 }
 
 export interface ModelToolInvokeParams {
@@ -550,6 +576,8 @@ export interface PromptPreviewParams {
   server: string;
   name: string;
   arguments?: { [name: string]: string };
+  /** The session it belongs to: ending the session discards it (`mcp/session/end`). */
+  session?: string;
 }
 
 export interface PromptMessage {
@@ -673,6 +701,7 @@ export const modelToolDefinition = new RequestType<Empty, ModelToolDefinition, v
 export const modelToolInvoke = new RequestType<ModelToolInvokeParams, ModelToolInvokeResult, void>(
   "mcp/modelTool/invoke",
 );
+export const sessionEnd = new RequestType<SessionEndParams, SessionEndResult, void>("mcp/session/end");
 export const command = new RequestType<CommandParams, CommandResult, void>("mcp/command");
 export const commandSpec = new RequestType<CommandSpecParams, CommandSpecResult, void>("mcp/commandSpec");
 export const configAdd = new RequestType<ConfigAddParams, ConfigAddResult, void>("mcp/config/add");
@@ -708,6 +737,7 @@ export const resourceUpdated = new NotificationType<ResourceUpdatedParams>("mcp/
 export const watchesCleared = new NotificationType<WatchesClearedParams>("mcp/watchesCleared");
 export const activeToolsChanged = new NotificationType<ActiveToolsChangedParams>("mcp/activeToolsChanged");
 export const approvalRequired = new NotificationType<ApprovalRequiredParams>("mcp/approvalRequired");
+export const modelToolChanged = new NotificationType<ModelToolChangedParams>("mcp/modelToolChanged");
 
 /** Every request this file mirrors, for the protocol test. */
 export const REQUESTS = [
@@ -723,6 +753,7 @@ export const REQUESTS = [
   discover,
   modelToolDefinition,
   modelToolInvoke,
+  sessionEnd,
   command,
   commandSpec,
   configAdd,
@@ -755,6 +786,7 @@ export const NOTIFICATIONS = [
   watchesCleared,
   activeToolsChanged,
   approvalRequired,
+  modelToolChanged,
 ].map((type) => type.method);
 
 /** The `workspace/executeCommand` command that runs one `/mcp` line (generic LSP clients). */

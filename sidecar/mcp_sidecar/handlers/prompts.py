@@ -17,7 +17,7 @@ def prompt_handlers(app: Sidecar) -> dict[str, Handler]:
     @guarded("prompt")
     async def on_preview(raw: Any) -> PromptSnapshot:
         p = params.parse_prompt_preview("prompt", raw)
-        return await prompts.preview(app, p.server, p.name, p.arguments)
+        return await prompts.preview(app, p.server, p.name, p.arguments, p.session)
 
     @guarded("prompt use")
     async def on_use(raw: Any) -> PromptUseResult:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         ServerLogsResult,
         ServerRefreshResult,
         ServerToolsResult,
+        SessionEndResult,
         StatusResult,
         StatusRow,
     )
@@ -123,11 +124,19 @@ def _model_tool_handlers(app: Sidecar) -> dict[str, Handler]:
     @guarded("modelTool")
     async def on_model_tool_definition(raw: Any) -> ModelToolDefinition:
         params.parse_session("modelTool", raw)
-        return model_tool.definition()
+        return model_tool.definition(app)
 
     @guarded("mcp_tools")
     async def on_model_tool_invoke(raw: Any) -> ModelToolInvokeResult:
         p = params.parse_model_tool("mcp_tools", raw)
         return await model_tool.invoke(app, p.arguments, p.session)
 
-    return {methods.MODEL_TOOL_DEFINITION: on_model_tool_definition, methods.MODEL_TOOL_INVOKE: on_model_tool_invoke}
+    @guarded("session")
+    async def on_session_end(raw: Any) -> SessionEndResult:
+        return model_tool.end_session(app, params.parse_session_end("session", raw))
+
+    return {
+        methods.MODEL_TOOL_DEFINITION: on_model_tool_definition,
+        methods.MODEL_TOOL_INVOKE: on_model_tool_invoke,
+        methods.SESSION_END: on_session_end,
+    }

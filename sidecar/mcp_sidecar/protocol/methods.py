@@ -19,6 +19,7 @@ DISCOVER = "mcp/discover"
 SERVER_REFRESH = "mcp/server/refresh"
 MODEL_TOOL_DEFINITION = "mcp/modelTool/definition"
 MODEL_TOOL_INVOKE = "mcp/modelTool/invoke"
+SESSION_END = "mcp/session/end"
 COMMAND = "mcp/command"
 COMMAND_SPEC = "mcp/commandSpec"
 CONFIG_ADD = "mcp/config/add"
@@ -55,6 +56,7 @@ REQUESTS: tuple[str, ...] = (
     SERVER_REFRESH,
     MODEL_TOOL_DEFINITION,
     MODEL_TOOL_INVOKE,
+    SESSION_END,
     COMMAND,
     COMMAND_SPEC,
     CONFIG_ADD,
@@ -89,6 +91,7 @@ CATALOG_CHANGED = "mcp/catalogChanged"
 RESOURCE_UPDATED = "mcp/resourceUpdated"
 WATCHES_CLEARED = "mcp/watchesCleared"
 APPROVAL_REQUIRED = "mcp/approvalRequired"
+MODEL_TOOL_CHANGED = "mcp/modelToolChanged"
 
 NOTIFICATIONS: tuple[str, ...] = (
     SERVER_STATUS,
@@ -97,6 +100,7 @@ NOTIFICATIONS: tuple[str, ...] = (
     RESOURCE_UPDATED,
     WATCHES_CLEARED,
     APPROVAL_REQUIRED,
+    MODEL_TOOL_CHANGED,
 )
 
 DEFAULT_SESSION = "default"

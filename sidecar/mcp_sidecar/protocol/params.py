@@ -238,6 +238,7 @@ class PromptPreviewParams:
     server: str
     name: str
     arguments: dict[str, str]
+    session: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,7 +256,15 @@ def parse_prompt_preview(operation: str, params: Any) -> PromptPreviewParams:
     arguments = p.get("arguments") or {}
     if not isinstance(arguments, Mapping) or not all(isinstance(v, str) for v in arguments.values()):
         raise invalid_params(operation, "`arguments` must be an object of strings.")
-    return PromptPreviewParams(server, name, dict(arguments))
+    return PromptPreviewParams(server, name, dict(arguments), _session(operation, p))
+
+
+def parse_session_end(operation: str, params: Any) -> str:
+    """`{session}`: required, so ending the default session is said out loud."""
+    p = _object(operation, params)
+    if "session" not in p:
+        raise invalid_params(operation, "`session` is required.")
+    return _session(operation, p)
 
 
 def parse_preview_id(operation: str, params: Any) -> PreviewIdParams:

@@ -359,10 +359,34 @@ class DiscoverResult(TypedDict):
     """Present when `query` was longer than ranking reads: the part that was ranked."""
 
 
+class DirectoryEntry(TypedDict):
+    """One enabled server in `mcp_tools`' server directory."""
+
+    name: str
+    summary: str
+    """The definition's `description`, else a summary of its cached tools, else empty."""
+    source: Literal["description", "catalog", "none"]
+
+
 class ModelToolDefinition(TypedDict):
     name: str
     description: str
+    """The fixed description, then the server directory (the `servers` below, as text)."""
     inputSchema: dict[str, Any]
+    servers: list[DirectoryEntry]
+
+
+class ModelToolChangedParams(TypedDict):
+    """`mcp/modelToolChanged`: the configuration changed the definition; register this one instead."""
+
+    definition: ModelToolDefinition
+
+
+class SessionEndResult(TypedDict):
+    session: str
+    deactivated: list[str]
+    """The ids of the tools that were active in the session."""
+    previewsDiscarded: int
 
 
 class ModelToolInvokeResult(TypedDict):
@@ -696,6 +720,7 @@ RESULTS: dict[str, object] = {
     methods.SERVER_REFRESH: ServerRefreshResult,
     methods.MODEL_TOOL_DEFINITION: ModelToolDefinition,
     methods.MODEL_TOOL_INVOKE: ModelToolInvokeResult,
+    methods.SESSION_END: SessionEndResult,
     methods.COMMAND: CommandResult,
     methods.COMMAND_SPEC: CommandSpecResult,
     methods.CONFIG_ADD: ConfigAddResult,
@@ -727,6 +752,7 @@ VARIANTS: dict[str, tuple[object, ...]] = {methods.CONFIG_ADD: (ConfigAddDryRunR
 NOTIFICATIONS: dict[str, object] = {
     methods.SERVER_STATUS: StatusRow,
     methods.ACTIVE_TOOLS_CHANGED: ActiveToolsChanged,
+    methods.MODEL_TOOL_CHANGED: ModelToolChangedParams,
     methods.CATALOG_CHANGED: CatalogChangedParams,
     methods.RESOURCE_UPDATED: ResourceUpdatedParams,
     methods.WATCHES_CLEARED: WatchesClearedParams,

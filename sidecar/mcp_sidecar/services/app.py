@@ -18,7 +18,7 @@ from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.connections.registry import ConnectionFactory, ServerRegistry
 from mcp_sidecar.events import ConnectionEvent, EventHub
-from mcp_sidecar.services import auth, lifecycle, status
+from mcp_sidecar.services import auth, lifecycle, model_tool, status
 from mcp_sidecar.services.auth import Logins
 from mcp_sidecar.services.catalogs import Catalogs
 from mcp_sidecar.services.configuration import Configuration
@@ -67,6 +67,7 @@ class Sidecar:
             self.registry,
             lambda conn: status.status_row(self, conn),
             lambda: self.configuration.pending.values(),
+            lambda: model_tool.definition(self),
         )
         self.logins = Logins()
         """OAuth: the credential store, how to open a URL, logins waiting for a pasted callback."""

@@ -16,9 +16,15 @@ from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.protocol import params
 from mcp_sidecar.protocol.errors import Diagnostic, DiagnosticCode, SidecarError, diagnostic
 from mcp_sidecar.services import activation, completion, discovery, reading
+from mcp_sidecar.services.discovery import short
 
 if TYPE_CHECKING:
-    from mcp_sidecar.protocol.results import ModelToolDefinition, ModelToolInvokeResult
+    from mcp_sidecar.protocol.results import (
+        DirectoryEntry,
+        ModelToolDefinition,
+        ModelToolInvokeResult,
+        SessionEndResult,
+    )
     from mcp_sidecar.services.app import Sidecar
 
 NAME = "mcp_tools"
@@ -83,8 +89,77 @@ INPUT_SCHEMA: dict[str, Any] = {
 }
 
 
-def definition() -> ModelToolDefinition:
-    return {"name": NAME, "description": DESCRIPTION, "inputSchema": INPUT_SCHEMA}
+DIRECTORY_CHARS = 2_000
+"""The server directory's budget: about 500 tokens, whatever the number of servers."""
+SUMMARY_CHARS = 80
+SUMMARY_MIN_CHARS = 24
+SUMMARY_NAMES = 3
+
+
+def definition(app: Sidecar) -> ModelToolDefinition:
+    """The tool to register: the fixed description, then the directory of the enabled servers."""
+    servers = directory(app)
+    text = directory_text(servers)
+    return {
+        "name": NAME,
+        "description": f"{DESCRIPTION}\n\n{text}" if text else DESCRIPTION,
+        "inputSchema": INPUT_SCHEMA,
+        "servers": servers,
+    }
+
+
+def directory(app: Sidecar) -> list[DirectoryEntry]:
+    """Each enabled server with its `description`, else a summary of its cached tools, else nothing.
+
+    Reads the configuration and the tool caches (memory, disk); never contacts a server.
+    """
+    app.ensure_loaded()
+    entries: list[DirectoryEntry] = []
+    for conn in app.registry:
+        if conn.config.disabled:
+            continue
+        if conn.config.description and conn.config.description.strip():
+            entries.append({"name": conn.name, "summary": short(conn.config.description, 200), "source": "description"})
+            continue
+        catalog = app.catalogs.cached_tools(conn)
+        if catalog is None:
+            entries.append({"name": conn.name, "summary": "", "source": "none"})
+            continue
+        names = list(catalog.visible(conn.config))
+        shown = ", ".join(names[:SUMMARY_NAMES]) + (", …" if len(names) > SUMMARY_NAMES else "")
+        summary = f"{len(names)} tool{'' if len(names) == 1 else 's'}" + (f": {shown}" if names else "")
+        entries.append({"name": conn.name, "summary": one_line(summary), "source": "catalog"})
+    return entries
+
+
+def directory_text(entries: list[DirectoryEntry]) -> str:
+    """The directory for the model, within `DIRECTORY_CHARS`: summaries shrink, then servers are only named."""
+    if not entries:
+        return ""
+    head = "Servers (for `server`; query to find their tools):"
+    room = DIRECTORY_CHARS - len(head)
+    per_line = min(SUMMARY_CHARS, max(SUMMARY_MIN_CHARS, room // len(entries) - 4))
+    lines: list[str] = []
+    used = 0
+    for i, entry in enumerate(entries):
+        summary = _cut(entry["summary"], max(per_line - len(entry["name"]), 0))
+        line = f"- {entry['name']}: {summary}" if summary else f"- {entry['name']}"
+        rest = [e["name"] for e in entries[i:]]
+        tail = f"- and {len(rest)} more: {', '.join(rest)}"
+        if used + len(line) + 1 + (len(tail) if i + 1 < len(entries) else 0) > room:
+            lines.append(tail if used + len(tail) <= room else f"- and {len(rest)} more (query to search them)")
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return "\n".join([head, *lines])
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    if limit < 8:
+        return ""
+    return text[: limit - 1].rsplit(" ", 1)[0].rstrip(",:;") + "…"
 
 
 MODEL_HINTS: dict[DiagnosticCode, str] = {
@@ -103,6 +178,15 @@ MODEL_HINTS: dict[DiagnosticCode, str] = {
     "tool_not_active": 'Retry after activating the tool: mcp_tools({{"activate": ["<exact id>"]}}).',
     "connection_failed": "Retry once; if it fails again, ask the user to check the server (/mcp status).",
 }
+
+
+def end_session(app: Sidecar, session: str) -> SessionEndResult:
+    """The chat started over: its active tools and pending prompt previews go; the next use starts afresh."""
+    return {
+        "session": session,
+        "deactivated": app.sessions.end(session),
+        "previewsDiscarded": app.previews.drop_session(session),
+    }
 
 
 def for_model(diag: Diagnostic) -> Diagnostic:

@@ -24,7 +24,13 @@ from mcp_sidecar.protocol import methods
 if TYPE_CHECKING:
     from mcp_sidecar.connections.connection import Connection
     from mcp_sidecar.connections.registry import ServerRegistry
-    from mcp_sidecar.protocol.results import ApprovalRequiredParams, CatalogChangedParams, StatusRow
+    from mcp_sidecar.protocol.results import (
+        ApprovalRequiredParams,
+        CatalogChangedParams,
+        ModelToolChangedParams,
+        ModelToolDefinition,
+        StatusRow,
+    )
 
 Notify = Callable[[str, Mapping[str, Any]], None]
 """Sends one notification to the editor: (method, params). The protocol layer supplies it."""
@@ -38,8 +44,11 @@ class Notifier:
         registry: ServerRegistry,
         row: Callable[[Connection], StatusRow],
         pending: Callable[[], Iterable[Pending]],
+        model_tool: Callable[[], ModelToolDefinition],
     ) -> None:
         self.notify = notify
+        self._model_tool = model_tool
+        self._sent_model_tool: str | None = None
         self._registry = registry
         self._row = row
         self._pending = pending
@@ -83,3 +92,18 @@ class Notifier:
             for name in (*event.added, *event.changed):
                 self.status_of(name)
         self.approvals()
+        self._model_tool_changed(event)
+
+    def _model_tool_changed(self, event: Reconciled) -> None:
+        """Send the `mcp_tools` definition when a reload added, removed or changed servers.
+
+        Not on the first load: the editor fetches the definition itself (and computing it then
+        would read every tool cache at start-up).
+        """
+        if event.first_load or not (event.added or event.removed or event.changed):
+            return
+        definition = self._model_tool()
+        if definition["description"] != self._sent_model_tool:
+            self._sent_model_tool = definition["description"]
+            changed: ModelToolChangedParams = {"definition": definition}
+            self.notify(methods.MODEL_TOOL_CHANGED, changed)

@@ -34,6 +34,7 @@ from mcp_sidecar.events import EventHub, Reconciled, StatusChanged
 from mcp_sidecar.output.limits import MAX_LINES, MAX_TEXT_BYTES, line_count, utf8_size
 from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.protocol.errors import DiagnosticCode, fail, refused_disabled
+from mcp_sidecar.protocol.methods import DEFAULT_SESSION
 
 if TYPE_CHECKING:
     from mcp_sidecar.protocol.results import (
@@ -63,6 +64,8 @@ class _Source(TypedDict, total=False):
 @dataclass(frozen=True, slots=True)
 class Preview:
     id: str
+    session: str
+    """The session that asked for it: ending the session discards it."""
     server: str
     name: str
     messages: list[PromptMessage]
@@ -113,6 +116,13 @@ class Previews:
         for key in [k for k, p in self._pending.items() if p.server == server]:
             del self._pending[key]
 
+    def drop_session(self, session: str) -> int:
+        """Discard the session's pending previews; how many there were."""
+        keys = [k for k, p in self._pending.items() if p.session == session]
+        for key in keys:
+            del self._pending[key]
+        return len(keys)
+
     def __len__(self) -> int:
         return len(self._pending)
 
@@ -135,7 +145,9 @@ async def advertised_prompt(
     raise fail(missing[0], op, missing[1], conn.name)
 
 
-async def preview(app: Sidecar, server: str, name: str, arguments: Mapping[str, Any]) -> PromptSnapshot:
+async def preview(
+    app: Sidecar, server: str, name: str, arguments: Mapping[str, Any], session: str = DEFAULT_SESSION
+) -> PromptSnapshot:
     op = "prompt"
     app.ensure_loaded()
     if any(not isinstance(v, str) for v in arguments.values()):
@@ -165,6 +177,7 @@ async def preview(app: Sidecar, server: str, name: str, arguments: Mapping[str, 
     description = raw.get("description")
     entry = Preview(
         id="pv_" + secrets.token_urlsafe(12),
+        session=session,
         server=server,
         name=name,
         messages=messages,

@@ -1,7 +1,7 @@
 """Sessions: which tools are active for each client session, and when they stop being.
 
-A tool is active in a session from its activation until the session deactivates it, its
-server's definition changes, or the server is removed or disabled (a reconcile drops it, with
+A tool is active in a session from its activation until the session ends (`mcp/session/end`),
+its server's definition changes, or the server is removed or disabled (a reconcile drops it, with
 one `ToolsDeactivated` event per session and reason). Nothing here talks to a server.
 """
 
@@ -56,6 +56,14 @@ class Sessions:
     def loaded_count(self, server: str) -> int:
         """How many distinct tool ids of `server` are active in any session."""
         return len({tool_id for active in self._by_id.values() for tool_id, t in active.items() if t.server == server})
+
+    def end(self, session: str) -> list[str]:
+        """Forget the session: its active tools are dropped (one `ToolsDeactivated`, "session ended")."""
+        active = self._by_id.pop(session, {})
+        if active:
+            self._hub.publish(ToolsDeactivated(session, tuple(active), "session ended"))
+            self.activated({tool.server for tool in active.values()})  # the Loaded column counts live sessions
+        return list(active)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._by_id)

@@ -17,6 +17,7 @@ M.requests = {
   discover = "mcp/discover",
   model_tool_definition = "mcp/modelTool/definition",
   model_tool_invoke = "mcp/modelTool/invoke",
+  session_end = "mcp/session/end",
   command = "mcp/command",
   command_spec = "mcp/commandSpec",
   config_add = "mcp/config/add",
@@ -49,6 +50,7 @@ M.notifications = {
   resource_updated = "mcp/resourceUpdated",
   watches_cleared = "mcp/watchesCleared",
   approval_required = "mcp/approvalRequired",
+  model_tool_changed = "mcp/modelToolChanged",
 }
 
 --- The `workspace/executeCommand` command that runs one `/mcp` line.
