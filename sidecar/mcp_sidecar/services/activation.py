@@ -142,7 +142,7 @@ async def _resolve(app: Sidecar, tool_id: str, servers: list[str]) -> ToolRef | 
     if named:
         # Configured, but its definition is invalid: say so, never "no such server".
         diag = broken[named[0].server].to_json()
-        reason = f"Server {named[0].server!r} is configured but its definition is invalid."
+        reason = f"Server {named[0].server!r} is configured but not loaded."
         return {"id": tool_id, "status": "not loaded", "reason": reason, "diagnostic": diag, "nearby": []}
     head = tool_id.removeprefix("mcp__").split("__" if tool_id.startswith("mcp__") else ".")[0]
     outcome: ActivationOutcome = {

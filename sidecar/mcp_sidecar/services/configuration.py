@@ -185,6 +185,7 @@ class Configuration:
         if problems:
             log.warning("configuration invalid: %d problem(s)", len(problems))
             if self._valid_in_use:
+                problems += _not_loaded(report.config, self._registry.names())
                 self._registry.reject(problems)
                 return None, problems
         self._registry.problems = problems  # whatever the approval gate does next
@@ -232,3 +233,18 @@ class Configuration:
     async def stop_watching(self) -> None:
         if self._watcher is not None:
             await self._watcher.stop()
+
+
+def _not_loaded(config: EffectiveConfig, in_use: list[str]) -> list[Diagnostic]:
+    """Valid definitions new in files that are not applied: configured, yet unusable until the files are fixed."""
+    return [
+        diagnostic(
+            "configuration_invalid",
+            "configuration",
+            f"Server {name!r} is not loaded: the configuration has invalid definitions, so the previous setup "
+            "stays in use.",
+            name,
+        )
+        for name in config.servers
+        if name not in in_use
+    ]
