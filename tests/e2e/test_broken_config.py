@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from support.cli import cli
 from support.servers import basic_stdio
 from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_config
 
@@ -166,3 +167,15 @@ async def test_files_never_valid_apply_what_is_valid_on_reload(home: Path) -> No
             f" ✘ broken broken: configuration_invalid — {path}: server 'broken': field `url`"
             " must be an http:// or https:// URL.",
         ]
+
+
+async def test_the_cli_status_lists_the_valid_server_and_the_broken_definition(home: Path) -> None:
+    path = write_config(home, {"basic": basic_stdio(), "broken": {"command": sys.executable, "colour": "blue"}})
+    problem = f"{path}: server 'broken': field `colour` is not a supported field."
+    status = (await cli(home, "--json", "status")).json()
+    assert [row["name"] for row in status["servers"]] == ["basic"]
+    assert [(d["server"], d["message"]) for d in status["diagnostics"]] == [("broken", problem)]
+    shown = await cli(home, "status")
+    assert shown.code == 0
+    assert shown.stdout.splitlines()[-1] == f"[configuration_invalid] {problem}"
+    assert "basic" in shown.stdout.splitlines()[1]
