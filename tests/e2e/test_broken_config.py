@@ -179,3 +179,27 @@ async def test_the_cli_status_lists_the_valid_server_and_the_broken_definition(h
     assert shown.code == 0
     assert shown.stdout.splitlines()[-1] == f"[configuration_invalid] {problem}"
     assert "basic" in shown.stdout.splitlines()[1]
+
+
+async def test_a_valid_project_definition_is_approved_beside_an_invalid_one(home: Path, tmp_path: Path) -> None:
+    write_config(home, {})
+    project = tmp_path / "project"
+    project.mkdir()
+    servers = {"proj": basic_stdio(), "bad": {"command": sys.executable, "colour": "blue"}}
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    async with start_sidecar(home, project=project, trusted=True) as sidecar:
+        status = await sidecar.request("mcp/status")
+        [pending] = status["pendingApprovals"]
+        assert (pending["server"], [d["server"] for d in status["diagnostics"]]) == ("proj", ["bad"])
+        approvals = [
+            {"server": "proj", "definitionHash": pending["definitionHash"]},
+            {"server": "bad", "definitionHash": "0" * 64},
+        ]
+        done = await sidecar.request("mcp/workspace/approve", {"approvals": approvals})
+        assert (done["approved"], done["notApproved"]) == (
+            ["proj"],
+            [{"server": "bad", "reason": "The project configuration defines no such server."}],
+        )
+        assert (done["reload"]["applied"], done["reload"]["changed"]) == (True, ["proj"])
+        loaded = await invoke(sidecar, {"activate": ["proj.echo"]})
+        assert loaded["text"] == "mcp activate\n ✔ proj.echo · loaded"
