@@ -307,17 +307,21 @@ INVALID_SERVERS: dict[str, tuple[dict[str, Any], str]] = {
 }
 
 
-async def test_invalid_config_is_reported_and_the_sidecar_keeps_running(home: Path) -> None:
+async def test_invalid_definitions_are_reported_and_the_valid_one_loads_at_start(home: Path) -> None:
     write_config(home, {"ok": basic_stdio(), **{name: d for name, (d, _) in INVALID_SERVERS.items()}})
     async with start_sidecar(home) as sidecar:
         status = await sidecar.request("mcp/status")
-        assert status["servers"] == []
+        # At start there is no previous setup to keep: the valid definition loads on its own.
+        assert [row["name"] for row in status["servers"]] == ["ok"]
         diagnostics = status["diagnostics"]
         assert {d["code"] for d in diagnostics} == {"configuration_invalid"}
         assert {d["operation"] for d in diagnostics} == {"configuration"}
+        assert {d["server"] for d in diagnostics} == set(INVALID_SERVERS)
         for name, (_, field) in INVALID_SERVERS.items():
             assert [d for d in diagnostics if f"'{name}'" in d["message"] and f"`{field}`" in d["message"]], name
+            error = await sidecar.error("mcp/server/tools", {"server": name})
+            assert (diagnostic_of(error)["code"], diagnostic_of(error)["server"]) == ("configuration_invalid", name)
         assert not [d for d in diagnostics if "'ok'" in d["message"]]
-        error = await sidecar.error("mcp/server/tools", {"server": "ok"})
-        assert diagnostic_of(error)["code"] == "configuration_invalid"
+        tools = await sidecar.request("mcp/server/tools", {"server": "ok"})
+        assert len(tools["tools"]) == len(BASIC_TOOLS)
         assert (await sidecar.request("mcp/status"))["diagnostics"] == diagnostics

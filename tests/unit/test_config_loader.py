@@ -72,3 +72,52 @@ def test_trusted_invalid_project_file_is_reported(home: Path, tmp_path: Path) ->
     with pytest.raises(ConfigProblems) as info:
         loader.load(project, trusted=True)
     assert "field `type`" in info.value.problems[0]
+
+
+def test_report_keeps_the_valid_definitions_beside_an_invalid_one(home: Path, tmp_path: Path) -> None:
+    write(home / "mcp.json", {"ok": {"command": "g"}, "bad": {"command": "g", "colour": "blue"}})
+    report = loader.load_report(tmp_path, trusted=False)
+    assert list(report.config.servers) == ["ok"]
+    assert report.problems == (
+        loader.ConfigProblem(f"{home / 'mcp.json'}: server 'bad': field `colour` is not a supported field.", "bad"),
+    )
+    with pytest.raises(ConfigProblems) as info:
+        loader.load(tmp_path, trusted=False)  # the strict form: any problem is the whole file's
+    assert info.value.problems == [report.problems[0].message]
+
+
+def test_report_of_a_file_that_is_not_json_keeps_the_other_files_servers(home: Path, tmp_path: Path) -> None:
+    write(home / "mcp.json", {"g": {"command": "g"}})
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / ".mcp.json").write_text("[1, 2]", encoding="utf-8")
+    report = loader.load_report(project, trusted=True)
+    assert list(report.config.servers) == ["g"]
+    assert report.problems == (loader.ConfigProblem(f"{project / '.mcp.json'}: the top level must be a JSON object."),)
+
+
+def test_an_invalid_project_definition_hides_the_global_one_it_replaces(home: Path, tmp_path: Path) -> None:
+    write(home / "mcp.json", {"docs": {"command": "g"}, "other": {"command": "o"}})
+    project = tmp_path / "proj"
+    project.mkdir()
+    write(project / ".mcp.json", {"docs": {"url": "ftp://x"}})
+    report = loader.load_report(project, trusted=True)
+    assert list(report.config.servers) == ["other"]
+    assert report.config.shadowed == {}
+    assert [p.server for p in report.problems] == ["docs"]
+
+
+def test_no_demo_when_the_only_file_is_invalid(home: Path, tmp_path: Path) -> None:
+    (home / "mcp.json").write_text("{", encoding="utf-8")
+    report = loader.load_report(tmp_path, trusted=False)
+    assert report.config.servers == {}
+    assert [p.server for p in report.problems] == [None]
+
+
+def test_a_relative_home_is_a_problem_and_loads_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_SIDECAR_HOME", "relative")
+    report = loader.load_report(tmp_path, trusted=True)
+    assert (report.config.servers, report.config.files) == ({}, ())
+    assert [p.message for p in report.problems] == [
+        "MCP_SIDECAR_HOME must be an absolute path; a relative one is never used."
+    ]

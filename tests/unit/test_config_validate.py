@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from mcp_sidecar.config.model import DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_STDIO_CALL_TIMEOUT_MS
-from mcp_sidecar.config.validate import ConfigProblems, parse_document, parse_server
+from mcp_sidecar.config.validate import ConfigProblems, parse_document, parse_server, parse_servers
 
 
 def problems(definition: Any, name: str = "srv") -> list[str]:
@@ -141,6 +141,30 @@ def test_document_collects_problems_of_every_server_with_source() -> None:
         parse_document(document, "global", "/cfg/mcp.json")
     assert all(p.startswith("/cfg/mcp.json: server 'bad") for p in info.value.problems)
     assert {p.split("'")[1] for p in info.value.problems} == {"bad1", "bad2"}
+
+
+def test_each_definition_is_parsed_on_its_own() -> None:
+    secret = "sk-live-canary-123456"
+    document = {"mcpServers": {"ok": {"command": "x"}, "bad": {"command": "x", "timeoutMs": secret, "bogus": 1}}}
+    parsed, broken = parse_servers(document, "project", "/p/.mcp.json")
+    assert list(parsed) == ["ok"]
+    assert parsed["ok"].scope == "project"
+    assert broken == {
+        "bad": [
+            "/p/.mcp.json: server 'bad': field `bogus` is not a supported field.",
+            "/p/.mcp.json: server 'bad': field `timeoutMs` must be an integer from 100 to 600000.",
+        ]
+    }
+    assert parse_servers({"mcpServers": {"ok": {"url": "https://e.test"}}}, "global", "f")[1] == {}
+
+
+def test_a_shape_that_hides_the_servers_is_a_whole_file_problem() -> None:
+    with pytest.raises(ConfigProblems) as info:
+        parse_servers({"mcpServers": ["x"]}, "global", "/cfg/mcp.json")
+    assert info.value.problems == ["/cfg/mcp.json: `mcpServers` must be a JSON object."]
+    with pytest.raises(ConfigProblems) as info:
+        parse_servers("x", "global", "/cfg/mcp.json")
+    assert info.value.problems == ["/cfg/mcp.json: the top level must be a JSON object."]
 
 
 def test_document_shapes() -> None:

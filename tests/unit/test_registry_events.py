@@ -106,6 +106,30 @@ async def test_invalid_files_keep_the_previous_connections_and_say_why(env: Env)
         env.app.connection("missing", "get")
 
 
+async def test_without_a_valid_setup_each_read_applies_the_valid_definitions(env: Env) -> None:
+    env.write(a=server("a.py"), bad=server("b.py", colour="blue"))
+    env.app.ensure_loaded()  # at start: nothing to keep
+    assert env.app.registry.names() == ["a"]
+    assert list(env.app.registry.broken()) == ["bad"]
+
+    env.write(a=server("a2.py"), b=server("b.py"), bad=server("b.py", colour="blue"))
+    summary = await env.app.configuration.reload()  # still never valid: the valid part applies again
+    assert (summary.applied, summary.changed, summary.added) == (True, ["a"], ["b"])
+    assert [d["server"] for d in summary.diagnostics] == ["bad"]
+
+    env.write(a=server("a2.py"), b=server("b.py"))
+    assert (await env.app.configuration.reload()).diagnostics == []
+    env.write(a=server("a3.py", colour="blue"), c=server("c.py"))
+    summary = await env.app.configuration.reload()  # valid once: an invalid file keeps that setup
+    assert not summary.applied
+    assert env.app.registry.names() == ["a", "b"]
+    assert [(d["server"], d["message"].endswith("stays in use.")) for d in summary.diagnostics] == [
+        ("a", False),
+        ("c", True),
+    ]
+    assert env.app.registry.broken()["a"].message.endswith("Until it is fixed, the definition already in use stays.")
+
+
 async def test_events_of_a_replaced_connection_reach_no_one(env: Env) -> None:
     env.write(a=server("a.py"))
     env.app.ensure_loaded()

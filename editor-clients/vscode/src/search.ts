@@ -93,7 +93,8 @@ export function openSearch(client: SidecarClient, actions: Actions, initial = ""
         }));
         for (const missing of result.unavailable) {
           items.push({
-            label: `$(warning) ${missing.server}: ${missing.kind} unavailable`,
+            // A configuration file whose servers are unknown has server "".
+            label: `$(warning) ${missing.server || "configuration"}: ${missing.kind} unavailable`,
             detail: `${missing.diagnostic.message} ${missing.diagnostic.hint}`,
             alwaysShow: true,
           });

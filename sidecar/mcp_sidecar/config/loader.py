@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mcp_sidecar.config import paths
 from mcp_sidecar.config.model import ServerConfig
-from mcp_sidecar.config.validate import ConfigProblems, parse_document, parse_server
+from mcp_sidecar.config.validate import ConfigProblems, parse_server, parse_servers
 
 DEMO_SERVER = "demo"
 
@@ -35,20 +35,47 @@ class EffectiveConfig:
     """Global definitions hidden by a same-named project definition."""
 
 
-def _read(path: Path, scope: str) -> dict[str, ServerConfig]:
+@dataclass(frozen=True, slots=True)
+class ConfigProblem:
+    message: str
+    """One readable sentence naming the file (and the server and field); never a value."""
+    server: str | None = None
+    """The definition at fault; None when the whole file (or the config directory) is, and its servers are unknown."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoadReport:
+    """What the files say: every valid definition, and every problem (a file's or a definition's)."""
+
+    config: EffectiveConfig
+    problems: tuple[ConfigProblem, ...] = ()
+
+
+@dataclass(slots=True)
+class _FileRead:
+    servers: dict[str, ServerConfig] = field(default_factory=dict)
+    problems: list[ConfigProblem] = field(default_factory=list)
+
+
+def _read(path: Path, scope: str) -> _FileRead:
+    """One file's valid definitions and its problems; a file that is not a JSON object has no servers."""
     try:
         text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigProblems([f"{path}: the file is not UTF-8 text."]) from exc
+        if not text.strip():
+            return _FileRead()  # an empty file is kept by the editing commands and means "no servers"
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigProblems([f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}."]) from exc
+        servers, broken = parse_servers(document, scope, str(path))  # type: ignore[arg-type]
+    except UnicodeDecodeError:
+        return _FileRead(problems=[ConfigProblem(f"{path}: the file is not UTF-8 text.")])
     except OSError as exc:
-        raise ConfigProblems([f"{path}: the file cannot be read ({exc.strerror or 'error'})."]) from exc
-    if not text.strip():
-        return {}  # an empty file is kept by the editing commands and means "no servers"
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigProblems([f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}."]) from exc
-    return parse_document(document, scope, str(path))  # type: ignore[arg-type]
+        return _FileRead(problems=[ConfigProblem(f"{path}: the file cannot be read ({exc.strerror or 'error'}).")])
+    except ConfigProblems as exc:
+        return _FileRead(problems=[ConfigProblem(p) for p in exc.problems])
+    problems = [ConfigProblem(p, name) for name, sentences in broken.items() for p in sentences]
+    return _FileRead(servers, problems)
 
 
 def demo_server() -> ServerConfig:
@@ -66,38 +93,44 @@ def demo_server() -> ServerConfig:
 
 
 def load(project_dir: Path | None, trusted: bool) -> EffectiveConfig:
-    """Load the effective configuration; raise ConfigProblems when any file is invalid."""
+    """Load the effective configuration; raise ConfigProblems when any file or definition is invalid."""
+    report = load_report(project_dir, trusted)
+    if report.problems:
+        raise ConfigProblems([p.message for p in report.problems])
+    return report.config
+
+
+def load_report(project_dir: Path | None, trusted: bool) -> LoadReport:
+    """Every valid definition of both files, and every problem.
+
+    A file that is not a JSON object contributes no servers; an invalid definition is left
+    out on its own, and a project definition that is invalid also hides the same-named
+    global one (the project meant to replace it). The demo is configured only when no file
+    exists and nothing is wrong.
+    """
     try:
         global_path = paths.global_config_path()
     except paths.InvalidHome as exc:
-        raise ConfigProblems([str(exc)]) from None
+        return LoadReport(EffectiveConfig(servers={}, files=()), (ConfigProblem(str(exc)),))
     files = [ConfigFile("global", str(global_path), global_path.is_file(), global_path.is_file())]
-    problems: list[str] = []
-    global_servers: dict[str, ServerConfig] = {}
-    project_servers: dict[str, ServerConfig] = {}
-    if global_path.is_file():
-        try:
-            global_servers = _read(global_path, "global")
-        except ConfigProblems as exc:
-            problems.extend(exc.problems)
+    global_read = _read(global_path, "global") if global_path.is_file() else _FileRead()
+    project_read = _FileRead()
     if project_dir is not None:
         project_path = paths.project_config_path(project_dir)
         exists = project_path.is_file()
         read = exists and trusted and not _same_file(project_path, global_path)
         files.append(ConfigFile("project", str(project_path), exists, read))
         if read:
-            try:
-                project_servers = _read(project_path, "project")
-            except ConfigProblems as exc:
-                problems.extend(exc.problems)
-    if problems:
-        raise ConfigProblems(problems)
-    if not any(f.exists for f in files if f.scope == "global") and not any(f.read for f in files[1:]):
-        return EffectiveConfig(servers={DEMO_SERVER: demo_server()}, files=tuple(files))
-    merged = dict(global_servers)
+            project_read = _read(project_path, "project")
+    problems = (*global_read.problems, *project_read.problems)
+    if not problems and not any(f.exists for f in files if f.scope == "global") and not any(f.read for f in files[1:]):
+        return LoadReport(EffectiveConfig(servers={DEMO_SERVER: demo_server()}, files=tuple(files)))
+    global_servers, project_servers = global_read.servers, project_read.servers
+    hidden = {p.server for p in project_read.problems if p.server is not None}
+    merged = {name: s for name, s in global_servers.items() if name not in hidden}
     shadowed = {name: global_servers[name] for name in project_servers if name in global_servers}
     merged.update(project_servers)
-    return EffectiveConfig(servers=merged, files=tuple(files), shadowed=shadowed)
+    return LoadReport(EffectiveConfig(servers=merged, files=tuple(files), shadowed=shadowed), problems)
 
 
 def _same_file(a: Path, b: Path) -> bool:

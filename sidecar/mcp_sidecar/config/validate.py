@@ -65,21 +65,31 @@ def _str_map(value: Any) -> bool:
 
 def parse_document(document: Any, scope: Scope, source: str) -> dict[str, ServerConfig]:
     """Validate a whole file's content; raise ConfigProblems listing every problem."""
+    parsed, broken = parse_servers(document, scope, source)
+    if broken:
+        raise ConfigProblems([p for problems in broken.values() for p in problems])
+    return parsed
+
+
+def parse_servers(document: Any, scope: Scope, source: str) -> tuple[dict[str, ServerConfig], dict[str, list[str]]]:
+    """Each definition on its own: the valid ones, and per invalid one its problems (each naming `source`).
+
+    Raise ConfigProblems only when the file's shape hides which servers it defines (the top
+    level or `mcpServers` is not an object).
+    """
     if not isinstance(document, Mapping):
         raise ConfigProblems([f"{source}: the top level must be a JSON object."])
     servers = document.get("mcpServers", {})
     if not isinstance(servers, Mapping):
         raise ConfigProblems([f"{source}: `mcpServers` must be a JSON object."])
-    problems: list[str] = []
     parsed: dict[str, ServerConfig] = {}
+    broken: dict[str, list[str]] = {}
     for name, definition in servers.items():
         try:
             parsed[name] = parse_server(name, definition, scope)
         except ConfigProblems as exc:
-            problems.extend(f"{source}: {p}" for p in exc.problems)
-    if problems:
-        raise ConfigProblems(problems)
-    return parsed
+            broken[name] = [f"{source}: {p}" for p in exc.problems]
+    return parsed, broken
 
 
 Bad = Callable[[str, str], None]

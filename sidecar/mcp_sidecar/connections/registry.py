@@ -7,6 +7,7 @@ current connection for its name: a replaced connection that is still closing cha
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -31,7 +32,8 @@ class ServerRegistry:
         self.config: EffectiveConfig | None = None
         """The configuration in use; None until the first load."""
         self.problems: list[Diagnostic] = []
-        """Why the files last read were invalid (the previous configuration stays in use)."""
+        """Why the files last read were invalid, one sentence each (`server` set when a definition is at
+        fault): left out at start, or the previous configuration stays in use."""
 
     # -- lookup ------------------------------------------------------------------------------
 
@@ -54,7 +56,10 @@ class ServerRegistry:
         conn = self._connections.get(name)
         if conn is not None:
             return conn
-        if self.problems:
+        broken = self.broken().get(name)
+        if broken is not None:
+            raise SidecarError(dataclasses.replace(broken, operation=operation))
+        if any(problem.server is None for problem in self.problems):  # a file whose servers are unknown
             raise SidecarError(
                 diagnostic(
                     "configuration_invalid",
@@ -66,6 +71,23 @@ class ServerRegistry:
             )
         raise fail("server_not_found", operation, f"No server named {name!r} is configured.", name)
 
+    def broken(self) -> dict[str, Diagnostic]:
+        """Per invalid definition, one `configuration_invalid` diagnostic with all its problems.
+
+        A server still running from the configuration in use says so: its previous definition
+        stays until the file is fixed.
+        """
+        sentences: dict[str, list[str]] = {}
+        for problem in self.problems:
+            if problem.server is not None:
+                sentences.setdefault(problem.server, []).append(problem.message)
+        out = {}
+        for name, messages in sentences.items():
+            if name in self._connections:
+                messages = [*messages, "Until it is fixed, the definition already in use stays."]
+            out[name] = diagnostic("configuration_invalid", "configuration", " ".join(messages), name)
+        return out
+
     # -- reconcile ---------------------------------------------------------------------------
 
     def reject(self, problems: list[Diagnostic]) -> None:
@@ -74,7 +96,14 @@ class ServerRegistry:
         if self.config is None:
             self.config = EffectiveConfig(servers={}, files=())
 
-    def reconcile(self, config: EffectiveConfig, run_dir: RunDir, *, close_all: bool = False) -> Reconciled:
+    def reconcile(
+        self,
+        config: EffectiveConfig,
+        run_dir: RunDir,
+        *,
+        close_all: bool = False,
+        problems: list[Diagnostic] | None = None,
+    ) -> Reconciled:
         """Swap in `config`; a definition whose fingerprint or run directory changed gets a new connection.
 
         Publishes `Reconciled` (subscribers clear what the old connections owned) and returns it;
@@ -84,7 +113,7 @@ class ServerRegistry:
         old = self._connections
         first_load = self.config is None
         self.config = config
-        self.problems = []
+        self.problems = list(problems or [])
         self._connections = {}
         added: list[str] = []
         changed: list[str] = []

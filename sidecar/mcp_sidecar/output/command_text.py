@@ -54,6 +54,7 @@ def reload_summary(summary: Mapping[str, Any]) -> str:
     lines = ["Configuration applied: " + "; ".join(parts) + "."]
     for d in summary["deactivated"]:
         lines.append(f"  Deactivated in session {_s(repr(d['session']))} ({d['reason']}): {_names(d['removed'])}")
+    lines += [f"  Left out, invalid: [{d['code']}] {_s(d['message'])}" for d in summary["diagnostics"]]
     return "\n".join(lines)
 
 

@@ -137,13 +137,24 @@ async def _resolve(app: Sidecar, tool_id: str, servers: list[str]) -> ToolRef | 
         refs = owners or refs[:1]
     if refs:
         return refs[0]
+    broken = app.registry.broken()
+    named = tool_refs(tool_id, list(broken))
+    if named:
+        # Configured, but its definition is invalid: say so, never "no such server".
+        diag = broken[named[0].server].to_json()
+        reason = f"Server {named[0].server!r} is configured but not loaded."
+        return {"id": tool_id, "status": "not loaded", "reason": reason, "diagnostic": diag, "nearby": []}
     head = tool_id.removeprefix("mcp__").split("__" if tool_id.startswith("mcp__") else ".")[0]
-    return {
+    outcome: ActivationOutcome = {
         "id": tool_id,
         "status": "not loaded",
         "reason": "The id does not start with a configured server name.",
         "nearby": [f"{s}." for s in _nearby(head, servers)],
     }
+    unread = next((p for p in app.registry.problems if p.server is None), None)
+    if unread is not None:  # a file whose servers are unknown may well define it
+        outcome["diagnostic"] = unread.to_json()
+    return outcome
 
 
 def _disabled(ref: ToolRef, approval_required: bool) -> ActivationOutcome:

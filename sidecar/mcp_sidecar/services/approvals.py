@@ -20,7 +20,6 @@ from mcp_sidecar.config.approvals import UNHASHED_FIELDS, Approval, Change, Pend
 from mcp_sidecar.config.edit import EditRefused
 from mcp_sidecar.config.loader import EffectiveConfig
 from mcp_sidecar.config.model import ServerConfig
-from mcp_sidecar.config.validate import ConfigProblems
 from mcp_sidecar.output.command_text import quote_word
 from mcp_sidecar.output.sanitize import strip_controls
 from mcp_sidecar.protocol.errors import fail
@@ -168,10 +167,8 @@ async def approve(app: Sidecar, entries: list[tuple[str, str]]) -> ApproveResult
             "The workspace is not trusted, so its server definitions are neither read nor approved.",
         )
     workspace = app.configuration.workspace
-    try:
-        config = await asyncio.to_thread(loader.load, workspace, True)
-    except ConfigProblems as exc:
-        raise fail("configuration_invalid", op, " ".join(exc.problems)) from None
+    # The valid definitions can be approved beside an invalid one (at start they load on their own).
+    config = (await asyncio.to_thread(loader.load_report, workspace, True)).config
     current = {name: Approval.of(s.raw) for name, s in config.servers.items() if s.scope == "project"}
     approved: dict[str, Approval] = {}
     not_approved: list[NotApproved] = []

@@ -1,7 +1,8 @@
 """The workspace, its trust, and the configuration files: reading, approving, reloading, watching.
 
 `ensure_loaded` reads the files once, lazily; `reload` reads them again and reconciles the
-registry (invalid files keep the previous setup). Project definitions pass the approval gate
+registry (invalid files keep the previous setup; without a valid one, the valid definitions
+load and the invalid ones are reported). Project definitions pass the approval gate
 (`services/approvals.py`) before the registry sees them.
 """
 
@@ -18,11 +19,10 @@ from mcp_sidecar.config import loader, paths
 from mcp_sidecar.config.approvals import Approval, Pending
 from mcp_sidecar.config.loader import EffectiveConfig
 from mcp_sidecar.config.model import ServerConfig
-from mcp_sidecar.config.validate import ConfigProblems
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.connections.registry import ServerRegistry
 from mcp_sidecar.events import EventHub, ToolsDeactivated
-from mcp_sidecar.protocol.errors import DiagnosticJson, diagnostic
+from mcp_sidecar.protocol.errors import Diagnostic, DiagnosticJson, diagnostic
 from mcp_sidecar.services import approvals
 from mcp_sidecar.services.config_watch import ConfigWatcher, Signature, signature
 
@@ -35,7 +35,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class ReloadSummary:
-    """What a reload changed. `applied` is False when the files were invalid (nothing changed)."""
+    """What a reload changed. `applied` is False when the files were invalid and a valid setup stayed
+    (nothing changed); an applied one lists in `diagnostics` the invalid definitions it left out."""
 
     applied: bool
     added: list[str]
@@ -66,7 +67,8 @@ class ReloadSummary:
             return f"not applied: {len(self.diagnostics)} configuration problem(s); the previous setup stays in use"
         parts = [f"{len(getattr(self, k))} {k}" for k in ("added", "removed", "changed", "unchanged")]
         tools = sum(len(d["removed"]) for d in self.deactivated)
-        return ", ".join(parts) + f"; {tools} active tool(s) deactivated"
+        left_out = f"; {len(self.diagnostics)} configuration problem(s) left out" if self.diagnostics else ""
+        return ", ".join(parts) + f"; {tools} active tool(s) deactivated{left_out}"
 
 
 class Configuration:
@@ -95,6 +97,8 @@ class Configuration:
         self._grant = grant and trusted
         """Trust was just granted (the CLI's --trust-project): the definitions present are approved."""
         self._loaded = False
+        self._valid_in_use = False
+        """The setup in use was read from valid files: invalid files then leave it as it is."""
         self._watch_files = watch_files
         self._watcher: ConfigWatcher | None = None
         self._reload_lock = asyncio.Lock()
@@ -139,7 +143,7 @@ class Configuration:
         if not self._loaded:
             self._loaded = True
             seen = signature(self.watched_files())
-            _, closing = self._apply(self._read())
+            _, closing = self._apply(*self._read())
             for conn in closing:
                 tasks.spawn(conn.close(), f"close:{conn.name}")
             self._start_watching(seen)
@@ -154,7 +158,7 @@ class Configuration:
         async with self._reload_lock:
             self.ensure_loaded()  # so a first reload compares against what the files said before
             seen = signature(self.watched_files())
-            summary, closing = self._apply(self._read(), close_all=close_all)
+            summary, closing = self._apply(*self._read(), close_all=close_all)
             self._start_watching(seen)
             await asyncio.gather(*(conn.close() for conn in closing), return_exceptions=True)
             return summary
@@ -168,26 +172,34 @@ class Configuration:
             files.append(paths.project_config_path(self.workspace))
         return files
 
-    def _read(self) -> EffectiveConfig | None:
-        try:
-            config = loader.load(self.workspace, self.trusted)
-        except ConfigProblems as exc:
-            self._registry.reject(
-                [diagnostic("configuration_invalid", "configuration", problem) for problem in exc.problems]
-            )
-            log.warning("configuration invalid: %d problem(s)", len(exc.problems))
-            return None
-        self._registry.problems = []  # the files are valid again, whatever the approval gate does next
-        return approvals.gate(self, config)
+    def _read(self) -> tuple[EffectiveConfig | None, list[Diagnostic]]:
+        """The configuration to apply and the problems of the files; None to keep the setup in use.
+
+        Invalid definitions (and files that are not JSON objects) keep a setup read from valid
+        files. Without one (at start, or while the files have never been valid) the valid
+        definitions apply and the invalid ones are reported, so a broken definition never
+        looks like an empty catalog.
+        """
+        report = loader.load_report(self.workspace, self.trusted)
+        problems = [diagnostic("configuration_invalid", "configuration", p.message, p.server) for p in report.problems]
+        if problems:
+            log.warning("configuration invalid: %d problem(s)", len(problems))
+            if self._valid_in_use:
+                problems += _not_loaded(report.config, self._registry.names())
+                self._registry.reject(problems)
+                return None, problems
+        self._registry.problems = problems  # whatever the approval gate does next
+        return approvals.gate(self, report.config), problems
 
     def _apply(
-        self, config: EffectiveConfig | None, *, close_all: bool = False
+        self, config: EffectiveConfig | None, problems: list[Diagnostic], *, close_all: bool = False
     ) -> tuple[ReloadSummary, tuple[Connection, ...]]:
         """Reconcile the registry with `config`; returns the summary and the connections to close."""
         if config is None:
-            return ReloadSummary.not_applied([d.to_json() for d in self._registry.problems]), ()
+            return ReloadSummary.not_applied([d.to_json() for d in problems]), ()
         with self._hub.collect(ToolsDeactivated) as deactivated:
-            done = self._registry.reconcile(config, self.run_dir, close_all=close_all)
+            done = self._registry.reconcile(config, self.run_dir, close_all=close_all, problems=problems)
+        self._valid_in_use = not problems
         summary = ReloadSummary(
             True,
             list(done.added),
@@ -195,7 +207,7 @@ class Configuration:
             list(done.changed),
             list(done.unchanged),
             [event.to_json() for event in deactivated],
-            [],
+            [d.to_json() for d in problems],
         )
         return summary, done.closing
 
@@ -221,3 +233,18 @@ class Configuration:
     async def stop_watching(self) -> None:
         if self._watcher is not None:
             await self._watcher.stop()
+
+
+def _not_loaded(config: EffectiveConfig, in_use: list[str]) -> list[Diagnostic]:
+    """Valid definitions new in files that are not applied: configured, yet unusable until the files are fixed."""
+    return [
+        diagnostic(
+            "configuration_invalid",
+            "configuration",
+            f"Server {name!r} is not loaded: the configuration has invalid definitions, so the previous setup "
+            "stays in use.",
+            name,
+        )
+        for name in config.servers
+        if name not in in_use
+    ]

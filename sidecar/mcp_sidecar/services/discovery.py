@@ -147,6 +147,7 @@ async def discover(
             {"server": c.name, "kind": "all", "diagnostic": refused_disabled(op, c.name, True).diagnostic.to_json()}
             for c in waiting
         ]
+    unavailable += [u for u in _broken(app) if server is None or u["server"] == server]
     unavailable.sort(key=lambda u: (u["server"], u["kind"]))
     collided = await _collisions(app, indexes, op) if "tools" in groups else []
     refused = sorted(
@@ -202,6 +203,19 @@ def _ranked_hits(
         return offered(None, limit)
     usable = offered(USABLE_KINDS, limit)
     return usable + (offered(PROMPT_KINDS, limit - len(usable)) if len(usable) < limit else [])
+
+
+def _broken(app: Sidecar) -> list[Unavailable]:
+    """Configured but unusable: each invalid definition, and each file whose servers are unknown (`server` "")."""
+    rows: list[Unavailable] = [
+        {"server": name, "kind": "all", "diagnostic": diag.to_json()} for name, diag in app.registry.broken().items()
+    ]
+    rows += [
+        {"server": "", "kind": "all", "diagnostic": problem.to_json()}
+        for problem in app.registry.problems
+        if problem.server is None
+    ]
+    return rows
 
 
 async def _collisions(app: Sidecar, indexes: list[Index], operation: str) -> list[dict[str, Any]]:
@@ -398,6 +412,11 @@ def render(
     lines.extend(f" {_row(c)}" for c in candidates)
     for u in unavailable:
         diag = u["diagnostic"]
+        if diag["code"] == "configuration_invalid" and u["kind"] == "all":  # an invalid definition or file
+            lines.append(
+                f" ✘ {one_line(u['server'] or 'configuration')} broken: {diag['code']} — {one_line(diag['message'])}"
+            )
+            continue
         lines.append(
             f" ✘ {one_line(u['server'])} {u['kind']} unavailable: [{diag['code']}] {one_line(diag['message'])}"
         )

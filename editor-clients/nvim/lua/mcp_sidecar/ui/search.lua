@@ -60,7 +60,8 @@ function M.query(view, query)
       if #(result.unavailable or {}) > 0 then
         local names = {}
         for _, u in ipairs(result.unavailable) do
-          table.insert(names, u.server .. " (" .. u.kind .. ")")
+          -- A configuration file whose servers are unknown has server "".
+          table.insert(names, (u.server ~= "" and u.server or "configuration") .. " (" .. u.kind .. ")")
         end
         header = " no matches · unavailable: " .. table.concat(names, ", ")
       end
