@@ -38,7 +38,7 @@ async def test_an_invalid_definition_beside_a_valid_one_loads_the_valid_one_at_s
             'mcp discover "echo"',
             " ○ basic.echo(text) — Echo the given text back.",
             f" ✘ broken broken: configuration_invalid — {problem}",
-            'Activate tools with exact ids: ["basic.echo"]',
+            'Activate tools with their exact ids: mcp_tools({"activate": ["basic.echo"]})',
         ]
         diag = {
             "code": "configuration_invalid",
@@ -88,7 +88,7 @@ async def test_a_file_that_is_not_json_leaves_the_other_files_servers_usable(hom
             'mcp discover "echo"',
             " ○ basic.echo(text) — Echo the given text back.",
             f" ✘ configuration broken: configuration_invalid — {problem}",
-            'Activate tools with exact ids: ["basic.echo"]',
+            'Activate tools with their exact ids: mcp_tools({"activate": ["basic.echo"]})',
         ]
         diag = {"code": "configuration_invalid", "operation": "configuration", "message": problem, "hint": HINT}
         assert found["details"]["unavailable"] == [{"server": "", "kind": "all", "diagnostic": diag}]
@@ -131,9 +131,10 @@ async def test_reload_with_an_invalid_file_keeps_the_previous_setup_and_names_th
         kept = f"{problem} Until it is fixed, the definition already in use stays."
         assert found["text"].splitlines() == [
             'mcp discover "echo"',
-            " ● basic.echo(text) — Echo the given text back.",
+            " ● basic.echo(text) [loaded] — Echo the given text back.",
             f" ✘ basic broken: configuration_invalid — {kept}",
             f" ✘ extra broken: configuration_invalid — {waiting}",
+            "Tools marked [loaded] are callable now, with the signature their activation showed.",
         ]
         called = await sidecar.request(
             "mcp/callTool", {"id": "basic.echo", "arguments": {"text": "kept"}, "session": "model"}
