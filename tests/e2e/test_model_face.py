@@ -12,13 +12,15 @@ import asyncio
 import json
 import re
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
 
+from support.discovery import status_row
 from support.servers import basic_stdio
-from support.sidecar import SidecarClient, start_sidecar, write_config
+from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -166,3 +168,86 @@ async def test_a_long_query_is_ranked_on_its_head_and_says_so(sidecar: SidecarCl
         "Retry with arguments the mcp_tools input schema allows."
     )
     assert "docs/" not in refused["details"]["diagnostic"]["hint"]
+
+
+async def test_sessions_end_with_their_tools_and_previews(sidecar: SidecarClient) -> None:
+    session = "chat-1"
+    await invoke(sidecar, {"activate": ["notes.echo", "notes.add"]}, session)
+    assert (await status_row(sidecar, "notes"))["loaded"] == 2
+    preview = await sidecar.request(
+        "mcp/prompt/preview",
+        {"server": "notes", "name": "summarize_notes", "arguments": {"folder": "work"}, "session": session},
+    )
+    kept = await sidecar.request(
+        "mcp/prompt/preview", {"server": "notes", "name": "summarize_notes", "arguments": {"folder": "other"}}
+    )
+    before = len(sidecar.notifications["mcp/activeToolsChanged"])
+    ended = await sidecar.request("mcp/session/end", {"session": session})
+    assert ended == {"session": session, "deactivated": ["notes.echo", "notes.add"], "previewsDiscarded": 1}
+    assert sidecar.notifications["mcp/activeToolsChanged"][before:] == [
+        {"session": session, "removed": ["notes.echo", "notes.add"], "reason": "session ended"}
+    ]
+    # The Loaded column counts live sessions only; the session's preview is gone, another's stays.
+    assert (await status_row(sidecar, "notes"))["loaded"] == 0
+    gone = await sidecar.error("mcp/prompt/use", {"previewId": preview["previewId"]})
+    assert diagnostic_of(gone)["code"] == "preview_not_found"
+    used = await sidecar.request("mcp/prompt/use", {"previewId": kept["previewId"]})
+    assert used["accepted"] is True
+    # A call now needs a new activation; the session starts afresh, nothing to end twice.
+    error = await sidecar.error("mcp/callTool", {"id": "notes.echo", "arguments": {"text": "x"}, "session": session})
+    assert diagnostic_of(error)["code"] == "tool_not_active"
+    again = await sidecar.request("mcp/session/end", {"session": session})
+    assert again == {"session": session, "deactivated": [], "previewsDiscarded": 0}
+    missing = await sidecar.error("mcp/session/end", {})
+    assert diagnostic_of(missing)["message"] == "`session` is required."
+
+
+async def test_the_directory_names_the_servers_and_follows_the_configuration(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    servers: dict[str, Any] = {
+        "linear": basic_stdio(description="Issues, projects and cycles of the team"),
+        "warehouse": basic_stdio(),
+        "off": basic_stdio(disabled=True, description="Never shown"),
+    }
+    write_config(home, servers)
+    async with start_sidecar(home) as client:
+        definition = await client.request("mcp/modelTool/definition")
+        directory = definition["description"].split("\n\n")[-1]
+        assert directory.splitlines() == [
+            "Servers (for `server`; query to find their tools):",
+            "- linear: Issues, projects and cycles of the team",
+            "- warehouse",
+        ]
+        # Once its catalog is cached, a server without a description is summarised from it.
+        await invoke(client, {"query": "echo", "server": "warehouse"}, "s")
+        definition = await client.request("mcp/modelTool/definition")
+        assert definition["servers"][1] == {
+            "name": "warehouse",
+            "summary": "8 tools: echo, add, get_env, …",
+            "source": "catalog",
+        }
+        # A client with a fixed description gets the directory in its session's first query answer.
+        first = await client.request(
+            "mcp/modelTool/invoke",
+            {"arguments": {"query": "echo", "limit": 1}, "session": "fixed", "includeDirectory": True},
+        )
+        assert first["text"].startswith(directory.replace("- warehouse", "- warehouse: 8 tools: echo, add, get_env, …"))
+        assert first["text"].endswith("\n\n" + first["details"]["text"])
+        second = await client.request(
+            "mcp/modelTool/invoke",
+            {"arguments": {"query": "echo", "limit": 1}, "session": "fixed", "includeDirectory": True},
+        )
+        assert second["text"] == second["details"]["text"]
+        # A reload that adds a server sends the new definition (and the next answer shows it).
+        write_config(home, {**servers, "docs": basic_stdio(description="Team documentation")})
+        await client.request("mcp/config/reload")
+        await client.wait_for(lambda: bool(client.notifications["mcp/modelToolChanged"]), what="modelToolChanged")
+        [changed] = client.notifications["mcp/modelToolChanged"]
+        assert changed["definition"]["description"].endswith("\n- docs: Team documentation")
+        assert changed["definition"] == await client.request("mcp/modelTool/definition")
+        third = await client.request(
+            "mcp/modelTool/invoke",
+            {"arguments": {"query": "echo", "limit": 1}, "session": "fixed", "includeDirectory": True},
+        )
+        assert "- docs: Team documentation\n\n" in third["text"]

@@ -333,6 +333,8 @@ export interface SessionEndResult {
 export interface ModelToolInvokeParams {
   arguments: JsonObject;
   session?: string;
+  /** The registered description is fixed: begin the session's first query answer with the server directory. */
+  includeDirectory?: boolean;
 }
 
 export interface ModelToolInvokeResult {

@@ -129,7 +129,7 @@ def _model_tool_handlers(app: Sidecar) -> dict[str, Handler]:
     @guarded("mcp_tools")
     async def on_model_tool_invoke(raw: Any) -> ModelToolInvokeResult:
         p = params.parse_model_tool("mcp_tools", raw)
-        return await model_tool.invoke(app, p.arguments, p.session)
+        return await model_tool.invoke(app, p.arguments, p.session, include_directory=p.include_directory)
 
     @guarded("session")
     async def on_session_end(raw: Any) -> SessionEndResult:

@@ -88,6 +88,7 @@ class DiscoverParams:
 class ModelToolParams:
     arguments: dict[str, Any]
     session: str
+    include_directory: bool = False
 
 
 def parse_discover(operation: str, params: Any) -> DiscoverParams:
@@ -112,7 +113,10 @@ def parse_model_tool(operation: str, params: Any) -> ModelToolParams:
     arguments = p.get("arguments", {})
     if not isinstance(arguments, Mapping):
         raise invalid_params(operation, "`arguments` must be a JSON object.")
-    return ModelToolParams(arguments=dict(arguments), session=_session(operation, p))
+    include = p.get("includeDirectory", False)
+    if not isinstance(include, bool):
+        raise invalid_params(operation, "`includeDirectory` must be a boolean.")
+    return ModelToolParams(arguments=dict(arguments), session=_session(operation, p), include_directory=include)
 
 
 def parse_server(operation: str, params: Any) -> ServerParams:

@@ -202,8 +202,20 @@ def _failure(error: SidecarError) -> ModelToolInvokeResult:
     return {"text": one_line(diag.render()), "isError": True, "details": {"diagnostic": diag.to_json()}}
 
 
-async def invoke(app: Sidecar, arguments: dict[str, Any], session: str) -> ModelToolInvokeResult:
+async def invoke(
+    app: Sidecar, arguments: dict[str, Any], session: str, *, include_directory: bool = False
+) -> ModelToolInvokeResult:
+    """Run one `mcp_tools` operation.
+
+    `include_directory`: the client registers a fixed description (VS Code's package.json), so
+    the server directory reaches the model in a result instead: a session's first query answer,
+    and its first after the directory changed, begin with it.
+    """
     result = await _invoke(app, arguments, session)
+    if include_directory and "query" in arguments and not result["isError"]:
+        text = directory_text(directory(app))
+        if text and app.sessions.directory_news(session, text):
+            result["text"] = f"{text}\n\n{result['text']}"
     # Each rendering sanitises its fields; the whole text once more, as the model reads it.
     result["text"] = strip_controls(result["text"])
     return result

@@ -32,6 +32,8 @@ class Sessions:
         self._hub = hub
         self._registry = registry
         self._by_id: dict[str, dict[str, ActiveTool]] = {}
+        self._directories: dict[str, str] = {}
+        """The server directory each session's model was last shown in a result (`includeDirectory`)."""
         hub.subscribe(Reconciled, self._reconciled)
 
     def active(self, session: str) -> Mapping[str, ActiveTool]:
@@ -57,8 +59,16 @@ class Sessions:
         """How many distinct tool ids of `server` are active in any session."""
         return len({tool_id for active in self._by_id.values() for tool_id, t in active.items() if t.server == server})
 
+    def directory_news(self, session: str, directory: str) -> bool:
+        """Whether the session's model has not been shown `directory` yet (and now counts as shown)."""
+        if self._directories.get(session) == directory:
+            return False
+        self._directories[session] = directory
+        return True
+
     def end(self, session: str) -> list[str]:
         """Forget the session: its active tools are dropped (one `ToolsDeactivated`, "session ended")."""
+        self._directories.pop(session, None)
         active = self._by_id.pop(session, {})
         if active:
             self._hub.publish(ToolsDeactivated(session, tuple(active), "session ended"))
