@@ -254,3 +254,19 @@ def test_multiline_shows_a_paragraph_per_parameter_and_the_annotations() -> None
 def test_multiline_without_parameters_and_with_hostile_text() -> None:
     descriptor = {"description": "Runs\x1b[2J.\r\nNow\u202e.", "annotations": {"idempotentHint": "yes"}}
     assert multiline("s.t\n", descriptor) == "s.t \n\nRuns.\nNow.\n\nNo parameters"
+
+
+def test_multiline_shows_the_properties_of_a_nested_object_one_level_down() -> None:
+    defs = {"Filters": {"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}}}}}
+    properties = {"filters": {"anyOf": [{"$ref": "#/$defs/Filters"}, {"type": "null"}], "description": "Narrow it."}}
+    assert multiline("s.t", tool(properties, **{"$defs": defs})) == (
+        "s.t\n"
+        "\n"
+        "Does it.\n"
+        "\n"
+        "Parameters\n"
+        "  filters  {tags?: array of string}|null · optional\n"
+        "    Narrow it.\n"
+        "\n"
+        "  filters.tags  array of string · optional"
+    )

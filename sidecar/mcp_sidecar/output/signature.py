@@ -394,6 +394,31 @@ def _parameter_paragraph(param: Parameter, style: _Style) -> list[str]:
     return lines
 
 
+def _nested(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The object schema a parameter holds, through one `$ref` and a nullable `anyOf` ({} for none)."""
+    candidates = [schema]
+    for key in ("anyOf", "oneOf"):
+        members = schema.get(key)
+        if isinstance(members, list):
+            candidates += [m for m in members[:UNION_MEMBERS] if isinstance(m, Mapping)]
+    for candidate in candidates:
+        ref = candidate.get("$ref")
+        if isinstance(ref, str) and ref.startswith(_REF_PREFIXES):
+            candidate = defs.get(ref.split("/", 2)[2], {})
+        if isinstance(candidate, Mapping) and isinstance(candidate.get("properties"), Mapping):
+            return candidate
+    return {}
+
+
+def _parameter_paragraphs(param: Parameter, style: _Style) -> list[str]:
+    """The parameter's paragraph, then one per property of the object it holds (`filters.tags`)."""
+    lines = _parameter_paragraph(param, style)
+    for inner in parameters(_nested(param.schema, style.defs)):
+        dotted = Parameter(f"{param.name}.{inner.name}", inner.schema, inner.required)
+        lines += ["", *_parameter_paragraph(dotted, style)]
+    return lines
+
+
 def multiline(tool_id: str, descriptor: Mapping[str, Any]) -> str:
     """One tool for a person: title, description, a paragraph per parameter, annotations."""
     descriptor = descriptor if isinstance(descriptor, Mapping) else {}
@@ -409,7 +434,7 @@ def multiline(tool_id: str, descriptor: Mapping[str, Any]) -> str:
         lines += ["", *paragraph.splitlines()]
     lines += ["", "Parameters" if params else "No parameters"]
     for index, param in enumerate(params):
-        lines += [*([""] if index else []), *_parameter_paragraph(param, style)]
+        lines += [*([""] if index else []), *_parameter_paragraphs(param, style)]
     words = annotation_words(descriptor)
     if words:
         lines += ["", f"Annotations: {', '.join(words)}"]
