@@ -156,14 +156,21 @@ async def test_failures_exit_non_zero_with_the_diagnostic_on_stderr(home: Path) 
 
 
 async def test_tools_with_a_tool_name_shows_its_signature(home: Path) -> None:
-    write_config(home, {"sig": fixture_stdio("signatures.py", "stdio")})
-    search, search_json, purge, nearby, run_line = await clis(
+    write_config(
+        home,
+        {
+            "sig": fixture_stdio("signatures.py", "stdio"),
+            "filtered": fixture_stdio("signatures.py", "stdio", excludeTools=["purge"]),
+        },
+    )
+    search, search_json, purge, nearby, run_line, hidden = await clis(
         home,
         ("tools", "sig", "search"),
         ("--json", "tools", "sig", "search"),
         ("tools", "sig", "purge"),
         ("--json", "tools", "sig", "serch"),
         ("run", "tools sig search"),
+        ("tools", "filtered", "purge"),
     )
     assert search == Run(0, SEARCH_SIGNATURE, "")
     assert run_line == Run(0, SEARCH_SIGNATURE, "")
@@ -189,6 +196,12 @@ async def test_tools_with_a_tool_name_shows_its_signature(home: Path) -> None:
             "nearby": ["sig.search"],
         }
     }
+    assert hidden == Run(
+        1,
+        "",
+        "filtered: [tool_not_found] The server's tool \"purge\" is hidden by the server's tool filters. "
+        "Use an exact tool id from discovery or mcp/server/tools.\n",
+    )
 
 
 async def test_server_failures_in_a_call(home: Path) -> None:

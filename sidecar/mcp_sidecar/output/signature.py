@@ -323,12 +323,20 @@ def _summary(tool_id: str, descriptor: Mapping[str, Any], budget_chars: int) -> 
     params = parameters(_schema(descriptor))
     count = f"{len(params)} parameter{'' if len(params) == 1 else 's'}"
     names = [_name(p.name)[0] + ("" if p.required else "?") for p in params]
-    for shown in range(len(names), 0, -1):
-        listed = ", ".join(names[:shown]) + (", …" if shown < len(names) else "")
-        text = f"{tool_id} — {count}: {listed} — {POINTER}"
-        if len(text) <= budget_chars:
-            return text
-    return f"{tool_id} — {count} — {POINTER}"
+    fixed = len(f"{tool_id} — {count}:  — {POINTER}")
+    shown: list[str] = []
+    used = 0
+    for index, name in enumerate(names):
+        # Room for this name, and for ", …" after it unless it is the last one.
+        after = 0 if index == len(names) - 1 else len(", …")
+        if fixed + used + len(name) + after > budget_chars:
+            break
+        shown.append(name)
+        used += len(name) + len(", ")
+    if not shown:
+        return f"{tool_id} — {count} — {POINTER}"
+    listed = ", ".join(shown) + (", …" if len(shown) < len(names) else "")
+    return f"{tool_id} — {count}: {listed} — {POINTER}"
 
 
 def compact(tool_id: str, descriptor: Mapping[str, Any], budget_chars: int) -> str:
