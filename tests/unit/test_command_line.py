@@ -153,6 +153,7 @@ def test_add_mistakes_answer_usage(line: str, message: str) -> None:
         ("get docs", ParsedCommand("get", server="docs")),
         ("tools docs", ParsedCommand("tools", server="docs")),
         ("tools docs search", ParsedCommand("tools", server="docs", rest=("search",))),
+        ("tools docs -- --odd", ParsedCommand("tools", server="docs", rest=("--odd",))),
         ("reload", ParsedCommand("reload")),
         ("enable docs", ParsedCommand("enable", server="docs")),
         ("disable docs", ParsedCommand("disable", server="docs")),

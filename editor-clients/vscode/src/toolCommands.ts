@@ -1,7 +1,7 @@
 // Commands about tools, resources, watches and prompts; most hand over to `Actions`.
 import * as vscode from "vscode";
 import { type Ctx, info, runLine, toolIdOf } from "./commandContext";
-import { commandLine } from "./commandLine";
+import { toolsLine } from "./commandLine";
 import * as P from "./protocol";
 import { openSearch } from "./search";
 import { pickServer } from "./ui";
@@ -115,7 +115,7 @@ export function showSignature(ctx: Ctx) {
   return async (arg?: unknown) => {
     const node = arg as Node | undefined;
     if (node?.type !== "tool") return undefined;
-    return runLine(ctx, commandLine("tools", node.tool.server, node.tool.name));
+    return runLine(ctx, toolsLine(node.tool.server, node.tool.name));
   };
 }
 
