@@ -43,8 +43,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("status", help="one row per configured server")
     get = sub.add_parser("get", help="inspect a server (connection values hidden)")
     get.add_argument("server")
-    tools = sub.add_parser("tools", help="a server's tool catalog, filters applied")
+    tools = sub.add_parser("tools", help="a server's tool catalog, filters applied; with TOOL, that tool's signature")
     tools.add_argument("server")
+    tools.add_argument("tool", nargs="?", help="one tool's name: its parameters, description and annotations")
     logs = sub.add_parser("logs", help="a server's captured stderr (after this process connected it)")
     logs.add_argument("server")
     discover = sub.add_parser("discover", help="ranked search over tools, resources, templates and prompts")
@@ -191,13 +192,18 @@ def _get_job(app: Sidecar, args: argparse.Namespace) -> _Job:
 
 
 def _tools_job(app: Sidecar, args: argparse.Namespace) -> _Job:
-    from mcp_sidecar.output import render
+    from mcp_sidecar.output import render, signature
     from mcp_sidecar.services import status
 
     async def run() -> Any:
+        if args.tool is not None:
+            return await status.server_tool(app, args.server, args.tool)
         return await status.server_tools(app, args.server)
 
-    return _Job(run, render.tools_list)
+    def text(result: Any) -> str:
+        return render.tools_list(result) if args.tool is None else signature.multiline(result["id"], result)
+
+    return _Job(run, text)
 
 
 def _logs_job(app: Sidecar, args: argparse.Namespace) -> _Job:

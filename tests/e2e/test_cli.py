@@ -12,9 +12,37 @@ from pathlib import Path
 
 from mcp_sidecar import __version__
 from support.cli import Run, cli
-from support.servers import basic_stdio
+from support.servers import basic_stdio, fixture_stdio
 from support.sidecar import write_config
 
+SEARCH_SIGNATURE = (
+    "sig.search — Search documents\n"
+    "\n"
+    "Search the documents.\n"
+    "\n"
+    "Newest first; at most `limit` results.\n"
+    "\n"
+    "Parameters\n"
+    "  query  string · required\n"
+    "    What to look for.\n"
+    "\n"
+    '  mode  string · optional · default "fast"\n'
+    '    one of: "fast", "exact"\n'
+    "    How to match.\n"
+    "\n"
+    "  limit  integer · optional · default 10\n"
+    "\n"
+    "  filters  {tags: array of string, after?: string|null = null}|null · optional · default null\n"
+    "\n"
+    "  filters.tags  array of string · required\n"
+    "    Only documents with every tag.\n"
+    "\n"
+    "  filters.after  string|null · optional · default null\n"
+    "    ISO date; newer documents only.\n"
+    "\n"
+    "Annotations: read-only, idempotent, closed world\n"
+)
+"""`tools sig search`: the signatures.py fixture's search tool, for a person."""
 NOT_FOUND_HINT = "Check the server name with mcp/status; names are case-sensitive."
 CONNECTION_HINT = (
     "Check the server executable, working directory, endpoint, network and TLS configuration; "
@@ -125,6 +153,55 @@ async def test_failures_exit_non_zero_with_the_diagnostic_on_stderr(home: Path) 
             "hint": NOT_FOUND_HINT,
         }
     }
+
+
+async def test_tools_with_a_tool_name_shows_its_signature(home: Path) -> None:
+    write_config(
+        home,
+        {
+            "sig": fixture_stdio("signatures.py", "stdio"),
+            "filtered": fixture_stdio("signatures.py", "stdio", excludeTools=["purge"]),
+        },
+    )
+    search, search_json, purge, nearby, run_line, hidden = await clis(
+        home,
+        ("tools", "sig", "search"),
+        ("--json", "tools", "sig", "search"),
+        ("tools", "sig", "purge"),
+        ("--json", "tools", "sig", "serch"),
+        ("run", "tools sig search"),
+        ("tools", "filtered", "purge"),
+    )
+    assert search == Run(0, SEARCH_SIGNATURE, "")
+    assert run_line == Run(0, SEARCH_SIGNATURE, "")
+    descriptor = search_json.json()
+    assert (descriptor["id"], descriptor["name"], descriptor["title"]) == ("sig.search", "search", "Search documents")
+    assert descriptor["inputSchema"]["properties"]["mode"]["enum"] == ["fast", "exact"]
+    assert descriptor["annotations"]["readOnlyHint"] is True
+    # The server's terminal sequence and bidi override are gone; its newline stays in a paragraph.
+    assert purge == Run(
+        0,
+        "sig.purge\n\nDelete a path for good.\n\nParameters\n  path  string · required\n    The path\n    to delete.\n"
+        "\nAnnotations: may change its environment, destructive\n",
+        "",
+    )
+    assert nearby.code == 1
+    assert nearby.json() == {
+        "error": {
+            "code": "tool_not_found",
+            "operation": "tools",
+            "server": "sig",
+            "message": 'The server\'s tool "serch" is not in its catalog. Nearby: sig.search.',
+            "hint": "Use an exact tool id from discovery or mcp/server/tools.",
+            "nearby": ["sig.search"],
+        }
+    }
+    assert hidden == Run(
+        1,
+        "",
+        "filtered: [tool_not_found] The server's tool \"purge\" is hidden by the server's tool filters. "
+        "Use an exact tool id from discovery or mcp/server/tools.\n",
+    )
 
 
 async def test_server_failures_in_a_call(home: Path) -> None:

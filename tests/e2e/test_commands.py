@@ -270,6 +270,18 @@ async def test_inspection_and_lifecycle_commands(env: Env) -> None:
     assert (await env.fails("tools nosuch"))["code"] == "server_not_found"
 
 
+async def test_tools_with_a_tool_shows_its_signature(env: Env) -> None:
+    shown = await env.run("tools browse echo")
+    assert shown["command"] == "tools"
+    assert (shown["data"]["id"], shown["data"]["inputSchema"]["required"]) == ("browse.echo", ["text"])
+    assert shown["text"] == ("browse.echo\n\nEcho the given text back.\n\nParameters\n  text  string · required")
+    diag = await env.fails("tools browse ech")
+    nearby = ["browse.echo", "browse.crash"]
+    assert (diag["code"], diag["server"], diag["nearby"]) == ("tool_not_found", "browse", nearby)
+    assert diag["message"] == 'The server\'s tool "ech" is not in its catalog. Nearby: browse.echo, browse.crash.'
+    assert (await env.fails("tools browse echo extra"))["message"] == "Unexpected argument 'extra' for tools."
+
+
 @pytest.mark.parametrize("line", ["login browse", "login browse --no-browser", "logout browse"])
 async def test_oauth_commands_refuse_stdio_servers(env: Env, line: str) -> None:
     diag = await env.fails(line)

@@ -81,7 +81,7 @@ async def test_command_spec_lists_every_command_with_options_and_completions(env
         "usage": COMMANDS["get"].usage,
         "summary": COMMANDS["get"].summary,
         "options": [],
-        "positionals": [{"name": "NAME", "completion": "server", "values": SERVERS}],
+        "positionals": [{"name": "NAME", "completion": "server", "values": SERVERS, "optional": False}],
         "variadic": False,
         "changes": None,
     }
@@ -99,12 +99,16 @@ async def test_command_spec_lists_every_command_with_options_and_completions(env
     assert options["--replace"] == flag
     assert options["--header"]["kind"] == "multi"
     assert options["--header"]["placeholder"] == "'Name: value'"
-    assert add["positionals"][0] == {"name": "NAME", "completion": None, "values": []}, "add names a new server"
+    new_name: dict[str, object] = {"name": "NAME", "completion": None, "values": [], "optional": False}
+    assert add["positionals"][0] == new_name, "add names a new server"
     assert add["changes"] == "config"
     assert entry(spec, "login")["options"][0]["name"] == "--no-browser"
-    commands = {"name": "COMMAND", "completion": "command", "values": list(COMMANDS)}
+    commands = {"name": "COMMAND", "completion": "command", "values": list(COMMANDS), "optional": True}
     assert entry(spec, "help")["positionals"] == [commands]
-    assert entry(spec, "import")["positionals"] == [{"name": "FILE", "completion": "file", "values": []}]
+    file = {"name": "FILE", "completion": "file", "values": [], "optional": False}
+    assert entry(spec, "import")["positionals"] == [file]
+    tool = {"name": "TOOL", "completion": "tool", "values": [], "optional": True}
+    assert entry(spec, "tools")["positionals"][1] == tool, "a tool of the server named before, may be left out"
     assert entry(spec, "prompt")["variadic"] is True
     assert entry(spec, "reconnect")["changes"] == "status"
     assert entry(spec, "tools")["changes"] is None

@@ -152,6 +152,8 @@ def test_add_mistakes_answer_usage(line: str, message: str) -> None:
         ("remove local --scope=global", ParsedCommand("remove", server="local", scope="global")),
         ("get docs", ParsedCommand("get", server="docs")),
         ("tools docs", ParsedCommand("tools", server="docs")),
+        ("tools docs search", ParsedCommand("tools", server="docs", rest=("search",))),
+        ("tools docs -- --odd", ParsedCommand("tools", server="docs", rest=("--odd",))),
         ("reload", ParsedCommand("reload")),
         ("enable docs", ParsedCommand("enable", server="docs")),
         ("disable docs", ParsedCommand("disable", server="docs")),
@@ -189,6 +191,8 @@ def test_every_command_parses(line: str, expected: ParsedCommand) -> None:
         ("remove local", "remove needs --scope global or --scope project.", "remove"),
         ("subscribe w", "subscribe needs URI.", "subscribe"),
         ("tools docs --verbose", "Unknown option '--verbose' for tools.", "tools"),
+        ("tools", "tools needs NAME.", "tools"),
+        ("tools docs search more", "Unexpected argument 'more' for tools.", "tools"),
         ("import --scope global", "import needs FILE.", "import"),
         ("import --scope global f --select ,", "--select takes server names separated by commas.", "import"),
         ("help nothing", "help takes one command name.", None),
@@ -237,6 +241,27 @@ def test_the_command_table_offers_only_what_the_parser_accepts() -> None:
                 without = " ".join(_sample(option))
                 with pytest.raises(CommandLineError, match="needs --scope"):
                     parse_line(line.replace(without, "", 1))
+
+
+def test_the_table_says_which_positionals_may_be_left_out() -> None:
+    table = {entry["name"]: entry for entry in command_table(["srv"])}
+    assert table["tools"]["usage"] == "tools NAME [TOOL]"
+    assert table["tools"]["positionals"] == [
+        {"name": "NAME", "completion": "server", "values": ["srv"], "optional": False},
+        {"name": "TOOL", "completion": "tool", "values": [], "optional": True},
+    ]
+    assert table["help"]["positionals"][0]["optional"] is True
+    assert parse_line("help") == ParsedCommand("help")
+    for entry in table.values():
+        name, positionals = entry["name"], entry["positionals"]
+        required = [p["name"] for p in positionals if not p["optional"]]
+        if name == "add" or not positionals:
+            continue
+        if len(required) < len(positionals):
+            assert parse_line(" ".join([name, *required])).name == name, "the optional positionals can be left out"
+        if required:
+            with pytest.raises(CommandLineError, match=f"{name} needs {required[0]}"):
+                parse_line(name)
 
 
 def test_parse_target_splits_like_add() -> None:

@@ -12,3 +12,8 @@ export function quoteWord(word: string): string {
 export function commandLine(...words: string[]): string {
   return words.map(quoteWord).join(" ");
 }
+
+/** `tools SERVER TOOL`: one tool's signature; a tool name that reads as an option goes after `--`. */
+export function toolsLine(server: string, tool: string): string {
+  return tool.startsWith("--") ? commandLine("tools", server, "--", tool) : commandLine("tools", server, tool);
+}

@@ -42,6 +42,7 @@ const COMMANDS: Record<string, Factory> = {
   "mcpSidecar.installSidecar": servers.installSidecar,
   "mcpSidecar.callTool": tools.callTool,
   "mcpSidecar.showSchema": tools.showSchema,
+  "mcpSidecar.showSignature": tools.showSignature,
   "mcpSidecar.activateTool": tools.activateTool,
   "mcpSidecar.openResource": tools.openResource,
   "mcpSidecar.fillTemplate": tools.fillTemplate,

@@ -1,6 +1,7 @@
 // View models: how status rows, candidates and failures read in the status bar, the servers
 // view, quick picks and messages. Pure functions (no `vscode` import), unit-tested.
-import type { Candidate, CatalogCounts, Diagnostic, StatusRow } from "./protocol";
+import type { Candidate, CatalogCounts, Diagnostic, ServerToolsResult, StatusRow } from "./protocol";
+import { stripControls } from "./sanitize";
 
 export type ClientState = "stopped" | "starting" | "running" | "failed";
 
@@ -166,6 +167,33 @@ export function candidateItem(candidate: Candidate): { label: string; descriptio
       };
     }
   }
+}
+
+/** A row of a server's tool picker: `tool` is the name to show (`tools SERVER TOOL`), none for the whole list. */
+export interface ToolPickItem {
+  label: string;
+  description: string;
+  tool?: string;
+}
+
+/** One line of server text: controls removed, whitespace runs collapsed, at most `limit` characters. */
+function firstLine(text: string | null | undefined, limit = 120): string {
+  const [first = ""] = stripControls(text ?? "")
+    .trim()
+    .split("\n");
+  const line = first.replace(/\s+/g, " ");
+  return line.length > limit ? `${line.slice(0, limit - 1)}…` : line;
+}
+
+/** A server's tools to pick one for its signature, after a first row that lists them all as text. */
+export function toolPickItems(result: ServerToolsResult): ToolPickItem[] {
+  const all = { label: "$(list-flat) All tools", description: `${result.tools.length} · the list as text` };
+  const tools = result.tools.map((tool) => ({
+    label: `${KIND_ICON.tool} ${firstLine(tool.name)}`,
+    description: firstLine(tool.description ?? (typeof tool.title === "string" ? tool.title : "")),
+    tool: tool.name,
+  }));
+  return [all, ...tools];
 }
 
 /** True when a value looks like the sidecar's diagnostic object. */

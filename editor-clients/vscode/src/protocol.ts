@@ -367,8 +367,10 @@ export interface CommandOption {
 
 export interface CommandPositional {
   name: string;
-  completion: "server" | "command" | "file" | null;
+  completion: "server" | "command" | "file" | "tool" | null;
   values: string[];
+  /** May be left out (`tools NAME [TOOL]`); only the last positionals are. */
+  optional: boolean;
 }
 
 export interface CommandEntry {

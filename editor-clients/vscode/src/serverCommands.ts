@@ -2,8 +2,8 @@
 // general ones (status, search, run a /mcp line, the sidecar's own lifecycle, spill files).
 import * as vscode from "vscode";
 import { type Ctx, info, runLine } from "./commandContext";
-import { commandLine } from "./commandLine";
-import { serverLine } from "./format";
+import { commandLine, toolsLine } from "./commandLine";
+import { serverLine, toolPickItems } from "./format";
 import * as P from "./protocol";
 import { openSearch } from "./search";
 import { pickOne, pickServer } from "./ui";
@@ -116,10 +116,20 @@ export function get(ctx: Ctx) {
   };
 }
 
+/** A server's tools: pick one for its multiline signature (`/mcp tools SERVER TOOL`), or the
+ * whole list as text. `tool` (for scripts and tests) shows that tool's signature at once. */
 export function tools(ctx: Ctx) {
-  return async (arg?: unknown) => {
+  return async (arg?: unknown, tool?: unknown) => {
     const server = await pickServer(ctx.store, arg, "Server whose tools to list", (r) => r.state !== "disabled");
-    return server ? runLine(ctx, commandLine("tools", server)) : undefined;
+    if (!server) return undefined;
+    if (typeof tool === "string" && tool !== "") return runLine(ctx, toolsLine(server, tool));
+    const catalog = await ctx.client.request(P.serverTools, { server });
+    const picked = await pickOne(toolPickItems(catalog), {
+      title: `Tools of ${server}`,
+      placeHolder: "Pick a tool for its parameters and description, or the first row for the list",
+    });
+    if (!picked) return undefined;
+    return runLine(ctx, picked.tool === undefined ? commandLine("tools", server) : toolsLine(server, picked.tool));
   };
 }
 

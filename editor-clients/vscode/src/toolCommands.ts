@@ -1,6 +1,7 @@
 // Commands about tools, resources, watches and prompts; most hand over to `Actions`.
 import * as vscode from "vscode";
-import { type Ctx, info, toolIdOf } from "./commandContext";
+import { type Ctx, info, runLine, toolIdOf } from "./commandContext";
+import { toolsLine } from "./commandLine";
 import * as P from "./protocol";
 import { openSearch } from "./search";
 import { pickServer } from "./ui";
@@ -106,6 +107,15 @@ export function showSchema(ctx: Ctx) {
   return async (arg?: unknown) => {
     const id = toolIdOf(arg);
     return id ? ctx.actions.showSchema(id) : undefined;
+  };
+}
+
+/** A tool node's multiline signature (`/mcp tools SERVER TOOL`): parameters, description, annotations. */
+export function showSignature(ctx: Ctx) {
+  return async (arg?: unknown) => {
+    const node = arg as Node | undefined;
+    if (node?.type !== "tool") return undefined;
+    return runLine(ctx, toolsLine(node.tool.server, node.tool.name));
   };
 }
 

@@ -452,8 +452,9 @@ class CommandOption(TypedDict):
 
 class CommandPositional(TypedDict):
     name: str
-    completion: Literal["server", "command", "file"] | None
+    completion: Literal["server", "command", "file", "tool"] | None
     values: list[str]
+    optional: bool
 
 
 class CommandEntry(TypedDict):

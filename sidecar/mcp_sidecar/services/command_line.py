@@ -47,7 +47,9 @@ COMMANDS: dict[str, CommandSpec] = {
         "remove --scope global|project NAME", "Delete a definition from one scope (credentials are kept)."
     ),
     "get": CommandSpec("get NAME", "Inspect a server's status and settings, connection values hidden."),
-    "tools": CommandSpec("tools NAME", "List a server's tools without activating any."),
+    "tools": CommandSpec(
+        "tools NAME [TOOL]", "List a server's tools without activating any, or show one tool's full signature."
+    ),
     "reload": CommandSpec("reload", "Apply configuration file changes now."),
     "enable": CommandSpec("enable NAME", "Enable a server in the file that defines it (connects nothing)."),
     "disable": CommandSpec("disable NAME", "Disable a server, close its connection and deactivate its tools."),
@@ -88,7 +90,7 @@ POSITIONALS: dict[str, tuple[tuple[str, ...], bool]] = {
     "status": ((), False),
     "remove": (("NAME",), False),
     "get": (("NAME",), False),
-    "tools": (("NAME",), False),
+    "tools": (("NAME", "TOOL"), False),
     "reload": ((), False),
     "enable": (("NAME",), False),
     "disable": (("NAME",), False),
@@ -102,6 +104,9 @@ POSITIONALS: dict[str, tuple[tuple[str, ...], bool]] = {
     "prompt": (("NAME", "PROMPT"), True),
     "import": (("FILE",), False),
 }
+# How many of a command's last positionals may be left out (`tools NAME` lists, `tools NAME TOOL` shows one;
+# `help` is parsed by hand, listed for `mcp/commandSpec`).
+OPTIONAL_POSITIONALS: dict[str, int] = {"tools": 1, "help": 1}
 
 
 class CommandLineError(Exception):
@@ -127,6 +132,7 @@ class ParsedCommand:
     confirm: bool = False
     uri: str | None = None
     rest: tuple[str, ...] = ()
+    """`prompt`: PROMPT and its ARG=VALUE words; `tools`: the TOOL, when one was named."""
     no_browser: bool = False
     topic: str | None = None
     """`help`: the command asked about."""
@@ -230,7 +236,7 @@ def parse_line(line: str) -> ParsedCommand:
         return _parse_add(args)
     options, positionals = _split_options(command, args, stop_at_positional=False)
     names, variadic = POSITIONALS[command]
-    if len(positionals) < len(names):
+    if len(positionals) < len(names) - OPTIONAL_POSITIONALS.get(command, 0):
         missing = names[len(positionals)]
         raise CommandLineError(f"{command} needs {missing}.", usage_of(command))
     if len(positionals) > len(names) and not variadic:
@@ -254,7 +260,7 @@ def parse_line(line: str) -> ParsedCommand:
         server=server,
         scope=scope,
         uri=positionals[1] if command in ("subscribe", "unsubscribe") else None,
-        rest=tuple(positionals[1:]) if command == "prompt" else (),
+        rest=tuple(positionals[1:]) if command in ("prompt", "tools") else (),
         no_browser=bool(options.get("--no-browser")),
     )
 

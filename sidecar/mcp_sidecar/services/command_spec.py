@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from mcp_sidecar.services.command_line import COMMANDS, OPTIONS, POSITIONALS, SCOPES, TRANSPORTS
+from mcp_sidecar.services.command_line import (
+    COMMANDS,
+    OPTIONAL_POSITIONALS,
+    OPTIONS,
+    POSITIONALS,
+    SCOPES,
+    TRANSPORTS,
+)
 
 if TYPE_CHECKING:
     from mcp_sidecar.protocol.results import CommandEntry, CommandOption, CommandPositional
@@ -45,14 +52,16 @@ _CHANGES: dict[str, Literal["config", "status"]] = {
 }
 
 
-def _positional(command: str, name: str, servers: list[str]) -> CommandPositional:
+def _positional(command: str, name: str, servers: list[str], optional: bool) -> CommandPositional:
     if name == _SERVER_POSITIONAL and command != "add":
-        return {"name": name, "completion": "server", "values": servers}
+        return {"name": name, "completion": "server", "values": servers, "optional": optional}
     if name == "COMMAND":
-        return {"name": name, "completion": "command", "values": list(COMMANDS)}
+        return {"name": name, "completion": "command", "values": list(COMMANDS), "optional": optional}
     if name == "FILE":
-        return {"name": name, "completion": "file", "values": []}
-    return {"name": name, "completion": None, "values": []}
+        return {"name": name, "completion": "file", "values": [], "optional": optional}
+    if name == "TOOL":
+        return {"name": name, "completion": "tool", "values": [], "optional": optional}
+    return {"name": name, "completion": None, "values": [], "optional": optional}
 
 
 def command_table(servers: list[str]) -> list[CommandEntry]:
@@ -74,13 +83,14 @@ def command_table(servers: list[str]) -> list[CommandEntry]:
             for option, kind in OPTIONS.get(name, {}).items()
         ]
         names, variadic = POSITIONALS.get(name) or _OWN_POSITIONALS[name]
+        first_optional = len(names) - OPTIONAL_POSITIONALS.get(name, 0)
         out.append(
             {
                 "name": name,
                 "usage": spec.usage,
                 "summary": spec.summary,
                 "options": options,
-                "positionals": [_positional(name, p, servers) for p in names],
+                "positionals": [_positional(name, p, servers, i >= first_optional) for i, p in enumerate(names)],
                 "variadic": variadic,
                 "changes": _CHANGES.get(name),
             }

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.config.edit import EditScope
-from mcp_sidecar.output import command_text, render
+from mcp_sidecar.output import command_text, render, signature
 from mcp_sidecar.output.sanitize import strip_controls
 from mcp_sidecar.protocol.errors import command_invalid
 from mcp_sidecar.services import auth, config_edits, lifecycle, prompts, status
@@ -86,6 +86,9 @@ async def _get(app: Sidecar, parsed: ParsedCommand) -> Outcome:
 
 
 async def _tools(app: Sidecar, parsed: ParsedCommand) -> Outcome:
+    if parsed.rest:
+        tool = await status.server_tool(app, _server(parsed), parsed.rest[0])
+        return tool, signature.multiline(tool["id"], tool)
     result = await status.server_tools(app, _server(parsed))
     return result, render.tools_list(result)
 

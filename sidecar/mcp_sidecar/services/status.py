@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.catalog.tools import tool_view
 from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.output.sanitize import quoted
+from mcp_sidecar.protocol.errors import SidecarError, diagnostic
 from mcp_sidecar.services import approvals, auth
 
 if TYPE_CHECKING:
@@ -15,6 +19,7 @@ if TYPE_CHECKING:
         ServerToolsResult,
         StatusResult,
         StatusRow,
+        ToolDefinition,
     )
     from mcp_sidecar.services.app import Sidecar
 
@@ -117,6 +122,27 @@ async def server_tools(app: Sidecar, name: str) -> ServerToolsResult:
         "hiddenByFilters": len(catalog.accepted()) - len(visible),
         "refused": [{"name": r["name"], "diagnostic": r["diagnostic"]} for r in catalog.refused],
     }
+
+
+async def server_tool(app: Sidecar, name: str, tool: str) -> ToolDefinition:
+    """One tool of `server_tools` by its exact name; `tool_not_found` with the nearby names otherwise."""
+    conn = app.connection(name, "tools")
+    catalog = await app.catalogs.tool_catalog(conn, "tools", live=True)
+    visible = catalog.visible(conn.config)
+    if tool in visible:
+        return tool_view(name, visible[tool])
+    nearby = difflib.get_close_matches(tool, sorted(visible), n=5, cutoff=0.5)
+    if any(d.get("name") == tool for d in catalog.accepted()):
+        why = "is hidden by the server's tool filters"
+    elif catalog.refused_entry(tool) is not None:
+        why = "was refused: its name is outside the MCP form"
+    else:
+        why = "is not in its catalog"
+    message = f"The server's tool {quoted(tool)} {why}."
+    if nearby:
+        message += " Nearby: " + ", ".join(f"{name}.{n}" for n in nearby) + "."
+    diag = diagnostic("tool_not_found", "tools", message, name)
+    raise SidecarError(replace(diag, nearby=tuple(f"{name}.{n}" for n in nearby)))
 
 
 def server_logs(app: Sidecar, name: str) -> ServerLogsResult:

@@ -266,8 +266,26 @@ local function filter(items, prefix)
   end, items)
 end
 
+--- The names of a server's tools among the tool ids seen so far (`tools SERVER <Tab>`).
+---@param server string? the server named before
+---@param arglead string
+---@return string[]
+local function tool_names(server, arglead)
+  if not server then
+    return {}
+  end
+  local prefix = server .. "."
+  local names = {}
+  for _, id in ipairs(State.tool_id_list()) do
+    if vim.startswith(id, prefix) then
+      table.insert(names, id:sub(#prefix + 1))
+    end
+  end
+  return filter(names, arglead)
+end
+
 --- Completion of `:Mcp ...`: subcommands, options and their values and server names (from the
---- sidecar's command spec), tool ids (from results seen so far). Waits only the first time,
+--- sidecar's command spec), tool ids and a server's tool names (from results seen so far). Waits only the first time,
 --- at most a second, for the spec; it refreshes the lists in the background for the next <Tab>.
 ---@param arglead string
 ---@param line string
@@ -317,7 +335,7 @@ function M.complete(arglead, line, pos)
   end
   -- Which positional is being completed: option values are not positionals; after `--` (add's
   -- command line) nothing is completed.
-  local positional, i = 0, 2
+  local positionals, i = {}, 2
   while i <= #words do
     local word = words[i]
     if word == "--" then
@@ -325,13 +343,16 @@ function M.complete(arglead, line, pos)
     elseif options[word] then
       i = i + (options[word].kind == "flag" and 0 or 1)
     elseif not vim.startswith(word, "-") then
-      positional = positional + 1
+      table.insert(positionals, word)
     end
     i = i + 1
   end
-  local wanted = entry.positionals[positional + 1]
+  local wanted = entry.positionals[#positionals + 1]
   if wanted and wanted.completion == "file" then
     return vim.fn.getcompletion(arglead, "file")
+  end
+  if wanted and wanted.completion == "tool" then
+    return tool_names(positionals[#positionals], arglead)
   end
   if wanted and #wanted.values > 0 then
     local items = filter(wanted.values, arglead)

@@ -277,6 +277,12 @@ describe(":Mcp completion", function()
     end, 20000, "tool ids")
     check.contains(ids, "basic.add")
     check.contains(ids, "basic.echo")
+    -- `tools SERVER TOOL`: the TOOL positional completes that server's tool names
+    local names = vim.fn.getcompletion("Mcp tools basic ", "cmdline")
+    check.contains(names, "add")
+    check.contains(names, "echo")
+    check.eq({ "add" }, vim.fn.getcompletion("Mcp tools basic ad", "cmdline"))
+    check.eq({}, vim.fn.getcompletion("Mcp tools broken ad", "cmdline"), "only the named server's tools")
   end)
 end)
 
@@ -529,6 +535,20 @@ describe("notifications", function()
       local msgs = vim.api.nvim_exec2("messages", { output = true }).output
       return msgs:find("basic%.add")
     end, 15000, "tools output")
+    vim.cmd("Mcp tools basic add")
+    local shown = wait_for(function()
+      local b = vim.fn.bufnr("mcp://tools")
+      local text = b ~= -1 and lines(b) or vim.api.nvim_exec2("messages", { output = true }).output
+      return text:find("Parameters\n  a  integer · required", 1, true) and text
+    end, 15000, "one tool's multiline signature")
+    check.matches("basic%.add", shown)
+    check.matches("b  integer · required", shown)
+    vim.cmd("Mcp tools basic ad")
+    local missing = wait_for(function()
+      return find_note("Nearby: basic%.add")
+    end, 15000, "unknown tool")
+    check.eq(vim.log.levels.ERROR, missing.level)
+    check.matches('^The server\'s tool "ad" is not in its catalog%.', missing.msg)
   end)
 end)
 

@@ -10,6 +10,7 @@ import {
   serverLine,
   stateIcon,
   statusBarModel,
+  toolPickItems,
   watchMessage,
 } from "../../format";
 import type { StatusRow } from "../../protocol";
@@ -195,4 +196,35 @@ test("resource documents open as JSON when the MIME type or the text says so", (
 
 test("watch notifications read ↻ server · uri changed", () => {
   assert.equal(watchMessage("basic", "notes://readme"), "↻ basic · notes://readme changed");
+});
+
+test("a server's tool picker lists every tool by name after the whole list, server text on one clean line", () => {
+  const tool = (name: string, description?: string | null, title?: string) => ({
+    id: `basic.${name}`,
+    modelName: `mcp__basic__${name}`,
+    server: "basic",
+    name,
+    title,
+    description,
+    inputSchema: { type: "object" },
+  });
+  const items = toolPickItems({
+    server: "basic",
+    source: "live",
+    tools: [
+      tool("add", "Add two integers.\n\nMore here."),
+      tool("evil", "\u001b[31mred\u001b[0m  and\u202e hidden"),
+      tool("titled", null, "A title"),
+      tool("long", "x".repeat(200)),
+    ],
+    hiddenByFilters: 0,
+    refused: [],
+  });
+  assert.deepEqual(items, [
+    { label: "$(list-flat) All tools", description: "4 · the list as text" },
+    { label: "$(tools) add", description: "Add two integers.", tool: "add" },
+    { label: "$(tools) evil", description: "red and hidden", tool: "evil" },
+    { label: "$(tools) titled", description: "A title", tool: "titled" },
+    { label: "$(tools) long", description: `${"x".repeat(119)}…`, tool: "long" },
+  ]);
 });
