@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from mcp_sidecar.services.activation import CALL_HINT
 from support.servers import basic_stdio, fixture_stdio
 from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_config
 
@@ -100,7 +101,12 @@ async def test_repeat_is_already_loaded_in_either_spelling(sidecar: SidecarClien
     again = await sidecar.request("mcp/activate", {"ids": ["basic.cwd", "mcp__basic__cwd"], "session": "repeat"})
     assert statuses(again) == [("basic.cwd", "already loaded")]
     assert [t["id"] for t in again["tools"]] == ["basic.cwd"]
-    assert again["text"] == "mcp activate\n ✔ basic.cwd · already loaded"
+    assert again["text"].splitlines() == [
+        "mcp activate",
+        " ✔ basic.cwd · already loaded",
+        "   basic.cwd() — Return the server process's working directory.",
+        CALL_HINT,
+    ]
     assert await active_ids(sidecar, "repeat") == ["basic.cwd"]
 
 

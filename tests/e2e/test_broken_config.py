@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mcp_sidecar.services.activation import CALL_HINT
 from support.cli import cli
 from support.servers import basic_stdio
 from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_config
@@ -54,8 +55,10 @@ async def test_an_invalid_definition_beside_a_valid_one_loads_the_valid_one_at_s
         assert loaded["text"].splitlines() == [
             "mcp activate",
             " ✔ basic.echo · loaded",
+            "   basic.echo(text: string) — Echo the given text back.",
             " ✘ broken.echo · not loaded: Server 'broken' is configured but not loaded."
             f" [configuration_invalid] {problem}",
+            CALL_HINT,
         ]
         assert loaded["details"]["results"][1]["diagnostic"] == diag
         called = await sidecar.request(
@@ -112,7 +115,12 @@ async def test_reload_with_an_invalid_file_keeps_the_previous_setup_and_names_th
     path = write_config(home, {"basic": basic_stdio()})
     async with start_sidecar(home) as sidecar:
         loaded = await invoke(sidecar, {"activate": ["basic.echo"]})
-        assert loaded["text"] == "mcp activate\n ✔ basic.echo · loaded"
+        assert loaded["text"].splitlines() == [
+            "mcp activate",
+            " ✔ basic.echo · loaded",
+            "   basic.echo(text: string) — Echo the given text back.",
+            CALL_HINT,
+        ]
 
         broken = {"mcpServers": {"basic": {**basic_stdio(), "timeoutMs": 5}, "extra": basic_stdio()}}
         path.write_text(json.dumps(broken), encoding="utf-8")
@@ -145,8 +153,10 @@ async def test_reload_with_an_invalid_file_keeps_the_previous_setup_and_names_th
         assert more["text"].splitlines() == [
             "mcp activate",
             " ✔ basic.add · loaded",
+            "   basic.add(a: integer, b: integer) — Add two integers.",
             " ✘ extra.echo · not loaded: Server 'extra' is configured but not loaded."
             f" [configuration_invalid] {waiting}",
+            CALL_HINT,
         ]
         status = await sidecar.request("mcp/status")
         assert [row["name"] for row in status["servers"]] == ["basic"]
@@ -209,4 +219,9 @@ async def test_a_valid_project_definition_is_approved_beside_an_invalid_one(home
         )
         assert (done["reload"]["applied"], done["reload"]["changed"]) == (True, ["proj"])
         loaded = await invoke(sidecar, {"activate": ["proj.echo"]})
-        assert loaded["text"] == "mcp activate\n ✔ proj.echo · loaded"
+        assert loaded["text"].splitlines() == [
+            "mcp activate",
+            " ✔ proj.echo · loaded",
+            "   proj.echo(text: string) — Echo the given text back.",
+            CALL_HINT,
+        ]

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from mcp_sidecar import __version__
+from mcp_sidecar.services.activation import CALL_HINT
 from support.cli import Run, cli
 from support.servers import basic_stdio, fixture_stdio
 from support.sidecar import write_config
@@ -114,7 +115,9 @@ async def test_demo_tools_activate_and_call(home: Path) -> None:
         0,
         "mcp activate\n"
         " ✔ demo.add · loaded\n"
-        " ✘ demo.ad · not loaded: Server 'demo' has no tool named 'ad'. Nearby: demo.add\n",
+        "   demo.add(a: number, b: number) — Add two numbers and return the sum.\n"
+        " ✘ demo.ad · not loaded: Server 'demo' has no tool named 'ad'. Nearby: demo.add\n"
+        f"{CALL_HINT}\n",
         "",
     )
     assert call == Run(0, "mcp call\n ✔ demo.add\n5\n", "")

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from mcp_sidecar.services.activation import CALL_HINT
 from support.discovery import BASIC_TOOLS, HINTS, cache_files, discover, ids, status_row, without_score
 from support.servers import basic_stdio, started_pids
 from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_config
@@ -449,7 +450,13 @@ async def test_model_tool_query_activate_and_read(env: Env) -> None:
 
     activate = {"arguments": {"activate": ["warehouse.list_tables"]}, "session": session}
     loaded = await env.sidecar.request(invoke, activate)
-    assert (loaded["isError"], loaded["text"]) == (False, "mcp activate\n ✔ warehouse.list_tables · loaded")
+    assert loaded["isError"] is False
+    assert loaded["text"].splitlines() == [
+        "mcp activate",
+        " ✔ warehouse.list_tables · loaded",
+        "   warehouse.list_tables(query: string, limit?: integer = 10) — List the tables of a schema.",
+        CALL_HINT,
+    ]
     assert [t["id"] for t in loaded["details"]["tools"]] == ["warehouse.list_tables"]
     again = await env.sidecar.request(invoke, {"arguments": query, "session": session})
     assert again["text"].splitlines()[1] == " ● warehouse.list_tables(query) [loaded] — List the tables of a schema."

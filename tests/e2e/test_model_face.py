@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from mcp_sidecar.services.activation import CALL_HINT
 from support.discovery import status_row
-from support.servers import basic_stdio
+from support.servers import basic_stdio, fixture_stdio
 from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -251,3 +252,40 @@ async def test_the_directory_names_the_servers_and_follows_the_configuration(tmp
             {"arguments": {"query": "echo", "limit": 1}, "session": "fixed", "includeDirectory": True},
         )
         assert "- docs: Team documentation\n\n" in third["text"]
+
+
+async def test_activation_shows_each_signature_and_summarises_what_does_not_fit(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    write_config(home, {"sig": fixture_stdio("signatures.py", "stdio")})
+    async with start_sidecar(home) as client:
+        loaded = await invoke(client, {"activate": ["sig.search", "sig.purge", "sig.wide", "sig.serch"]}, "s")
+        lines = loaded["text"].splitlines()
+        assert lines[:6] == [
+            "mcp activate",
+            " ✔ sig.search · loaded",
+            '   sig.search(query: string, mode?: "fast"|"exact" = "fast", limit?: integer = 10, '
+            "filters?: {tags: array of string, after?: string|null = null}|null = null) — Search the documents.",
+            "     query: What to look for.",
+            "     mode: How to match.",
+            "     (full schema: mcp/activeTools)",
+        ]
+        # Server text is sanitised: the terminal sequence and the bidi override are gone.
+        assert lines[6:9] == [
+            " ✔ sig.purge · loaded",
+            "   sig.purge(path: string) — Delete a path for good.",
+            "     path: The path to delete.",
+        ]
+        # 150 described fields do not fit a tool's share: a summary, with where the whole schema is.
+        assert lines[9] == " ✔ sig.wide · loaded"
+        assert lines[10:12] == [
+            "   sig.wide(settings: object) — Apply many settings at once.",
+            "     (full schema: mcp/activeTools)",
+        ]
+        assert len(loaded["text"]) < 12_000
+        assert " ✘ sig.serch · not loaded: Server 'sig' has no tool named 'serch'. Nearby: sig.search" in lines
+        assert lines[-1] == CALL_HINT
+        # What the summary left out is where it says.
+        active = await client.request("mcp/activeTools", {"session": "s"})
+        wide = next(t for t in active["tools"] if t["id"] == "sig.wide")
+        assert len(wide["inputSchema"]["$defs"]["Wide"]["properties"]) == 150

@@ -14,7 +14,7 @@ import pytest
 
 from mcp_sidecar.catalog.tools import ToolCatalog
 from mcp_sidecar.protocol.errors import HINTS, DiagnosticCode
-from mcp_sidecar.services import model_tool
+from mcp_sidecar.services import activation, model_tool
 from mcp_sidecar.services.app import Sidecar
 from mcp_sidecar.services.model_tool import MODEL_HINTS
 
@@ -264,7 +264,15 @@ async def test_activate_then_query_shows_loaded(app: Sidecar) -> None:
         ("warehouse.nope", "not loaded"),
     ]
     assert [t["id"] for t in activated["details"]["tools"]] == ["warehouse.list_tables"]
-    assert activated["text"].startswith("mcp activate\n ✔ warehouse.list_tables · loaded\n ✘ warehouse.nope")
+    assert activated["text"].splitlines()[:5] == [
+        "mcp activate",
+        " ✔ warehouse.list_tables · loaded",
+        # The signature: every parameter, `?` for the optional one; the description's first paragraph.
+        "   warehouse.list_tables(schema: string, limit?: integer) — List the tables of a schema.",
+        "     (full schema: mcp/activeTools)",
+        " ✘ warehouse.nope · not loaded: Server 'warehouse' has no tool named 'nope'.",
+    ]
+    assert activated["text"].splitlines()[-1] == activation.CALL_HINT
     found = await model_tool.invoke(app, {"query": "warehouse.list_tables"}, "s")
     [first, *_] = found["details"]["candidates"]
     assert first["loaded"] is True

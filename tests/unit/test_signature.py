@@ -133,8 +133,13 @@ def test_budget_degrades_in_steps_and_says_where_the_rest_is() -> None:
         f" documents that match the query, newest first, and return…\n  ({POINTER})"
     )
     assert compact("s.search", WIDE, len(no_parameter_lines) - 1) == short_description
+    types_described = (
+        "s.search(query: string, mode?: string, limit?: integer) — Search the index for documents that match the"
+        f" query, newest first, and return…\n  ({POINTER})"
+    )
+    assert compact("s.search", WIDE, len(short_description) - 1) == types_described
     types_only = f"s.search(query: string, mode?: string, limit?: integer)\n  ({POINTER})"
-    assert compact("s.search", WIDE, len(short_description) - 1) == types_only
+    assert compact("s.search", WIDE, len(types_described) - 1) == types_only
     summary = f"s.search — 3 parameters: query, mode?, limit? — {POINTER}"
     assert compact("s.search", WIDE, len(types_only) - 1) == summary
     assert compact("s.search", WIDE, len(summary) - 1) == f"s.search — 3 parameters: query, mode?, … — {POINTER}"

@@ -9,7 +9,7 @@ and, when the budget allows, one indented line per described parameter:
       text: The text to echo.
 
 Over the budget it degrades in steps: without the parameter lines, with a shorter description,
-with names and plain types only, and last a summary (`3 parameters: a, b?, c — full schema:
+with plain types (then without the description), and last a summary (`3 parameters: a, b?, c — full schema:
 mcp/activeTools`). Whenever something of the schema is not in the text (a step was taken, a
 value was cut, an enum was long, an object was deeper than one level, a description had more
 paragraphs) the text ends with the pointer to `mcp/activeTools`.
@@ -295,6 +295,7 @@ _STEPS = (
     _Step(True, DESCRIPTION_CHARS, True),
     _Step(True, DESCRIPTION_CHARS, False),
     _Step(True, SHORT_DESCRIPTION_CHARS, False),
+    _Step(False, SHORT_DESCRIPTION_CHARS, False),
     _Step(False, 0, False),
 )
 

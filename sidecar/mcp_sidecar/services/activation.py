@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from mcp_sidecar.catalog import names
 from mcp_sidecar.catalog.names import nfc
 from mcp_sidecar.catalog.tools import ToolCatalog, canonical, tool_view
+from mcp_sidecar.output import signature
 from mcp_sidecar.output.sanitize import one_line
 from mcp_sidecar.output.shaping import shape_tool_result
 from mcp_sidecar.protocol.errors import Diagnostic, DiagnosticCode, SidecarError, diagnostic, fail, refused_disabled
@@ -241,11 +242,35 @@ async def activate(app: Sidecar, ids: tuple[str, ...], session_id: str) -> Activ
             continue  # `server.tool` and `mcp__server__tool` spellings of one tool
         results.append(outcome)
     app.sessions.activated({tool["server"] for tool in tools})  # the Loaded column counts active tools
-    return {"session": session_id, "results": results, "tools": tools, "text": _render(results)}
+    return {"session": session_id, "results": results, "tools": tools, "text": _render(results, tools)}
 
 
-def _render(results: list[ActivationEntry]) -> str:
-    """One line per id; ids, reasons and nearby names are sanitised (an id may echo the client's input)."""
+CALL_HINT = (
+    "Call each loaded tool by its exact id with arguments that follow its signature: every parameter "
+    "without `?` is required, `= value` is the default, quoted alternatives are the only allowed values."
+)
+SIGNATURES_CHARS = 12_000
+"""The signatures of one activation, together (about 3,000 tokens); each tool gets its share."""
+SIGNATURE_MIN_CHARS = 240
+SIGNATURE_MAX_CHARS = 2_000
+
+
+def _signatures(tools: list[ToolDefinition]) -> dict[str, str]:
+    """Each loaded tool's compact signature, within its share of `SIGNATURES_CHARS`, indented."""
+    if not tools:
+        return {}
+    share = max(SIGNATURE_MIN_CHARS, min(SIGNATURE_MAX_CHARS, SIGNATURES_CHARS // len(tools)))
+    out = {}
+    for tool in tools:
+        text = signature.compact(tool["id"], cast("dict[str, Any]", tool), share)
+        out[tool["id"]] = "\n".join(f"   {line}" for line in text.splitlines())
+    return out
+
+
+def _render(results: list[ActivationEntry], tools: list[ToolDefinition]) -> str:
+    """One line per id, then each loaded tool's signature; ids, reasons and nearby names are
+    sanitised (an id may echo the client's input), and so is every schema string."""
+    signatures = _signatures(tools)
     lines = ["mcp activate"]
     for r in results:
         if r["status"] == "not loaded":
@@ -259,7 +284,11 @@ def _render(results: list[ActivationEntry]) -> str:
                 line += f" Nearby: {one_line(', '.join(r['nearby']))}"
         else:
             line = f" ✔ {one_line(r['id'])} · {r['status']}"
+            if r["id"] in signatures:
+                line += "\n" + signatures[r["id"]]
         lines.append(line)
+    if signatures:
+        lines.append(CALL_HINT)
     return "\n".join(lines)
 
 
