@@ -420,7 +420,7 @@ class Connection:
             self._listed_early.add(group)
         return descriptors
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], operation: str) -> dict[str, Any]:
+    async def call_tool(self, name: str, arguments: dict[str, Any], operation: str) -> content_requests.ToolAnswer:
         session = await self._live(operation)
         return await content_requests.call_tool(session, name, arguments, self.config.call_timeout_s, operation)
 
