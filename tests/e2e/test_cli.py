@@ -226,7 +226,12 @@ async def test_server_failures_in_a_call(home: Path) -> None:
     )
     assert crash == Run(1, "", f"basic: [connection_failed] The server closed the connection. {CONNECTION_HINT}\n")
     # A tool's own error is its result: printed as such, with a failing exit status.
-    assert tool_error == Run(1, "mcp call\n ✘ basic.fail\nError executing tool fail: boom\n", "")
+    assert tool_error == Run(
+        1,
+        "mcp call\n ✘ basic.fail\nError executing tool fail: boom\n"
+        "[tool_error] Check the server's tool result and inputs; verify the outcome before retrying.\n",
+        "",
+    )
 
 
 async def test_read_and_complete(home: Path) -> None:

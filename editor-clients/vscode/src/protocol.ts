@@ -217,6 +217,8 @@ export interface CallToolResult {
   resourceLinks?: { uri: string; name: string; mimeType?: string; read: { method: string; params: JsonObject } }[];
   /** Only with `activate: true`. */
   activation?: { id: string; status: "loaded" | "already loaded" };
+  /** Only when `isError`: a `tool_error` diagnostic (the content is the server's own text). */
+  diagnostic?: Diagnostic;
 }
 
 export type DiscoverKind = "all" | "tools" | "resources" | "prompts";

@@ -110,6 +110,8 @@ class Connection:
         """True while change notifications can arrive (always on handshake-era sessions)."""
         self.generation = 0
         """Increments on every new connection, so catalogs can tell which connection made them."""
+        self.lists = listing.Listings(self.name)
+        """List requests in flight, and the change notices that overtake them."""
         self._failed_attempts = 0
         """Connection attempts failed in a row; past RETRY_FREE_FAILURES, requests wait for `_retry_at`."""
         self._retry_at = 0.0
@@ -356,6 +358,7 @@ class Connection:
             self.tools_stale = True
 
     def _list_changed(self, kind: ListKind) -> None:
+        self.lists.changed(kind)
         if kind == "tools":
             self.tools_stale = True
         self._publish(CatalogInvalidated(self, kind))
@@ -410,7 +413,7 @@ class Connection:
 
     async def _list_all(self, kind: ListName, operation: str) -> list[dict[str, Any]]:
         """Every page of one list (`listing.py`), and what listing it tells about staleness."""
-        descriptors = await listing.list_all(await self._live(operation), kind, operation)
+        descriptors = await self.lists.settled(lambda: self._live(operation), kind, operation)
         if descriptors is None:
             return []
         group = "resources" if kind == "resource templates" else kind
@@ -420,7 +423,7 @@ class Connection:
             self._listed_early.add(group)
         return descriptors
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], operation: str) -> dict[str, Any]:
+    async def call_tool(self, name: str, arguments: dict[str, Any], operation: str) -> content_requests.ToolAnswer:
         session = await self._live(operation)
         return await content_requests.call_tool(session, name, arguments, self.config.call_timeout_s, operation)
 

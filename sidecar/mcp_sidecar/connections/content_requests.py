@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from mcp_sidecar.connections.errors import ToolCallAnswer, reported_tool_error
 from mcp_sidecar.connections.sdk_streams import cancelled_by_caller
-from mcp_sidecar.protocol.errors import fail
+from mcp_sidecar.output.sanitize import strip_controls
+from mcp_sidecar.protocol.errors import Diagnostic, fail
 
 if TYPE_CHECKING:
+    from mcp import MCPError
+
     from mcp_sidecar.connections.live_session import ErrorCodes, LiveSession
 
 RESOURCE_NOT_FOUND = -32002
@@ -93,10 +98,23 @@ async def complete(
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class ToolAnswer:
+    """A `tools/call` the server answered: its result (dumped), and a `tool_error` diagnostic when it failed."""
+
+    result: dict[str, Any]
+    diagnostic: Diagnostic | None = None
+
+
 async def call_tool(
     session: LiveSession, name: str, arguments: dict[str, Any], timeout_s: float, operation: str
-) -> dict[str, Any]:
-    """One `tools/call`, with the tool's own time limit; a tool error is a result (`isError`)."""
+) -> ToolAnswer:
+    """One `tools/call`, with the tool's own time limit; a tool error is a result (`isError`).
+
+    Both ways a server can say its tool failed are results with a `tool_error` diagnostic: an
+    `isError` result, and a JSON-RPC error answer (whose message becomes the content, as the
+    server's own text); the session stays open either way.
+    """
     try:
         result = await session.client.call_tool(name, arguments, read_timeout_seconds=timeout_s)
     except asyncio.CancelledError:
@@ -104,19 +122,31 @@ async def call_tool(
             raise
         # The SDK can cancel a waiter whose connection is torn down under it (seen on HTTP).
         raise await session.failed(ConnectionError(), operation) from None
-    except RuntimeError as exc:
+    except Exception as exc:
         from mcp import MCPError
 
         if isinstance(exc, MCPError):
-            raise await session.failed(exc, operation) from None
-        raise fail(
-            "protocol_error",
-            operation,
-            "The tool's result does not match its declared output schema.",
-            session.server,
-        ) from None
-    except Exception as exc:
+            return await _answered_with_error(session, exc, operation)
+        if isinstance(exc, RuntimeError):
+            raise fail(
+                "protocol_error",
+                operation,
+                "The tool's result does not match its declared output schema.",
+                session.server,
+            ) from None
         raise await session.failed(exc, operation) from None
     dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
     dumped.setdefault("isError", False)
-    return dumped
+    if dumped["isError"] is True:
+        return ToolAnswer(dumped, reported_tool_error(operation, session.server))
+    return ToolAnswer(dumped)
+
+
+async def _answered_with_error(session: LiveSession, exc: MCPError, operation: str) -> ToolAnswer:
+    """A JSON-RPC error: the server's answer (a failed call, as a result) or a failed connection (raised)."""
+    error = await session.failed(ToolCallAnswer(exc.code), operation)
+    if error.diagnostic.code != "tool_error":
+        raise error from None
+    # Untrusted server text, placed in the content by us: sanitised, never in the diagnostic.
+    text = strip_controls(exc.message) or f"JSON-RPC error {exc.code}"
+    return ToolAnswer({"content": [{"type": "text", "text": text}], "isError": True}, error.diagnostic)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from mcp_sidecar.protocol.errors import SidecarError, fail
+from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, diagnostic, fail
 
 
 @dataclass(slots=True)
@@ -27,6 +27,27 @@ class FailureContext:
     """An HTTP body or server-sent event passed the 64 MiB message limit (`http_limits`)."""
     auth_state: str = "none"
     """OAuth: `tokens` (stored tokens were sent), `none`, or `unavailable` (the keyring failed)."""
+
+
+class ToolCallAnswer(Exception):
+    """The JSON-RPC error the SDK raised for a `tools/call` (an `MCPError`), to classify as a call's.
+
+    A server that answers a call with a JSON-RPC error instead of a result has run (or refused)
+    the tool and is still there: that is a `tool_error`, not a failed connection. The SDK uses
+    JSON-RPC codes for its own failures too (a lost connection, a timeout, an HTTP status), and
+    those keep their meaning: `_answered` tells the two apart by code and by what the transport saw.
+    """
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def reported_tool_error(operation: str, server: str) -> Diagnostic:
+    """The diagnostic of a result the server itself marked `isError`."""
+    return diagnostic(
+        "tool_error", operation, "The tool reported an error; the result's content is the server's account.", server
+    )
 
 
 def leaves(exc: BaseException) -> list[BaseException]:
@@ -109,6 +130,8 @@ def _by_sdk(exc: BaseException, ctx: FailureContext) -> SidecarError | None:
     from pydantic import ValidationError
 
     op, server = ctx.operation, ctx.server
+    if isinstance(exc, ToolCallAnswer):
+        return _answered(exc.code, ctx)
     if isinstance(exc, MCPError):
         return _by_jsonrpc_code(exc.code, ctx)
     if isinstance(exc, ValidationError | UnicodeDecodeError):
@@ -153,6 +176,28 @@ def _by_jsonrpc_code(code: int, ctx: FailureContext) -> SidecarError:
     if code == INTERNAL_ERROR and ctx.http_status is not None and ctx.http_status >= 400:
         return fail("connection_failed", op, f"The server answered HTTP {ctx.http_status}.", server)
     return fail("operation_failed", op, f"The server answered with JSON-RPC error {code}.", server)
+
+
+def _answered(code: int, ctx: FailureContext) -> SidecarError:
+    """A `tools/call` failed with JSON-RPC error `code`: the server's answer unless the code means more.
+
+    The SDK's own codes keep their meaning: -32000 (the connection closed) and -32001 (no answer
+    in time), as do codes that say the server does not speak MCP (-32601, -32700) and codes the
+    HTTP transport synthesises from a status it saw. Any other code is the server's answer.
+    """
+    from mcp_types import INVALID_REQUEST
+
+    error = _by_jsonrpc_code(code, ctx)
+    unexplained = error.diagnostic.code == "operation_failed"
+    status = ctx.http_status
+    if code == INVALID_REQUEST and not ctx.http_not_mcp and (status is None or (400 <= status < 500 and status != 404)):
+        # The transport makes this code up only for a redirect, a lost session (404) or a body
+        # that is not MCP; else the server refused the call (a modern server with HTTP 400).
+        unexplained = True
+    if not unexplained:
+        return error
+    message = f"The server answered with JSON-RPC error {code} instead of a result; its message is the content."
+    return fail("tool_error", ctx.operation, message, ctx.server)
 
 
 def _invalid_request(ctx: FailureContext) -> SidecarError | None:

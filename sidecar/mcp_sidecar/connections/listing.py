@@ -1,26 +1,73 @@
 """Listing a server's tools, resources, resource templates or prompts, every page, within limits.
 
 A catalog is taken whole or refused whole: a server that repeats names or cursors, or lists
-more than the limits allow, is broken, and half a catalog would hide that.
+more than the limits allow, is broken, and half a catalog would hide that. A list whose
+kind's change notice arrives while it is fetched is fetched once more (`Listings`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from mcp_sidecar.connections.live_session import LiveSession
 from mcp_sidecar.protocol.errors import SidecarError, fail
 
+log = logging.getLogger(__name__)
+
 MAX_CATALOG_ENTRIES = 10_000
 MAX_CATALOG_BYTES = 4 * 1024 * 1024
 
 ListName = Literal["tools", "resources", "resource templates", "prompts"]
+LISTING_ATTEMPTS = 2
+"""A list overtaken by a change notice of its kind is fetched once more; overtaken again, it fails."""
 
 _CAPABILITY = {"tools": "tools", "resources": "resources", "resource templates": "resources", "prompts": "prompts"}
 _KEY = {"tools": "name", "resources": "uri", "resource templates": "uriTemplate", "prompts": "name"}
 _FIELD = {"tools": "tools", "resources": "resources", "resource templates": "resource_templates", "prompts": "prompts"}
+_GROUP = {"tools": "tools", "resources": "resources", "resource templates": "resources", "prompts": "prompts"}
+"""The change notice that concerns each list: resources/list_changed covers templates too."""
+
+
+class Listings:
+    """One connection's list requests in flight, and the change notices that overtake them.
+
+    A notice that arrives while a list of its kind is fetched says the answer may predate the
+    change, so that answer is not kept: the list is fetched once more, and a second overtaken
+    answer fails as `catalog_changed` rather than be returned stale. Only notices that arrive
+    before the answer count (on stdio the one pipe keeps the server's order; over HTTP a notice
+    can trail the answer, and then only drops the copy afterwards, as any notice does).
+    """
+
+    def __init__(self, server: str) -> None:
+        self.server = server
+        self.in_flight = 0
+        """List requests sent to the server and not answered yet (all pages of one list count once)."""
+        self._changes = {"tools": 0, "resources": 0, "prompts": 0}
+
+    def changed(self, group: str) -> None:
+        self._changes[group] += 1
+
+    async def settled(
+        self, live: Callable[[], Awaitable[LiveSession]], kind: ListName, operation: str
+    ) -> list[dict[str, Any]] | None:
+        """`list_all` on the live session, again when overtaken; `catalog_changed` when overtaken twice."""
+        group = _GROUP[kind]
+        for _attempt in range(LISTING_ATTEMPTS):
+            session = await live()
+            before = self._changes[group]
+            self.in_flight += 1
+            try:
+                descriptors = await list_all(session, kind, operation)
+            finally:
+                self.in_flight -= 1
+            if self._changes[group] == before:
+                return descriptors
+            log.info("server %s: %s list changed while it was listed", self.server, group)
+        message = f"The server's {group} list changed while it was listed, twice in a row: retry shortly."
+        raise fail("catalog_changed", operation, message, self.server)
 
 
 async def list_all(session: LiveSession, kind: ListName, operation: str) -> list[dict[str, Any]] | None:
@@ -98,4 +145,4 @@ class _Check:
         return fail("protocol_error", self.operation, f"The {self.kind} catalog {why}", self.server)
 
 
-__all__ = ["MAX_CATALOG_BYTES", "MAX_CATALOG_ENTRIES", "ListName", "list_all"]
+__all__ = ["LISTING_ATTEMPTS", "MAX_CATALOG_BYTES", "MAX_CATALOG_ENTRIES", "ListName", "Listings", "list_all"]

@@ -71,8 +71,10 @@ def http(resolved: ResolvedServer, auth: Any, timeout: float, on_eof: Callable[[
         elif response.status_code >= 300:  # redirects are not followed
             seen.http_status = response.status_code
         else:
-            if seen.http_status in (401, 403):
-                seen.http_status = None  # cured (a refreshed token): later failures are not about auth
+            # A success after a failure status: later failures are not about it. A refreshed token
+            # cures a 401; a modern server answers a JSON-RPC error with a 4xx (a tool's own error,
+            # say) and goes on answering; a 405 on the optional GET stream says nothing of POSTs.
+            seen.http_status = None
             if response.status_code != 202 and response.request.method == "POST":
                 kind = response.headers.get("content-type", "").lower()
                 seen.http_not_mcp = not kind.startswith(("application/json", "text/event-stream"))

@@ -91,4 +91,7 @@ def tool_result(result: dict[str, Any]) -> str:
             lines.append(f"[{one_line(str(block.get('type')))} content]")
     if hidden:
         lines.append(removal_note(hidden))
+    diag = result.get("diagnostic")
+    if diag:
+        lines.append(f"[{diag['code']}] {diag['hint']}")  # ours (`tool_error`): what to check before retrying
     return "\n".join(lines)

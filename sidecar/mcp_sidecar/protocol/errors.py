@@ -111,7 +111,7 @@ HINTS: dict[DiagnosticCode, str] = {
     "completion_invalid": "Use an advertised template variable and a string prefix.",
     "subscriptions_unsupported": "Choose a server with subscription support, or read the resource when needed.",
     "subscription_limit": "Remove a watch before adding another; the limit is 50 per connection.",
-    "catalog_changed": "Retry discovery after the server's catalog settles.",
+    "catalog_changed": "Retry discovery (or the same request) in a moment, once the server's catalog settles.",
     "oauth_failed": "Check browser access to the callback and the server's support for public clients.",
     "oauth_issuer_changed": "Verify the authorization-server change, then log out and log in again.",
     "callback_unavailable": "Another process uses the callback port; change oauthCallbackPort or use --no-browser.",

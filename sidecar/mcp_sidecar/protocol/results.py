@@ -263,6 +263,8 @@ class CallToolResult(ShapedToolResult):
     tool: str
     activation: NotRequired[Activation]
     """Only with `activate: true`: what the activation before the call did."""
+    diagnostic: NotRequired[DiagnosticJson]
+    """Only when `isError`: `tool_error`, for a failed tool (an `isError` result or a JSON-RPC error answer)."""
 
 
 # ---------------------------------------------------------------- discovery

@@ -318,11 +318,14 @@ async def call_tool(app: Sidecar, tool_id: str, arguments: dict[str, Any], sessi
         raise fail("tool_changed", op, f"Tool {ref.id!r} was removed or filtered out since activation.", ref.server)
     if catalog.canonical_of(live) != active.canonical:
         raise fail("tool_changed", op, f"Tool {ref.id!r} changed since activation.", ref.server)
-    result = await conn.call_tool(ref.tool, arguments, op)
+    answer = await conn.call_tool(ref.tool, arguments, op)
     # Output limits: a preview within them, the whole result in a private spill file.
-    shaped = shape_tool_result(result, ref.server, f"{ref.server}.{ref.tool}")
+    shaped = shape_tool_result(answer.result, ref.server, f"{ref.server}.{ref.tool}")
     # The MCP result's own keys pass through; `activation` is added by activate_and_call alone.
-    return cast("CallToolResult", {"id": ref.id, "server": ref.server, "tool": ref.tool, **shaped})
+    result = cast("CallToolResult", {"id": ref.id, "server": ref.server, "tool": ref.tool, **shaped})
+    if answer.diagnostic is not None:
+        result["diagnostic"] = answer.diagnostic.to_json()  # a failed tool: `tool_error`, content as sent
+    return result
 
 
 class NotActivated(SidecarError):

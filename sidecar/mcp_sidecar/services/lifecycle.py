@@ -6,7 +6,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from mcp_sidecar.connections.connection import Connection
-from mcp_sidecar.protocol.errors import SidecarError, refused_disabled
+from mcp_sidecar.protocol.errors import SidecarError, fail, refused_disabled
 from mcp_sidecar.services.status import status_row
 
 if TYPE_CHECKING:
@@ -18,6 +18,10 @@ async def reconnect(app: Sidecar, name: str) -> Connection:
     conn = app.connection(name, "reconnect")
     if conn.config.disabled:
         raise refused_disabled("reconnect", name, conn.config.approval_required)
+    if conn.lists.in_flight:
+        # Closing now would fail the listing under its discovery; the caller retries once it is in.
+        # A connection attempt is not a listing: reconnecting is how a hanging one is stopped.
+        raise fail("busy", "reconnect", "A discovery is fetching this server's catalog.", name)
     await conn.close()
     app.catalogs.forget(name)
     await app.catalogs.tool_catalog(conn, "reconnect", live=True)
