@@ -342,3 +342,14 @@ def test_hints_a_model_reads_name_no_file_and_say_what_to_do() -> None:
         assert "docs/" not in hint, code
         assert "mcp/" not in hint, code
         assert hint.startswith(("Retry", "Ask the user")), code
+
+
+def test_vscode_declares_the_fixed_part_of_the_definition(app: Sidecar) -> None:
+    """package.json cannot carry the server directory: it holds the fixed description and the schema."""
+    package = json.loads((Path(__file__).parents[2] / "editor-clients/vscode/package.json").read_text("utf-8"))
+    declared = {t["name"]: t for t in package["contributes"]["languageModelTools"]}
+    definition = model_tool.definition(app)
+    assert declared["mcp_tools"]["modelDescription"] == model_tool.DESCRIPTION
+    assert definition["description"].startswith(model_tool.DESCRIPTION + "\n\nServers (")
+    assert declared["mcp_tools"]["inputSchema"] == definition["inputSchema"]
+    assert "signature its activation showed" in declared["mcp_call"]["modelDescription"]

@@ -92,7 +92,12 @@ export function registerChatTools(client: SidecarClient): vscode.Disposable {
     },
     async invoke(options, token) {
       try {
-        const result = await client.request(P.modelToolInvoke, { arguments: options.input ?? {} }, token);
+        // package.json fixes the description, so the server directory comes in the first answer.
+        const result = await client.request(
+          P.modelToolInvoke,
+          { arguments: options.input ?? {}, includeDirectory: true },
+          token,
+        );
         return textResult(result.text);
       } catch (error) {
         return textResult(`mcp_tools failed: ${describeError(error).message}`);

@@ -37,6 +37,7 @@ const COMMANDS: Record<string, Factory> = {
   "mcpSidecar.spillFiles": servers.spillFiles,
   "mcpSidecar.serverLogs": servers.serverLogs,
   "mcpSidecar.activeTools": tools.activeTools,
+  "mcpSidecar.endChatSession": tools.endChatSession,
   "mcpSidecar.showLog": servers.showLog,
   "mcpSidecar.restart": servers.restart,
   "mcpSidecar.installSidecar": servers.installSidecar,

@@ -96,6 +96,23 @@ export function activeTools(ctx: Ctx) {
   };
 }
 
+/**
+ * The chat started over: end the session its tools live in (`mcp/session/end`). VS Code's
+ * tool API says nothing of conversations, so the person says it; the sidecar drops the
+ * session's active tools and pending prompt previews, and the next activation starts afresh.
+ */
+export function endChatSession(ctx: Ctx) {
+  return async () => {
+    const ended = await ctx.client.request(P.sessionEnd, { session: P.DEFAULT_SESSION });
+    const tools = ended.deactivated.length;
+    void vscode.window.showInformationMessage(
+      `MCP: the chat session starts over: ${tools} active tool${tools === 1 ? "" : "s"} dropped` +
+        (ended.previewsDiscarded ? `, ${ended.previewsDiscarded} prompt preview(s) discarded.` : "."),
+    );
+    return ended;
+  };
+}
+
 export function callTool(ctx: Ctx) {
   return async (arg?: unknown, args?: P.JsonObject) => {
     const id = toolIdOf(arg);

@@ -214,13 +214,15 @@ async def invoke(
 
     `include_directory`: the client registers a fixed description (VS Code's package.json), so
     the server directory reaches the model in a result instead: a session's first query answer,
-    and its first after the directory changed, begin with it.
+    and its first after servers or their descriptions changed, begin with it.
     """
     result = await _invoke(app, arguments, session)
     if include_directory and "query" in arguments and not result["isError"]:
-        text = directory_text(directory(app))
-        if text and app.sessions.directory_news(session, text):
-            result["text"] = f"{text}\n\n{result['text']}"
+        servers = directory(app)
+        # News when servers or descriptions change; a catalog cached since is not worth repeating it.
+        key = "\n".join(f"{e['name']}={e['summary'] if e['source'] == 'description' else ''}" for e in servers)
+        if servers and app.sessions.directory_news(session, key):
+            result["text"] = f"{directory_text(servers)}\n\n{result['text']}"
     # Each rendering sanitises its fields; the whole text once more, as the model reads it.
     result["text"] = strip_controls(result["text"])
     return result

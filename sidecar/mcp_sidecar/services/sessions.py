@@ -60,7 +60,7 @@ class Sessions:
         return len({tool_id for active in self._by_id.values() for tool_id, t in active.items() if t.server == server})
 
     def directory_news(self, session: str, directory: str) -> bool:
-        """Whether the session's model has not been shown `directory` yet (and now counts as shown)."""
+        """Whether the session's model was not shown this `directory` (a key of it) yet; now it counts as shown."""
         if self._directories.get(session) == directory:
             return False
         self._directories[session] = directory

@@ -265,6 +265,11 @@ local function handlers(root)
         require("mcp_sidecar.approvals").offer(pending, root)
       end)
     end,
+    [N.model_tool_changed] = function(_, params)
+      if type(params) == "table" then
+        require("mcp_sidecar.tools").set_definition(params.definition)
+      end
+    end,
     [N.active_tools_changed] = function(_, params)
       if type(params) == "table" and params.removed and #params.removed > 0 then
         notify(("Tools deactivated (%s): %s"):format(params.reason or "changed", table.concat(params.removed, ", ")))

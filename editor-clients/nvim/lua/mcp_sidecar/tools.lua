@@ -9,6 +9,37 @@ local M = {}
 
 local definition ---@type {name: string, description: string, inputSchema: table}?
 
+--- The tool tables built below, with the keys they filled from the definition (weak: a chat
+--- plugin that drops a table drops it here too).
+local built = setmetatable({}, { __mode = "k" })
+
+--- A reload changed the definition (`mcp/modelToolChanged`, its server directory): use the new
+--- one, and let every tool table fill its fields again from it when next read.
+---@param def table
+function M.set_definition(def)
+  if type(def) ~= "table" or type(def.description) ~= "string" then
+    return
+  end
+  definition = def
+  for t, keys in pairs(built) do
+    for key in pairs(keys) do
+      rawset(t, key, nil)
+    end
+    built[t] = {}
+  end
+end
+
+--- The chat started over: end the session (`mcp/session/end`), so its activated tools and
+--- pending prompt previews go and the next activation starts afresh.
+---@param cb? fun(err: table?, result: table?)
+function M.end_session(cb)
+  Client.request(P.m.session_end, { session = Config.session }, function(err, result)
+    if cb then
+      cb(err, result)
+    end
+  end)
+end
+
 --- Fetch the definition in the background (the integrations below call it when built).
 ---@param cb? fun(def: table?)
 function M.prefetch(cb)
@@ -41,13 +72,34 @@ end
 ---@param base table
 ---@param field fun(key: string, def: table): any
 local function lazy(base, field)
+  built[base] = {}
   return setmetatable(base, {
     __index = function(t, key)
       local value = field(key, M.definition())
       if value ~= nil then
         rawset(t, key, value)
+        if built[t] then
+          built[t][key] = true
+        end
       end
       return value
+    end,
+  })
+end
+
+local ended_on_clear = false
+
+--- CodeCompanion says when a chat is cleared or closed: that chat's session ends with it.
+local function end_session_with_codecompanion_chats()
+  if ended_on_clear then
+    return
+  end
+  ended_on_clear = true
+  vim.api.nvim_create_autocmd("User", {
+    group = vim.api.nvim_create_augroup("mcp_sidecar_chat_sessions", { clear = true }),
+    pattern = { "CodeCompanionChatCleared", "CodeCompanionChatClosed" },
+    callback = function()
+      M.end_session()
     end,
   })
 end
@@ -83,6 +135,7 @@ end
 ---@return table
 function M.codecompanion()
   M.prefetch()
+  end_session_with_codecompanion_chats()
   return lazy({
     name = "mcp_tools",
     cmds = {

@@ -590,6 +590,44 @@ describe("chat integrations", function()
     check.eq("success", v20.status)
     check.matches("basic%.add", v20.data)
   end)
+
+  it("passes activation's signatures to the chat, follows a changed definition, ends the session", function()
+    local cc = mcp.tools.codecompanion()
+    local output
+    cc.cmds[1](cc, { activate = { "basic.add" } }, nil, function(o)
+      output = o
+    end)
+    wait_for(function()
+      return output
+    end, 15000, "activation output")
+    check.eq("success", output.status)
+    -- The model reads every parameter of what it activated, as the sidecar wrote it.
+    check.matches("\n   basic%.add%(a: integer, b: integer%) — Add two integers%.", output.data)
+    check.matches("Call each loaded tool by its exact id", output.data)
+    -- The directory of servers is in the registered description; a reload's new one replaces it.
+    check.matches("Servers %(for `server`", cc.schema["function"].description)
+    local def = vim.deepcopy(require("mcp_sidecar.tools").definition())
+    def.description = def.description .. "\n- docs: Team documentation"
+    Client.handlers()["mcp/modelToolChanged"](nil, { definition = def })
+    check.matches("%- docs: Team documentation$", cc.schema["function"].description)
+    check.matches("%- docs: Team documentation$", cc.system_prompt)
+    -- A cleared chat ends the session: its activated tools go.
+    local err, before = Client.request_sync("mcp/activeTools", nil, 15000)
+    check.eq(nil, err)
+    check.contains(
+      vim.tbl_map(function(t)
+        return t.id
+      end, before.tools),
+      "basic.add"
+    )
+    vim.api.nvim_exec_autocmds("User", { pattern = "CodeCompanionChatCleared" })
+    local active = wait_for(function()
+      local err, result = Client.request_sync("mcp/activeTools", nil, 15000)
+      check.eq(nil, err)
+      return #result.tools == 0 and result
+    end, 15000, "the session's tools dropped")
+    check.eq(0, #active.tools)
+  end)
 end)
 
 describe("approvals of changed project servers", function()

@@ -760,7 +760,8 @@ test("the declared mcp_tools matches the sidecar's own definition", async () => 
   const definition = await api.client.request(P.modelToolDefinition, {});
   const declared = (vscode.extensions.getExtension(EXTENSION_ID)?.packageJSON.contributes.languageModelTools ?? [])[0];
   assert.equal(declared.name, definition.name);
-  assert.equal(declared.modelDescription, definition.description);
+  // The sidecar's description adds the server directory, which a package.json cannot carry.
+  assert.equal(definition.description.split("\n\nServers (")[0], declared.modelDescription);
   assert.deepEqual(declared.inputSchema, definition.inputSchema);
 });
 
@@ -771,8 +772,15 @@ test("chat tools: mcp_tools finds and activates, mcp_call calls", async () => {
     const result = await vscode.lm.invokeTool(name, { input, toolInvocationToken: undefined });
     return result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : "")).join("");
   };
-  assert.match(await invoke("mcp_tools", { query: "echo text back" }), /basic\.echo/);
-  assert.match(await invoke("mcp_tools", { activate: ["basic.echo"] }), /basic\.echo/);
+  // package.json's description is fixed: the first answer carries the server directory.
+  const first = await invoke("mcp_tools", { query: "echo text back" });
+  assert.match(first, /^Servers \(for `server`; query to find their tools\):\n- basic\b/);
+  assert.match(first, /basic\.echo/);
+  assert.doesNotMatch(await invoke("mcp_tools", { query: "echo text back" }), /^Servers \(/);
+  // Activation's answer reaches the model with the signature it must call with.
+  const activated = await invoke("mcp_tools", { activate: ["basic.echo"] });
+  assert.match(activated, /\n {3}basic\.echo\(text: string\) — Echo the given text back\./);
+  assert.match(activated, /Call each loaded tool by its exact id/);
   assert.equal(await invoke("mcp_call", { id: "basic.echo", arguments: { text: "hello chat" } }), "hello chat");
   assert.match(await invoke("mcp_call", { id: "basic.cwd", arguments: {} }), /not active|tool_not_active/i);
 });
