@@ -4,9 +4,11 @@ Trusting a workspace is not trusting whatever its `.mcp.json` says tomorrow: a `
 or a branch switch can rewrite a trusted definition's `command`, and that is new code. So
 trust is bound to what was approved. For each project (by its real path) a private file in
 the user's config directory records a hash of each approved definition: every field as
-written (`${VAR}` references unresolved) except `description` and `disabled`, which change
-nothing that runs or is sent. It also keeps one hash per field (per entry of `env` and
-`headers`), so a later change can say which fields changed without keeping any value.
+written (`${VAR}` references unresolved) except `disabled`, which changes nothing that runs
+or is sent. (`description` counts: the model reads it in the `mcp_tools` server directory, so
+a repository must not be able to rewrite what an approved server tells the model.) It also
+keeps one hash per field (per entry of `env` and `headers`), so a later change can say which
+fields changed without keeping any value.
 
 A project definition whose hash is not recorded stays disabled with the diagnostic
 `trust_required` until the person approves it (`mcp/workspace/approve`). Nothing is
@@ -40,8 +42,10 @@ from mcp_sidecar.fs import atomic_write
 if TYPE_CHECKING:
     from mcp_sidecar.protocol.results import PendingApproval
 
-UNHASHED_FIELDS = frozenset({"description", "disabled"})
-"""Fields that change neither what runs nor what is sent; `enable`/`disable` need no approval."""
+UNHASHED_FIELDS = frozenset({"disabled"})
+"""Fields that change neither what runs nor what is sent; `enable`/`disable` need no approval.
+
+Not `description`: it is sent to the model (the server directory of `mcp_tools`)."""
 FORMAT_VERSION = 1
 Change = Literal["new", "changed"]
 

@@ -89,6 +89,9 @@ def summary(server: ServerConfig, changed: list[str] | None = None) -> str:
         text = str(raw.get("url", ""))
         if isinstance(raw.get("headers"), dict) and raw["headers"]:
             extras.append("headers: " + ", ".join(_value(str(k), v) for k, v in raw["headers"].items()))
+    if isinstance(raw.get("description"), str):
+        # What the model will read about this server (the server directory): shown whole.
+        extras.append(f"tells the model: {quote_word(raw['description'])}")
     others = [key for key in raw if key not in _SHOWN and key not in UNHASHED_FIELDS]
     if others:
         extras.append("also sets: " + ", ".join(others))
@@ -99,7 +102,7 @@ def summary(server: ServerConfig, changed: list[str] | None = None) -> str:
     return visible(text)
 
 
-_SHOWN = frozenset({"type", "command", "args", "cwd", "env", "url", "headers"})
+_SHOWN = frozenset({"type", "command", "args", "cwd", "env", "url", "headers", "description"})
 
 
 def gate(cfg: Configuration, config: EffectiveConfig) -> EffectiveConfig:
