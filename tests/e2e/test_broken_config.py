@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_sidecar.services.activation import CALL_HINT
+from mcp_sidecar.services.discovery import LOADED_NOTE
 from support.cli import cli
 from support.servers import basic_stdio
 from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_config
@@ -39,7 +40,7 @@ async def test_an_invalid_definition_beside_a_valid_one_loads_the_valid_one_at_s
             'mcp discover "echo"',
             " ○ basic.echo(text) — Echo the given text back.",
             f" ✘ broken broken: configuration_invalid — {problem}",
-            'Activate tools with their exact ids: mcp_tools({"activate": ["basic.echo"]})',
+            'Activate the tools you need by their exact ids: mcp_tools({"activate": ["basic.echo"]})',
         ]
         diag = {
             "code": "configuration_invalid",
@@ -91,7 +92,7 @@ async def test_a_file_that_is_not_json_leaves_the_other_files_servers_usable(hom
             'mcp discover "echo"',
             " ○ basic.echo(text) — Echo the given text back.",
             f" ✘ configuration broken: configuration_invalid — {problem}",
-            'Activate tools with their exact ids: mcp_tools({"activate": ["basic.echo"]})',
+            'Activate the tools you need by their exact ids: mcp_tools({"activate": ["basic.echo"]})',
         ]
         diag = {"code": "configuration_invalid", "operation": "configuration", "message": problem, "hint": HINT}
         assert found["details"]["unavailable"] == [{"server": "", "kind": "all", "diagnostic": diag}]
@@ -142,7 +143,7 @@ async def test_reload_with_an_invalid_file_keeps_the_previous_setup_and_names_th
             " ● basic.echo(text) [loaded] — Echo the given text back.",
             f" ✘ basic broken: configuration_invalid — {kept}",
             f" ✘ extra broken: configuration_invalid — {waiting}",
-            "Tools marked [loaded] are callable now, with the signature their activation showed.",
+            LOADED_NOTE,
         ]
         called = await sidecar.request(
             "mcp/callTool", {"id": "basic.echo", "arguments": {"text": "kept"}, "session": "model"}

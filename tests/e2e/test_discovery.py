@@ -17,6 +17,7 @@ import pytest
 import pytest_asyncio
 
 from mcp_sidecar.services.activation import CALL_HINT
+from mcp_sidecar.services.discovery import LOADED_NOTE
 from support.discovery import BASIC_TOOLS, HINTS, cache_files, discover, ids, status_row, without_score
 from support.servers import basic_stdio, started_pids
 from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_config
@@ -314,7 +315,7 @@ async def test_loaded_tools_are_marked_after_activation(env: Env) -> None:
             'mcp discover "list "',
             " ○ warehouse.list_tables(query) — List the tables of a schema.",
             " ○ warehouse.list_teams(query) — List the teams of the organisation.",
-            "Activate tools with their exact ids: "
+            "Activate the tools you need by their exact ids: "
             'mcp_tools({"activate": ["warehouse.list_tables", "warehouse.list_teams"]})',
         ]
     )
@@ -326,8 +327,8 @@ async def test_loaded_tools_are_marked_after_activation(env: Env) -> None:
             'mcp discover "list "',
             " ● warehouse.list_tables(query) [loaded] — List the tables of a schema.",
             " ○ warehouse.list_teams(query) — List the teams of the organisation.",
-            'Activate tools with their exact ids: mcp_tools({"activate": ["warehouse.list_teams"]})',
-            "Tools marked [loaded] are callable now, with the signature their activation showed.",
+            'Activate the tools you need by their exact ids: mcp_tools({"activate": ["warehouse.list_teams"]})',
+            LOADED_NOTE,
         ]
     )
     [loaded, other] = after["candidates"]

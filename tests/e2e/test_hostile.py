@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from mcp_sidecar.services.activation import CALL_HINT
 from support.cli import Run, cli
 from support.hostile import (
     COMPLETIONS,
@@ -118,7 +119,7 @@ async def test_discovery_text_is_clean_and_candidates_keep_the_raw_data(sidecar:
         '"hostile://clear\\u001b[2J", "hostile://rtl\\u202etxt", "hostile://tag\\udb40\\udc41"',
         ' ✘ hostile refused 1 URI template holding control or invisible characters: "hostile://bell\\u0007/{id}"',
         f' ✘ hostile refused 2 prompts whose names are not {RULE}: "bad prompt", "p\\u200b"',
-        'Activate tools with their exact ids: mcp_tools({"activate": ["hostile.clip", "hostile.report", '
+        'Activate the tools you need by their exact ids: mcp_tools({"activate": ["hostile.clip", "hostile.report", '
         '"hostile.b", "hostile.a.b", "hostile.a__only"]})',
     ]
     by_name = {c["name"]: c for c in found["candidates"] if c["kind"] == "tool"}
@@ -388,10 +389,13 @@ async def test_the_cli_prints_nothing_a_terminal_would_obey(tmp_path: Path) -> N
     assert runs[3].stdout.splitlines() == [
         "mcp activate",
         " ✔ hostile.clip · loaded",
+        # The signature's description is sanitised onto its row: the forged row stays inside it.
+        f"   hostile.clip() — Copy text. {ONE_LINE}",
         f" ✘ hostile.a__b · not loaded: {COLLIDE.format('hostile.a__b', 'hostile__a.b')} "
         f"[catalog_entry_invalid] {CATALOG_HINT}",
         f" ✘ hostile.wipe · not loaded: {WIPE_REFUSED} [catalog_entry_invalid] {CATALOG_HINT}",
         " ✘ hostile.nope · not loaded: Server 'hostile' has no tool named 'nope'.",
+        CALL_HINT,
     ]
     assert runs[5].stdout.splitlines() == [
         "mcp call",

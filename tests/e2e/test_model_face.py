@@ -19,6 +19,7 @@ import pytest
 import pytest_asyncio
 
 from mcp_sidecar.services.activation import CALL_HINT
+from mcp_sidecar.services.discovery import LOADED_NOTE
 from support.discovery import status_row
 from support.servers import basic_stdio, fixture_stdio
 from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_config
@@ -65,7 +66,7 @@ async def test_a_tool_changed_since_activation_is_not_shown_as_loaded(sidecar: S
     assert before["text"].splitlines() == [
         'mcp discover "echo"',
         " ● mutable.echo(text) [loaded] — Echo the given text back.",
-        "Tools marked [loaded] are callable now, with the signature their activation showed.",
+        LOADED_NOTE,
     ]
     changed = await sidecar.request(
         "mcp/callTool", {"id": "mutable.redefine", "arguments": {"mode": "change"}, "session": session}
@@ -81,7 +82,7 @@ async def test_a_tool_changed_since_activation_is_not_shown_as_loaded(sidecar: S
         'mcp discover "echo"',
         " ○ mutable.echo(text, prefix) — changed since activation: activate again — Echo the given text back, "
         "prefixed with prefix.",
-        'Activate tools with their exact ids: mcp_tools({"activate": ["mutable.echo"]})',
+        'Activate the tools you need by their exact ids: mcp_tools({"activate": ["mutable.echo"]})',
     ]
     [row] = after["details"]["candidates"]
     assert (row["loaded"], row["changed"], row["next"]["method"]) == (False, True, "mcp/activate")

@@ -341,7 +341,7 @@ def test_hints_a_model_reads_name_no_file_and_say_what_to_do() -> None:
     for code, hint in MODEL_HINTS.items():
         assert "docs/" not in hint, code
         assert "mcp/" not in hint, code
-        assert hint.startswith(("Retry", "Ask the user")), code
+        assert hint.startswith(("Retry", "Ask the user", "Activate")), code
 
 
 def test_vscode_declares_the_fixed_part_of_the_definition(app: Sidecar) -> None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcp_sidecar.output import signature
 from mcp_sidecar.output.signature import POINTER, compact, multiline
 
 ECHO: dict[str, Any] = {
@@ -275,3 +277,48 @@ def test_multiline_shows_the_properties_of_a_nested_object_one_level_down() -> N
         "\n"
         "  filters.tags  array of string · optional"
     )
+
+
+def _fan_out(depth: int, leaf: dict[str, Any]) -> dict[str, Any]:
+    return leaf if depth == 0 else {"type": ["array"] * 9, "items": _fan_out(depth - 1, leaf)}
+
+
+def test_a_small_schema_that_fans_out_renders_a_bounded_number_of_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Type lists, unions and `$ref`s multiply: without the visit budget this schema took minutes."""
+    inner = _fan_out(2, {"type": "string"})
+    outer = _fan_out(5, {"type": ["object"] * 9, "properties": {"q": {"$ref": "#/$defs/H"}}})
+    descriptor = {"name": "boom", "inputSchema": {"type": "object", "$defs": {"H": inner}, "properties": {"p": outer}}}
+    calls = 0
+    real = signature.type_text
+
+    def counting(*args: Any, **kwargs: Any) -> str:
+        nonlocal calls
+        calls += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(signature, "type_text", counting)
+    text = compact("raw.boom", descriptor, 240)
+    person = multiline("raw.boom", descriptor)
+    # At most five rendering steps and the person's view, each stopping after MAX_VISITS nodes.
+    assert calls <= 6 * (signature.MAX_VISITS + 50)
+    assert text.startswith("raw.boom(p?: array of array of ")
+    assert text.endswith(f"({POINTER})")
+    assert person.startswith("raw.boom\n\nParameters\n  p  ")
+
+
+def test_huge_descriptions_and_parameter_counts_are_bounded() -> None:
+    paragraphs = "word\n\n" * 100_000
+    descriptor = {
+        "name": "big",
+        "description": "Does much. " * 100_000,
+        "inputSchema": {
+            "type": "object",
+            "properties": {f"p{i}": {"type": "string", "description": paragraphs} for i in range(300)},
+        },
+    }
+    text = compact("x.big", descriptor, 240)
+    assert len(text) <= 240
+    assert text.startswith("x.big — 300 parameters: p0?, p1?")
+    person = multiline("x.big", descriptor)
+    assert len(person) < 600_000
+    assert person.endswith("… and 100 more parameters (the whole schema: --json)")

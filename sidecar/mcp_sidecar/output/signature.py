@@ -50,6 +50,15 @@ LIST_VALUES = 50
 UNION_MEMBERS = 8
 NESTING = 4
 """How deep unions, arrays and `$ref`s are followed before a type is shown as `any`."""
+MAX_VISITS = 2_000
+"""Schema nodes one rendering looks at: type lists, unions and `$ref`s fan out, so a tiny
+schema could otherwise cost exponential time. Past it, types are `any` (and the pointer says so)."""
+PARAMETER_SCAN_CHARS = 1_000
+"""A parameter's description in `multiline`, at most."""
+MAX_PARAMETERS = 200
+"""Parameters a signature lists one by one; a tool with more is summarised (`multiline` names the rest)."""
+SCAN_CHARS = 8_192
+"""How much of a description is read for its first paragraph (or, for `multiline`, shown)."""
 
 _PARAGRAPH = re.compile(r"\n[ \t]*\n")
 _SPACES = re.compile(r"\s+")
@@ -96,10 +105,11 @@ def first_paragraph(text: Any) -> tuple[str, bool]:
     """The first non-empty paragraph of a description on one line, and whether more followed."""
     if not isinstance(text, str):
         return "", False
-    paragraphs = [p for p in (_words(p) for p in _PARAGRAPH.split(strip_controls(text))) if p]
+    head = text[:SCAN_CHARS]
+    paragraphs = [p for p in (_words(p) for p in _PARAGRAPH.split(strip_controls(head))) if p]
     if not paragraphs:
         return "", False
-    return paragraphs[0], len(paragraphs) > 1
+    return paragraphs[0], len(paragraphs) > 1 or len(text) > len(head)
 
 
 @dataclass
@@ -110,9 +120,18 @@ class _Style:
     enum_values: int = ENUM_VALUES
     omitted: bool = False
     defs: Mapping[str, Any] = field(default_factory=dict)
+    visits: int = 0
 
     def note(self, cut: bool) -> None:
         self.omitted = self.omitted or cut
+
+    def visit(self) -> bool:
+        """Count one schema node; False once the rendering has looked at `MAX_VISITS`."""
+        self.visits += 1
+        if self.visits > MAX_VISITS:
+            self.omitted = True
+            return False
+        return True
 
 
 def _schema(descriptor: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -218,8 +237,9 @@ def _object(schema: Mapping[str, Any], style: _Style, depth: int, seen: tuple[st
 
 def _named(kind: Any, schema: Mapping[str, Any], style: _Style, depth: int, nest: int, seen: tuple[str, ...]) -> str:
     if isinstance(kind, list):
-        kinds = [k for k in kind[: UNION_MEMBERS + 1] if isinstance(k, str)]
-        return _join([_named(k, schema, style, depth, nest, seen) for k in kinds], style)
+        # Each distinct type once, and a list counts as a level: `["array"] * 9` is not nine renderings.
+        kinds = list(dict.fromkeys(k for k in kind[: UNION_MEMBERS + 1] if isinstance(k, str)))
+        return _join([_named(k, schema, style, depth, nest + 1, seen) for k in kinds], style)
     if not isinstance(kind, str):
         style.note(True)
         return "any"
@@ -236,7 +256,7 @@ def type_text(schema: Any, style: _Style, depth: int = 0, nest: int = 0, seen: t
     """The type of one schema: `string`, `array of X`, `"a"|"b"`, `{a: string, b?: integer}`, `a|b`."""
     if not isinstance(schema, Mapping):
         return "any"
-    if nest > NESTING:
+    if nest > NESTING or not style.visit():
         style.note(True)
         return "any"
     if "$ref" in schema:
@@ -348,6 +368,8 @@ def compact(tool_id: str, descriptor: Mapping[str, Any], budget_chars: int) -> s
     """
     tool_id = one_line(tool_id)
     descriptor = descriptor if isinstance(descriptor, Mapping) else {}
+    if len(parameters(_schema(descriptor))) > MAX_PARAMETERS:
+        return _summary(tool_id, descriptor, budget_chars)
     for step in _STEPS:
         text = _render(tool_id, descriptor, step)
         if len(text) <= budget_chars:
@@ -372,12 +394,14 @@ def annotation_words(descriptor: Mapping[str, Any]) -> list[str]:
     return [yes if annotations[key] else no for key, yes, no in _ANNOTATIONS if isinstance(annotations.get(key), bool)]
 
 
-def _description_block(text: Any) -> list[str]:
-    """A whole description for a person: controls removed, lines kept, blank runs collapsed."""
+def _description_block(text: Any, limit: int = SCAN_CHARS) -> list[str]:
+    """A description for a person (its first `limit` characters): controls removed, lines kept, blank runs collapsed."""
     if not isinstance(text, str):
         return []
-    paragraphs = [p.strip() for p in _PARAGRAPH.split(strip_controls(text).replace("\t", " "))]
-    return [p for p in paragraphs if p]
+    head = text[:limit]
+    paragraphs = [p.strip() for p in _PARAGRAPH.split(strip_controls(head).replace("\t", " "))]
+    kept = [p for p in paragraphs if p]
+    return [*kept, f"… ({len(text) - len(head):,} more characters)"] if len(text) > len(head) else kept
 
 
 def _facts(param: Parameter, style: _Style) -> list[str]:
@@ -398,7 +422,7 @@ def _parameter_paragraph(param: Parameter, style: _Style) -> list[str]:
         shown = ", ".join(_value(v)[0] for v in values[:LIST_VALUES])
         more = f", … ({len(values) - LIST_VALUES} more)" if len(values) > LIST_VALUES else ""
         lines.append(f"    one of: {shown}{more}")
-    for paragraph in _description_block(param.schema.get("description")):
+    for paragraph in _description_block(param.schema.get("description"), PARAMETER_SCAN_CHARS):
         lines += [f"    {line.strip()}" for line in paragraph.splitlines()]
     return lines
 
@@ -442,8 +466,10 @@ def multiline(tool_id: str, descriptor: Mapping[str, Any]) -> str:
     for paragraph in _description_block(descriptor.get("description")):
         lines += ["", *paragraph.splitlines()]
     lines += ["", "Parameters" if params else "No parameters"]
-    for index, param in enumerate(params):
+    for index, param in enumerate(params[:MAX_PARAMETERS]):
         lines += [*([""] if index else []), *_parameter_paragraphs(param, style)]
+    if len(params) > MAX_PARAMETERS:
+        lines += ["", f"… and {len(params) - MAX_PARAMETERS:,} more parameters (the whole schema: --json)"]
     words = annotation_words(descriptor)
     if words:
         lines += ["", f"Annotations: {', '.join(words)}"]

@@ -410,20 +410,47 @@ def render(
     if not candidates:
         lines.append(" (no matching candidates)")
     lines.extend(f" {_row(c)}" for c in candidates)
-    for u in unavailable:
-        diag = u["diagnostic"]
-        if diag["code"] == "configuration_invalid" and u["kind"] == "all":  # an invalid definition or file
-            lines.append(
-                f" ✘ {one_line(u['server'] or 'configuration')} broken: {diag['code']} — {one_line(diag['message'])}"
-            )
-            continue
-        lines.append(
-            f" ✘ {one_line(u['server'])} {u['kind']} unavailable: [{diag['code']}] {one_line(diag['message'])}"
-        )
+    lines.extend(_unavailable_rows(unavailable))
     lines.extend(_refused_rows(refused or []))
     to_activate = [c["id"] for c in candidates if c["kind"] == "tool" and not c["loaded"]]
     if to_activate:
-        lines.append(f"Activate tools with their exact ids: {model_call({'activate': to_activate})}")
+        lines.append(f"Activate the tools you need by their exact ids: {model_call({'activate': to_activate})}")
     if any(c["kind"] == "tool" and c["loaded"] for c in candidates):
-        lines.append("Tools marked [loaded] are callable now, with the signature their activation showed.")
+        lines.append(LOADED_NOTE)
     return "\n".join(lines)
+
+
+LOADED_NOTE = (
+    "Tools marked [loaded] are callable now, with the signature their activation showed; "
+    "activating one again shows its signature, if you do not have it."
+)
+UNAVAILABLE_ROWS = 5
+"""Unavailable servers shown one row each; the rest are named on one more row."""
+
+
+def _unavailable_rows(unavailable: list[Unavailable]) -> list[str]:
+    """One row per unusable server (its kinds together when they failed alike), at most `UNAVAILABLE_ROWS`."""
+    by_server: dict[str, list[Unavailable]] = {}
+    for u in unavailable:
+        by_server.setdefault(u["server"], []).append(u)
+    groups = []
+    for server, entries in by_server.items():
+        name = one_line(server or "configuration")
+        diags = {(u["diagnostic"]["code"], u["diagnostic"]["message"]) for u in entries}
+        if len(diags) > 1:  # failed differently per kind: one row each
+            groups.append([_unavailable_row(name, u) for u in entries])
+        else:
+            groups.append([_unavailable_row(name, entries[0], whole=len(entries) > 1)])
+    if len(groups) <= UNAVAILABLE_ROWS + 1:
+        return [row for group in groups for row in group]
+    rest = [one_line(s or "configuration") for s in list(by_server)[UNAVAILABLE_ROWS:]]
+    shown = [row for group in groups[:UNAVAILABLE_ROWS] for row in group]
+    return [*shown, f" ✘ and {len(rest)} more servers unavailable ({', '.join(rest)}): query one with `server`"]
+
+
+def _unavailable_row(name: str, u: Unavailable, *, whole: bool = False) -> str:
+    diag = u["diagnostic"]
+    if diag["code"] == "configuration_invalid" and u["kind"] == "all":  # an invalid definition or file
+        return f" ✘ {name} broken: {diag['code']} — {one_line(diag['message'])}"
+    kind = "all" if whole else u["kind"]
+    return f" ✘ {name} {kind} unavailable: [{diag['code']}] {one_line(diag['message'])}"

@@ -181,8 +181,28 @@ MODEL_HINTS: dict[DiagnosticCode, str] = {
     "configuration_invalid": "Ask the user to fix the server's definition; the other servers still work.",
     "catalog_changed": "Retry the same query: the server's catalog changed while it was read.",
     "tool_not_active": 'Retry after activating the tool: mcp_tools({{"activate": ["<exact id>"]}}).',
+    "tool_changed": (
+        'Activate it again for its current signature (mcp_tools({{"activate": ["<exact id>"]}})); '
+        "if it no longer exists, query again."
+    ),
+    "resource_not_found": "Retry with a URI from a new mcp_tools query or from a tool's resource link.",
+    "completion_invalid": "Retry with a variable of the template (its read call names them) and a string prefix.",
     "connection_failed": "Retry once; if it fails again, ask the user to check the server (/mcp status).",
 }
+
+
+def _refuse_placeholders(op: str, arguments: dict[str, Any] | None) -> None:
+    """A template read whose values are still discovery's `<variable>` placeholders: say so, read nothing."""
+    left = sorted(name for name, value in (arguments or {}).items() if value in (f"<{name}>", [f"<{name}>"]))
+    if left:
+        raise SidecarError(
+            diagnostic(
+                "invalid_params",
+                "mcp_tools",
+                f"Fill in the template's variables: {', '.join(left)} still hold the <placeholder>; "
+                "use values from the user or earlier results (`complete` suggests some).",
+            )
+        )
 
 
 def end_session(app: Sidecar, session: str) -> SessionEndResult:
@@ -255,6 +275,7 @@ async def _invoke(app: Sidecar, arguments: dict[str, Any], session: str) -> Mode
             return {"text": loaded["text"], "isError": failed, "details": loaded}
         if operation == "read":
             r = params.parse_read(op, arguments["read"])
+            _refuse_placeholders(op, r.arguments)
             content = await reading.read(app, r.server, r.uri, r.template, r.arguments)
             return {"text": content["text"], "isError": False, "details": content}
         request = arguments["complete"]
