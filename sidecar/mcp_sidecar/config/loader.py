@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mcp_sidecar.config import paths
 from mcp_sidecar.config.model import ServerConfig
-from mcp_sidecar.config.validate import ConfigProblems, parse_server, parse_servers
+from mcp_sidecar.config.validate import SERVER_NAME, ConfigProblems, parse_server, parse_servers
 
 DEMO_SERVER = "demo"
 
@@ -74,7 +74,12 @@ def _read(path: Path, scope: str) -> _FileRead:
         return _FileRead(problems=[ConfigProblem(f"{path}: the file cannot be read ({exc.strerror or 'error'}).")])
     except ConfigProblems as exc:
         return _FileRead(problems=[ConfigProblem(p) for p in exc.problems])
-    problems = [ConfigProblem(p, name) for name, sentences in broken.items() for p in sentences]
+    # An invalid name is not repeated anywhere (it is file data a repository chose): a file-level problem.
+    problems = [
+        ConfigProblem(p, name if SERVER_NAME.match(name) else None)
+        for name, sentences in broken.items()
+        for p in sentences
+    ]
     return _FileRead(servers, problems)
 
 

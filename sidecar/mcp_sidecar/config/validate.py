@@ -96,12 +96,23 @@ Bad = Callable[[str, str], None]
 """Records one problem: the field, and why it is wrong."""
 
 
+SHOWN_KEY = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
+"""A name or field key a problem may repeat; others are described, not echoed (file data, maybe a secret,
+and text a repository would like a model to read)."""
+
+
+def shown_name(name: str) -> str:
+    """`'name'` for a key that looks like one, else how long it is."""
+    return repr(name) if SHOWN_KEY.match(name) else f"with a {len(name)}-character name (not shown)"
+
+
 def parse_server(name: str, definition: Any, scope: Scope) -> ServerConfig:
     problems: list[str] = []
-    where = f"server {name!r}"
+    where = f"server {shown_name(name)}" if not SERVER_NAME.match(name) else f"server {name!r}"
 
     def bad(field: str, why: str) -> None:
-        problems.append(f"{where}: field `{field}` {why}")
+        shown = f"`{field}`" if SHOWN_KEY.match(field) else f"of {len(field)} characters (not shown)"
+        problems.append(f"{where}: field {shown} {why}")
 
     if not SERVER_NAME.match(name):
         raise ConfigProblems([f"{where}: the name must be 1 to 64 letters, digits, `_` or `-` (no dots or spaces)."])
