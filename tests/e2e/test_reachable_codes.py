@@ -101,9 +101,9 @@ async def test_a_json_rpc_error_answer_is_a_tool_error_result(env: Env, server: 
         result = await sidecar.request(
             "mcp/callTool", {"id": f"{server}.refuse", "arguments": {"code": code, "message": message}}
         )
-        # The server's message is the content (sanitised: no escape sequences, no bidi controls).
+        # The server's message is the content (sanitised: no escape sequences, no bidi controls, one line).
         assert result["isError"] is True
-        assert result["content"] == [{"type": "text", "text": f"database locked ({code})\nsecond line"}]
+        assert result["content"] == [{"type": "text", "text": f"database locked ({code}) second line"}]
         assert result["diagnostic"] == tool_error(server, ANSWERED.format(code))
     # The connection is the one it was: no reconnect, no failure, and it still calls.
     echoed = await sidecar.request("mcp/callTool", {"id": f"{server}.echo", "arguments": {"text": "still here"}})

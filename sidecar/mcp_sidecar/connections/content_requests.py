@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_sidecar.connections.errors import ToolCallAnswer, reported_tool_error
 from mcp_sidecar.connections.sdk_streams import cancelled_by_caller
-from mcp_sidecar.output.sanitize import strip_controls
+from mcp_sidecar.output.sanitize import one_line
 from mcp_sidecar.protocol.errors import Diagnostic, fail
 
 if TYPE_CHECKING:
@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 RESOURCE_NOT_FOUND = -32002
 """The MCP specification's JSON-RPC code for a resource that does not exist."""
+ERROR_MESSAGE_CHARS = 2_000
+"""A server's JSON-RPC error message kept as a failed call's content, at most."""
 
 
 async def read_resource(session: LiveSession, uri: str, operation: str) -> dict[str, Any]:
@@ -147,6 +149,9 @@ async def _answered_with_error(session: LiveSession, exc: MCPError, operation: s
     error = await session.failed(ToolCallAnswer(exc.code), operation)
     if error.diagnostic.code != "tool_error":
         raise error from None
-    # Untrusted server text, placed in the content by us: sanitised, never in the diagnostic.
-    text = strip_controls(exc.message) or f"JSON-RPC error {exc.code}"
+    # Untrusted server text, placed in the content by us: sanitised, on one line (a JSON-RPC
+    # message is one sentence; newlines could forge rows below a CLI's ✘ line), bounded, never in
+    # the diagnostic.
+    message = one_line(exc.message[:ERROR_MESSAGE_CHARS]) + ("…" if len(exc.message) > ERROR_MESSAGE_CHARS else "")
+    text = message.strip() or f"JSON-RPC error {exc.code}"
     return ToolAnswer({"content": [{"type": "text", "text": text}], "isError": True}, error.diagnostic)
