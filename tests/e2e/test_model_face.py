@@ -116,6 +116,14 @@ async def test_resources_and_templates_carry_read_calls_that_work_as_written(sid
         read = await invoke(sidecar, call, "reads")
         assert read["isError"] is False, read["text"]
         assert read["details"]["contents"][0]["uri"] == uri
+    # The shape copied as it is reads nothing: the placeholders are no values.
+    placeholders = await invoke(sidecar, template, "reads")
+    assert placeholders["isError"] is True
+    assert placeholders["text"] == (
+        "[invalid_params] Fill in the template's variables: folder, name still hold the <placeholder>; use values "
+        "from the user or earlier results (`complete` suggests some). Retry with arguments the mcp_tools input "
+        "schema allows."
+    )
     template["read"]["arguments"] = {"folder": "work", "name": "plan"}
     read = await invoke(sidecar, template, "reads")
     assert read["isError"] is False, read["text"]
@@ -290,3 +298,12 @@ async def test_activation_shows_each_signature_and_summarises_what_does_not_fit(
         active = await client.request("mcp/activeTools", {"session": "s"})
         wide = next(t for t in active["tools"] if t["id"] == "sig.wide")
         assert len(wide["inputSchema"]["$defs"]["Wide"]["properties"]) == 150
+
+
+async def test_a_chat_call_tool_gets_hints_written_for_a_model(sidecar: SidecarClient) -> None:
+    params = {"id": "basic.cwd", "arguments": {}, "session": "hints"}
+    person = diagnostic_of(await sidecar.error("mcp/callTool", params))
+    model = diagnostic_of(await sidecar.error("mcp/callTool", {**params, "forModel": True}))
+    assert person["hint"] == "Activate the tool in this session with mcp/activate before calling it."
+    assert {**model, "hint": person["hint"]} == person  # only the hint differs
+    assert model["hint"] == 'Retry after activating the tool: mcp_tools({"activate": ["<exact id>"]}).'

@@ -110,7 +110,7 @@ export function registerChatTools(client: SidecarClient): vscode.Disposable {
       try {
         const result = await client.request(
           P.callTool,
-          { id: options.input.id, arguments: options.input.arguments ?? {} },
+          { id: options.input.id, arguments: options.input.arguments ?? {}, forModel: true },
           token,
         );
         return textResult(callResultText(result));

@@ -202,6 +202,8 @@ export interface CallToolParams {
   session?: string;
   /** Activate the tool into the session first, exactly as `mcp/activate` would. */
   activate?: boolean;
+  /** A model reads the failure (a chat's call tool): the diagnostic's hint is written for it. */
+  forModel?: boolean;
 }
 
 export interface CallToolResult {

@@ -10,6 +10,7 @@ from mcp_sidecar.handlers.config import config_handlers
 from mcp_sidecar.handlers.prompts import prompt_handlers
 from mcp_sidecar.handlers.resources import resource_handlers
 from mcp_sidecar.protocol import methods, params
+from mcp_sidecar.protocol.errors import SidecarError
 from mcp_sidecar.services import activation, discovery, lifecycle, model_tool, status
 from mcp_sidecar.services.app import Sidecar
 
@@ -101,9 +102,14 @@ def _tool_handlers(app: Sidecar) -> dict[str, Handler]:
     @guarded("call")
     async def on_call_tool(raw: Any) -> CallToolResult:
         p = params.parse_call_tool("call", raw)
-        if p.activate:
-            return await activation.activate_and_call(app, p.id, p.arguments, p.session)
-        return await activation.call_tool(app, p.id, p.arguments, p.session)
+        try:
+            if p.activate:
+                return await activation.activate_and_call(app, p.id, p.arguments, p.session)
+            return await activation.call_tool(app, p.id, p.arguments, p.session)
+        except SidecarError as exc:
+            if p.for_model:
+                exc.diagnostic = model_tool.for_model(exc.diagnostic)
+            raise
 
     @guarded("discover")
     async def on_discover(raw: Any) -> DiscoverResult:

@@ -73,6 +73,8 @@ class CallToolParams:
     session: str
     activate: bool = False
     """Activate the tool into the session first, exactly as `mcp/activate` would."""
+    for_model: bool = False
+    """A model reads the failure (a chat's call tool): its diagnostic gets the model's hint."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +158,10 @@ def parse_call_tool(operation: str, params: Any) -> CallToolParams:
     activate = p.get("activate", False)
     if not isinstance(activate, bool):
         raise invalid_params(operation, "`activate` must be true or false.")
-    return CallToolParams(id=tool_id, arguments=dict(arguments), session=_session(operation, p), activate=activate)
+    for_model = p.get("forModel", False)
+    if not isinstance(for_model, bool):
+        raise invalid_params(operation, "`forModel` must be true or false.")
+    return CallToolParams(tool_id, dict(arguments), _session(operation, p), activate, for_model)
 
 
 @dataclass(frozen=True, slots=True)
