@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -307,3 +308,25 @@ async def test_a_chat_call_tool_gets_hints_written_for_a_model(sidecar: SidecarC
     assert person["hint"] == "Activate the tool in this session with mcp/activate before calling it."
     assert {**model, "hint": person["hint"]} == person  # only the hint differs
     assert model["hint"] == 'Retry after activating the tool: mcp_tools({"activate": ["<exact id>"]}).'
+
+
+async def test_the_directory_says_which_servers_are_unusable(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    write_config(
+        home,
+        {
+            "basic": basic_stdio(description="Echo and arithmetic"),
+            "crash": fixture_stdio("crash_on_start.py"),
+            "bad": {"command": sys.executable, "colour": "blue"},
+        },
+    )
+    async with start_sidecar(home) as client:
+        await invoke(client, {"query": "echo"}, "s")  # the crashing server fails its first start
+        definition = await client.request("mcp/modelTool/definition")
+        assert definition["description"].split("\n\n")[-1].splitlines() == [
+            "Servers (for `server`; query to find their tools):",
+            "- basic: Echo and arithmetic",
+            "- crash (unavailable: connection_failed)",
+            "- bad (unavailable: configuration_invalid)",
+        ]

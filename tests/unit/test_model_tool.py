@@ -118,7 +118,7 @@ def test_the_directory_names_enabled_servers_with_their_description_or_a_catalog
     )
 
 
-@pytest.mark.parametrize("count", [1, 10, 50, 200])
+@pytest.mark.parametrize("count", [1, 10, 30, 50, 200])
 def test_the_directory_stays_within_its_budget_and_names_every_server(count: int) -> None:
     entries: list[Any] = [
         {"name": f"server-{i:03d}-with-a-long-name", "summary": "word " * 60, "source": "description"}
@@ -128,10 +128,17 @@ def test_the_directory_stays_within_its_budget_and_names_every_server(count: int
     assert len(text) <= model_tool.DIRECTORY_CHARS
     lines = text.splitlines()
     named = [line for line in lines if line.startswith("- server-")]
-    if count <= 50:
-        # Up to 50 servers each keeps its line, with some of its summary.
+    if count <= 10:
+        # Few servers: each keeps its line with a summary.
         assert len(named) == count, text
         assert all(": word" in line for line in named), text
+    elif count <= 50:
+        # Up to 50 (long-named) servers each keeps its line; summaries shrink, then the first ones keep theirs.
+        assert len(named) == count, text
+        described = [line for line in named if ": word" in line]
+        assert described == named[: len(described)], text
+        assert len(described) >= 3, text
+        assert all(len(line.split(": ", 1)[1]) >= model_tool.SUMMARY_MIN_CHARS for line in described), text
     else:
         assert lines[-1].startswith("- and "), lines[-1]
         assert len(named) + int(lines[-1].split()[2]) == count

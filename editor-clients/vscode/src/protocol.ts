@@ -308,6 +308,8 @@ export interface DirectoryEntry {
   /** The definition's `description`, else a summary of its cached tools, else empty. */
   summary: string;
   source: "description" | "catalog" | "none";
+  /** The diagnostic code of a server that failed, needs a login or whose definition is broken. */
+  unavailable?: string;
 }
 
 export interface ModelToolDefinition {

@@ -368,6 +368,8 @@ class DirectoryEntry(TypedDict):
     summary: str
     """The definition's `description`, else a summary of its cached tools, else empty."""
     source: Literal["description", "catalog", "none"]
+    unavailable: NotRequired[str]
+    """The diagnostic code of a server that failed, needs a login or whose definition is broken."""
 
 
 class ModelToolDefinition(TypedDict):

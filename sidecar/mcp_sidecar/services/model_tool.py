@@ -19,6 +19,7 @@ from mcp_sidecar.services import activation, completion, discovery, reading
 from mcp_sidecar.services.discovery import short
 
 if TYPE_CHECKING:
+    from mcp_sidecar.connections.connection import Connection
     from mcp_sidecar.protocol.results import (
         DirectoryEntry,
         ModelToolDefinition,
@@ -114,49 +115,88 @@ def definition(app: Sidecar) -> ModelToolDefinition:
 
 
 def directory(app: Sidecar) -> list[DirectoryEntry]:
-    """Each enabled server with its `description`, else a summary of its cached tools, else nothing.
+    """Each enabled server with its `description`, else a summary of its cached tools, else nothing;
+    a server that failed, needs a login or whose definition is broken says so.
 
-    Reads the configuration and the tool caches (memory, disk); never contacts a server.
+    Reads the configuration, the connections' states and the tool caches (memory, disk); never
+    contacts a server.
     """
     app.ensure_loaded()
     entries: list[DirectoryEntry] = []
     for conn in app.registry:
         if conn.config.disabled:
             continue
-        if conn.config.description and conn.config.description.strip():
-            entries.append({"name": conn.name, "summary": short(conn.config.description, 200), "source": "description"})
-            continue
-        catalog = app.catalogs.cached_tools(conn)
-        if catalog is None:
-            entries.append({"name": conn.name, "summary": "", "source": "none"})
-            continue
-        names = list(catalog.visible(conn.config))
-        shown = ", ".join(names[:SUMMARY_NAMES]) + (", …" if len(names) > SUMMARY_NAMES else "")
-        summary = f"{len(names)} tool{'' if len(names) == 1 else 's'}" + (f": {shown}" if names else "")
-        entries.append({"name": conn.name, "summary": one_line(summary), "source": "catalog"})
+        entry = _summary_of(app, conn)
+        if conn.state != "connected" and conn.last_diagnostic is not None and conn.state != "idle":
+            entry["unavailable"] = conn.last_diagnostic.code
+        entries.append(entry)
+    listed = {e["name"] for e in entries}
+    for name, diag in app.registry.broken().items():
+        if name not in listed:
+            entries.append({"name": name, "summary": "", "source": "none", "unavailable": diag.code})
     return entries
 
 
+def _summary_of(app: Sidecar, conn: Connection) -> DirectoryEntry:
+    if conn.config.description and conn.config.description.strip():
+        return {"name": conn.name, "summary": short(conn.config.description, 200), "source": "description"}
+    catalog = app.catalogs.cached_tools(conn)
+    if catalog is None:
+        return {"name": conn.name, "summary": "", "source": "none"}
+    names = list(catalog.visible(conn.config))
+    shown = ", ".join(names[:SUMMARY_NAMES]) + (", …" if len(names) > SUMMARY_NAMES else "")
+    summary = f"{len(names)} tool{'' if len(names) == 1 else 's'}" + (f": {shown}" if names else "")
+    return {"name": conn.name, "summary": one_line(summary), "source": "catalog"}
+
+
+def _line(entry: DirectoryEntry, summary_chars: int) -> str:
+    mark = f" (unavailable: {entry['unavailable']})" if "unavailable" in entry else ""
+    summary = _cut(entry["summary"], summary_chars)
+    return f"- {entry['name']}{mark}: {summary}" if summary else f"- {entry['name']}{mark}"
+
+
 def directory_text(entries: list[DirectoryEntry]) -> str:
-    """The directory for the model, within `DIRECTORY_CHARS`: summaries shrink, then servers are only named."""
+    """The directory for the model, within `DIRECTORY_CHARS`.
+
+    Every server gets its line with a summary when there is room for all; with less, the first
+    servers keep whole summaries and the rest are named; past what names alone fit, the rest
+    are counted on one line.
+    """
     if not entries:
         return ""
     head = "Servers (for `server`; query to find their tools):"
-    room = DIRECTORY_CHARS - len(head)
-    per_line = min(SUMMARY_CHARS, max(SUMMARY_MIN_CHARS, room // len(entries) - 4))
+    room = DIRECTORY_CHARS - len(head) - 1
+    bare = [_line(e, 0) for e in entries]
+    spare = room - sum(len(line) + 1 for line in bare)
+    if spare < 0:
+        return "\n".join([head, *_named_until_full(entries, bare, room)])
+    even = min(SUMMARY_CHARS, spare // len(entries) - 2)
+    if even >= SUMMARY_MIN_CHARS:
+        return "\n".join([head, *(_line(e, even) for e in entries)])
+    lines = []
+    for entry, plain in zip(entries, bare, strict=True):
+        line = _line(entry, SUMMARY_CHARS)
+        grown = len(line) - len(plain)
+        if entry["summary"] and grown <= spare:
+            lines.append(line)
+            spare -= grown
+        else:
+            lines.append(plain)
+    return "\n".join([head, *lines])
+
+
+def _named_until_full(entries: list[DirectoryEntry], bare: list[str], room: int) -> list[str]:
     lines: list[str] = []
     used = 0
-    for i, entry in enumerate(entries):
-        summary = _cut(entry["summary"], max(per_line - len(entry["name"]), 0))
-        line = f"- {entry['name']}: {summary}" if summary else f"- {entry['name']}"
+    for i, line in enumerate(bare):
         rest = [e["name"] for e in entries[i:]]
         tail = f"- and {len(rest)} more: {', '.join(rest)}"
-        if used + len(line) + 1 + (len(tail) if i + 1 < len(entries) else 0) > room:
+        if used + len(line) + 1 + len(tail) > room:
             lines.append(tail if used + len(tail) <= room else f"- and {len(rest)} more (query to search them)")
             break
         lines.append(line)
         used += len(line) + 1
-    return "\n".join([head, *lines])
+    return lines
 
 
 def _cut(text: str, limit: int) -> str:
