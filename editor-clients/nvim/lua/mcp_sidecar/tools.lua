@@ -89,7 +89,8 @@ end
 
 local ended_on_clear = false
 
---- CodeCompanion says when a chat is cleared or closed: that chat's session ends with it.
+--- CodeCompanion says when a chat is cleared or closed: the session ends with it. Every chat
+--- shares `opts.session`, so the other chats' activated tools go too (they activate again).
 local function end_session_with_codecompanion_chats()
   if ended_on_clear then
     return
