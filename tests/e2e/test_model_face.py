@@ -330,3 +330,19 @@ async def test_the_directory_says_which_servers_are_unusable(tmp_path: Path) -> 
             "- crash (unavailable: connection_failed)",
             "- bad (unavailable: configuration_invalid)",
         ]
+
+
+async def test_a_chat_call_gets_the_result_as_a_model_reads_it(sidecar: SidecarClient) -> None:
+    await invoke(sidecar, {"activate": ["basic.echo", "basic.fail"]}, "texts")
+    echoed = await sidecar.request(
+        "mcp/callTool",
+        {"id": "basic.echo", "arguments": {"text": "hi \x1b[2Jthere\u202e"}, "session": "texts", "forModel": True},
+    )
+    assert echoed["text"] == "hi there\n(the sidecar removed 1 hidden character from this server's text)"
+    assert echoed["content"][0]["text"] == "hi \x1b[2Jthere\u202e"  # the data stays as the server sent it
+    failed = await sidecar.request(
+        "mcp/callTool", {"id": "basic.fail", "arguments": {"message": "nope"}, "session": "texts", "forModel": True}
+    )
+    assert failed["text"] == "Tool basic.fail reported an error:\nError executing tool fail: nope"
+    plain = await sidecar.request("mcp/callTool", {"id": "basic.echo", "arguments": {"text": "x"}, "session": "texts"})
+    assert "text" not in plain

@@ -63,7 +63,7 @@ def invalid(message: str) -> dict[str, Any]:
 
 def test_definition_shape(app: Sidecar) -> None:
     definition = model_tool.definition(app)
-    assert set(definition) == {"name", "description", "inputSchema", "servers"}
+    assert set(definition) == {"name", "description", "inputSchema", "servers", "call"}
     assert definition["name"] == "mcp_tools"
     schema = definition["inputSchema"]
     assert schema["type"] == "object"
@@ -359,4 +359,7 @@ def test_vscode_declares_the_fixed_part_of_the_definition(app: Sidecar) -> None:
     assert declared["mcp_tools"]["modelDescription"] == model_tool.DESCRIPTION
     assert definition["description"].startswith(model_tool.DESCRIPTION + "\n\nServers (")
     assert declared["mcp_tools"]["inputSchema"] == definition["inputSchema"]
-    assert "signature its activation showed" in declared["mcp_call"]["modelDescription"]
+    call = definition["call"]
+    assert declared[call["name"]]["modelDescription"] == call["description"]
+    assert declared[call["name"]]["inputSchema"] == call["inputSchema"]
+    assert "signature its activation showed" in call["description"]

@@ -221,6 +221,8 @@ export interface CallToolResult {
   activation?: { id: string; status: "loaded" | "already loaded" };
   /** Only when `isError`: a `tool_error` diagnostic (the content is the server's own text). */
   diagnostic?: Diagnostic;
+  /** Only with `forModel: true`: the result as a model reads it (every block, sanitised). */
+  text?: string;
 }
 
 export type DiscoverKind = "all" | "tools" | "resources" | "prompts";
@@ -318,6 +320,8 @@ export interface ModelToolDefinition {
   description: string;
   inputSchema: JsonObject;
   servers: DirectoryEntry[];
+  /** `mcp_call`, the tool a chat calls activated tools with (`mcp/callTool` with `forModel`). */
+  call: { name: string; description: string; inputSchema: JsonObject };
 }
 
 /** `mcp/modelToolChanged`: a reload changed the definition; register this one instead. */

@@ -104,8 +104,12 @@ def _tool_handlers(app: Sidecar) -> dict[str, Handler]:
         p = params.parse_call_tool("call", raw)
         try:
             if p.activate:
-                return await activation.activate_and_call(app, p.id, p.arguments, p.session)
-            return await activation.call_tool(app, p.id, p.arguments, p.session)
+                result = await activation.activate_and_call(app, p.id, p.arguments, p.session)
+            else:
+                result = await activation.call_tool(app, p.id, p.arguments, p.session)
+            if p.for_model:
+                result["text"] = model_tool.call_text(result)
+            return result
         except SidecarError as exc:
             if p.for_model:
                 exc.diagnostic = model_tool.for_model(exc.diagnostic)

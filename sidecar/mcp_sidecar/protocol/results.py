@@ -265,6 +265,8 @@ class CallToolResult(ShapedToolResult):
     """Only with `activate: true`: what the activation before the call did."""
     diagnostic: NotRequired[DiagnosticJson]
     """Only when `isError`: `tool_error`, for a failed tool (an `isError` result or a JSON-RPC error answer)."""
+    text: NotRequired[str]
+    """Only with `forModel: true`: the result as a model reads it (every block, sanitised)."""
 
 
 # ---------------------------------------------------------------- discovery
@@ -372,12 +374,20 @@ class DirectoryEntry(TypedDict):
     """The diagnostic code of a server that failed, needs a login or whose definition is broken."""
 
 
+class CallToolDefinition(TypedDict):
+    name: str
+    description: str
+    inputSchema: dict[str, Any]
+
+
 class ModelToolDefinition(TypedDict):
     name: str
     description: str
     """The fixed description, then the server directory (the `servers` below, as text)."""
     inputSchema: dict[str, Any]
     servers: list[DirectoryEntry]
+    call: CallToolDefinition
+    """`mcp_call`, the tool a chat calls activated tools with (`mcp/callTool` with `forModel`)."""
 
 
 class ModelToolChangedParams(TypedDict):

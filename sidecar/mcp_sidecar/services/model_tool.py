@@ -9,10 +9,11 @@ characters to the model; `details` keeps the server's data as it came.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from mcp_sidecar.output.sanitize import one_line, strip_controls
+from mcp_sidecar.output.sanitize import one_line, removal_note, removed_hidden, strip_controls
 from mcp_sidecar.protocol import params
 from mcp_sidecar.protocol.errors import Diagnostic, DiagnosticCode, SidecarError, diagnostic
 from mcp_sidecar.services import activation, completion, discovery, reading
@@ -21,6 +22,7 @@ from mcp_sidecar.services.discovery import short
 if TYPE_CHECKING:
     from mcp_sidecar.connections.connection import Connection
     from mcp_sidecar.protocol.results import (
+        CallToolResult,
         DirectoryEntry,
         ModelToolDefinition,
         ModelToolInvokeResult,
@@ -102,6 +104,27 @@ SUMMARY_MIN_CHARS = 24
 SUMMARY_NAMES = 3
 
 
+CALL_NAME = "mcp_call"
+CALL_DESCRIPTION = (
+    'Call one MCP tool that was activated with mcp_tools, by its exact id ("server.tool"), with arguments that '
+    "follow the signature its activation showed: every required parameter, the declared types, only the allowed "
+    "values. Steps: 1. mcp_tools with query to find the tool, 2. mcp_tools with activate to load it and see its "
+    "signature, 3. this tool with the id and arguments. A tool that was not activated, or whose definition changed "
+    "since, is refused with a message saying what to do (activate it again)."
+)
+CALL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "description": "The exact activated tool id, e.g. server.tool."},
+        "arguments": {"type": "object", "description": "Arguments following the signature the activation showed."},
+    },
+    "required": ["id"],
+    "additionalProperties": False,
+}
+"""`mcp_call`, the chat's second tool: it calls an activated tool through `mcp/callTool` (with
+`forModel`), after the person confirms. The editors register it beside `mcp_tools`."""
+
+
 def definition(app: Sidecar) -> ModelToolDefinition:
     """The tool to register: the fixed description, then the directory of the enabled servers."""
     servers = directory(app)
@@ -111,6 +134,7 @@ def definition(app: Sidecar) -> ModelToolDefinition:
         "description": f"{DESCRIPTION}\n\n{text}" if text else DESCRIPTION,
         "inputSchema": INPUT_SCHEMA,
         "servers": servers,
+        "call": {"name": CALL_NAME, "description": CALL_DESCRIPTION, "inputSchema": CALL_SCHEMA},
     }
 
 
@@ -252,6 +276,20 @@ def end_session(app: Sidecar, session: str) -> SessionEndResult:
         "deactivated": app.sessions.end(session),
         "previewsDiscarded": app.previews.drop_session(session),
     }
+
+
+def call_text(result: CallToolResult) -> str:
+    """A tool's result as a model reads it: every block (JSON for what is not text), marked when the
+    tool failed, sanitised, with a note when hidden characters were removed (so the model knows)."""
+    body = "\n".join(
+        block["text"] if block.get("type") == "text" and isinstance(block.get("text"), str) else json.dumps(block)
+        for block in result["content"]
+    )
+    if not result["content"] and "structuredContent" in result:
+        body = json.dumps(result["structuredContent"], ensure_ascii=False)
+    text = (f"Tool {result['id']} reported an error:\n" if result["isError"] else "") + body
+    note = removal_note(removed_hidden(text))
+    return strip_controls(text) + (f"\n{note}" if note else "")
 
 
 def for_model(diag: Diagnostic) -> Diagnostic:

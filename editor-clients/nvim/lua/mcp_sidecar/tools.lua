@@ -119,6 +119,52 @@ function M.invoke(arguments, cb, opts)
   end)
 end
 
+--- Text for a prompt: control characters as spaces; bidirectional, zero-width and TAG
+--- characters (which could disguise what is shown) removed.
+---@param text string
+---@return string
+local function prompt_safe(text)
+  text = text:gsub("\226\128[\139-\143\168-\174]", "")
+  text = text:gsub("\226\129[\160-\175]", "")
+  text = text:gsub("\239\187\191", "")
+  text = text:gsub("\243\160[\128-\129][\128-\191]", "")
+  return vim.trim((text:gsub("%c", " ")))
+end
+
+--- `mcp_call` for the model: call an activated tool by its exact id, after the person says yes
+--- (`vim.ui.select`). The sidecar re-checks it against the live catalog and answers the result
+--- as a model reads it (`mcp/callTool` with `forModel`). `cb(text, is_error)`.
+---@param arguments table what the model passed: {id, arguments?}
+---@param cb fun(text: string, is_error: boolean)
+---@param opts? {session?: string}
+function M.call(arguments, cb, opts)
+  local id = type(arguments) == "table" and arguments.id or nil
+  if type(id) ~= "string" or id == "" then
+    return cb("mcp_call needs `id`: the exact id of a tool mcp_tools activated.", true)
+  end
+  local args = type(arguments.arguments) == "table" and arguments.arguments or vim.empty_dict()
+  if next(args) == nil then
+    args = vim.empty_dict()
+  end
+  local ok, shown = pcall(vim.json.encode, args)
+  local prompt = ("The assistant wants to call the MCP tool %s with %s"):format(
+    prompt_safe(id),
+    prompt_safe(ok and shown or "?")
+  )
+  vim.ui.select({ "Call it", "Do not call it" }, { prompt = prompt }, function(choice)
+    if choice ~= "Call it" then
+      return cb(("The user declined the call of %s; do not retry it unasked."):format(id), true)
+    end
+    local params = { id = id, arguments = args, session = (opts and opts.session) or Config.session, forModel = true }
+    Client.request(P.m.call_tool, params, function(err, result)
+      if err then
+        return cb(("Calling %s failed: %s"):format(id, Client.format_error(err)), true)
+      end
+      cb(result.text or "", result.isError == true)
+    end)
+  end)
+end
+
 --- CodeCompanion v20+ calls output callbacks as (self, stdout, meta) with meta.tools.chat;
 --- earlier versions as (self, tools, cmd, stdout) with tools.chat (or tools.agent.chat).
 local function cc_output(self, a, b, c)
@@ -165,6 +211,41 @@ function M.codecompanion()
       }
     elseif key == "system_prompt" then
       return def.description
+    end
+  end)
+end
+
+--- The CodeCompanion `mcp_call` tool, beside `codecompanion()`: `mcp_call = { callback = require("mcp_sidecar").tools.codecompanion_call(), description = "..." }`.
+---@return table
+function M.codecompanion_call()
+  M.prefetch()
+  return lazy({
+    name = "mcp_call",
+    cmds = {
+      function(_, args, opts_or_input, output_handler)
+        local done = type(opts_or_input) == "table" and opts_or_input.output_cb or output_handler
+        M.call(args, function(text, is_error)
+          done({ status = is_error and "error" or "success", data = text })
+        end)
+      end,
+    },
+    output = {
+      success = function(self, ...)
+        cc_output(self, ...)
+      end,
+      error = function(self, ...)
+        cc_output(self, ...)
+      end,
+    },
+  }, function(key, def)
+    local call = def.call or {}
+    if key == "schema" then
+      return {
+        type = "function",
+        ["function"] = { name = call.name, description = call.description, parameters = call.inputSchema },
+      }
+    elseif key == "system_prompt" then
+      return call.description
     end
   end)
 end
@@ -218,6 +299,38 @@ function M.avante()
       return def.description
     elseif key == "param" then
       return { type = "table", fields = avante_fields(def) }
+    end
+  end)
+end
+
+--- The avante.nvim `mcp_call` tool, beside `avante()`.
+---@return table
+function M.avante_call()
+  M.prefetch()
+  return lazy({
+    name = "mcp_call",
+    returns = {
+      { name = "result", description = "What the tool answered", type = "string" },
+      { name = "error", description = "Set when the call failed or was declined", type = "string", optional = true },
+    },
+    func = function(params, on_log_or_opts, on_complete)
+      if type(on_log_or_opts) == "table" then
+        on_complete = on_log_or_opts.on_complete
+      end
+      M.call(params, function(text, is_error)
+        if is_error then
+          on_complete(nil, text)
+        else
+          on_complete(text, nil)
+        end
+      end)
+    end,
+  }, function(key, def)
+    local call = def.call or {}
+    if key == "description" then
+      return call.description
+    elseif key == "param" then
+      return { type = "table", fields = avante_fields({ inputSchema = call.inputSchema or {} }) }
     end
   end)
 end

@@ -611,6 +611,46 @@ describe("chat integrations", function()
     Client.handlers()["mcp/modelToolChanged"](nil, { definition = def })
     check.matches("%- docs: Team documentation$", cc.schema["function"].description)
     check.matches("%- docs: Team documentation$", cc.system_prompt)
+    -- mcp_call calls what was activated, once the person says yes; declined, nothing runs.
+    local call = mcp.tools.codecompanion_call()
+    check.eq("mcp_call", call.schema["function"].name)
+    check.matches("signature its activation showed", call.schema["function"].description)
+    local real_select, asked = vim.ui.select, {}
+    local answer = "Call it"
+    vim.ui.select = function(items, o, on_choice)
+      table.insert(asked, o.prompt)
+      on_choice(answer)
+    end
+    local called
+    call.cmds[1](call, { id = "basic.add", arguments = { a = 2, b = 3 } }, nil, function(o)
+      called = o
+    end)
+    wait_for(function()
+      return called
+    end, 15000, "mcp_call output")
+    check.eq({ status = "success", data = "5" }, called)
+    check.matches("^The assistant wants to call the MCP tool basic%.add with {", asked[1])
+    check.matches('"a":2', asked[1])
+    check.matches('"b":3', asked[1])
+    answer = "Do not call it"
+    local declined
+    call.cmds[1](call, { id = "basic.add", arguments = { a = 1, b = 1 } }, nil, function(o)
+      declined = o
+    end)
+    check.eq("error", declined.status)
+    check.matches("declined", declined.data)
+    local inactive
+    answer = "Call it"
+    call.cmds[1](call, { id = "basic.no_such_tool", arguments = { text = "x" } }, nil, function(o)
+      inactive = o
+    end)
+    wait_for(function()
+      return inactive
+    end, 15000, "mcp_call of an inactive tool")
+    vim.ui.select = real_select
+    check.eq("error", inactive.status)
+    check.matches("not active", inactive.data)
+    check.matches('Retry after activating the tool: mcp_tools%({"activate"', inactive.data)
     -- A cleared chat ends the session: its activated tools go.
     local err, before = Client.request_sync("mcp/activeTools", nil, 15000)
     check.eq(nil, err)
