@@ -156,7 +156,7 @@ def _completed(server: str, record: CredentialRecord) -> LoginResult:
 
 async def _after_login(app: Sidecar, conn: Connection) -> None:
     # The next request connects again with the new tokens.
-    if conn.state in ("connecting", "connected", "failed"):
+    if conn.state in ("connecting", "connected", "failed", "needs_login"):
         await conn.close()
 
 
@@ -311,7 +311,7 @@ async def logout(app: Sidecar, server: str) -> LogoutResult:
         if pending.server == server and pending.task is not None:
             pending.task.cancel()
             app.logins.pending.pop(login_id, None)
-    if conn.state in ("connecting", "connected", "failed"):
+    if conn.state in ("connecting", "connected", "failed", "needs_login"):
         await conn.close()
     revocation = "none"
     if record is not None and record.has_tokens:
