@@ -112,7 +112,9 @@ async def test_a_server_that_asks_for_authentication_needs_login_until_one_succe
 ) -> None:
     port = free_port()
     with http_server("oauth_server.py") as url:
-        oauth_config(home, url, port)
+        # `keyed` sends its own Authorization header, which the server refuses: a login cannot fix that.
+        keyed = {"url": url, "headers": {"Authorization": "Bearer not-a-token"}}
+        write_config(home, {"secure": {"url": url, "oauthCallbackPort": port}, "keyed": keyed})
         # The CLI, before any login: no tokens, and the refusal names the command that fixes it.
         got, tools = await asyncio.gather(
             cli(home, "get", "secure", env=keyring_env), cli(home, "tools", "secure", env=keyring_env)
@@ -129,14 +131,19 @@ async def test_a_server_that_asks_for_authentication_needs_login_until_one_succe
                 "message": message,
                 "hint": LOGIN_HINT,
             }
-            [row] = (await client.request("mcp/status"))["servers"]
+            header_refused = diagnostic_of(await client.error("mcp/server/tools", {"server": "keyed"}))
+            assert header_refused["code"] == "authentication_required"
+            row, keyed_row = (await client.request("mcp/status"))["servers"]
             assert (row["state"], row["lastDiagnostic"]) == ("needs_login", refused)
+            assert (keyed_row["state"], keyed_row["lastDiagnostic"]) == ("failed", header_refused)
             assert client.states("secure")[-1] == "needs_login"
             listed = await client.request("mcp/command", {"line": "list"})
             assert listed["text"] == (
                 "   Server  State        Scope   Transport  Tools  Resources  Prompts  Loaded\n"
                 "⚿  secure  needs login  global  http       —      —          —        0\n"
-                f"secure: [authentication_required] {message} {LOGIN_HINT}"
+                "✘  keyed   failed       global  http       —      —          —        0\n"
+                f"secure: [authentication_required] {message} {LOGIN_HINT}\n"
+                f"keyed: [authentication_required] {message} {header_refused['hint']}"
             )
             details = (await client.request("mcp/command", {"line": "get secure"}))["text"].splitlines()
             assert (details[0], details[-1]) == (
@@ -144,7 +151,7 @@ async def test_a_server_that_asks_for_authentication_needs_login_until_one_succe
                 f"  last failure: [authentication_required] {message} {LOGIN_HINT}",
             )
             await client.request("mcp/auth/login", {"server": "secure"})
-            [row] = (await client.request("mcp/status"))["servers"]
+            row, _ = (await client.request("mcp/status"))["servers"]
             assert (row["state"], row["lastDiagnostic"]) == ("idle", None)
             assert (await call_whoami(client))["content"][0]["text"] == "authenticated"
             # Never `failed`: the refusal, the login closing the connection, the next one working.

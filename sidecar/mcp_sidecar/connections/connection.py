@@ -122,7 +122,7 @@ class Connection:
     # -- state -------------------------------------------------------------------------------
 
     def _set_state(self, state: State, diag: Diagnostic | None = None) -> None:
-        if state == "failed" and diag is not None and diag.code == "authentication_required":
+        if state == "failed" and diag is not None and diag.code == "authentication_required" and self._oauth:
             state = "needs_login"
         if state in ENDED and self.state in ("connecting", "connected"):
             self._count_failure()
@@ -134,6 +134,12 @@ class Connection:
             self.last_diagnostic = diag
         if changed:
             self._publish(StatusChanged(self))
+
+    @property
+    def _oauth(self) -> bool:
+        """An HTTP server without an Authorization header: a login is what authenticates it."""
+        config = self.config
+        return config.transport == "http" and not any(k.lower() == "authorization" for k in config.headers)
 
     def _count_failure(self) -> None:
         """An attempt that failed, or a connection lost soon after it was made, delays the next one."""
