@@ -122,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command != "read":
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
         args.values = [*args.values, *extra]
+    if args.command == "run":
+        _trailing_options(args)
     from mcp_sidecar import logs
 
     logs.setup(args.verbose, args.log_file)
@@ -143,6 +145,29 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(cli_auth.conformance_client(args.url))
         return asyncio.run(cli_auth.login_or_logout(args, project or Path.cwd()))
     return asyncio.run(_headless(args, project or Path.cwd()))
+
+
+def _trailing_options(args: argparse.Namespace) -> None:
+    """`run 'list' --json`: global options after the line are options, not words of the line.
+
+    Only the longest tail that is nothing but global options counts, and never after a `--`
+    (what follows it is a stdio server's own command line, whose flags must stay its own).
+    """
+    words: list[str] = args.line
+    if "--" in words:
+        return
+    options = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)
+    _add_global_options(options, None)
+    for start in range(1, len(words)):
+        try:
+            parsed, rest = options.parse_known_args(words[start:])
+        except argparse.ArgumentError:
+            continue
+        if not rest:
+            for name, value in vars(parsed).items():
+                setattr(args, name, value + getattr(args, name) if name == "verbose" else value)
+            args.line = words[:start]
+            return
 
 
 def _command_line(words: list[str]) -> str:

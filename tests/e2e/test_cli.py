@@ -7,6 +7,7 @@ which is most of the cost.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 
@@ -285,7 +286,7 @@ async def test_complete_and_prompt_take_each_name_once(home: Path) -> None:
 async def test_global_options_work_after_the_command_too(home: Path) -> None:
     project = home / "workspace"
     write_config(project, {"local": basic_stdio()}, ".mcp.json")
-    before, after, get_after, activate_after, project_after, run_after = await clis(
+    before, after, get_after, activate_after, project_after, run_before, run_after = await clis(
         home,
         ("--json", "status"),
         ("status", "--json"),
@@ -293,7 +294,12 @@ async def test_global_options_work_after_the_command_too(home: Path) -> None:
         ("activate", "demo.add", "--json"),
         ("status", "--project", str(project), "--trust-project", "--json"),
         ("run", "--json", "list"),
+        ("run", "get demo", "--json"),
     )
+    # After `--`, the words are the stdio server's command line, `--json` included (run last:
+    # it writes the global file, which replaces the demo server).
+    stdio_args = await cli(home, "run", "add", "--scope", "global", "echoer", "--", "echo", "--json")
+    # `before` also shows that a flag given before the command survives the command's own copy of it.
     assert after == before
     assert after.json()["servers"][0]["name"] == "demo"
     assert (get_after.code, get_after.json()["name"]) == (0, "demo")
@@ -301,10 +307,11 @@ async def test_global_options_work_after_the_command_too(home: Path) -> None:
     assert [r["status"] for r in activate_after.json()["results"]] == ["loaded"]
     assert project_after.code == 0
     assert [(r["name"], r["scope"]) for r in project_after.json()["servers"]] == [("local", "project")]
-    assert (run_after.code, run_after.json()["command"]) == (0, "list")
-    # A flag given before the command is kept when the command has its own copy of it.
-    kept = await cli(home, "--json", "get", "demo")
-    assert kept.json()["name"] == "demo"
+    assert (run_before.code, run_before.json()["command"]) == (0, "list")
+    assert (run_after.code, run_after.json()["command"], run_after.json()["data"]["name"]) == (0, "get", "demo")
+    assert stdio_args.code == 0
+    saved = json.loads((home / "mcp.json").read_text(encoding="utf-8"))["mcpServers"]["echoer"]
+    assert (saved["command"], saved["args"]) == ("echo", ["--json"])
 
 
 async def test_an_empty_configuration_says_where_the_file_is_and_how_to_add_a_server(home: Path) -> None:
