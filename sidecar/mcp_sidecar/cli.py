@@ -25,6 +25,13 @@ from mcp_sidecar import __version__
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+_GLOBAL_DEFAULTS: dict[str, Any] = {
+    "log_file": None,
+    "verbose": 0,
+    "project": None,
+    "trust_project": False,
+    "json": False,
+}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,11 +40,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Owns MCP server connections for editors. With no command, serves JSON-RPC on stdio.",
     )
     parser.add_argument("--version", action="version", version=f"mcp-sidecar {__version__}")
-    parser.add_argument("--log-file", help="also write the sidecar's log to this file")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging on stderr (-vv: debug)")
-    parser.add_argument("--project", type=Path, help="workspace directory (its .mcp.json, cwd for stdio servers)")
-    parser.add_argument("--trust-project", action="store_true", help="read the project's .mcp.json")
-    parser.add_argument("--json", action="store_true", help="print results as JSON")
+    _add_global_options(parser, _GLOBAL_DEFAULTS)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.add_parser("serve", help="serve JSON-RPC on stdio (the default)")
     sub.add_parser("status", help="one row per configured server")
@@ -81,7 +84,33 @@ def _parser() -> argparse.ArgumentParser:
     from mcp_sidecar import cli_auth
 
     cli_auth.add_parsers(sub)
+    for command in sub.choices.values():
+        # The same options after the command: `status --json` as well as `--json status`. Their
+        # defaults stay the top-level parser's, so a flag given before the command is kept.
+        _add_global_options(command, None)
     return parser
+
+
+def _add_global_options(parser: argparse.ArgumentParser, defaults: dict[str, Any] | None) -> None:
+    """The options every command takes; `defaults` None leaves an absent option unset (SUPPRESS)."""
+
+    def default(name: str) -> Any:
+        return argparse.SUPPRESS if defaults is None else defaults[name]
+
+    parser.add_argument("--log-file", default=default("log_file"), help="also write the sidecar's log to this file")
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=default("verbose"), help="more logging on stderr (-vv: debug)"
+    )
+    parser.add_argument(
+        "--project",
+        type=Path,
+        default=default("project"),
+        help="workspace directory (its .mcp.json, cwd for stdio servers)",
+    )
+    parser.add_argument(
+        "--trust-project", action="store_true", default=default("trust_project"), help="read the project's .mcp.json"
+    )
+    parser.add_argument("--json", action="store_true", default=default("json"), help="print results as JSON")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command != "read":
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
         args.values = [*args.values, *extra]
+    if args.command == "run":
+        _trailing_options(args)
     from mcp_sidecar import logs
 
     logs.setup(args.verbose, args.log_file)
@@ -114,6 +145,29 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(cli_auth.conformance_client(args.url))
         return asyncio.run(cli_auth.login_or_logout(args, project or Path.cwd()))
     return asyncio.run(_headless(args, project or Path.cwd()))
+
+
+def _trailing_options(args: argparse.Namespace) -> None:
+    """`run 'list' --json`: global options after the line are options, not words of the line.
+
+    Only the longest tail that is nothing but global options counts, and never after a `--`
+    (what follows it is a stdio server's own command line, whose flags must stay its own).
+    """
+    words: list[str] = args.line
+    if "--" in words:
+        return
+    options = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)
+    _add_global_options(options, None)
+    for start in range(1, len(words)):
+        try:
+            parsed, rest = options.parse_known_args(words[start:])
+        except argparse.ArgumentError:
+            continue
+        if not rest:
+            for name, value in vars(parsed).items():
+                setattr(args, name, value + getattr(args, name) if name == "verbose" else value)
+            args.line = words[:start]
+            return
 
 
 def _command_line(words: list[str]) -> str:
@@ -166,6 +220,8 @@ class _Job:
 
     run: Callable[[], Awaitable[Any]]
     text: Callable[[Any], str]
+    failed: Callable[[Any], bool] | None = None
+    """A result that is a failure (its text goes to stderr, the exit status is 1); None: never."""
 
 
 def _result_text(result: Any) -> str:
@@ -179,16 +235,20 @@ def _status_job(app: Sidecar, args: argparse.Namespace) -> _Job:
     async def run() -> Any:
         return status.status(app)
 
-    return _Job(run, render.status_matrix)
+    def text(result: Any) -> str:
+        return render.status_matrix(result, f"mcp-sidecar run '{render.ADD_EXAMPLE}'")
+
+    return _Job(run, text)
 
 
 def _get_job(app: Sidecar, args: argparse.Namespace) -> _Job:
+    from mcp_sidecar.output import command_text
     from mcp_sidecar.services import status
 
     async def run() -> Any:
         return await status.get_server(app, args.server)
 
-    return _Job(run, _pretty)
+    return _Job(run, command_text.server_details)  # what `run 'get NAME'` prints; `--json` for the data
 
 
 def _tools_job(app: Sidecar, args: argparse.Namespace) -> _Job:
@@ -261,7 +321,10 @@ def _activate_job(app: Sidecar, args: argparse.Namespace) -> _Job:
     async def run() -> Any:
         return await activation.activate(app, tuple(dict.fromkeys(args.ids)), "cli")
 
-    return _Job(run, _result_text)
+    def nothing_loaded(result: Any) -> bool:
+        return all(r["status"] == "not loaded" for r in result["results"])
+
+    return _Job(run, _result_text, nothing_loaded)
 
 
 def _read_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
@@ -333,7 +396,11 @@ def _call_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
             return str(result["activation"]["text"])
         return render.tool_result(result)
 
-    return _Job(run, text)
+    def failed(result: Any) -> bool:
+        # A tool's own error is its result (stdout); a call that never ran goes to stderr.
+        return "activation" in result
+
+    return _Job(run, text, failed)
 
 
 _JOBS: dict[str, Callable[[Sidecar, argparse.Namespace], _Job | int]] = {
@@ -373,13 +440,14 @@ async def _headless(args: argparse.Namespace, project: Path) -> int:
     finally:
         await app.shutdown()
         _report_grant(app)
-    not_called = isinstance(result, dict) and "activation" in result
+    failure = job.failed is not None and job.failed(result)
     if args.json:
         print(json_text(result))
     else:
-        # A call that never ran is a failure like any diagnostic: its reason goes to stderr.
-        print(strip_controls(job.text(result)), file=sys.stderr if not_called else sys.stdout)
-    failed = not_called or bool(result.get("isError")) if isinstance(result, dict) else False
+        # A call that never ran, or an activation that loaded nothing, is a failure like any
+        # diagnostic: its reason goes to stderr.
+        print(strip_controls(job.text(result)), file=sys.stderr if failure else sys.stdout)
+    failed = failure or bool(result.get("isError")) if isinstance(result, dict) else False
     return EXIT_FAILED if failed else 0
 
 
@@ -419,9 +487,3 @@ def _read_request(args: argparse.Namespace) -> dict[str, Any] | None:
         print("mcp-sidecar: template values are NAME=VALUE", file=sys.stderr)
         return None
     return {"server": args.server, "template": args.template, "arguments": arguments}
-
-
-def _pretty(result: Any) -> str:
-    from mcp_sidecar.output.sanitize import json_text
-
-    return json_text(result)

@@ -7,12 +7,14 @@ which is most of the cost.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 
 from mcp_sidecar import __version__
 from mcp_sidecar.services.activation import CALL_HINT
 from support.cli import Run, cli
+from support.locked_keyring import NO_KEYRING, locked_keyring_env
 from support.servers import basic_stdio, fixture_stdio
 from support.sidecar import write_config
 
@@ -44,10 +46,25 @@ SEARCH_SIGNATURE = (
     "Annotations: read-only, idempotent, closed world\n"
 )
 """`tools sig search`: the signatures.py fixture's search tool, for a person."""
+
+IMPORTS = Path(__file__).parents[1] / "fixtures" / "imports"
 NOT_FOUND_HINT = "Check the server name with mcp/status; names are case-sensitive."
 CONNECTION_HINT = (
     "Check the server executable, working directory, endpoint, network and TLS configuration; "
     "the server log (mcp/server/logs) may say more."
+)
+
+DEMO_GET = (
+    "○ demo · idle · builtin · stdio\n"
+    "  Bundled demo server\n"
+    "  protocol: auto (negotiated: —)\n"
+    "  tools filter: include all; exclude none\n"
+    "  timeouts: requests 15000 ms, tool calls 30000 ms\n"
+    "  command: hidden\n"
+    "  args: hidden (2 values)\n"
+    "  env: none\n"
+    "  authentication: none, credentials none\n"
+    "  catalog: tools —, resources —, templates —, prompts —; loaded 0\n"
 )
 
 
@@ -78,16 +95,13 @@ async def test_without_configuration_the_demo_server_is_configured(home: Path) -
         "exists": False,
         "read": False,
     }
-    # `get` prints JSON either way, and hides how the server is started.
+    # `get` prints the definition as `run 'get demo'` does (JSON with --json), and hides how the server is started.
+    assert get == Run(0, DEMO_GET, "")
+    assert get_json.code == 0
+    settings = get_json.json()
+    assert (settings["name"], settings["scope"], settings["description"]) == ("demo", "builtin", "Bundled demo server")
+    assert settings["connection"] == {"command": "hidden", "args": "hidden (2 values)", "cwd": None, "env": {}}
     for run in (get, get_json):
-        assert run.code == 0
-        settings = run.json()
-        assert (settings["name"], settings["scope"], settings["description"]) == (
-            "demo",
-            "builtin",
-            "Bundled demo server",
-        )
-        assert settings["connection"] == {"command": "hidden", "args": "hidden (2 values)", "cwd": None, "env": {}}
         assert sys.executable not in run.stdout
         assert "mcp_sidecar.demo" not in run.stdout
     assert logs_json.code == 0
@@ -267,3 +281,136 @@ async def test_complete_and_prompt_take_each_name_once(home: Path) -> None:
     assert complete == Run(2, "", "mcp-sidecar: --arg takes NAME=VALUE, once per name\n")
     assert prompt == Run(2, "", "mcp-sidecar: prompt arguments are ARG=VALUE, once per name\n")
     assert malformed == Run(2, "", "mcp-sidecar: prompt arguments are ARG=VALUE, once per name\n")
+
+
+async def test_global_options_work_after_the_command_too(home: Path) -> None:
+    project = home / "workspace"
+    write_config(project, {"local": basic_stdio()}, ".mcp.json")
+    before, after, get_after, activate_after, project_after, run_before, run_after = await clis(
+        home,
+        ("--json", "status"),
+        ("status", "--json"),
+        ("get", "demo", "--json"),
+        ("activate", "demo.add", "--json"),
+        ("status", "--project", str(project), "--trust-project", "--json"),
+        ("run", "--json", "list"),
+        ("run", "get demo", "--json"),
+    )
+    # After `--`, the words are the stdio server's command line, `--json` included (run last:
+    # it writes the global file, which replaces the demo server).
+    stdio_args = await cli(home, "run", "add", "--scope", "global", "echoer", "--", "echo", "--json")
+    # `before` also shows that a flag given before the command survives the command's own copy of it.
+    assert after == before
+    assert after.json()["servers"][0]["name"] == "demo"
+    assert (get_after.code, get_after.json()["name"]) == (0, "demo")
+    assert activate_after.code == 0
+    assert [r["status"] for r in activate_after.json()["results"]] == ["loaded"]
+    assert project_after.code == 0
+    assert [(r["name"], r["scope"]) for r in project_after.json()["servers"]] == [("local", "project")]
+    assert (run_before.code, run_before.json()["command"]) == (0, "list")
+    assert (run_after.code, run_after.json()["command"], run_after.json()["data"]["name"]) == (0, "get", "demo")
+    assert stdio_args.code == 0
+    saved = json.loads((home / "mcp.json").read_text(encoding="utf-8"))["mcpServers"]["echoer"]
+    assert (saved["command"], saved["args"]) == ("echo", ["--json"])
+
+
+async def test_an_empty_configuration_says_where_the_file_is_and_how_to_add_a_server(home: Path) -> None:
+    path = write_config(home, {})
+    status, listed = await clis(home, ("status",), ("run", "list"))
+    example = "add --scope global docs https://example.com/mcp"
+    assert status == Run(
+        0,
+        f"No MCP servers are configured.\nGlobal configuration: {path}\nAdd one: mcp-sidecar run '{example}'\n",
+        "",
+    )
+    assert listed == Run(
+        0, f"No MCP servers are configured.\nGlobal configuration: {path}\nAdd one: /mcp {example}\n", ""
+    )
+    # The example is a command that works as it is shown.
+    added = await cli(home, "run", example)
+    assert added.code == 0
+    assert [r["name"] for r in (await cli(home, "status", "--json")).json()["servers"]] == ["docs"]
+
+
+async def test_activate_with_nothing_loaded_fails_with_its_reasons_on_stderr(home: Path) -> None:
+    nothing, nothing_json = await clis(
+        home, ("activate", "demo.nope", "elsewhere.tool"), ("activate", "demo.nope", "--json")
+    )
+    assert nothing == Run(
+        1,
+        "",
+        "mcp activate\n"
+        " ✘ demo.nope · not loaded: Server 'demo' has no tool named 'nope'.\n"
+        " ✘ elsewhere.tool · not loaded: The id does not start with a configured server name.\n",
+    )
+    assert nothing_json.code == 1
+    assert [r["status"] for r in nothing_json.json()["results"]] == ["not loaded"]
+
+
+async def test_get_shows_the_sanitised_definition_and_where_credentials_come_from(home: Path) -> None:
+    write_config(
+        home,
+        {
+            "docs": {"url": "http://127.0.0.1:9/mcp", "description": "Team\u202e docs\u0007"},
+            "keyed": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+            "local": {"command": "python3", "args": ["x.py"], "env": {"API_KEY": "s3cret"}},
+        },
+    )
+    docs, keyed, local, locked = await asyncio.gather(
+        cli(home, "get", "docs", env=NO_KEYRING),
+        cli(home, "get", "keyed"),
+        cli(home, "get", "local"),
+        cli(home, "get", "docs", "--json", env=locked_keyring_env()),
+    )
+    http_head = [
+        "  protocol: auto (negotiated: —)",
+        "  tools filter: include all; exclude none",
+        "  timeouts: requests 15000 ms, tool calls 15000 ms",
+        "  url: hidden",
+    ]
+    counts = "  catalog: tools —, resources —, templates —, prompts —; loaded 0"
+    assert docs == Run(
+        0,
+        "\n".join(
+            [
+                "○ docs · idle · global · http",
+                "  Team docs",  # bidi and control characters removed
+                *http_head,
+                "  headers: none",
+                "  authentication: oauth, credentials store unavailable",
+                counts,
+                "",
+            ]
+        ),
+        "",
+    )
+    assert keyed.stdout.splitlines()[5:7] == [
+        "  headers: Authorization=hidden",
+        "  authentication: header, credentials externally managed",
+    ]
+    assert local.stdout.splitlines()[5:8] == [
+        "  args: hidden (1 values)",
+        "  env: API_KEY=hidden",
+        "  authentication: none, credentials externally managed",
+    ]
+    assert "s3cret" not in local.stdout
+    assert locked.json()["authentication"] == {
+        "kind": "oauth",
+        "credentials": "store locked",
+        "tokensStored": None,
+        "credentialStore": "locked",
+    }
+
+
+async def test_the_import_preview_suggests_the_selection_the_user_made(home: Path) -> None:
+    sample = IMPORTS / "claude_desktop_config.json"
+    chosen, everything = await clis(
+        home,
+        ("run", f"import --scope global {sample} --select github"),
+        ("run", f"import --scope global {sample}"),
+    )
+    assert chosen.code == 0
+    assert chosen.stdout.splitlines()[-1] == f"To import: import --scope global {sample} --select github --confirm"
+    assert everything.stdout.splitlines()[-1] == (
+        f"To import: import --scope global {sample} --select filesystem,github --confirm"
+    )

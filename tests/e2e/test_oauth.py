@@ -20,6 +20,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from support.cli import Run, cli
 from support.keyring_env import secret_service_env
 from support.oauth import egress_attempts, egress_guard, forging_browser, play_browser, redirect_of, with_state
 from support.servers import free_port, http_server
@@ -101,6 +102,62 @@ async def test_first_login_stores_tokens_in_the_keyring_and_later_sessions_reuse
         assert len(issued) >= 3
         leaked = [secret for secret in issued if secret in contents]
         assert leaked == [], "a token or code reached a file the sidecar wrote (log, cache, config)"
+
+
+LOGIN_HINT = "Run mcp-sidecar login secure (in an editor: /mcp login secure), or check its Authorization header."
+
+
+async def test_a_server_that_asks_for_authentication_needs_login_until_one_succeeds(
+    home: Path, keyring_env: dict[str, str]
+) -> None:
+    port = free_port()
+    with http_server("oauth_server.py") as url:
+        # `keyed` sends its own Authorization header, which the server refuses: a login cannot fix that.
+        keyed = {"url": url, "headers": {"Authorization": "Bearer not-a-token"}}
+        write_config(home, {"secure": {"url": url, "oauthCallbackPort": port}, "keyed": keyed})
+        # The CLI, before any login: no tokens, and the refusal names the command that fixes it.
+        got, tools = await asyncio.gather(
+            cli(home, "get", "secure", env=keyring_env), cli(home, "tools", "secure", env=keyring_env)
+        )
+        assert got.stdout.splitlines()[-2] == "  authentication: oauth, credentials none"
+        message = "The server requires authentication."
+        assert tools == Run(1, "", f"secure: [authentication_required] {message} {LOGIN_HINT}\n")
+        async with sidecar_for(home, keyring_env) as client:
+            refused = diagnostic_of(await client.error("mcp/server/tools", {"server": "secure"}))
+            assert refused == {
+                "code": "authentication_required",
+                "operation": "tools",
+                "server": "secure",
+                "message": message,
+                "hint": LOGIN_HINT,
+            }
+            header_refused = diagnostic_of(await client.error("mcp/server/tools", {"server": "keyed"}))
+            assert header_refused["code"] == "authentication_required"
+            row, keyed_row = (await client.request("mcp/status"))["servers"]
+            assert (row["state"], row["lastDiagnostic"]) == ("needs_login", refused)
+            assert (keyed_row["state"], keyed_row["lastDiagnostic"]) == ("failed", header_refused)
+            assert client.states("secure")[-1] == "needs_login"
+            listed = await client.request("mcp/command", {"line": "list"})
+            assert listed["text"] == (
+                "   Server  State        Scope   Transport  Tools  Resources  Prompts  Loaded\n"
+                "⚿  secure  needs login  global  http       —      —          —        0\n"
+                "✘  keyed   failed       global  http       —      —          —        0\n"
+                f"secure: [authentication_required] {message} {LOGIN_HINT}\n"
+                f"keyed: [authentication_required] {message} {header_refused['hint']}"
+            )
+            details = (await client.request("mcp/command", {"line": "get secure"}))["text"].splitlines()
+            assert (details[0], details[-1]) == (
+                "⚿ secure · needs login · global · http",
+                f"  last failure: [authentication_required] {message} {LOGIN_HINT}",
+            )
+            await client.request("mcp/auth/login", {"server": "secure"})
+            row, _ = (await client.request("mcp/status"))["servers"]
+            assert (row["state"], row["lastDiagnostic"]) == ("idle", None)
+            assert (await call_whoami(client))["content"][0]["text"] == "authenticated"
+            # Never `failed`: the refusal, the login closing the connection, the next one working.
+            assert client.states("secure") == ["connecting", "needs_login", "idle", "connecting", "connected"]
+        got = await cli(home, "get", "secure", env=keyring_env)
+        assert got.stdout.splitlines()[-2] == "  authentication: oauth, credentials stored"
 
 
 async def test_expired_access_token_is_refreshed_with_the_refresh_token(
@@ -261,6 +318,10 @@ async def test_scope_step_up_is_remembered_for_the_next_login(home: Path, keyrin
             await client.request("mcp/activate", {"ids": ["secure.admin_report"]})
             denied = await client.error("mcp/callTool", {"id": "secure.admin_report", "arguments": {}})
             assert diagnostic_of(denied)["code"] == "permission_denied"
+            assert diagnostic_of(denied)["hint"] == (
+                "Check account permissions, OAuth scopes and the service's access policy; to ask for the missing "
+                "scopes, run mcp-sidecar login secure (in an editor: /mcp login secure)."
+            )
             assert len(client.shown) == 1, "a refused elevation never opens a browser by itself"
             result = await client.request("mcp/auth/login", {"server": "secure"})
             assert set(result["scopes"]) == {"mcp", "admin"}

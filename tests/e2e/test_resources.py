@@ -257,7 +257,10 @@ async def test_images_and_binary_in_tool_results(env: Env) -> None:
     big = await env.call("content.image", {"kib": 9 * 1024})  # over the 8 MiB base64 budget
     assert [b["type"] for b in big["content"]] == ["text", "text"]
     assert big["truncated"] is True
-    assert "Not shown: image (image/png," in big["content"][-1]["text"]
+    assert big["content"][-1]["text"].startswith(
+        f"[Content left out: image (image/png, {9 * 1024 * 1024} base64 characters): "
+        "over the image budget (8 MiB of base64 per result). The full result ("
+    )
     binary = await env.call("content.binary", {})
     assert binary["truncated"] is True
     saved = json.loads(private_file(binary["spill"]["path"], env.home).read_text(encoding="utf-8"))

@@ -23,8 +23,11 @@ class Run:
         return json.loads(self.stdout)
 
 
-async def cli(home: Path | str, *args: str, cwd: Path | None = None) -> Run:
-    """`mcp-sidecar ARGS` with MCP_SIDECAR_HOME=home, in `cwd` (default: home), at most 60 s."""
+async def cli(home: Path | str, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> Run:
+    """`mcp-sidecar ARGS` with MCP_SIDECAR_HOME=home, in `cwd` (default: home), at most 60 s.
+
+    `env` entries are added to the environment (a test keyring's D-Bus address, say).
+    """
     command = [str(CONSOLE_SCRIPT)] if CONSOLE_SCRIPT.exists() else [sys.executable, "-m", "mcp_sidecar"]
     proc = await asyncio.create_subprocess_exec(
         *command,
@@ -32,7 +35,7 @@ async def cli(home: Path | str, *args: str, cwd: Path | None = None) -> Run:
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "MCP_SIDECAR_HOME": str(home)},
+        env={**os.environ, **(env or {}), "MCP_SIDECAR_HOME": str(home)},
         cwd=cwd or home,
     )
     try:

@@ -55,9 +55,15 @@ def test_diagnostic_shape_and_rendering() -> None:
         "operation": "call",
         "server": "linear",
         "message": "Authentication is required.",
-        "hint": HINTS["authentication_required"],
+        "hint": "Run mcp-sidecar login linear (in an editor: /mcp login linear), or check its Authorization header.",
     }
     assert diag.render().startswith("linear: [authentication_required] Authentication is required. ")
+    # Without a server, and for a name that is not one shell word, the hint still reads as a command.
+    assert diagnostic("authentication_required", "call", "x").hint == HINTS["authentication_required"]
+    assert diagnostic("permission_denied", "call", "x", "my docs").hint == (
+        "Check account permissions, OAuth scopes and the service's access policy; to ask for the missing "
+        "scopes, run mcp-sidecar login 'my docs' (in an editor: /mcp login 'my docs')."
+    )
     assert "server" not in diagnostic("busy", "reconnect", "Busy.").to_json()
     # The wire order of the keys, with and without a server.
     assert list(diag.to_json()) == ["code", "operation", "server", "message", "hint"]

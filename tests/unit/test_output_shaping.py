@@ -140,18 +140,35 @@ def test_supported_images_pass_within_the_budget() -> None:
 
 
 @pytest.mark.parametrize(
-    "blocks",
+    ("blocks", "left_out"),
     [
-        [image("image/png", 5 * 1024 * 1024), image("image/png", 4 * 1024 * 1024)],  # over 8 MiB together
-        [image("image/tiff", 10)],  # unsupported type
-        [{"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}],
-        [{"type": "resource", "resource": {"uri": "x:y", "blob": "AAAA", "mimeType": "application/octet-stream"}}],
+        (  # over 8 MiB together
+            [image("image/png", 5 * 1024 * 1024), image("image/png", 4 * 1024 * 1024)],
+            "image (image/png, 4194304 base64 characters): over the image budget (8 MiB of base64 per result)",
+        ),
+        (
+            [image("image/tiff", 10)],
+            "image (image/tiff, 10 base64 characters): not a supported image type (PNG, JPEG, GIF or WebP)",
+        ),
+        (
+            [{"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}],
+            "audio (audio/wav, 4 base64 characters): binary content is not shown",
+        ),
+        (
+            [{"type": "resource", "resource": {"uri": "x:y", "blob": "AAAA", "mimeType": "application/octet-stream"}}],
+            "embedded resource (application/octet-stream, 4 base64 characters): binary content is not shown",
+        ),
     ],
 )
-def test_other_or_oversized_binary_goes_to_the_spill_file(blocks: list[dict[str, Any]]) -> None:
+def test_other_or_oversized_binary_goes_to_the_spill_file(blocks: list[dict[str, Any]], left_out: str) -> None:
     shaped = shape_tool_result({"content": blocks, "isError": False}, "s", "s.t")
     assert shaped["truncated"] is True
-    assert "Not shown:" in shaped["content"][-1]["text"]
+    saved = spill_file(shaped)
+    # The notice says why the content is missing, not that text limits were hit.
+    assert shaped["content"][-1]["text"] == (
+        f"[Content left out: {left_out}. The full result ({saved['bytes']} bytes) is in the private file "
+        f"{saved['path']}]"
+    )
     saved = json.loads(Path(spill_file(shaped)["path"]).read_text(encoding="utf-8"))
     assert saved["content"] == blocks
 

@@ -29,6 +29,9 @@ trap cleanup EXIT
 # Everything the sidecar and Neovim write goes to $WORK: config, trust database, caches.
 export MCP_SIDECAR_HOME="$WORK/home" XDG_STATE_HOME="$WORK/state" XDG_CACHE_HOME="$WORK/cache" \
   XDG_CONFIG_HOME="$WORK/config" XDG_DATA_HOME="$WORK/data"
+# An empty keyring (keyring's null backend) instead of whatever Secret Service the machine has:
+# an OAuth server then reads as having no tokens (the needs-login spec), and nothing is stored.
+export PYTHON_KEYRING_BACKEND=keyring.backends.null.Keyring
 mkdir -p "$MCP_SIDECAR_HOME" "$WORK/ws"
 SERVERS="$ROOT/tests/fixtures/servers"
 cat >"$MCP_SIDECAR_HOME/mcp.json" <<JSON

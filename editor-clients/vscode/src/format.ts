@@ -11,6 +11,8 @@ export interface StatusBarModel {
   severity: "ok" | "warning" | "error";
   /** Servers waiting for the person's approval (clicking the item then reviews them). */
   approvals: number;
+  /** Servers that need a login (`needs_login`); clicking the item then logs in (to the one, or picks). */
+  logins: string[];
 }
 
 const STATE_MARK: Record<StatusRow["state"], string> = {
@@ -19,6 +21,7 @@ const STATE_MARK: Record<StatusRow["state"], string> = {
   connected: "●",
   disabled: "○",
   failed: "✘",
+  needs_login: "⚿",
 };
 
 /** A project server that is new or changed on disk and waits for the person's approval. */
@@ -26,9 +29,9 @@ export function needsApproval(row: StatusRow): boolean {
   return row.approvalRequired === true;
 }
 
-/** How a row's state reads: "needs approval" instead of "disabled" while it waits for one. */
-function stateText(row: StatusRow): string {
-  return needsApproval(row) ? "needs approval" : row.state;
+/** How a row's state reads: "needs approval" instead of "disabled" while it waits for one, "needs login". */
+export function stateText(row: StatusRow): string {
+  return needsApproval(row) ? "needs approval" : row.state === "needs_login" ? "needs login" : row.state;
 }
 
 /** The codicon a server's state shows with in the servers view. */
@@ -41,6 +44,8 @@ export function stateIcon(state: StatusRow["state"], approvalRequired = false): 
       return { id: "loading~spin" };
     case "failed":
       return { id: "error", color: "testing.iconFailed" };
+    case "needs_login":
+      return { id: "key", color: "list.warningForeground" };
     case "disabled":
       return { id: "circle-slash", color: "disabledForeground" };
     default:
@@ -66,7 +71,12 @@ export function catalogSummary(catalog: CatalogCounts | null, source?: string | 
 /** One line per server, as in the status tooltip and quick pick. */
 export function serverLine(row: StatusRow): string {
   const loaded = row.loaded > 0 ? ` · ${row.loaded} loaded` : "";
-  const problem = row.state === "failed" && row.lastDiagnostic ? ` — ${row.lastDiagnostic.message}` : "";
+  const problem =
+    row.state === "needs_login"
+      ? " — log in to use it"
+      : row.state === "failed" && row.lastDiagnostic
+        ? ` — ${row.lastDiagnostic.message}`
+        : "";
   const mark = needsApproval(row) ? "⚠" : STATE_MARK[row.state];
   return `${mark} ${row.name} · ${stateText(row)} · ${row.scope} · ${row.transport}${loaded}${problem}`;
 }
@@ -87,6 +97,7 @@ export function statusBarModel(state: ClientState, rows: StatusRow[]): StatusBar
       tooltipLines: ["The sidecar is not running."],
       severity: "warning",
       approvals: 0,
+      logins: [],
     };
   }
   if (state === "failed") {
@@ -95,6 +106,7 @@ export function statusBarModel(state: ClientState, rows: StatusRow[]): StatusBar
       tooltipLines: ["The sidecar could not start; see the log."],
       severity: "error",
       approvals: 0,
+      logins: [],
     };
   }
   if (state === "starting") {
@@ -103,19 +115,32 @@ export function statusBarModel(state: ClientState, rows: StatusRow[]): StatusBar
       tooltipLines: ["Starting the sidecar…"],
       severity: "ok",
       approvals: 0,
+      logins: [],
     };
   }
   const connected = rows.filter((r) => r.state === "connected").length;
   const failed = rows.filter((r) => r.state === "failed").length;
   const approvals = rows.filter(needsApproval).length;
+  // A server that needs a login is not failed: a login fixes it, and the item offers one.
+  const logins = rows.filter((r) => r.state === "needs_login").map((r) => r.name);
   const connecting = rows.some((r) => r.state === "connecting");
-  const icon = connecting ? "$(loading~spin)" : approvals > 0 ? "$(shield)" : failed > 0 ? "$(warning)" : "$(plug)";
+  const icon = connecting
+    ? "$(loading~spin)"
+    : approvals > 0
+      ? "$(shield)"
+      : failed > 0
+        ? "$(warning)"
+        : logins.length > 0
+          ? "$(key)"
+          : "$(plug)";
   const parts = [`${connected} connected`];
   if (failed > 0) parts.push(`${failed} failed`);
+  if (logins.length > 0) parts.push(`${logins.length} ${logins.length === 1 ? "needs" : "need"} login`);
   if (approvals > 0) parts.push(`${approvals} ${approvals === 1 ? "needs" : "need"} approval`);
   const text = rows.length === 0 ? `${icon} MCP: no servers` : `${icon} MCP: ${parts.join(", ")}`;
   const tooltipLines = rows.length === 0 ? ["No MCP servers are configured."] : rows.map(serverLine);
-  return { text, tooltipLines, severity: failed > 0 || approvals > 0 ? "warning" : "ok", approvals };
+  const severity = failed > 0 || approvals > 0 || logins.length > 0 ? "warning" : "ok";
+  return { text, tooltipLines, severity, approvals, logins };
 }
 
 /** Merges one `mcp/serverStatus` row into the list, keeping the sidecar's order. */

@@ -21,7 +21,8 @@ export interface Diagnostic {
   nearby?: string[];
 }
 
-export type ServerState = "idle" | "connecting" | "connected" | "disabled" | "failed";
+/** `needs_login`: the last connection attempt failed with `authentication_required`; a login fixes it. */
+export type ServerState = "idle" | "connecting" | "connected" | "disabled" | "failed" | "needs_login";
 
 export interface CatalogCounts {
   tools: number | null;

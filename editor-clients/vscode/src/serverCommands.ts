@@ -23,18 +23,22 @@ async function serverActions(ctx: Ctx, server: string): Promise<unknown> {
           { label: "$(refresh) Refresh metadata", command: "mcpSidecar.refresh" },
           { label: "$(circle-slash) Disable", command: "mcpSidecar.disable" },
         ];
-  const items: (vscode.QuickPickItem & { command: string })[] = [
-    ...(approval ? stateItems : []),
-    { label: "$(list-tree) Tools", command: "mcpSidecar.tools" },
-    { label: "$(info) Details", command: "mcpSidecar.get" },
-    ...(approval ? [] : stateItems),
-    ...(row?.transport === "http"
+  const loginItems =
+    row?.transport === "http"
       ? [
           { label: "$(sign-in) Log in", command: "mcpSidecar.login" },
           { label: "$(sign-in) Log in without a browser", command: "mcpSidecar.loginNoBrowser" },
           { label: "$(sign-out) Log out", command: "mcpSidecar.logout" },
         ]
-      : []),
+      : [];
+  const needsLogin = row?.state === "needs_login"; // the login is what it waits for: offered first
+  const items: (vscode.QuickPickItem & { command: string })[] = [
+    ...(approval ? stateItems : []),
+    ...(needsLogin ? loginItems : []),
+    { label: "$(list-tree) Tools", command: "mcpSidecar.tools" },
+    { label: "$(info) Details", command: "mcpSidecar.get" },
+    ...(approval ? [] : stateItems),
+    ...(needsLogin ? [] : loginItems),
     { label: "$(output) Logs", command: "mcpSidecar.serverLogs" },
     { label: "$(trash) Remove…", command: "mcpSidecar.remove" },
   ];

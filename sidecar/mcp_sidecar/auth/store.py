@@ -30,6 +30,10 @@ class CredentialStoreUnavailable(Exception):
     """No usable OS keyring (missing, locked, or not answering in time)."""
 
 
+class CredentialStoreLocked(CredentialStoreUnavailable):
+    """The keyring is there but locked, and unlocking it failed or was refused."""
+
+
 def account_of(server: str, url: str, client_id: str | None) -> str:
     """The keyring account name: server name, server URL and client id (`dynamic` for DCR)."""
     return json.dumps([server, url, client_id or "dynamic"], separators=(",", ":"))
@@ -127,6 +131,8 @@ class CredentialStore:
         except CredentialStoreUnavailable:
             raise
         except Exception as exc:
+            if type(exc).__name__ == "KeyringLocked":  # keyring.errors.KeyringLocked, imported lazily
+                raise CredentialStoreLocked("the keyring is locked") from None
             # KeyringError (no backend, locked, D-Bus failures) and the backends' own errors.
             log.info("credential store unavailable: %s", type(exc).__name__)
             raise CredentialStoreUnavailable(type(exc).__name__) from None
@@ -198,6 +204,7 @@ __all__ = [
     "MAX_REMEMBERED_SCOPES",
     "CredentialRecord",
     "CredentialStore",
+    "CredentialStoreLocked",
     "CredentialStoreUnavailable",
     "MemoryBackedStore",
     "account_of",

@@ -46,7 +46,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-State = Literal["idle", "connecting", "connected", "disabled", "failed"]
+State = Literal["idle", "connecting", "connected", "disabled", "failed", "needs_login"]
+ENDED: tuple[State, ...] = ("failed", "needs_login")
+"""States of a connection attempt that did not work: `needs_login` when the server asked for
+authentication (`authentication_required`, which a login fixes), `failed` otherwise."""
 
 RETRY_FREE_FAILURES = 1
 """Failed connection attempts retried at once by the next request; later ones back off."""
@@ -119,7 +122,9 @@ class Connection:
     # -- state -------------------------------------------------------------------------------
 
     def _set_state(self, state: State, diag: Diagnostic | None = None) -> None:
-        if state == "failed" and self.state in ("connecting", "connected"):
+        if state == "failed" and diag is not None and diag.code == "authentication_required" and self._oauth:
+            state = "needs_login"
+        if state in ENDED and self.state in ("connecting", "connected"):
             self._count_failure()
         changed = state != self.state or diag != self.last_diagnostic
         self.state = state
@@ -129,6 +134,12 @@ class Connection:
             self.last_diagnostic = diag
         if changed:
             self._publish(StatusChanged(self))
+
+    @property
+    def _oauth(self) -> bool:
+        """An HTTP server without an Authorization header: a login is what authenticates it."""
+        config = self.config
+        return config.transport == "http" and not any(k.lower() == "authorization" for k in config.headers)
 
     def _count_failure(self) -> None:
         """An attempt that failed, or a connection lost soon after it was made, delays the next one."""
@@ -219,7 +230,7 @@ class Connection:
         Editors ask on every keystroke (discovery) and scripts in loops; without a pause each
         request would start another doomed process. An explicit reconnect or reload retries at once.
         """
-        if self.state != "failed" or self._failed_attempts <= RETRY_FREE_FAILURES or self.last_diagnostic is None:
+        if self.state not in ENDED or self._failed_attempts <= RETRY_FREE_FAILURES or self.last_diagnostic is None:
             return
         if time.monotonic() < self._retry_at:
             # The same diagnostic as the attempt that failed: nothing new is known.
@@ -494,4 +505,4 @@ async def _stop_streams(*streams: asyncio.Task[None] | None) -> None:
             await stream
 
 
-__all__ = ["Connection", "State", "load_sdk"]
+__all__ = ["ENDED", "Connection", "State", "load_sdk"]

@@ -21,7 +21,7 @@ ConnectionFactory = Callable[[ServerConfig, Path, Callable[[ConnectionEvent], No
 """(definition, the directory it runs in, where its events go) -> a new, unconnected Connection."""
 RunDir = Callable[[ServerConfig], Path]
 
-_LIVE = ("connecting", "connected", "failed")
+_LIVE = ("connecting", "connected", "failed", "needs_login")
 
 
 class ServerRegistry:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from mcp_sidecar.output.render import GLYPHS
+from mcp_sidecar.output.render import GLYPHS, state_label
 from mcp_sidecar.output.sanitize import one_line
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ def toggled(result: ConfigSetEnabledResult) -> str:
 def server_details(result: ServerGetResult) -> str:
     row = result["status"]
     glyph = GLYPHS.get(row["state"], "?")
-    lines = [f"{glyph} {_s(result['name'])} · {row['state']} · {result['scope']} · {result['transport']}"]
+    lines = [f"{glyph} {_s(result['name'])} · {state_label(row['state'])} · {result['scope']} · {result['transport']}"]
     if result["description"]:
         lines.append(f"  {_s(result['description'])}")
     if result["overridesGlobal"]:
@@ -138,13 +138,16 @@ def server_details(result: ServerGetResult) -> str:
     lines.append(f"  catalog: {counts}; loaded {row['loaded']}")
     if row["lastDiagnostic"]:
         d = row["lastDiagnostic"]
-        lines.append(f"  last failure: [{d['code']}] {_s(d['message'])}")
+        # A server that needs a login says how to log in (the hint names the server).
+        fix = f" {_s(d['hint'])}" if row["state"] == "needs_login" else ""
+        lines.append(f"  last failure: [{d['code']}] {_s(d['message'])}{fix}")
     return "\n".join(lines)
 
 
 def reconnected(row: StatusRow) -> str:
     tools = row["catalog"]["tools"]
-    return f"Reconnected {_s(repr(row['name']))}: {GLYPHS.get(row['state'], '?')} {row['state']}, {tools} tools."
+    state = f"{GLYPHS.get(row['state'], '?')} {state_label(row['state'])}"
+    return f"Reconnected {_s(repr(row['name']))}: {state}, {tools} tools."
 
 
 def refreshed(result: ServerRefreshResult) -> str:
@@ -170,6 +173,8 @@ def import_result(result: ConfigImportResult) -> str:
         lines += _import_candidate(server)
     if not result["written"]:
         importable = [s["name"] for s in result["servers"] if s["importable"]]
+        # The user's own --select stays in the command to run; without one, every importable server.
+        importable = [s["name"] for s in result["servers"] if s["importable"] and s["selected"]] or importable
         lines.append(
             "Preview only: nothing was written. Review the file before trusting it: inline credentials are copied "
             "with each selected definition, and imported servers can run programs when used."

@@ -15,7 +15,12 @@ from mcp_sidecar.output.sanitize import one_line, removal_note, removed_hidden, 
 if TYPE_CHECKING:
     from mcp_sidecar.protocol.results import CatalogCounts, ServerToolsResult, StatusResult
 
-GLYPHS = {"idle": "○", "connected": "●", "connecting": "▶", "disabled": "○", "failed": "✘"}
+GLYPHS = {"idle": "○", "connected": "●", "connecting": "▶", "disabled": "○", "failed": "✘", "needs_login": "⚿"}
+
+
+def state_label(state: str) -> str:
+    """How a state reads to a person: `needs login` for `needs_login`."""
+    return state.replace("_", " ")
 
 
 def _count(value: int | None) -> str:
@@ -29,7 +34,11 @@ def _resources(catalog: CatalogCounts) -> str:
     return f"{catalog['resources']}+{templates}t" if templates else str(catalog["resources"])
 
 
-def status_matrix(status: StatusResult) -> str:
+ADD_EXAMPLE = "add --scope global docs https://example.com/mcp"
+
+
+def status_matrix(status: StatusResult, add_command: str = f"/mcp {ADD_EXAMPLE}") -> str:
+    """The server table; `add_command` is the one example shown when nothing is configured."""
     rows = status["servers"]
     lines: list[str] = []
     if rows:
@@ -40,7 +49,7 @@ def status_matrix(status: StatusResult) -> str:
                 (
                     GLYPHS.get(r["state"], "?"),
                     one_line(r["name"]),
-                    r["state"],
+                    state_label(r["state"]),
                     r["scope"],
                     r["transport"],
                     _count(r["catalog"]["tools"]) + (" (cached)" if r.get("catalogSource") == "cache" else ""),
@@ -53,16 +62,23 @@ def status_matrix(status: StatusResult) -> str:
         for row in table:
             lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
         for r in rows:
-            if r["lastDiagnostic"] and (r["state"] == "failed" or r.get("approvalRequired")):
+            if r["lastDiagnostic"] and (r["state"] in ("failed", "needs_login") or r.get("approvalRequired")):
                 d = r["lastDiagnostic"]
                 lines.append(f"{one_line(r['name'])}: [{d['code']}] {one_line(d['message'])} {d['hint']}")
     else:
         lines.append("No MCP servers are configured.")
+        lines += [f"{f['scope'].capitalize()} configuration: {one_line(f['path'])}" for f in _config_files(status)]
+        lines.append(f"Add one: {add_command}")
     for pending in status.get("pendingApprovals", []):
         lines.append(f"{one_line(pending['server'])} waits for approval ({pending['change']}): {pending['summary']}")
     for d in status.get("diagnostics", []):
         lines.append(f"[{d['code']}] {one_line(d['message'])}")
     return "\n".join(lines)
+
+
+def _config_files(status: StatusResult) -> list[Any]:
+    """The global file (where `add --scope global` writes) and a project file that was read."""
+    return [f for f in status["configFiles"] if f["scope"] == "global" or f["read"]]
 
 
 def tools_list(result: ServerToolsResult) -> str:

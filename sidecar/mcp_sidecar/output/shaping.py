@@ -46,8 +46,27 @@ class _Shaper:
         if mime in IMAGE_TYPES and len(data) <= self.images:
             self.images -= len(data)
             return True
-        self.moved.append(f"{what} ({one_line(mime) if mime else 'unknown type'}, {len(data)} base64 characters)")
+        if mime in IMAGE_TYPES:
+            why = f"over the image budget ({IMAGE_BUDGET // (1024 * 1024)} MiB of base64 per result)"
+        elif mime is not None and mime.startswith("image/"):
+            why = "not a supported image type (PNG, JPEG, GIF or WebP)"
+        else:
+            why = "binary content is not shown"
+        kind = one_line(mime) if mime else "unknown type"
+        self.moved.append(f"{what} ({kind}, {len(data)} base64 characters): {why}")
         return False
+
+    def notice(self, saved: spill.SpillFile | None) -> str:
+        """Why the result was cut: the text limits, content left out (and why), where it all is."""
+        reasons = []
+        if self.budget.cut:
+            reasons.append("Output truncated to the limits (2,000 lines or 50 KiB)")
+        if self.moved:
+            left_out = "; ".join(self.moved)
+            reasons.append(f"content left out: {left_out}" if reasons else f"Content left out: {left_out}")
+        if saved is None:
+            return f"[{'; '.join(reasons)}; the full result could not be saved.]"
+        return f"[{'; '.join(reasons)}. The full result ({saved.bytes} bytes) is in the private file {saved.path}]"
 
 
 def _pretty_text(text: str, mime: str | None) -> str | None:
@@ -61,7 +80,7 @@ def _pretty_value(value: Any) -> str | None:
     return json_escape(pretty) if pretty is not None else None
 
 
-def _save(kind: str, label: str, full: Any, raw_text: str | None = None) -> tuple[Spill | None, str]:
+def _save(shaper: _Shaper, kind: str, label: str, full: Any, raw_text: str | None = None) -> tuple[Spill | None, str]:
     """Spill `full` (or `raw_text` as a .txt file); return its description and a notice line."""
     try:
         if raw_text is not None:
@@ -69,12 +88,8 @@ def _save(kind: str, label: str, full: Any, raw_text: str | None = None) -> tupl
         else:
             saved = spill.write_json(kind, label, full)
     except spill.SpillFailed:
-        return None, "[Output truncated to the limits (2,000 lines or 50 KiB); the full result could not be saved.]"
-    notice = (
-        f"[Output truncated to the limits (2,000 lines or 50 KiB). The full result ({saved.bytes} bytes) "
-        f"is in the private file {saved.path}]"
-    )
-    return saved.to_json(), notice
+        return None, shaper.notice(None)
+    return saved.to_json(), shaper.notice(saved)
 
 
 class _MimeType(TypedDict, total=False):
@@ -187,8 +202,8 @@ def shape_tool_result(result: dict[str, Any], server: str, label: str) -> Shaped
         calls = "\n".join(f"- {link['uri']}: {model_read_call(server, link['uri'])}" for link in links)
         blocks.append({"type": "text", "text": f"Read the linked resources with the exact calls:\n{calls}"})
     if shaping.shaper.cut:
-        saved, notice = _save("call", label, result)
-        blocks.append({"type": "text", "text": notice + _not_shown(shaping.shaper)})
+        saved, notice = _save(shaping.shaper, "call", label, result)
+        blocks.append({"type": "text", "text": notice})
         shaped["truncated"] = True
         shaped["spill"] = saved
     shaped["content"] = blocks
@@ -198,10 +213,6 @@ def shape_tool_result(result: dict[str, Any], server: str, label: str) -> Shaped
         shaped["resourceLinks"] = links
     # The MCP result's own keys (isError, structuredContent, _meta) pass through as the server sent them.
     return cast("ShapedToolResult", shaped)
-
-
-def _not_shown(shaper: _Shaper) -> str:
-    return " Not shown: " + "; ".join(shaper.moved) + "." if shaper.moved else ""
 
 
 # -- reads ------------------------------------------------------------------------------------
@@ -231,8 +242,8 @@ def shape_read(
     saved: Spill | None = None
     if shaper.cut:
         single = raw[0].get("text") if len(raw) == 1 and "text" in raw[0] else None
-        saved, notice = _save("read", f"{server}-{uri}", result, single)
-        lines.append(notice + _not_shown(shaper))
+        saved, notice = _save(shaper, "read", f"{server}-{uri}", result, single)
+        lines.append(notice)
     if not raw:
         lines.append("(the server returned no content)")
     return contents, display, saved, shaper.cut, "\n".join(lines)
@@ -245,7 +256,8 @@ def shape_values(
     values: list[str], server: str, label: str, full: dict[str, Any]
 ) -> tuple[list[str], Spill | None, str]:
     """Completion values within the limits: (values, spill or None, notice or '')."""
-    budget = TextBudget()
+    shaper = _Shaper()
+    budget = shaper.budget
     kept: list[str] = []
     for value in values:
         budget.take(value + "\n")  # one line each, as rendered
@@ -254,5 +266,5 @@ def shape_values(
         kept.append(value)
     if not budget.cut:
         return values, None, ""
-    saved, notice = _save("complete", f"{server}-{label}", full)
+    saved, notice = _save(shaper, "complete", f"{server}-{label}", full)
     return kept, saved, notice

@@ -161,6 +161,17 @@ HINTS: dict[DiagnosticCode, str] = {
     ),
 }
 
+# With a server, these hints name it, so the fix can be copied as it is.
+SERVER_HINTS: dict[DiagnosticCode, str] = {
+    "authentication_required": (
+        "Run mcp-sidecar login {server} (in an editor: /mcp login {server}), or check its Authorization header."
+    ),
+    "permission_denied": (
+        "Check account permissions, OAuth scopes and the service's access policy; to ask for the missing "
+        "scopes, run mcp-sidecar login {server} (in an editor: /mcp login {server})."
+    ),
+}
+
 
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
@@ -201,7 +212,20 @@ def diagnostic(code: DiagnosticCode, operation: str, message: str, server: str |
     """The only constructor of diagnostics: it attaches the code's hint."""
     if code not in HINTS:
         raise ValueError(f"unknown diagnostic code {code!r}")
-    return Diagnostic(code=code, operation=operation, message=message, server=server, hint=HINTS[code])
+    return Diagnostic(code=code, operation=operation, message=message, server=server, hint=hint_of(code, server))
+
+
+def hint_of(code: DiagnosticCode, server: str | None = None) -> str:
+    """The code's hint; for a few codes, naming the server when there is one."""
+    template = SERVER_HINTS.get(code) if server else None
+    return template.format(server=_command_word(server)) if template and server else HINTS[code]
+
+
+def _command_word(word: str) -> str:
+    """A server name as one shell word (names are configuration keys and may hold anything)."""
+    import shlex
+
+    return shlex.quote(word)
 
 
 class SidecarError(Exception):

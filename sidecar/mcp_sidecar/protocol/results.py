@@ -34,6 +34,7 @@ class StatusRow(TypedDict):
     scope: str
     transport: str
     state: str
+    """idle, connecting, connected, disabled, failed, or needs_login (the server asked for authentication)."""
     description: str | None
     protocolVersion: str | None
     catalog: CatalogCounts

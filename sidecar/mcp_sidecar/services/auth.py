@@ -156,7 +156,7 @@ def _completed(server: str, record: CredentialRecord) -> LoginResult:
 
 async def _after_login(app: Sidecar, conn: Connection) -> None:
     # The next request connects again with the new tokens.
-    if conn.state in ("connecting", "connected", "failed"):
+    if conn.state in ("connecting", "connected", "failed", "needs_login"):
         await conn.close()
 
 
@@ -311,7 +311,7 @@ async def logout(app: Sidecar, server: str) -> LogoutResult:
         if pending.server == server and pending.task is not None:
             pending.task.cancel()
             app.logins.pending.pop(login_id, None)
-    if conn.state in ("connecting", "connected", "failed"):
+    if conn.state in ("connecting", "connected", "failed", "needs_login"):
         await conn.close()
     revocation = "none"
     if record is not None and record.has_tokens:
@@ -359,8 +359,8 @@ async def connection_auth(app: Sidecar, conn: Connection) -> tuple[Any, str]:
 
 
 async def credentials_status(app: Sidecar, conn: Connection) -> dict[str, Any]:
-    """For `get`: whether tokens are stored (not whether they are valid), or that the store is unavailable."""
-    from mcp_sidecar.auth.store import CredentialStoreUnavailable
+    """For `get`: whether tokens are stored (not whether they are valid), or that the store is locked or unavailable."""
+    from mcp_sidecar.auth.store import CredentialStoreLocked, CredentialStoreUnavailable
 
     if not uses_oauth(conn):
         return {"tokensStored": None, "store": None}
@@ -370,6 +370,8 @@ async def credentials_status(app: Sidecar, conn: Connection) -> dict[str, Any]:
         return {"tokensStored": None, "store": None}
     try:
         record = await app.logins.store.load(target.account)
+    except CredentialStoreLocked:
+        return {"tokensStored": None, "store": "locked"}
     except CredentialStoreUnavailable:
         return {"tokensStored": None, "store": "unavailable"}
     return {

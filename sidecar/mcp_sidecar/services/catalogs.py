@@ -87,7 +87,7 @@ class Catalogs:
     # -- events ------------------------------------------------------------------------------
 
     def _status_changed(self, event: StatusChanged) -> None:
-        if event.conn.state in ("idle", "failed", "disabled"):
+        if event.conn.state in ("idle", "failed", "needs_login", "disabled"):
             # Disconnection invalidates resource and prompt metadata; tools keep their copy
             # (and the disk cache) for browsing, and calls re-list on the next connection.
             self.drop(event.conn.name, "resources")

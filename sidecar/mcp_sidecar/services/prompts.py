@@ -97,7 +97,7 @@ class Previews:
         hub.subscribe(Reconciled, lambda event: self.clear())
 
     def _status_changed(self, event: StatusChanged) -> None:
-        if event.conn.state in ("idle", "failed", "disabled"):
+        if event.conn.state in ("idle", "failed", "needs_login", "disabled"):
             self.drop_server(event.conn.name)  # a preview is bound to the connection that made it
 
     def add(self, preview: Preview) -> None:

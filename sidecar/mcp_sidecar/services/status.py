@@ -84,7 +84,6 @@ async def get_server(app: Sidecar, name: str) -> ServerGetResult:
     else:
         connection = {"url": HIDDEN, "headers": _hidden_map(config.headers)}
     has_auth_header = any(k.lower() == "authorization" for k in config.headers)
-    credentials = "externally managed" if (config.env or config.headers) else "none"
     shadowed = app.registry.config.shadowed.get(name) if app.registry.config else None
     stored = await auth.credentials_status(app, conn)
     return {
@@ -103,12 +102,22 @@ async def get_server(app: Sidecar, name: str) -> ServerGetResult:
         "connection": connection,
         "authentication": {
             "kind": "header" if has_auth_header else ("oauth" if config.transport == "http" else "none"),
-            "credentials": credentials,
+            "credentials": _credentials(conn, stored),
             "tokensStored": stored["tokensStored"],
             "credentialStore": stored["store"],
         },
         "status": status_row(app, conn),
     }
+
+
+def _credentials(conn: Connection, stored: dict[str, Any]) -> str:
+    """`stored`, `none`, `store locked`, `store unavailable`, or `externally managed` (headers, env)."""
+    config = conn.config
+    if config.env or config.headers:
+        return "externally managed"
+    if stored["store"] in ("locked", "unavailable"):
+        return f"store {stored['store']}"
+    return "stored" if stored["tokensStored"] else "none"
 
 
 async def server_tools(app: Sidecar, name: str) -> ServerToolsResult:

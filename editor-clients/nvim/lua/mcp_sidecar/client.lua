@@ -254,6 +254,15 @@ local function handlers(root)
           text = text .. "\n" .. diag.hint
         end
         notify(text, vim.log.levels.ERROR)
+      elseif
+        Config.notify.failures
+        and row.state == "needs_login"
+        and (not previous or previous.state ~= "needs_login")
+      then
+        notify(
+          ("%s %s needs a login: :Mcp login %s"):format(Config.icons.login, row.name, row.name),
+          vim.log.levels.WARN
+        )
       end
     end,
     [N.catalog_changed] = function()

@@ -13,7 +13,7 @@ local M = {}
 ---@field search? { picker: "auto"|"builtin"|"select", limit: integer, debounce_ms: integer }
 ---@field prompt? { register: string }
 ---@field float? { border: string, width: number, height: number }
----@field icons? { connected: string, failed: string, idle: string, loaded: string, approval: string }
+---@field icons? { connected: string, failed: string, idle: string, loaded: string, approval: string, login: string }
 local defaults = {
   cmd = nil, -- string or list: how to start the sidecar (nil: <root>/.venv/bin/mcp-sidecar when the workspace is trusted, then `mcp-sidecar` in an absolute PATH directory; a bare name is looked up there too)
   args = {}, -- extra arguments for the sidecar, e.g. { "-v", "--log-file", vim.fn.stdpath("log") .. "/mcp-sidecar.log" }
@@ -43,7 +43,7 @@ local defaults = {
     width = 0.8, -- fraction of the editor's columns
     height = 0.6, -- fraction of the editor's lines
   },
-  icons = { connected = "●", failed = "✘", idle = "○", loaded = "⚙", approval = "⚠" }, -- used by status() and the status float (approval: a changed project server waits for :Mcp review)
+  icons = { connected = "●", failed = "✘", idle = "○", loaded = "⚙", approval = "⚠", login = "⚿" }, -- used by status() and the status float (approval: a changed project server waits for :Mcp review; login: a server needs :Mcp login)
 }
 
 ---@type mcp_sidecar.Config

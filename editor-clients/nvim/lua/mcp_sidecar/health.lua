@@ -109,6 +109,8 @@ function M.check()
     if row.state == "failed" then
       local d = row.lastDiagnostic or {}
       error(line .. ": " .. (d.message or "failed"), d.hint and { d.hint } or nil)
+    elseif row.state == "needs_login" then
+      warn(line .. ": the server asks for a login", { "Log in: :Mcp login " .. row.name })
     elseif row.approvalRequired then
       warn(
         line .. ": its project definition is new or changed and waits for approval",

@@ -156,7 +156,7 @@ function M.review(server, cb)
   require("mcp_sidecar.approvals").review(server, cb)
 end
 
---- Statusline component: "MCP ●2 ✘1 ⚠1" (connected / failed / waiting for approval), "" when the sidecar is not running.
+--- Statusline component: "MCP ●2 ✘1 ⚿1 ⚠1" (connected / failed / needs login / waiting for approval), "" when the sidecar is not running.
 ---@return string
 function M.status()
   if State.sidecar == "missing" then
@@ -165,7 +165,7 @@ function M.status()
   if State.sidecar ~= "running" then
     return ""
   end
-  local connected, failed, approvals, total = 0, 0, 0, 0
+  local connected, failed, logins, approvals, total = 0, 0, 0, 0, 0
   for _, row in pairs(State.servers) do
     total = total + 1
     if row.approvalRequired then
@@ -174,11 +174,16 @@ function M.status()
       connected = connected + 1
     elseif row.state == "failed" then
       failed = failed + 1
+    elseif row.state == "needs_login" then
+      logins = logins + 1 -- not a failure: `:Mcp login NAME` fixes it
     end
   end
   local text = ("MCP %s%d"):format(Config.icons.connected, connected)
   if failed > 0 then
     text = text .. (" %s%d"):format(Config.icons.failed, failed)
+  end
+  if logins > 0 then
+    text = text .. (" %s%d"):format(Config.icons.login, logins)
   end
   if approvals > 0 then
     text = text .. (" %s%d"):format(Config.icons.approval, approvals)

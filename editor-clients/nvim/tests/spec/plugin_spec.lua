@@ -552,6 +552,91 @@ describe("notifications", function()
   end)
 end)
 
+describe("a server that needs a login", function()
+  -- The in-repo OAuth fixture answers 401 until a login; test.sh gives the sidecar an empty
+  -- keyring (no Secret Service here), so the refusal is authentication_required.
+  local repo = vim.fs.normalize(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h:h:h:h"))
+  local python = vim.fs.joinpath(vim.fs.dirname(SIDECAR), "python")
+  local proc
+
+  local function free_port()
+    local tcp = assert(vim.uv.new_tcp())
+    tcp:bind("127.0.0.1", 0)
+    local port = tcp:getsockname().port
+    tcp:close()
+    return port
+  end
+
+  local function listening(port)
+    local done, ok = false, false
+    local tcp = assert(vim.uv.new_tcp())
+    tcp:connect("127.0.0.1", port, function(err)
+      ok, done = err == nil, true
+      tcp:close()
+    end)
+    wait_for(function()
+      return done
+    end, 2000, "connect")
+    return ok
+  end
+
+  after_each(function()
+    if proc then
+      proc:kill(15)
+      proc = nil
+    end
+  end)
+
+  it("shows ⚿ in the statusline, is not counted as failed, and offers :Mcp login", function()
+    local port = free_port()
+    proc = vim.system({ python, repo .. "/tests/fixtures/servers/oauth_server.py", "http", "--port", tostring(port) })
+    wait_for(function()
+      return listening(port)
+    end, 20000, "the OAuth fixture listens")
+    local before = mcp.status()
+    local added = async(function(cb)
+      require("mcp_sidecar.commands").execute(
+        ("add --scope global secure http://127.0.0.1:%d/mcp"):format(port),
+        function()
+          cb(true)
+        end
+      )
+    end)
+    check.eq(true, added)
+    local err = async(function(cb)
+      Client.request("mcp/server/tools", { server = "secure" }, cb)
+    end)
+    check.eq("authentication_required", err.data.code)
+    wait_for(function()
+      return State.servers.secure and State.servers.secure.state == "needs_login"
+    end, 10000, "needs_login row")
+    check.eq(before .. " ⚿1", mcp.status(), "its own glyph; the failed count is unchanged")
+    local note = wait_for(function()
+      return find_note("⚿ secure needs a login")
+    end, 5000, "login note")
+    check.eq("⚿ secure needs a login: :Mcp login secure", note.msg)
+    check.eq(vim.log.levels.WARN, note.level)
+    async(function(cb)
+      require("mcp_sidecar.ui.status").open(cb)
+    end)
+    local float = lines(0)
+    check.matches("⚿%s+secure%s+needs login", float)
+    check.matches("secure: %[authentication_required%] .- /mcp login secure", float)
+    check.matches("L log in", float)
+    close_extra_windows()
+    async(function(cb)
+      require("mcp_sidecar.commands").execute("remove --scope global secure", function()
+        cb(true)
+      end)
+    end)
+    async(function(cb) -- the status float reads the rows again
+      require("mcp_sidecar.ui.status").open(cb)
+    end)
+    close_extra_windows()
+    check.eq(before, mcp.status(), "the removed server leaves the statusline")
+  end)
+end)
+
 describe("chat integrations", function()
   it("exposes mcp_tools for CodeCompanion and avante.nvim", function()
     local cc = mcp.tools.codecompanion()

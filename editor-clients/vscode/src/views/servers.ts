@@ -2,7 +2,7 @@
 // lists its tools, resources, templates and prompts, fetched only when expanded.
 import * as vscode from "vscode";
 import type { SidecarClient } from "../client";
-import { catalogSummary, describeError, needsApproval, serverDescription, stateIcon } from "../format";
+import { catalogSummary, describeError, needsApproval, serverDescription, stateIcon, stateText } from "../format";
 import * as P from "../protocol";
 import type { ServerStore } from "../state";
 
@@ -62,7 +62,7 @@ export class ServersView implements vscode.TreeDataProvider<Node>, vscode.Dispos
         tooltip
           .appendMarkdown("**")
           .appendText(row.name)
-          .appendMarkdown(`** · ${approval ? "needs approval" : row.state} · ${row.scope} · ${row.transport}\n\n`);
+          .appendMarkdown(`** · ${stateText(row)} · ${row.scope} · ${row.transport}\n\n`);
         const pending = approval ? this.store.pending(row.name) : undefined;
         if (pending) {
           tooltip.appendText(

@@ -16,6 +16,7 @@ M.keys = {
   { "e", "enable", "enable" },
   { "d", "disable", "disable" },
   { "l", "logs", "logs" },
+  { "L", "login", "log in" },
   { "a", "review", "review change" },
   { "s", nil, "search" },
 }

@@ -435,7 +435,8 @@ test("a server that fails shows its diagnostic in the view and the status bar", 
   assert.ok(failure?.type === "message" && failure.error);
   await waitFor("broken to be failed", () => api.store.row("broken")?.state === "failed");
   const model = statusBarModel(api.client.state, api.store.rows);
-  assert.match(model.text, /^\$\(warning\) MCP: \d+ connected, [1-9] failed$/);
+  // The OAuth fixture `secure` may already have refused discovery: it counts as needing a login, not failed.
+  assert.match(model.text, /^\$\(warning\) MCP: \d+ connected, [1-9] failed(, 1 needs login)?$/);
   assert.ok(model.tooltipLines.some((l) => l.startsWith("✘ broken · failed")));
 });
 
@@ -571,6 +572,10 @@ async function followAuthorization(authorizationUrl: string, redirectUri: string
 test("OAuth without a browser: the pasted callback address completes the login; logout revokes", async () => {
   await waitFor("the secure server's row", () => api.store.row("secure"));
   await rejectsWithCode(api.client.request(P.serverTools, { server: "secure" }), "authentication_required");
+  await waitFor("secure to need a login", () => api.store.row("secure")?.state === "needs_login");
+  const model = statusBarModel(api.client.state, api.store.rows);
+  assert.ok(model.logins.includes("secure") && /, 1 needs login/.test(model.text), model.text);
+  assert.ok(model.tooltipLines.includes("⚿ secure · needs login · global · http — log in to use it"));
   const login = (await vscode.commands.executeCommand(
     "mcpSidecar.loginNoBrowser",
     "secure",
@@ -692,7 +697,7 @@ test("declining keeps the changed server disabled and marked; it is asked once p
       [["proj", "changed", "stdio", `${file.argsLine("--resources", "--prompts")} (changed: args)`, ["args"]]],
     );
     const model = statusBarModel(api.client.state, api.store.rows);
-    assert.match(model.text, /^\$\(shield\) MCP: \d+ connected(, \d+ failed)?, 1 needs approval$/);
+    assert.match(model.text, /^\$\(shield\) MCP: \d+ connected(, \d+ failed)?(, 1 needs login)?, 1 needs approval$/);
     assert.ok(model.tooltipLines.includes("⚠ proj · needs approval · project · stdio"), model.tooltipLines.join(" | "));
     const item = api.view.getTreeItem({ type: "server", server: "proj" });
     assert.equal(item.contextValue, "server state=disabled transport=stdio scope=project approval=required");

@@ -228,3 +228,31 @@ test("a server's tool picker lists every tool by name after the whole list, serv
     { label: "$(tools) long", description: `${"x".repeat(119)}…`, tool: "long" },
   ]);
 });
+
+test("a server that needs a login shows as such in the status bar, offers the login and is not failed", () => {
+  const secure = row("secure", "needs_login", {
+    transport: "http",
+    lastDiagnostic: {
+      code: "authentication_required",
+      operation: "tools",
+      server: "secure",
+      message: "The server requires authentication.",
+      hint: "Run mcp-sidecar login secure (in an editor: /mcp login secure), or check its Authorization header.",
+    },
+  });
+  const model = statusBarModel("running", [row("a", "connected"), secure]);
+  assert.equal(model.text, "$(key) MCP: 1 connected, 1 needs login");
+  assert.equal(model.severity, "warning");
+  assert.deepEqual(model.logins, ["secure"]);
+  assert.deepEqual(model.tooltipLines, [
+    "● a · connected · global · stdio",
+    "⚿ secure · needs login · global · http — log in to use it",
+  ]);
+  assert.equal(serverDescription(secure), "needs login · global");
+  assert.deepEqual(stateIcon("needs_login"), { id: "key", color: "list.warningForeground" });
+  // A failure elsewhere keeps the warning icon, and both counts show.
+  const mixed = statusBarModel("running", [row("b", "failed"), secure, { ...secure, name: "other" }]);
+  assert.equal(mixed.text, "$(warning) MCP: 0 connected, 1 failed, 2 need login");
+  assert.deepEqual(mixed.logins, ["secure", "other"]);
+  assert.deepEqual(statusBarModel("running", [row("a", "connected")]).logins, []);
+});
