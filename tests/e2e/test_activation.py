@@ -140,11 +140,25 @@ async def test_typo_is_not_loaded_with_nearby_and_never_fuzzy(sidecar: SidecarCl
 async def test_unknown_server_is_not_loaded(sidecar: SidecarClient) -> None:
     result = await sidecar.request("mcp/activate", {"ids": ["basc.echo", "nosuch.echo"], "session": "unknown"})
     reason = "The id does not start with a configured server name."
-    assert result["results"] == [
-        {"id": "basc.echo", "status": "not loaded", "reason": reason, "nearby": ["basic."]},
-        {"id": "nosuch.echo", "status": "not loaded", "reason": reason, "nearby": []},
+    assert [(r["id"], r["status"], r["reason"]) for r in result["results"]] == [
+        ("basc.echo", "not loaded", reason),
+        ("nosuch.echo", "not loaded", reason),
     ]
+    # Nearby: exact ids of the fetched tools named like the id's tool part (basic's is fetched above).
+    for row in result["results"]:
+        assert "basic.echo" in row["nearby"], row
+        assert all(i.endswith(".echo") for i in row["nearby"]), row
     assert await active_ids(sidecar, "unknown") == []
+
+
+async def test_a_bare_or_miscased_id_gets_exact_ids_of_fetched_tools(sidecar: SidecarClient) -> None:
+    await sidecar.request("mcp/activate", {"ids": ["basic.echo"], "session": "bare"})  # basic's catalog is fetched
+    result = await sidecar.request("mcp/activate", {"ids": ["echo", "Basic.echo", "basic"], "session": "bare"})
+    for row in result["results"][:2]:
+        assert row["status"] == "not loaded"
+        assert "basic.echo" in row["nearby"], row
+        assert all(i.endswith(".echo") for i in row["nearby"]), row  # exact ids, never a server prefix
+    assert result["results"][2]["nearby"] == ["basic."]  # no tool is like "basic": the server is
 
 
 async def test_filtered_tools_report_the_filter(sidecar: SidecarClient) -> None:

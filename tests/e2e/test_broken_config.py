@@ -104,7 +104,7 @@ async def test_a_file_that_is_not_json_leaves_the_other_files_servers_usable(hom
             [
                 "mcp activate",
                 " ✘ project-server.echo · not loaded: The id does not start with a configured server name."
-                f" [configuration_invalid] {problem}",
+                f" [configuration_invalid] {problem} Nearby: basic.echo",
             ],
         )
         status = await sidecar.request("mcp/status")

@@ -273,7 +273,7 @@ async def test_activation_shows_each_signature_and_summarises_what_does_not_fit(
         lines = loaded["text"].splitlines()
         assert lines[:6] == [
             "mcp activate",
-            " ✔ sig.search · loaded",
+            " ✔ sig.search · loaded [read-only]",
             '   sig.search(query: string, mode?: "fast"|"exact" = "fast", limit?: integer = 10, '
             "filters?: {tags: array of string, after?: string|null = null}|null = null) — Search the documents.",
             "     query: What to look for.",
@@ -282,7 +282,7 @@ async def test_activation_shows_each_signature_and_summarises_what_does_not_fit(
         ]
         # Server text is sanitised: the terminal sequence and the bidi override are gone.
         assert lines[6:9] == [
-            " ✔ sig.purge · loaded",
+            " ✔ sig.purge · loaded [destructive]",
             "   sig.purge(path: string) — Delete a path for good.",
             "     path: The path to delete.",
         ]

@@ -150,12 +150,28 @@ async def _resolve(app: Sidecar, tool_id: str, servers: list[str]) -> ToolRef | 
         "id": tool_id,
         "status": "not loaded",
         "reason": "The id does not start with a configured server name.",
-        "nearby": [f"{s}." for s in _nearby(head, servers)],
+        "nearby": _known_ids_like(app, tool_id) or [f"{s}." for s in _nearby(head, servers)],
     }
     unread = next((p for p in app.registry.problems if p.server is None), None)
     if unread is not None:  # a file whose servers are unknown may well define it
         outcome["diagnostic"] = unread.to_json()
     return outcome
+
+
+def _known_ids_like(app: Sidecar, tool_id: str) -> list[str]:
+    """Exact ids of tools in memory whose name is like the id's tool part (`echo`, `Basic.echo`).
+
+    Only catalogs already fetched are looked at: a typo never starts a server."""
+    word = tool_id.removeprefix("mcp__").replace("__", ".").rsplit(".", 1)[-1]
+    by_name: dict[str, list[str]] = {}
+    for conn in app.registry:
+        catalog = app.catalogs.tools.get(conn.name)
+        if catalog is None or conn.config.disabled:
+            continue
+        for name in catalog.visible(conn.config):
+            by_name.setdefault(name, []).append(f"{conn.name}.{name}")
+    names = difflib.get_close_matches(word, list(by_name), n=MAX_NEARBY, cutoff=0.6)
+    return [tool for name in names for tool in by_name[name]][:MAX_NEARBY]
 
 
 def _disabled(ref: ToolRef, approval_required: bool) -> ActivationOutcome:
@@ -267,10 +283,24 @@ def _signatures(tools: list[ToolDefinition]) -> dict[str, str]:
     return out
 
 
+def _marks(tool: ToolDefinition) -> str:
+    """What the server says a tool does to the world, as the model should weigh it before calling."""
+    annotations = tool.get("annotations")
+    if not isinstance(annotations, dict):
+        return ""
+    marks = [
+        word
+        for key, word in (("readOnlyHint", "read-only"), ("destructiveHint", "destructive"))
+        if annotations.get(key) is True
+    ]
+    return "".join(f" [{m}]" for m in marks)
+
+
 def _render(results: list[ActivationEntry], tools: list[ToolDefinition]) -> str:
     """One line per id, then each loaded tool's signature; ids, reasons and nearby names are
     sanitised (an id may echo the client's input), and so is every schema string."""
     signatures = _signatures(tools)
+    marks = {t["id"]: _marks(t) for t in tools}
     lines = ["mcp activate"]
     for r in results:
         if r["status"] == "not loaded":
@@ -283,7 +313,7 @@ def _render(results: list[ActivationEntry], tools: list[ToolDefinition]) -> str:
             if r.get("nearby"):
                 line += f" Nearby: {one_line(', '.join(r['nearby']))}"
         else:
-            line = f" ✔ {one_line(r['id'])} · {r['status']}"
+            line = f" ✔ {one_line(r['id'])} · {r['status']}{marks.get(r['id'], '')}"
             if r["id"] in signatures:
                 line += "\n" + signatures[r["id"]]
         lines.append(line)
