@@ -178,19 +178,20 @@ local function cc_output(self, a, b, c)
   chat:add_tool_output(self, text)
 end
 
---- A CodeCompanion tool: `strategies.chat.tools.mcp_tools = { callback = require("mcp_sidecar").tools.codecompanion(), description = "..." }`.
----@return table
-function M.codecompanion()
-  M.prefetch()
-  end_session_with_codecompanion_chats()
+--- A CodeCompanion tool named `name` that runs `run(args, done)`; `spec(def)` picks its
+--- definition ({name, description, inputSchema}) out of the sidecar's.
+---@param name string
+---@param run fun(args: table, cb: fun(text: string, is_error: boolean))
+---@param spec fun(def: table): table
+local function cc_tool(name, run, spec)
   return lazy({
-    name = "mcp_tools",
+    name = name,
     cmds = {
       -- CodeCompanion v20+: function(self, args, opts) with opts.output_cb;
       -- earlier versions: function(self, args, input, output_handler).
       function(_, args, opts_or_input, output_handler)
         local done = type(opts_or_input) == "table" and opts_or_input.output_cb or output_handler
-        M.invoke(args, function(text, is_error)
+        run(args, function(text, is_error)
           done({ status = is_error and "error" or "success", data = text })
         end)
       end,
@@ -204,50 +205,39 @@ function M.codecompanion()
       end,
     },
   }, function(key, def)
+    local tool = spec(def)
     if key == "schema" then
       return {
         type = "function",
-        ["function"] = { name = def.name, description = def.description, parameters = def.inputSchema },
+        ["function"] = { name = tool.name, description = tool.description, parameters = tool.inputSchema },
       }
     elseif key == "system_prompt" then
-      return def.description
+      return tool.description
     end
   end)
+end
+
+local function mcp_tools_spec(def)
+  return def
+end
+
+local function mcp_call_spec(def)
+  return def.call or { inputSchema = {} }
+end
+
+--- A CodeCompanion tool: `strategies.chat.tools.mcp_tools = { callback = require("mcp_sidecar").tools.codecompanion(), description = "..." }`.
+---@return table
+function M.codecompanion()
+  M.prefetch()
+  end_session_with_codecompanion_chats()
+  return cc_tool("mcp_tools", M.invoke, mcp_tools_spec)
 end
 
 --- The CodeCompanion `mcp_call` tool, beside `codecompanion()`: `mcp_call = { callback = require("mcp_sidecar").tools.codecompanion_call(), description = "..." }`.
 ---@return table
 function M.codecompanion_call()
   M.prefetch()
-  return lazy({
-    name = "mcp_call",
-    cmds = {
-      function(_, args, opts_or_input, output_handler)
-        local done = type(opts_or_input) == "table" and opts_or_input.output_cb or output_handler
-        M.call(args, function(text, is_error)
-          done({ status = is_error and "error" or "success", data = text })
-        end)
-      end,
-    },
-    output = {
-      success = function(self, ...)
-        cc_output(self, ...)
-      end,
-      error = function(self, ...)
-        cc_output(self, ...)
-      end,
-    },
-  }, function(key, def)
-    local call = def.call or {}
-    if key == "schema" then
-      return {
-        type = "function",
-        ["function"] = { name = call.name, description = call.description, parameters = call.inputSchema },
-      }
-    elseif key == "system_prompt" then
-      return call.description
-    end
-  end)
+  return cc_tool("mcp_call", M.call, mcp_call_spec)
 end
 
 local function avante_fields(def)
@@ -271,22 +261,21 @@ local function avante_fields(def)
   return fields
 end
 
---- An avante.nvim custom tool: `custom_tools = function() return { require("mcp_sidecar").tools.avante() } end`.
----@return table
-function M.avante()
-  M.prefetch()
+--- An avante.nvim tool named `name` that runs `run(params, done)` (see `cc_tool`).
+---@param name string
+---@param returns table
+---@param run fun(args: table, cb: fun(text: string, is_error: boolean))
+---@param spec fun(def: table): table
+local function avante_tool(name, returns, run, spec)
   return lazy({
-    name = "mcp_tools",
-    returns = {
-      { name = "result", description = "What mcp_tools answered", type = "string" },
-      { name = "error", description = "Set when the operation failed", type = "string", optional = true },
-    },
+    name = name,
+    returns = returns,
     -- avante calls func(params, on_log, on_complete) (older) or func(params, opts) (newer).
     func = function(params, on_log_or_opts, on_complete)
       if type(on_log_or_opts) == "table" then
         on_complete = on_log_or_opts.on_complete
       end
-      M.invoke(params, function(text, is_error)
+      run(params, function(text, is_error)
         if is_error then
           on_complete(nil, text)
         else
@@ -295,44 +284,33 @@ function M.avante()
       end)
     end,
   }, function(key, def)
+    local tool = spec(def)
     if key == "description" then
-      return def.description
+      return tool.description
     elseif key == "param" then
-      return { type = "table", fields = avante_fields(def) }
+      return { type = "table", fields = avante_fields(tool) }
     end
   end)
+end
+
+--- An avante.nvim custom tool: `custom_tools = function() return { require("mcp_sidecar").tools.avante() } end`.
+---@return table
+function M.avante()
+  M.prefetch()
+  return avante_tool("mcp_tools", {
+    { name = "result", description = "What mcp_tools answered", type = "string" },
+    { name = "error", description = "Set when the operation failed", type = "string", optional = true },
+  }, M.invoke, mcp_tools_spec)
 end
 
 --- The avante.nvim `mcp_call` tool, beside `avante()`.
 ---@return table
 function M.avante_call()
   M.prefetch()
-  return lazy({
-    name = "mcp_call",
-    returns = {
-      { name = "result", description = "What the tool answered", type = "string" },
-      { name = "error", description = "Set when the call failed or was declined", type = "string", optional = true },
-    },
-    func = function(params, on_log_or_opts, on_complete)
-      if type(on_log_or_opts) == "table" then
-        on_complete = on_log_or_opts.on_complete
-      end
-      M.call(params, function(text, is_error)
-        if is_error then
-          on_complete(nil, text)
-        else
-          on_complete(text, nil)
-        end
-      end)
-    end,
-  }, function(key, def)
-    local call = def.call or {}
-    if key == "description" then
-      return call.description
-    elseif key == "param" then
-      return { type = "table", fields = avante_fields({ inputSchema = call.inputSchema or {} }) }
-    end
-  end)
+  return avante_tool("mcp_call", {
+    { name = "result", description = "What the tool answered", type = "string" },
+    { name = "error", description = "Set when the call failed or was declined", type = "string", optional = true },
+  }, M.call, mcp_call_spec)
 end
 
 return M

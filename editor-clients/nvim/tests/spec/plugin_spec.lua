@@ -697,6 +697,14 @@ describe("chat integrations", function()
     check.matches("%- docs: Team documentation$", cc.schema["function"].description)
     check.matches("%- docs: Team documentation$", cc.system_prompt)
     -- mcp_call calls what was activated, once the person says yes; declined, nothing runs.
+    local av_call = mcp.tools.avante_call()
+    check.eq("mcp_call", av_call.name)
+    check.eq(
+      { "arguments", "id" },
+      vim.tbl_map(function(f)
+        return f.name
+      end, av_call.param.fields)
+    )
     local call = mcp.tools.codecompanion_call()
     check.eq("mcp_call", call.schema["function"].name)
     check.matches("signature its activation showed", call.schema["function"].description)
