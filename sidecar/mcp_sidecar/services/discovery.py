@@ -221,9 +221,14 @@ def _broken(app: Sidecar) -> list[Unavailable]:
 async def _collisions(app: Sidecar, indexes: list[Index], operation: str) -> list[dict[str, Any]]:
     """Refusals of the searched tools whose `mcp__server__tool` name another server's tool has too."""
     servers = app.registry.names()
-    searched = {(d.server, d.key) for ix in indexes for d in ix.documents if d.kind == "tool"}
+    # Two readings of one model name need two server names that meet at `__` (`a` and `a__b`):
+    # only those servers' tools can collide, so most configurations check no tool at all.
+    meeting = {s for s in servers for t in servers if s != t and (t.startswith(s + "__") or s.startswith(t + "__"))}
+    if not meeting:
+        return []
+    searched = {(d.server, d.key) for ix in indexes if ix.server in meeting for d in ix.documents if d.kind == "tool"}
     models = {f"mcp__{server}__{tool}" for server, tool in searched}
-    models = {m for m in models if len(tool_refs(m, servers)) > 1}  # only server names meeting at `__`
+    models = {m for m in models if len(tool_refs(m, servers)) > 1}
     if not models:
         return []
     owners = await model_name_owners(app, sorted(models), operation)
