@@ -112,3 +112,29 @@ def test_render_lists_unavailable_servers_after_candidates() -> None:
 
 def test_render_quotes_the_query_as_json() -> None:
     assert render('say "hi"', [], []).splitlines()[0] == 'mcp discover "say \\"hi\\""'
+
+
+async def test_no_model_name_is_parsed_when_no_server_names_meet_at_double_underscore(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The collision check costs nothing unless two server names meet at `__` (`a` and `a__b`)."""
+    from mcp_sidecar.services import discovery
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("MCP_SIDECAR_HOME", str(home))
+    never = str(tmp_path / "never-run")
+    servers = {"alpha": {"command": never}, "alpha_b": {"command": never}, "beta__x": {"command": never}}
+    (home / "mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    app = Sidecar(lambda method, params: None, workspace=tmp_path, use_disk_cache=False)
+    app.ensure_loaded()
+    for name in servers:
+        app.catalogs.tools[name] = ToolCatalog(name, TOOLS, source="cache", generation=0)
+
+    def parsed(*_: Any) -> Any:
+        raise AssertionError("a model name was parsed")
+
+    monkeypatch.setattr(discovery, "tool_refs", parsed)
+    found = await discovery.discover(app, "echo", "tools", limit=10)
+    assert sorted(c["server"] for c in found["candidates"]) == sorted(servers)
+    assert found["refused"] == []
