@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from mcp_sidecar.output import spill
 from mcp_sidecar.output.limits import IMAGE_BUDGET, IMAGE_TYPES, TextBudget, formatted, json_display, within_limits
-from mcp_sidecar.output.sanitize import has_controls, json_escape, one_line, strip_controls
+from mcp_sidecar.output.sanitize import has_controls, json_escape, json_text, one_line, strip_controls
 
 if TYPE_CHECKING:
     from mcp_sidecar.protocol.results import DisplayBlock, NextCall, ResourceLink, ShapedToolResult, Spill
@@ -103,8 +103,13 @@ def read_call(server: str, uri: str) -> NextCall:
     return {"method": "mcp/read", "params": {"server": server, "uri": uri}}
 
 
+def model_call(arguments: dict[str, Any]) -> str:
+    """The exact `mcp_tools` call, as JSON that decodes to the same values (hidden characters escaped)."""
+    return f"mcp_tools({json_text(arguments, indent=None)})"
+
+
 def model_read_call(server: str, uri: str) -> str:
-    return "mcp_tools(" + json.dumps({"read": {"server": server, "uri": uri}}, ensure_ascii=False) + ")"
+    return model_call({"read": {"server": server, "uri": uri}})
 
 
 def _keep_text(

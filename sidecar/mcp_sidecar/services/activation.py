@@ -285,15 +285,8 @@ def _signatures(tools: list[ToolDefinition]) -> dict[str, str]:
 
 def _marks(tool: ToolDefinition) -> str:
     """What the server says a tool does to the world, as the model should weigh it before calling."""
-    annotations = tool.get("annotations")
-    if not isinstance(annotations, dict):
-        return ""
-    marks = [
-        word
-        for key, word in (("readOnlyHint", "read-only"), ("destructiveHint", "destructive"))
-        if annotations.get(key) is True
-    ]
-    return "".join(f" [{m}]" for m in marks)
+    words = signature.annotation_words(cast("dict[str, Any]", tool))
+    return "".join(f" [{word}]" for word in words if word in ("read-only", "destructive"))
 
 
 def _render(results: list[ActivationEntry], tools: list[ToolDefinition]) -> str:

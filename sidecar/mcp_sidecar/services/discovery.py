@@ -28,7 +28,8 @@ from mcp_sidecar.catalog.documents import template_variables
 from mcp_sidecar.catalog.index import Hit, Index
 from mcp_sidecar.catalog.tools import canonical
 from mcp_sidecar.connections.connection import Connection
-from mcp_sidecar.output.sanitize import json_escape, json_text, one_line, strip_controls
+from mcp_sidecar.output.sanitize import json_escape, one_line, strip_controls
+from mcp_sidecar.output.shaping import model_call
 from mcp_sidecar.protocol.errors import SidecarError, refused_disabled
 from mcp_sidecar.protocol.params import RANKED_QUERY_CHARS
 from mcp_sidecar.services.activation import model_name_owners, tool_refs
@@ -346,11 +347,6 @@ def candidate(hit: Hit, active: Mapping[str, ActiveTool]) -> Candidate:
         },
         "score": score,
     }
-
-
-def model_call(arguments: dict[str, Any]) -> str:
-    """The exact `mcp_tools` call, as JSON that decodes to the same values (hidden characters escaped)."""
-    return f"mcp_tools({json_text(arguments, indent=None)})"
 
 
 def read_call(c: Mapping[str, Any]) -> str:

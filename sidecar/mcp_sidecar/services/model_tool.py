@@ -151,7 +151,7 @@ def directory(app: Sidecar) -> list[DirectoryEntry]:
         if conn.config.disabled:
             continue
         entry = _summary_of(app, conn)
-        if conn.state != "connected" and conn.last_diagnostic is not None and conn.state != "idle":
+        if conn.state not in ("connected", "idle") and conn.last_diagnostic is not None:
             entry["unavailable"] = conn.last_diagnostic.code
         entries.append(entry)
     listed = {e["name"] for e in entries}
@@ -159,6 +159,18 @@ def directory(app: Sidecar) -> list[DirectoryEntry]:
         if name not in listed:
             entries.append({"name": name, "summary": "", "source": "none", "unavailable": diag.code})
     return entries
+
+
+def _directory_key(app: Sidecar) -> str:
+    """What makes the directory news to a session: its servers and their descriptions, from the
+    configuration alone (a catalog cached since is not worth repeating it; no cache is read)."""
+    described = [
+        f"{conn.name}={short(conn.config.description, 200) if (conn.config.description or '').strip() else ''}"
+        for conn in app.registry
+        if not conn.config.disabled
+    ]
+    listed = {conn.name for conn in app.registry if not conn.config.disabled}
+    return "\n".join([*described, *(f"{name}=" for name in app.registry.broken() if name not in listed)])
 
 
 def _summary_of(app: Sidecar, conn: Connection) -> DirectoryEntry:
@@ -316,11 +328,9 @@ async def invoke(
     """
     result = await _invoke(app, arguments, session)
     if include_directory and "query" in arguments and not result["isError"]:
-        servers = directory(app)
-        # News when servers or descriptions change; a catalog cached since is not worth repeating it.
-        key = "\n".join(f"{e['name']}={e['summary'] if e['source'] == 'description' else ''}" for e in servers)
-        if servers and app.sessions.directory_news(session, key):
-            result["text"] = f"{directory_text(servers)}\n\n{result['text']}"
+        key = _directory_key(app)
+        if key and app.sessions.directory_news(session, key):
+            result["text"] = f"{directory_text(directory(app))}\n\n{result['text']}"
     # Each rendering sanitises its fields; the whole text once more, as the model reads it.
     result["text"] = strip_controls(result["text"])
     return result
