@@ -66,6 +66,24 @@ async function searchFor(query, text) {
   await quickInput.locator(".quick-input-title", { hasText: "MCP: Search" }).waitFor();
   await page.keyboard.type(query);
   await quickRows.filter({ hasText: text }).first().waitFor();
+  await settled();
+}
+
+/**
+ * Waits until the list stops changing: rows of an earlier query (the empty one lists
+ * everything) can match `text` and be replaced under the click by the typed query's answer.
+ */
+async function settled() {
+  const deadline = Date.now() + STEP_TIMEOUT / 2;
+  let last = "";
+  let same = 0;
+  while (same < 3) {
+    if (Date.now() > deadline) throw new Error("the quick pick kept changing");
+    await page.waitForTimeout(200);
+    const now = (await quickRows.allInnerTexts()).join("\n");
+    same = now === last ? same + 1 : 0;
+    last = now;
+  }
 }
 
 /** Clicks the quick pick row with `text` (re-found if fresh results re-render the list). */
