@@ -26,6 +26,17 @@ def test_every_notification_is_documented_and_nothing_else() -> None:
     assert sorted(documented("Notifications, sidecar to client")) == sorted(methods.NOTIFICATIONS)
 
 
+def test_every_request_to_the_client_is_documented_and_nothing_else() -> None:
+    assert sorted(documented("Requests, sidecar to client")) == sorted(methods.CLIENT_REQUESTS)
+    for method in methods.CLIENT_REQUESTS:
+        assert "Params:" in section(method), method
+        assert "Result:" in section(method), method
+
+
+def test_notifications_from_the_client_are_documented() -> None:
+    assert documented("Notifications, client to sidecar") == ["workspace/didChangeWorkspaceFolders", "$/cancelRequest"]
+
+
 def test_lifecycle_is_documented() -> None:
     assert documented("Lifecycle") == ["initialize", "initialized", "shutdown", "exit"]
 

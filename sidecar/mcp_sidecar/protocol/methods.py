@@ -92,6 +92,8 @@ RESOURCE_UPDATED = "mcp/resourceUpdated"
 WATCHES_CLEARED = "mcp/watchesCleared"
 APPROVAL_REQUIRED = "mcp/approvalRequired"
 MODEL_TOOL_CHANGED = "mcp/modelToolChanged"
+ELICITATION_COMPLETE = "mcp/elicitationComplete"
+SERVER_LOG = "mcp/serverLog"
 
 NOTIFICATIONS: tuple[str, ...] = (
     SERVER_STATUS,
@@ -101,6 +103,14 @@ NOTIFICATIONS: tuple[str, ...] = (
     WATCHES_CLEARED,
     APPROVAL_REQUIRED,
     MODEL_TOOL_CHANGED,
+    ELICITATION_COMPLETE,
+    SERVER_LOG,
 )
+
+# Requests, sidecar to client: a server asks the person (MCP elicitation and sampling).
+ELICIT = "mcp/elicit"
+SAMPLE = "mcp/sample"
+
+CLIENT_REQUESTS: tuple[str, ...] = (ELICIT, SAMPLE)
 
 DEFAULT_SESSION = "default"
