@@ -10,6 +10,14 @@ export type JsonObject = { [key: string]: Json };
 
 // ---------------------------------------------------------------- shared shapes
 
+/** MCP's `Icon`: the sidecar passes data: and https: sources only, size-bounded. */
+export interface Icon {
+  src: string;
+  mimeType?: string;
+  sizes?: string[];
+  theme?: "light" | "dark";
+}
+
 export interface Diagnostic {
   code: string;
   operation: string;
@@ -44,6 +52,8 @@ export interface StatusRow {
   lastDiagnostic: Diagnostic | null;
   /** A project definition that is new or changed on disk and waits for the person's approval. */
   approvalRequired: boolean;
+  /** The server's icons (data: and https: URIs only, size-bounded by the sidecar). */
+  icons?: Icon[];
 }
 
 /**
@@ -73,6 +83,7 @@ export interface ToolDefinition {
   inputSchema: JsonObject;
   outputSchema?: JsonObject | null;
   annotations?: JsonObject | null;
+  icons?: Icon[];
 }
 
 export interface Watch {
@@ -205,6 +216,8 @@ export interface CallToolParams {
   activate?: boolean;
   /** A model reads the failure (a chat's call tool): the diagnostic's hint is written for it. */
   forModel?: boolean;
+  /** LSP's WorkDoneProgressParams: the sidecar reports the call on it with `$/progress`. */
+  workDoneToken?: string;
 }
 
 export interface CallToolResult {
@@ -222,6 +235,8 @@ export interface CallToolResult {
   activation?: { id: string; status: "loaded" | "already loaded" };
   /** Only when `isError`: a `tool_error` diagnostic (the content is the server's own text). */
   diagnostic?: Diagnostic;
+  /** Only with an `elicitation_required` diagnostic: the URL steps the server asked for. */
+  elicitations?: { elicitationId: string; url: string; action: "accept" | "decline" | "cancel"; completed: boolean }[];
   /** Only with `forModel: true`: the result as a model reads it (every block, sanitised). */
   text?: string;
 }
@@ -243,6 +258,7 @@ interface CandidateBase {
   description: string;
   next: { method: string; params: JsonObject };
   score: number;
+  icons?: Icon[];
 }
 
 export interface ToolCandidate extends CandidateBase {
@@ -698,6 +714,86 @@ export interface ActiveToolsChangedParams {
   reason: string;
 }
 
+export interface ServerLogParams {
+  server: string;
+  /** `warning`, `error`, `critical`, `alert` or `emergency`. */
+  level: string;
+  logger?: string;
+  /** The message's data on one line, sanitised, secrets redacted, at most 2,000 characters. */
+  text: string;
+}
+
+export interface ElicitationCompleteParams {
+  server: string;
+  elicitationId: string;
+}
+
+// ---------------------------------------------------------------- requests, sidecar to client: params and results
+
+/** What the editor can render for a server (`initializationOptions.mcpCapabilities`). */
+export interface McpCapabilities {
+  elicitation?: { form?: Record<string, never>; url?: Record<string, never> };
+  sampling?: Record<string, never>;
+}
+
+export interface ElicitFormParams {
+  server: string;
+  mode: "form";
+  message: string;
+  /** Checked and rebuilt by the sidecar: a flat object of primitive, enum and multi-select properties. */
+  requestedSchema: JsonObject;
+}
+
+export interface ElicitUrlParams {
+  server: string;
+  mode: "url";
+  message: string;
+  url: string;
+  /** The URL's host (punycode), for the person to read before consenting. */
+  host: string;
+  elicitationId?: string;
+}
+
+export type ElicitParams = ElicitFormParams | ElicitUrlParams;
+
+export interface ElicitResult {
+  action: "accept" | "decline" | "cancel";
+  content?: JsonObject;
+}
+
+export interface SamplingContent {
+  type: string;
+  text?: string;
+  data?: string;
+  mimeType?: string;
+  [key: string]: Json | undefined;
+}
+
+export interface SamplingMessage {
+  role: "user" | "assistant";
+  content: SamplingContent | SamplingContent[];
+}
+
+export interface SampleParams {
+  server: string;
+  messages: SamplingMessage[];
+  maxTokens: number;
+  systemPrompt?: string;
+  modelPreferences?: JsonObject;
+  temperature?: number;
+  stopSequences?: string[];
+  includeContext?: string;
+  tools?: JsonObject[];
+  toolChoice?: JsonObject;
+}
+
+export interface SampleResult {
+  role: "assistant";
+  content: { type: "text"; text: string };
+  model: string;
+  stopReason?: string;
+}
+
 // ---------------------------------------------------------------- requests, client to sidecar
 
 type Empty = Record<string, never>;
@@ -753,6 +849,13 @@ export const watchesCleared = new NotificationType<WatchesClearedParams>("mcp/wa
 export const activeToolsChanged = new NotificationType<ActiveToolsChangedParams>("mcp/activeToolsChanged");
 export const approvalRequired = new NotificationType<ApprovalRequiredParams>("mcp/approvalRequired");
 export const modelToolChanged = new NotificationType<ModelToolChangedParams>("mcp/modelToolChanged");
+export const elicitationComplete = new NotificationType<ElicitationCompleteParams>("mcp/elicitationComplete");
+export const serverLog = new NotificationType<ServerLogParams>("mcp/serverLog");
+
+// ---------------------------------------------------------------- requests, sidecar to client
+
+export const elicit = new RequestType<ElicitParams, ElicitResult, void>("mcp/elicit");
+export const sample = new RequestType<SampleParams, SampleResult, void>("mcp/sample");
 
 /** Every request this file mirrors, for the protocol test. */
 export const REQUESTS = [
@@ -802,7 +905,12 @@ export const NOTIFICATIONS = [
   activeToolsChanged,
   approvalRequired,
   modelToolChanged,
+  elicitationComplete,
+  serverLog,
 ].map((type) => type.method);
+
+/** Every request the sidecar sends this client (a server asks the person), for the protocol test. */
+export const CLIENT_REQUESTS = [elicit, sample].map((type) => type.method);
 
 /** The `workspace/executeCommand` command that runs one `/mcp` line (generic LSP clients). */
 export const EXECUTE_COMMAND = "mcp.command";

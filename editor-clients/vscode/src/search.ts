@@ -4,6 +4,7 @@ import * as vscode from "vscode";
 import type { Actions } from "./actions";
 import type { SidecarClient } from "./client";
 import { candidateItem, describeError } from "./format";
+import { iconPath } from "./icons";
 import * as P from "./protocol";
 import { pickOne, trackQuickPick } from "./ui";
 
@@ -88,6 +89,7 @@ export function openSearch(client: SidecarClient, actions: Actions, initial = ""
         if (mine !== generation) return;
         const items: CandidateItem[] = result.candidates.map((candidate) => ({
           ...candidateItem(candidate),
+          iconPath: iconPath(candidate.icons),
           candidate,
           alwaysShow: true,
         }));
