@@ -44,6 +44,14 @@ if [ ! -f "$SERVER_MAIN" ]; then
   (cd "$TOOLS/cs" && PATH="$NODE24/bin:$PATH" npm_config_nodedir="$NODE24" npm install -s "code-server@$CODE_SERVER_VERSION")
 fi
 
+# @modelcontextprotocol/server-everything (tests/package.json): the suites' elicitation,
+# sampling, progress and logging server.
+EVERYTHING_JS="$ROOT/tests/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+if [ ! -f "$EVERYTHING_JS" ]; then
+  echo "npm ci (tests/: server-everything)"
+  (cd "$ROOT/tests" && npm ci -s)
+fi
+
 cd "$EXT"
 LOCK_SUM="$(sha256sum package-lock.json | cut -d' ' -f1)"
 if [ "$(cat node_modules/.mcp-lock-sum 2>/dev/null)" != "$LOCK_SUM" ]; then
@@ -81,7 +89,8 @@ cleanup() {
 trap cleanup EXIT
 # The sidecar, its fixture servers and VS Code write only below $RUN.
 export MCP_SIDECAR_HOME="$RUN/home" XDG_STATE_HOME="$RUN/state" XDG_CACHE_HOME="$RUN/cache" \
-  XDG_CONFIG_HOME="$RUN/config" XDG_DATA_HOME="$RUN/data" MCP_TEST_PYTHON="$PY"
+  XDG_CONFIG_HOME="$RUN/config" XDG_DATA_HOME="$RUN/data" MCP_TEST_PYTHON="$PY" \
+  MCP_TEST_NODE="$(command -v node)" MCP_TEST_EVERYTHING="$EVERYTHING_JS"
 # The extension finds the sidecar through mcpSidecar.path, a machine-scoped setting: in this
 # remote window it is read from the VS Code server's machine settings (<user-data-dir>/Machine),
 # never from the workspace. PATH cannot carry it: the VS Code server gives extension hosts the
@@ -128,7 +137,10 @@ PYEOF
 
 PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 server() { PATH="$NODE24/bin:$PATH" node "$SERVER_MAIN" "$@"; }
-server --install-extension "$EXT/dist/mcp-sidecar.vsix" --extensions-dir "$RUN/ext" \
+# The test language model (dist-test/fake-lm): sampling answers through vscode.lm in both suites.
+(cd "$EXT/dist-test/fake-lm" && node "$EXT/node_modules/@vscode/vsce/vsce" package --no-dependencies \
+  --allow-missing-repository --skip-license -o "$RUN/fake-lm.vsix" >/dev/null)
+server --install-extension "$EXT/dist/mcp-sidecar.vsix" --install-extension "$RUN/fake-lm.vsix" --extensions-dir "$RUN/ext" \
   --user-data-dir "$RUN/ud" --server-data-dir "$RUN/sd" >"$RUN/install.log" 2>&1 ||
   { cat "$RUN/install.log"; exit 1; }
 # setsid: killing the group also ends extension hosts and sidecars (they outlive server-main).

@@ -22,6 +22,15 @@ export class Elicitations implements vscode.Disposable {
    * well as a Uri, and a Uri would re-encode the address the person was shown.
    */
   openExternal: (url: string) => Thenable<boolean> = (url) => vscode.env.openExternal(url as unknown as vscode.Uri);
+  /** The Retry notifications; tests replace it to press a button (they cannot click). */
+  notify: (message: string, warning: boolean, ...items: string[]) => Thenable<string | undefined> = (
+    message,
+    warning,
+    ...items
+  ) =>
+    warning
+      ? vscode.window.showWarningMessage(message, ...items)
+      : vscode.window.showInformationMessage(message, ...items);
   readonly steps = new BrowserSteps();
   private readonly disposables: vscode.Disposable[];
 
@@ -113,15 +122,8 @@ export class Elicitations implements vscode.Disposable {
     void this.offer(message, once, ["Retry", "Cancel"], true);
   }
 
-  /** Tests follow what was offered (the notification's text and buttons). */
-  readonly offered: { message: string; items: string[] }[] = [];
-
   private async offer(message: string, retry: () => void, items: string[], warning: boolean): Promise<void> {
-    this.offered.push({ message, items });
-    const choice = warning
-      ? await vscode.window.showWarningMessage(message, ...items)
-      : await vscode.window.showInformationMessage(message, ...items);
-    if (choice === "Retry") retry();
+    if ((await this.notify(message, warning, ...items)) === "Retry") retry();
   }
 
   dispose(): void {

@@ -14,51 +14,10 @@ import type { McpSidecarApi } from "../../extension";
 import { statusBarModel } from "../../format";
 import * as P from "../../protocol";
 import type { Node } from "../../views/servers";
+import { registerServerAskTests } from "./asks";
+import { activeText, cases, EXTENSION_ID, rejectsWithCode, setApi, test, waitFor } from "./harness";
 
-const EXTENSION_ID = "mcp-sidecar.mcp-sidecar";
-type Case = { name: string; body: () => Promise<void> };
-const cases: Case[] = [];
-const test = (name: string, body: () => Promise<void>) => cases.push({ name, body });
 let api: McpSidecarApi;
-
-async function waitFor<T>(
-  what: string,
-  probe: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline)
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ""}`,
-      );
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-async function rejectsWithCode(promise: Promise<unknown>, code: string): Promise<P.Diagnostic> {
-  try {
-    await promise;
-  } catch (error) {
-    const data = (error as { data?: P.Diagnostic }).data;
-    assert.equal(data?.code, code, `expected ${code}, got ${JSON.stringify(data ?? String(error))}`);
-    return data;
-  }
-  throw new Error(`expected the request to fail with ${code}`);
-}
-
-function activeText(scheme: string): string {
-  const editor = vscode.window.activeTextEditor;
-  assert.equal(editor?.document.uri.scheme, scheme, `active editor: ${editor?.document.uri.toString()}`);
-  return editor.document.getText();
-}
 
 /**
  * Waits until our quick pick offers an item matching `label` and the workbench has highlighted
@@ -100,6 +59,7 @@ test("activates, starts the sidecar of the user's mcpSidecar.path and lists ever
   const extension = vscode.extensions.getExtension<McpSidecarApi>(EXTENSION_ID);
   assert.ok(extension, "the extension is loaded");
   api = await extension.activate();
+  setApi(api);
   await waitFor("the sidecar to run", () => api.client.state === "running");
   const names = await waitFor("status rows", () =>
     api.store.rows.length >= 5 ? api.store.rows.map((r) => r.name) : undefined,
@@ -870,6 +830,10 @@ test("mcp_call asks before a read-only tool unless the user listed its server; a
     await api.store.refresh();
   }
 });
+
+// ------------------------------------------------------------------ a server asks (elicitation, sampling), progress, logs
+
+registerServerAskTests();
 
 // ------------------------------------------------------------------ restarts
 
