@@ -849,8 +849,8 @@ export const watchesCleared = new NotificationType<WatchesClearedParams>("mcp/wa
 export const activeToolsChanged = new NotificationType<ActiveToolsChangedParams>("mcp/activeToolsChanged");
 export const approvalRequired = new NotificationType<ApprovalRequiredParams>("mcp/approvalRequired");
 export const modelToolChanged = new NotificationType<ModelToolChangedParams>("mcp/modelToolChanged");
-export const elicitationComplete = new NotificationType<ElicitationCompleteParams>("mcp/elicitationComplete");
 export const serverLog = new NotificationType<ServerLogParams>("mcp/serverLog");
+export const elicitationComplete = new NotificationType<ElicitationCompleteParams>("mcp/elicitationComplete");
 
 // ---------------------------------------------------------------- requests, sidecar to client
 
@@ -905,8 +905,8 @@ export const NOTIFICATIONS = [
   activeToolsChanged,
   approvalRequired,
   modelToolChanged,
-  elicitationComplete,
   serverLog,
+  elicitationComplete,
 ].map((type) => type.method);
 
 /** Every request the sidecar sends this client (a server asks the person), for the protocol test. */
