@@ -24,7 +24,7 @@ export function actionsFor(candidate: P.Candidate, actions: Actions): ActionItem
       return [
         {
           label: "$(play) Call with arguments…",
-          description: "JSON checked against the input schema",
+          description: "each argument asked in turn and checked as you type (or as JSON)",
           run: () => actions.call(candidate.id),
         },
         {

@@ -241,7 +241,8 @@ export type WorkDone =
 
 /**
  * Turns LSP work-done progress (absolute percentages) into VS Code's progress reports
- * (increments). One per call; a percentage that goes back is shown as no increment.
+ * (increments, and the percentage as the message when the server gave none). One per call; a
+ * percentage that goes back is shown as no increment.
  */
 export class ProgressSteps {
   private done = 0;
@@ -254,6 +255,8 @@ export class ProgressSteps {
       const now = Math.max(0, Math.min(100, value.percentage));
       if (now > this.done) report.increment = now - this.done;
       this.done = Math.max(this.done, now);
+      // The bar has no number of its own: say how far it is when the server says nothing else.
+      report.message ??= `${Math.round(this.done)}%`;
     }
     return report.message !== undefined || report.increment !== undefined ? report : undefined;
   }

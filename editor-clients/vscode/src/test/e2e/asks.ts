@@ -296,7 +296,7 @@ export function registerServerAskTests(): void {
     }
   });
 
-  test("a call that needs a browser step first (-32042) fails with elicitation_required and offers Retry; Retry calls again", async () => {
+  test("a call that needs a browser step first (-32042) fails with elicitation_required; declined, it offers Retry, and Retry calls again", async () => {
     const url = "https://example.com/after-prerequisite";
     const opened: string[] = [];
     const elicitations = ext().elicitations;
@@ -310,7 +310,9 @@ export function registerServerAskTests(): void {
       notified.push({ message, items });
       return "Retry";
     };
-    const { asked, restore } = answering(elicitations, ["Open modelcontextprotocol.io", "Open example.com"]);
+    // Declining the prerequisite answers at once (an accepted one waits up to 2 minutes for the
+    // server's completion notice, which server-everything never sends).
+    const { asked, restore } = answering(elicitations, ["Decline", "Open example.com"]);
     try {
       const id = `${EVERYTHING}.trigger-url-elicitation`;
       const first = (await vscode.commands.executeCommand("mcpSidecar.callTool", id, {
@@ -319,12 +321,17 @@ export function registerServerAskTests(): void {
       })) as P.CallToolResult;
       assert.equal(first.isError, true);
       assert.equal(first.diagnostic?.code, "elicitation_required");
-      assert.equal(first.elicitations?.length, 1);
-      assert.equal(first.elicitations?.[0]?.url, "https://modelcontextprotocol.io");
-      assert.equal(first.elicitations?.[0]?.action, "accept");
+      assert.deepEqual(
+        first.elicitations?.map((s) => [s.url, s.action, s.completed]),
+        [["https://modelcontextprotocol.io", "decline", false]],
+      );
       assert.equal(asked[0]?.message, "everything asks you to continue in the browser");
+      assert.deepEqual(asked[0]?.items, ["Open modelcontextprotocol.io", COPY_URL, "Decline"]);
       await waitFor("the Retry offer", () => notified.length >= 1);
-      assert.deepEqual(notified[0]?.items, ["Retry", "Cancel"]);
+      assert.deepEqual(notified[0], {
+        message: `MCP: ${id} needs a step in the browser that was not done. Call it again to be asked again.`,
+        items: ["Retry", "Cancel"],
+      });
       // Retry (pressed by the stand-in above) calls once more; the server now takes the request path.
       await waitFor("the retried call's URL question", () => asked.length >= 2, 30_000);
       assert.equal(asked[1]?.items[0], "Open example.com");
@@ -334,12 +341,73 @@ export function registerServerAskTests(): void {
           doc?.uri.scheme === "mcp-sidecar-output" && /User completed the URL elicitation flow/.test(doc.getText())
         );
       });
-      assert.deepEqual(opened, ["https://modelcontextprotocol.io", url]);
+      assert.deepEqual(opened, [url], "only the consented page was opened");
       assert.equal(notified.length, 1, "a call that succeeded offers nothing");
     } finally {
       restore();
       elicitations.openExternal = originals.open;
       elicitations.notify = originals.notify;
+    }
+  });
+
+  test("a browser step the server reports done (mcp/elicitationComplete) makes the failed call's Retry say so", async () => {
+    const python = process.env.MCP_TEST_PYTHON ?? "python3";
+    const fixture = path.resolve(__dirname, "../../src/test/e2e/url_steps_server.py");
+    await ext().client.request(P.configAdd, {
+      scope: "global",
+      server: "steps",
+      definition: { command: python, args: [fixture] },
+    });
+    const elicitations = ext().elicitations;
+    const originals = { open: elicitations.openExternal, notify: elicitations.notify };
+    const opened: string[] = [];
+    const notified: { message: string; items: string[] }[] = [];
+    const completions: P.ElicitationCompleteParams[] = [];
+    const listening = ext().client.onElicitationComplete((params) => completions.push(params));
+    elicitations.openExternal = async (target) => {
+      opened.push(target);
+      return true;
+    };
+    elicitations.notify = async (message, _warning, ...items) => {
+      notified.push({ message, items });
+      return "Retry";
+    };
+    const { asked, restore } = answering(elicitations, ["Open pay.example"]);
+    try {
+      const paying = vscode.commands.executeCommand(
+        "mcpSidecar.callTool",
+        "steps.pay",
+        {},
+      ) as Thenable<P.CallToolResult>;
+      await waitFor("the consent to the payment page", () => elicitations.steps.waiting("steps", "pay-1"));
+      assert.deepEqual(opened, ["https://pay.example/approve?id=pay-1"]);
+      assert.match(asked[0]?.options.detail ?? "", /^Approve the payment in your bank's page\.\n/);
+      // The person finishes in the browser; the server says so.
+      const finished = await call("steps.finish", { elicitation_id: "pay-1" });
+      assert.equal(text(finished), "finished");
+      const first = await paying;
+      assert.equal(first.diagnostic?.code, "elicitation_required");
+      assert.deepEqual(
+        first.elicitations?.map((s) => [s.elicitationId, s.action, s.completed]),
+        [["pay-1", "accept", true]],
+      );
+      assert.deepEqual(completions, [{ server: "steps", elicitationId: "pay-1" }]);
+      assert.equal(elicitations.steps.waiting("steps", "pay-1"), false);
+      await waitFor("the Retry offer", () => notified.length >= 1);
+      assert.deepEqual(notified[0], {
+        message: "MCP: steps: the step in the browser is done. Call steps.pay again?",
+        items: ["Retry", "Cancel"],
+      });
+      await waitFor("the retried call's result", () => {
+        const doc = vscode.window.activeTextEditor?.document;
+        return doc?.uri.scheme === "mcp-sidecar-output" && /^paid$/m.test(doc.getText());
+      });
+    } finally {
+      restore();
+      listening.dispose();
+      elicitations.openExternal = originals.open;
+      elicitations.notify = originals.notify;
+      await ext().client.request(P.configRemove, { scope: "global", server: "steps" });
     }
   });
 

@@ -166,13 +166,14 @@ test("the configured model selector keeps vendor, family and id strings only", (
 test("work-done percentages become increments; messages stay on one line; end reports nothing", () => {
   const steps = new ProgressSteps();
   assert.equal(steps.step({ kind: "begin", title: "everything.trigger-long-running-operation" }), undefined);
-  assert.deepEqual(steps.step({ kind: "report", percentage: 25 }), { increment: 25 });
+  assert.deepEqual(steps.step({ kind: "report", percentage: 25 }), { increment: 25, message: "25%" });
   assert.deepEqual(steps.step({ kind: "report", percentage: 50, message: "step\n2\u001b[31m" }), {
     message: "step 2",
     increment: 25,
   });
-  assert.equal(steps.step({ kind: "report", percentage: 40 }), undefined, "backwards: no increment");
-  assert.deepEqual(steps.step({ kind: "report", percentage: 150 }), { increment: 50 });
+  assert.deepEqual(steps.step({ kind: "report", percentage: 40 }), { message: "50%" }, "backwards: no increment");
+  assert.deepEqual(steps.step({ kind: "report", percentage: 150 }), { increment: 50, message: "100%" });
+  assert.deepEqual(steps.step({ kind: "report", message: "polling" }), { message: "polling" });
   assert.equal(steps.step({ kind: "end" }), undefined);
 });
 
