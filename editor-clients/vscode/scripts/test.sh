@@ -153,7 +153,7 @@ for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/version" &
 curl -sf -o /dev/null "http://127.0.0.1:$PORT/version" || { echo "the VS Code server did not start"; cat "$RUN/server.log"; exit 1; }
 
 echo "==> vscode: extension-host suite (real VS Code $(server --version 2>/dev/null | head -1), real sidecar)"
-EXTTESTS_LOG="$ART/workbench-console.log" EXTTESTS_SCREENSHOT="$ART/exttests-failure.png" node scripts/run-exttests.mjs "http://127.0.0.1:$PORT" "$RUN/ws" "$EXT" "$EXT/dist-test/e2e/index.js" 300
+EXTTESTS_LOG="$ART/workbench-console.log" EXTTESTS_SCREENSHOT="$ART/exttests-failure.png" node scripts/run-exttests.mjs "http://127.0.0.1:$PORT" "$RUN/ws" "$EXT" "$EXT/dist-test/e2e/index.js" 420
 
 echo "==> vscode: workbench UI (Playwright, headless Chromium) with screenshots"
 MCP_TEST_SERVERS="$SERVERS" node scripts/ui-test.mjs "http://127.0.0.1:$PORT" "$RUN/ws" "$ART"

@@ -7,7 +7,7 @@ import * as vscode from "vscode";
 import { iconLiteral, quickInputLiteral } from "./consent";
 import type { Json, JsonObject } from "./protocol";
 import * as F from "./schemaForm";
-import { trackQuickInput } from "./ui";
+import { onValueChange, trackQuickInput } from "./ui";
 
 export type FormOutcome =
   | { action: "submit"; content: JsonObject }
@@ -111,7 +111,7 @@ function askText(field: F.Field, value: Json | undefined, options: FormOptions, 
     return parsed;
   };
   return run<vscode.InputBox, StepResult>(box, options.token, { kind: "cancel" }, (settle) => {
-    box.onDidChangeValue(check);
+    onValueChange(box, check);
     box.onDidTriggerButton((button) => settle(buttonResult(button)));
     box.onDidAccept(() => {
       const parsed = check(box.value);

@@ -21,6 +21,8 @@ export interface QuickInputState {
   active: string[];
   /** The checked items of a multi-select pick. */
   selected: string[];
+  /** A multi-select pick (Enter accepts the checked items, whatever is highlighted). */
+  many: boolean;
   value: string;
   /** An input box's prompt, a pick's placeholder. */
   prompt: string;
@@ -31,6 +33,19 @@ const quickInputEmitter = new vscode.EventEmitter<QuickInputState | undefined>()
 export const onDidChangeQuickInput = quickInputEmitter.event;
 export let currentQuickInput: QuickInputState | undefined;
 let shownInput: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox | undefined;
+const drivenListeners = new WeakMap<object, (value: string) => void>();
+
+/**
+ * `input.onDidChangeValue`, and also for a value `driveQuickInput` puts in: an input box does
+ * not report a value set by the extension itself.
+ */
+export function onValueChange(
+  input: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox,
+  listener: (value: string) => void,
+): vscode.Disposable {
+  drivenListeners.set(input, listener);
+  return input.onDidChangeValue(listener);
+}
 
 function isPick(
   input: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox,
@@ -50,6 +65,7 @@ function stateOf(input: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox
     return {
       ...common,
       kind: "pick",
+      many: input.canSelectMany,
       items: input.items.map((i) => i.label),
       active: input.activeItems.map((i) => i.label),
       selected: input.selectedItems.map((i) => i.label),
@@ -60,6 +76,7 @@ function stateOf(input: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox
   return {
     ...common,
     kind: "box",
+    many: false,
     items: [],
     active: [],
     selected: [],
@@ -129,7 +146,14 @@ export function trackQuickPick<T extends vscode.QuickPickItem>(pick: vscode.Quic
 export function driveQuickInput(change: { value?: string; select?: string[] }): boolean {
   const input = shownInput;
   if (!input) return false;
-  if (change.value !== undefined) input.value = change.value;
+  if (change.value !== undefined) {
+    input.value = change.value;
+    drivenListeners.get(input)?.(change.value);
+    if (currentQuickInput) {
+      currentQuickInput = stateOf(input);
+      quickInputEmitter.fire(currentQuickInput);
+    }
+  }
   if (change.select !== undefined && isPick(input)) {
     const wanted = new Set(change.select);
     input.selectedItems = input.items.filter((i) => wanted.has(i.label));

@@ -65,7 +65,8 @@ function rawResult(result: P.CallToolResult): unknown {
 function atStep(title: string, step: number): Promise<QuickInputState> {
   return waitFor(`step ${step} of '${title}'`, () => {
     const input = ext().quickInput();
-    const ready = input?.kind === "box" || (input !== undefined && input.active.length > 0);
+    // A single pick's items reach the workbench asynchronously: ready once one is highlighted.
+    const ready = input?.kind === "box" || input?.many || (input !== undefined && input.active.length > 0);
     return input && input.title === title && input.step === step && ready && !input.busy ? input : undefined;
   });
 }
@@ -243,19 +244,24 @@ export function registerServerAskTests(): void {
     assert.deepEqual(rawResult(await cancelled), { action: "cancel" });
   });
 
-  test("a question the sidecar withdraws (its server reconnects) closes its quick input", async () => {
-    const pending = call(`${EVERYTHING}.trigger-elicitation-request`).then(
-      (result) => ({ result }),
-      (error: unknown) => ({ error }),
+  test("a question withdrawn while it is shown ($/cancelRequest cancels its token) closes its quick input and answers cancel", async () => {
+    // The token is the one vscode-jsonrpc cancels when the sidecar sends $/cancelRequest.
+    const withdrawn = new vscode.CancellationTokenSource();
+    const answer = ext().elicitations.answer(
+      {
+        server: EVERYTHING,
+        mode: "form",
+        message: "Still there?",
+        requestedSchema: { type: "object", properties: { name: { type: "string" } } },
+      },
+      withdrawn.token,
     );
-    await atStep(ASKS, 1);
-    await vscode.commands.executeCommand("mcpSidecar.reconnect", EVERYTHING);
+    const shown = await atStep(ASKS, 1);
+    assert.equal(shown.prompt, "Still there? — name (optional)");
+    withdrawn.cancel();
     await waitFor("the question to close", () => ext().quickInput() === undefined);
-    const settled = await pending;
-    assert.ok(
-      "error" in settled || settled.result.isError || /cancel/i.test(text(settled.result)),
-      JSON.stringify(settled),
-    );
+    assert.deepEqual(await answer, { action: "cancel" });
+    withdrawn.dispose();
   });
 
   test("a URL elicitation asks with a modal showing the message, the whole URL and its host, and opens it only after consent", async () => {
@@ -356,7 +362,9 @@ export function registerServerAskTests(): void {
     await ext().client.request(P.configAdd, {
       scope: "global",
       server: "steps",
-      definition: { command: python, args: [fixture] },
+      // Handshake era: the 2026-07-28 session does not pass on a completion notice that arrives
+      // during another request (reported to the sidecar's maintainers).
+      definition: { command: python, args: [fixture], protocol: "legacy" },
     });
     const elicitations = ext().elicitations;
     const originals = { open: elicitations.openExternal, notify: elicitations.notify };

@@ -813,10 +813,10 @@ test("mcp_call asks before a read-only tool unless the user listed its server; a
     assert.deepEqual(waived, { invocationMessage: "Calling annotated\\.lookup" });
     const erase = await api.prepareCall({ id: "annotated.erase", arguments: { query: "x" } });
     assert.ok(erase.confirmationMessages, "the other tool still asks");
-    assert.equal(erase.confirmationMessages.title, "Call an MCP tool?");
+    assert.equal(erase.confirmationMessages.title, "Call a destructive MCP tool?", "erase is destructiveHint");
     assert.match(
       (erase.confirmationMessages.message as vscode.MarkdownString).value,
-      /^\*\*annotated\\\.erase\*\*: the tool erase of the MCP server annotated\./,
+      /^\*\*annotated\\\.erase\*\*: the tool erase of the MCP server annotated\.\n\n⚠ \*\*Destructive\*\*: /,
     );
     assert.ok(
       !(erase.confirmationMessages.message as vscode.MarkdownString).value.includes("marks this tool read-only"),
@@ -897,6 +897,8 @@ export async function run(): Promise<void> {
       failures.push(name);
       console.log(`[mcp]   ✘ ${name}\n    ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       if (!api) break;
+      // A quick input the failed case left open would hold the next case's questions.
+      await vscode.commands.executeCommand("workbench.action.closeQuickOpen");
     }
   }
   console.log(`[mcp] ${passed} passed, ${failures.length} failed (${((Date.now() - started) / 1000).toFixed(1)} s)`);
