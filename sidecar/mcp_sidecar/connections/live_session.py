@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mcp_sidecar.connections.sdk_streams import cancelled_by_caller
@@ -41,6 +41,9 @@ class LiveSession:
     on_failure: FailureHandler
     owner_now: Callable[[], asyncio.Task[None] | None]
     """The connection's owner task at this moment (None once closed)."""
+    tool_tasks: dict[str, str] = field(default_factory=dict)
+    """Each tool's `execution.taskSupport` (`optional`, `required`) as last listed on this session;
+    a tool missing here is called without a task (`task_calls.py`)."""
 
     def is_current(self) -> bool:
         return self.owner is self.owner_now()
