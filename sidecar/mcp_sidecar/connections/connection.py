@@ -434,9 +434,16 @@ class Connection:
             self._listed_early.add(group)
         return descriptors
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], operation: str) -> content_requests.ToolAnswer:
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        operation: str,
+        progress: content_requests.ProgressSink | None = None,
+    ) -> content_requests.ToolAnswer:
         session = await self._live(operation)
-        return await content_requests.call_tool(session, name, arguments, self.config.call_timeout_s, operation)
+        timeout_s = self.config.call_timeout_s
+        return await content_requests.call_tool(session, name, arguments, timeout_s, operation, progress)
 
     # -- content and watch requests (content_requests.py, watch_requests.py) ---------------
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from mcp_sidecar.connections import task_calls
 from mcp_sidecar.connections.errors import ToolCallAnswer, reported_tool_error
 from mcp_sidecar.connections.sdk_streams import cancelled_by_caller
 from mcp_sidecar.output.sanitize import one_line
@@ -20,6 +22,10 @@ RESOURCE_NOT_FOUND = -32002
 """The MCP specification's JSON-RPC code for a resource that does not exist."""
 ERROR_MESSAGE_CHARS = 2_000
 """A server's JSON-RPC error message kept as a failed call's content, at most."""
+
+ProgressSink = Callable[[float | None, float | None, str | None], None]
+"""Where a call reports how it is getting on: (progress, total, message); `progress` None is a
+status-only report (a task's `statusMessage`)."""
 
 
 async def read_resource(session: LiveSession, uri: str, operation: str) -> dict[str, Any]:
@@ -109,16 +115,25 @@ class ToolAnswer:
 
 
 async def call_tool(
-    session: LiveSession, name: str, arguments: dict[str, Any], timeout_s: float, operation: str
+    session: LiveSession,
+    name: str,
+    arguments: dict[str, Any],
+    timeout_s: float,
+    operation: str,
+    progress: ProgressSink | None = None,
 ) -> ToolAnswer:
     """One `tools/call`, with the tool's own time limit; a tool error is a result (`isError`).
 
     Both ways a server can say its tool failed are results with a `tool_error` diagnostic: an
     `isError` result, and a JSON-RPC error answer (whose message becomes the content, as the
-    server's own text); the session stays open either way.
+    server's own text); the session stays open either way. A tool the server runs as a task
+    (`task_calls.py`) answers the same way, with the task's final result.
     """
     try:
-        result = await session.client.call_tool(name, arguments, read_timeout_seconds=timeout_s)
+        if task_calls.runs_as_task(session, name):
+            result = await task_calls.call_as_task(session, name, arguments, timeout_s, progress)
+        else:
+            result = await session.client.call_tool(name, arguments, read_timeout_seconds=timeout_s)
     except asyncio.CancelledError:
         if cancelled_by_caller():
             raise
