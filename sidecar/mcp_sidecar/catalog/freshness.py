@@ -49,6 +49,16 @@ def fold(pages: Iterable[tuple[int | None, str | None]]) -> CacheHints | None:
     return CacheHints(ttl_ms, shared)
 
 
+def fresh_for(hints: CacheHints | None, default_s: float) -> float:
+    """Seconds a copy of a list with these hints is used without re-listing (`default_s` without hints)."""
+    return default_s if hints is None else hints.fresh_s(default_s)
+
+
+def may_keep_on_disk(hints: CacheHints | None) -> bool:
+    """Only a list every user would get alike: `public`, or one from a session without hints."""
+    return hints is None or hints.shared
+
+
 def combine(*hints: CacheHints | None) -> CacheHints | None:
     """The hints of a catalog made of several lists (resources and their templates)."""
     given = [h for h in hints if h is not None]
@@ -57,4 +67,4 @@ def combine(*hints: CacheHints | None) -> CacheHints | None:
     return CacheHints(min(h.ttl_ms for h in given), all(h.shared for h in given))
 
 
-__all__ = ["MAX_FRESH_S", "CacheHints", "combine", "fold"]
+__all__ = ["MAX_FRESH_S", "CacheHints", "combine", "fold", "fresh_for", "may_keep_on_disk"]
