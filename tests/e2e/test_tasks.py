@@ -234,6 +234,17 @@ async def test_input_required_fetches_the_result_while_the_server_asks(env: Env)
     ]
 
 
+async def test_a_tasks_status_is_reported_on_the_work_done_token(env: Env) -> None:
+    params = {"id": "research.research", "arguments": {"steps": 2}, "activate": True, "workDoneToken": "task-progress"}
+    result = await env.sidecar.request("mcp/callTool", params)
+    assert text_of(result) == "researched in 2 steps"
+    reports: list[Any] = list(env.sidecar.lsp.progress_reports["task-progress"])
+    kinds = [report.kind if hasattr(report, "kind") else report["kind"] for report in reports]
+    messages = [getattr(report, "message", None) or report.get("message") for report in reports[1:-1]]
+    assert (kinds[0], kinds[-1]) == ("begin", "end")
+    assert messages == ["working", "step 1 of 2", "step 2 of 2", "completed"]
+
+
 async def test_cancel_request_sends_tasks_cancel(env: Env) -> None:
     await cancel_midway(env, "cancel.forever", {}, "forever-1")
     answered = "server cancel: task 'task-1': tasks/cancel answered cancelled"
@@ -241,3 +252,36 @@ async def test_cancel_request_sends_tasks_cancel(env: Env) -> None:
     assert env.requests("cancel")[-1] == "cancel task-1 working"
     # The session survives: the next call works on the same connection.
     assert text_of(await call(env.sidecar, "cancel.either", {})) == "ran as a task"
+
+
+# -- a task that asks the person (input_required), with an editor that answers ---------------------
+
+
+async def test_input_required_questions_reach_the_editor(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    servers: dict[str, Any] = {"asking": fixture_stdio("tasks.py")}
+    if SERVER_EVERYTHING_JS.is_file():
+        servers["everything"] = {"command": "node", "args": [str(SERVER_EVERYTHING_JS), "stdio"]}
+    write_config(home, servers)
+    asked: list[dict[str, Any]] = []
+
+    async def elicit(params: Any) -> dict[str, Any]:
+        asked.append(params)
+        return {"action": "accept", "content": {"interpretation": "historical"}}
+
+    offer: dict[str, Any] = {"mcpCapabilities": {"elicitation": {"form": {}}}}
+    async with start_sidecar(home, options=offer, answers={"mcp/elicit": elicit}) as sidecar:
+        assert text_of(await call(sidecar, "asking.ask", {})) == "clarification: accept"
+        assert [(q["server"], q["message"]) for q in asked] == [("asking", "Which interpretation?")]
+        if "everything" not in servers:
+            return
+        arguments = {"topic": "tides", "ambiguous": True}
+        result = await sidecar.request(
+            "mcp/callTool", {"id": "everything.simulate-research-query", "arguments": arguments, "activate": True}
+        )
+    assert result["isError"] is False
+    text = text_of(result)
+    assert text.startswith("# Research Report: tides (historical)\n")
+    assert "- **Clarification**: historical" in text
+    assert asked[1]["server"] == "everything"
+    assert asked[1]["message"].startswith('The research query "tides" could have multiple interpretations.')

@@ -8,6 +8,7 @@ the fake clock instead of waiting, so nothing here sleeps. The end-to-end tests
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any, cast
 
@@ -33,6 +34,9 @@ class Clock:
     def __call__(self) -> float:
         return self.now
 
+    def elapsed(self) -> float:
+        return round(self.now - 100.0, 3)
+
     async def sleep(self, seconds: float) -> None:
         self.sleeps.append(round(seconds, 3))
         self.now += seconds
@@ -49,22 +53,31 @@ class Wire:
         self.blocked: asyncio.Event | None = None
         """When set, `tasks/get` waits on it (for a caller to cancel meanwhile)."""
         self.getting = asyncio.Event()
+        self.resulting = asyncio.Event()
+        self.answer: asyncio.Event | None = None
+        """When set, `tasks/result` waits on it (the server asking the person meanwhile)."""
+        self.clock = Clock()
+        self.on_get: Callable[[], None] = lambda: None
 
     async def create(self, ttl_ms: int, timeout_s: float) -> TaskState | types.CallToolResult:
         self.asked.append(("create", ttl_ms))
         return self.first
 
-    async def get(self, task_id: str, timeout_s: float) -> TaskState:
-        self.asked.append(("get", round(timeout_s, 3)))
+    async def get(self, task_id: str) -> TaskState:
+        self.asked.append(("get", self.clock.elapsed()))
         self.getting.set()
         if self.blocked is not None:
             await self.blocked.wait()
+        self.on_get()
         if len(self.script) > 1:
             return self.script.pop(0)
         return self.script[0]
 
-    async def result(self, task_id: str, timeout_s: float) -> types.CallToolResult:
-        self.asked.append(("result", round(timeout_s, 3)))
+    async def result(self, task_id: str) -> types.CallToolResult:
+        self.asked.append(("result", self.clock.elapsed()))
+        self.resulting.set()
+        if self.answer is not None:
+            await self.answer.wait()
         return RESULT
 
     async def cancel(self, task_id: str, timeout_s: float) -> TaskState:
@@ -81,12 +94,37 @@ def ended(status: str = "completed", message: str | None = None) -> TaskState:
     return TaskState("t1", status, message, 60_000, 1000)
 
 
-async def run(wire: Wire, clock: Clock, timeout_s: float = 30.0, reports: list[Any] | None = None) -> Any:
+class Person:
+    """Whether a question of the server's is open; tells when the limit was looked at, past it."""
+
+    def __init__(self) -> None:
+        self.asking = False
+        self.looked = 0
+        self.looked_thrice = asyncio.Event()
+
+    def __call__(self) -> bool:
+        self.looked += 1
+        if self.looked >= 3:
+            self.looked_thrice.set()
+        return self.asking
+
+
+async def run(
+    wire: Wire, clock: Clock, timeout_s: float = 30.0, reports: list[Any] | None = None, person: Person | None = None
+) -> Any:
     def sink(progress: float | None, total: float | None, message: str | None) -> None:
         assert reports is not None
         reports.append((progress, total, message))
 
-    return await run_task(wire, timeout_s, sink if reports is not None else None, sleep=clock.sleep, clock=clock)
+    wire.clock = clock
+    return await run_task(
+        wire,
+        timeout_s,
+        sink if reports is not None else None,
+        sleep=clock.sleep,
+        clock=clock,
+        paused=person if person is not None else lambda: False,
+    )
 
 
 @pytest.mark.parametrize(
@@ -111,19 +149,27 @@ async def test_polls_at_the_servers_interval_until_the_end_then_fetches_the_resu
     wire = Wire(working(poll_ms=600), working(poll_ms=600), working(poll_ms=2_000), ended())
     assert await run(wire, clock, timeout_s=30) is RESULT
     # The task asked for lives as long as the call may take; each request gets what time is left.
-    assert wire.asked == [("create", 30_000), ("get", 59.4), ("get", 58.8), ("get", 56.8), ("result", 56.8)]
+    assert wire.asked == [("create", 30_000), ("get", 0.6), ("get", 1.2), ("get", 3.2), ("result", 3.2)]
     assert clock.sleeps == [0.6, 0.6, 2.0]
 
 
 async def test_each_new_status_is_reported_once() -> None:
     clock, reports = Clock(), list[Any]()
-    wire = Wire(working("Gathering"), working("Gathering"), working("Analyzing"), working(None), ended())
+    wire = Wire(
+        working("Gathering"),
+        working("Gathering"),
+        working("Analyzing"),
+        working(None),
+        working("Writing"),
+        ended("completed", "Writing"),
+    )
     await run(wire, clock, reports=reports)
     assert reports == [
         (None, None, "Gathering"),
         (None, None, "Analyzing"),
         (None, None, "working"),
-        (None, None, "completed"),
+        (None, None, "Writing"),
+        (None, None, "completed"),  # the same message with a new status: the status
     ]
 
 
@@ -176,11 +222,49 @@ async def test_the_callers_cancellation_cancels_the_task_and_is_re_raised() -> N
     wire.blocked = asyncio.Event()
     call = asyncio.create_task(run(wire, clock))
     await asyncio.wait_for(wire.getting.wait(), 5)
-    assert wire.asked[-1] == ("get", 59.0)
+    assert wire.asked[-1] == ("get", 1.0)
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
     await asyncio.wait_for(wire.cancelled.wait(), 5)
+    assert wire.asked[-1] == ("cancel", task_calls.CANCEL_TIMEOUT_S)
+
+
+async def question_open_past_the_limit(person: Person, clock: Clock, wire: Wire) -> asyncio.Task[Any]:
+    """A call waiting on `tasks/result` while the server asks the person, until past its limit."""
+    wire.answer = asyncio.Event()
+
+    def server_asks() -> None:
+        person.asking, person.looked = True, 0
+        clock.now += 3600  # past the limit (a paused clock would stand still; the limit must not end it)
+
+    wire.on_get = server_asks
+    call = asyncio.create_task(run(wire, clock, timeout_s=30, person=person))
+    await asyncio.wait_for(wire.resulting.wait(), 5)
+    await asyncio.wait_for(person.looked_thrice.wait(), 5)
+    return call
+
+
+async def test_a_question_open_past_the_limit_does_not_end_the_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(task_calls, "PAUSED_POLL_S", 0.01)
+    clock, person = Clock(), Person()
+    wire = Wire(working(), TaskState("t1", "input_required", None, 60_000, 1000))
+    call = await question_open_past_the_limit(person, clock, wire)
+    assert not call.done()
+    assert wire.answer is not None
+    wire.answer.set()  # the person answered, the server finished the task
+    assert await asyncio.wait_for(call, 5) is RESULT
+    assert "cancel" not in [asked for asked, _ in wire.asked]
+
+
+async def test_the_limit_applies_again_once_the_question_is_answered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(task_calls, "PAUSED_POLL_S", 0.01)
+    clock, person = Clock(), Person()
+    wire = Wire(working(), TaskState("t1", "input_required", None, 60_000, 1000))
+    call = await question_open_past_the_limit(person, clock, wire)
+    person.asking = False
+    with pytest.raises(TaskTimedOut):
+        await asyncio.wait_for(call, 5)
     assert wire.asked[-1] == ("cancel", task_calls.CANCEL_TIMEOUT_S)
 
 

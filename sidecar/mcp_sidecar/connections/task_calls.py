@@ -11,8 +11,10 @@ task is `completed`, `failed` or `cancelled` (or `input_required`, when the serv
 JSON-RPC error, an ordinary call would have had, shaped by the caller exactly as one.
 
 The time limit is the call's (`timeoutMs`), or the task's TTL when that is longer, at most an
-hour (a TTL of null, unlimited, counts as the hour). A call cancelled by its caller, or out of
-time, sends `tasks/cancel` (the server's answer is logged); the task is never started again.
+hour (a TTL of null, unlimited, counts as the hour); like an ordinary call's, it stops while the
+server waits for the person to answer one of its questions (`ClientHooks.human`). A call
+cancelled by its caller, or out of time, sends `tasks/cancel` (the server's answer is logged);
+the task is never started again.
 
 The SDK (mcp 2.3) knows the task types but sends none of these requests: `tasks/*` go out through
 `ClientSession.send_request`, and the first `tools/call`, whose answer is a task rather than a
@@ -28,9 +30,9 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from mcp_sidecar import tasks
 
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
     from mcp_sidecar.connections.live_session import LiveSession
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 POLL_FLOOR_S = 0.25
 POLL_CEILING_S = 5.0
@@ -50,6 +53,11 @@ LIMIT_CEILING_S = 3600.0
 """A task's TTL lengthens the call's time limit up to this, never further."""
 CANCEL_TIMEOUT_S = 5.0
 """How long a `tasks/cancel` may take; it is sent and forgotten, the call is over."""
+SDK_LIMIT_S = 24 * 3600.0
+"""The SDK's own limit for `tasks/get` and `tasks/result`; ours is kept by `run_task`, paused
+while a person answers, which the SDK's cannot be."""
+PAUSED_POLL_S = 0.5
+"""How often a request waiting past the time limit looks again whether a question is still open."""
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 RESULT_READY = TERMINAL | {"input_required"}
 """Statuses after which `tasks/result` is fetched: it answers at once, or blocks until the end while
@@ -74,9 +82,9 @@ class TaskWire(Protocol):
         """`tools/call` with `task`; a server that runs the call at once answers its result instead."""
         ...
 
-    async def get(self, task_id: str, timeout_s: float) -> TaskState: ...
+    async def get(self, task_id: str) -> TaskState: ...
 
-    async def result(self, task_id: str, timeout_s: float) -> CallToolResult: ...
+    async def result(self, task_id: str) -> CallToolResult: ...
 
     async def cancel(self, task_id: str, timeout_s: float) -> TaskState: ...
 
@@ -114,22 +122,25 @@ async def run_task(
     server: str = "",
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     clock: Callable[[], float] = time.monotonic,
+    paused: Callable[[], bool] = lambda: False,
 ) -> CallToolResult:
     """Create the task, poll it to its end, and fetch its result; cancel it if the caller gives up.
 
-    Raises TaskTimedOut at the time limit, and re-raises the caller's cancellation, both after
-    sending `tasks/cancel`; the server's JSON-RPC errors (`MCPError`) pass as they are.
+    `clock` is the time that counts against the limit (it stands still while `paused()`, a
+    question to the person open). Raises TaskTimedOut at the time limit, and re-raises the
+    caller's cancellation, both after sending `tasks/cancel`; the server's JSON-RPC errors
+    (`MCPError`) pass as they are.
     """
     started = clock()
     created = await wire.create(round(timeout_s * 1000), timeout_s)
     if not isinstance(created, TaskState):
         return created  # the server ran it as an ordinary call
     state = created
-    deadline = started + time_limit_s(timeout_s, state.ttl_ms)
+    limit = _Limit(started + time_limit_s(timeout_s, state.ttl_ms), clock, paused)
     log.info("server %s: task %r created (%s)", server, state.task_id, state.status)
     try:
-        state = await _poll(wire, state, deadline, progress, sleep, clock)
-        return await wire.result(state.task_id, _remaining(deadline, clock))
+        state = await _poll(wire, state, limit, progress, sleep)
+        return await limit.bound(wire.result(state.task_id))
     except asyncio.CancelledError:
         tasks.spawn(_cancel(wire, state.task_id, server), f"mcp-task-cancel:{server}")
         raise
@@ -141,28 +152,52 @@ async def run_task(
 async def _poll(
     wire: TaskWire,
     state: TaskState,
-    deadline: float,
+    limit: _Limit,
     progress: ProgressSink | None,
     sleep: Callable[[float], Awaitable[None]],
-    clock: Callable[[], float],
 ) -> TaskState:
     """`tasks/get` at the server's pace until the result can be fetched; each change reported once."""
     reported: tuple[str, str | None] | None = None
     while True:
         if progress is not None and (state.status, state.message) != reported:
+            # A new message, else the new status (a task often ends keeping its last message).
+            fresh = state.message if state.message and (reported is None or state.message != reported[1]) else None
             reported = (state.status, state.message)
-            progress(None, None, state.message or state.status.replace("_", " "))
+            progress(None, None, fresh or state.status.replace("_", " "))
         if state.status in RESULT_READY:
             return state
-        await sleep(min(poll_interval_s(state.poll_ms), _remaining(deadline, clock)))
-        state = await wire.get(state.task_id, _remaining(deadline, clock))
+        await sleep(min(poll_interval_s(state.poll_ms), max(limit.remaining(), POLL_FLOOR_S)))
+        state = await limit.bound(wire.get(state.task_id))
 
 
-def _remaining(deadline: float, clock: Callable[[], float]) -> float:
-    left = deadline - clock()
-    if left <= 0:
-        raise TaskTimedOut
-    return left
+@dataclass(frozen=True, slots=True)
+class _Limit:
+    deadline: float
+    clock: Callable[[], float]
+    paused: Callable[[], bool]
+
+    def remaining(self) -> float:
+        """Time left; TaskTimedOut when none is and no question is open."""
+        left = self.deadline - self.clock()
+        if left <= 0 and not self.paused():
+            raise TaskTimedOut
+        return left
+
+    async def bound(self, work: Awaitable[T]) -> T:
+        """`work`'s result, cancelled once no time is left and no question is open."""
+        pending = asyncio.ensure_future(work)
+        try:
+            while True:
+                left = self.remaining()
+                wait = PAUSED_POLL_S if self.paused() or left <= 0 else left
+                done, _ = await asyncio.wait({pending}, timeout=wait)
+                if done:
+                    return pending.result()
+        finally:
+            if not pending.done():
+                pending.cancel()
+                with contextlib.suppress(BaseException):
+                    await pending
 
 
 async def _cancel(wire: TaskWire, task_id: str, server: str) -> None:
@@ -189,8 +224,20 @@ async def call_as_task(
     from mcp import MCPError
     from mcp_types import REQUEST_TIMEOUT
 
+    human = session.hooks.human if session.hooks is not None else None
+    wire = _SdkWire(session, name, arguments)
     try:
-        result = await run_task(_SdkWire(session, name, arguments), timeout_s, progress, server=session.server)
+        if human is None:
+            result = await run_task(wire, timeout_s, progress, server=session.server)
+        else:
+            result = await run_task(
+                wire,
+                timeout_s,
+                progress,
+                server=session.server,
+                clock=lambda: time.monotonic() - human.spent(),
+                paused=lambda: human.asking,
+            )
     except TaskTimedOut:
         raise MCPError(REQUEST_TIMEOUT, "The task did not end within the time limit.") from None
     if not result.is_error:
@@ -216,20 +263,18 @@ class _SdkWire:
         methods.validate_server_result("tools/call", self._client.protocol_version or "2025-11-25", raw)
         return types.CallToolResult.model_validate(raw, by_name=False)
 
-    async def get(self, task_id: str, timeout_s: float) -> TaskState:
+    async def get(self, task_id: str) -> TaskState:
         import mcp_types as types
 
         request = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id))
-        async with _within_limit():
-            answer = await self._client.session.send_request(request, types.GetTaskResult, timeout_s)
+        answer = await self._client.session.send_request(request, types.GetTaskResult, SDK_LIMIT_S)
         return _state(answer)
 
-    async def result(self, task_id: str, timeout_s: float) -> CallToolResult:
+    async def result(self, task_id: str) -> CallToolResult:
         import mcp_types as types
 
         request = types.GetTaskPayloadRequest(params=types.GetTaskPayloadRequestParams(task_id=task_id))
-        async with _within_limit():
-            return await self._client.session.send_request(request, types.CallToolResult, timeout_s)
+        return await self._client.session.send_request(request, types.CallToolResult, SDK_LIMIT_S)
 
     async def cancel(self, task_id: str, timeout_s: float) -> TaskState:
         import mcp_types as types
@@ -237,20 +282,6 @@ class _SdkWire:
         request = types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task_id))
         answer = await self._client.session.send_request(request, types.CancelTaskResult, timeout_s)
         return _state(answer)
-
-
-@contextlib.asynccontextmanager
-async def _within_limit() -> AsyncIterator[None]:
-    """A `tasks/*` request is given what is left of the call's time: its timeout is the call's."""
-    from mcp import MCPError
-    from mcp_types import REQUEST_TIMEOUT
-
-    try:
-        yield
-    except MCPError as exc:
-        if exc.code == REQUEST_TIMEOUT:
-            raise TaskTimedOut from None
-        raise
 
 
 def _state(task: Any) -> TaskState:
