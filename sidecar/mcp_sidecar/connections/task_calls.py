@@ -56,6 +56,8 @@ CANCEL_TIMEOUT_S = 5.0
 SDK_LIMIT_S = 24 * 3600.0
 """The SDK's own limit for `tasks/get` and `tasks/result`; ours is kept by `run_task`, paused
 while a person answers, which the SDK's cannot be."""
+SHOWN_ID_CHARS = 100
+"""A task id is the server's text: logged escaped (`%r`) and cut to this."""
 PAUSED_POLL_S = 0.5
 """How often a request waiting past the time limit looks again whether a question is still open."""
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
@@ -137,7 +139,7 @@ async def run_task(
         return created  # the server ran it as an ordinary call
     state = created
     limit = _Limit(started + time_limit_s(timeout_s, state.ttl_ms), clock, paused)
-    log.info("server %s: task %r created (%s)", server, state.task_id, state.status)
+    log.info("server %s: task %r created (%s)", server, state.task_id[:SHOWN_ID_CHARS], state.status)
     try:
         state = await _poll(wire, state, limit, progress, sleep)
         return await limit.bound(wire.result(state.task_id))
@@ -205,9 +207,9 @@ async def _cancel(wire: TaskWire, task_id: str, server: str) -> None:
     try:
         answer = await wire.cancel(task_id, CANCEL_TIMEOUT_S)
     except Exception as exc:
-        log.info("server %s: task %r: tasks/cancel failed (%s)", server, task_id, type(exc).__name__)
+        log.info("server %s: task %r: tasks/cancel failed (%s)", server, task_id[:SHOWN_ID_CHARS], type(exc).__name__)
         return
-    log.info("server %s: task %r: tasks/cancel answered %s", server, task_id, answer.status)
+    log.info("server %s: task %r: tasks/cancel answered %s", server, task_id[:SHOWN_ID_CHARS], answer.status)
 
 
 # -- the SDK's side -------------------------------------------------------------------------------
