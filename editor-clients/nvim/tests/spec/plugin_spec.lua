@@ -246,15 +246,19 @@ describe(":Mcp completion", function()
       "reconnect",
       "review",
       "help",
+      "logs",
+      "folder",
+      "retry",
     }) do
       check.contains(subs, name)
     end
     check.eq(
-      { "reconnect", "refresh", "reload", "remove", "read", "restart", "review" },
+      { "reconnect", "refresh", "reload", "remove", "read", "restart", "retry", "review" },
       (function()
         local r = vim.fn.getcompletion("Mcp re", "cmdline")
         table.sort(r, function(a, b)
-          local order = { reconnect = 1, refresh = 2, reload = 3, remove = 4, read = 5, restart = 6, review = 7 }
+          local order =
+            { reconnect = 1, refresh = 2, reload = 3, remove = 4, read = 5, restart = 6, retry = 7, review = 8 }
           return order[a] < order[b]
         end)
         return r
