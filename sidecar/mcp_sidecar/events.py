@@ -66,7 +66,46 @@ class WatchesLost:
     conn: Connection
 
 
-ConnectionEvent = StatusChanged | CatalogInvalidated | ResourceUpdated | WatchesLost
+@dataclass(frozen=True, slots=True, eq=False)
+class ServerLogged:
+    """A server's log message at `warning` or above, redacted and on one line (`mcp/serverLog`)."""
+
+    conn: Connection
+    level: str
+    logger: str | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ElicitationCompleted:
+    """The server finished a URL elicitation the person consented to (`mcp/elicitationComplete`)."""
+
+    conn: Connection
+    elicitation_id: str
+
+
+ConnectionEvent = (
+    StatusChanged | CatalogInvalidated | ResourceUpdated | WatchesLost | ServerLogged | ElicitationCompleted
+)
+
+
+# -- what servers ask the person (events with a reply, see EventHub.ask) -----------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ElicitationAsked:
+    """A server asks the person: `params` are exactly `mcp/elicit`'s; the answer is its result."""
+
+    server: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SamplingAsked:
+    """A server asks for a model's answer: `params` are exactly `mcp/sample`'s; the answer is its result."""
+
+    server: str
+    params: dict[str, Any]
 
 
 # -- what the registry and services say -------------------------------------------------------
@@ -169,12 +208,16 @@ def _name(handler: Callable[..., Any]) -> str:
 __all__ = [
     "CatalogInvalidated",
     "ConnectionEvent",
+    "ElicitationAsked",
+    "ElicitationCompleted",
     "EventHub",
     "ListKind",
     "NoAnswerer",
     "Reconciled",
     "ResourceUpdated",
     "RowMayHaveChanged",
+    "SamplingAsked",
+    "ServerLogged",
     "StatusChanged",
     "ToolsDeactivated",
     "WatchesLost",

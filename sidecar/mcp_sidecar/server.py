@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import sys
 from collections.abc import Mapping
@@ -21,7 +22,9 @@ from pygls.protocol import (
 from pygls.uris import to_fs_path
 
 from mcp_sidecar import __version__, tasks
+from mcp_sidecar.connections.client_hooks import ClientOffer
 from mcp_sidecar.connections.connection import load_sdk
+from mcp_sidecar.events import ElicitationAsked, SamplingAsked
 from mcp_sidecar.handlers.registry import request_handlers
 from mcp_sidecar.protocol import methods
 from mcp_sidecar.pygls_shim import pending_requests
@@ -72,6 +75,31 @@ def _workspace_from(params: lsp.InitializeParams) -> Path | None:
     return None
 
 
+def _notify(server: SidecarServer, method: str, params: Mapping[str, Any]) -> None:
+    if method == lsp.PROGRESS:
+        # An LSP notification pygls types: it sends ProgressParams, not a dict.
+        server.protocol.notify(method, lsp.ProgressParams(token=params["token"], value=params["value"]))
+        return
+    server.protocol.notify(method, params)
+
+
+def _offer_client_side(app: Sidecar, params: lsp.InitializeParams) -> None:
+    """What the editor can render for servers (`mcpCapabilities`), and its folders as roots."""
+    options = params.initialization_options
+    app.offer = ClientOffer.from_capabilities(options.get("mcpCapabilities") if isinstance(options, dict) else None)
+    folders = _folders_from(params)
+    if folders is not None:
+        app.roots.set_folders(folders)
+
+
+def _folders_from(params: lsp.InitializeParams) -> list[Path] | None:
+    """Every workspace folder the editor named, as paths; None when it named none."""
+    if not params.workspace_folders:
+        return None
+    folders = [to_fs_path(folder.uri) for folder in params.workspace_folders]
+    return [Path(folder) for folder in folders if folder]
+
+
 def _bool_option(options: Any, name: str, default: bool) -> bool:
     if not isinstance(options, dict) or name not in options:
         return default
@@ -87,7 +115,7 @@ def create_server(app_defaults: dict[str, Any] | None = None) -> tuple[SidecarSe
     defaults = app_defaults or {}
 
     def notify(method: str, params: Mapping[str, Any]) -> None:
-        server.protocol.notify(method, params)
+        _notify(server, method, params)
 
     app = Sidecar(
         notify,
@@ -107,6 +135,7 @@ def create_server(app_defaults: dict[str, Any] | None = None) -> tuple[SidecarSe
             interactive=_bool_option(options, "interactive", True),
             granted=_bool_option(options, "trustGranted", False),
         )
+        _offer_client_side(app, params)
         window = params.capabilities.window if params.capabilities else None
         if window is not None and window.show_document is not None and window.show_document.support:
             app.logins.open_external = _show_document
@@ -120,6 +149,8 @@ def create_server(app_defaults: dict[str, Any] | None = None) -> tuple[SidecarSe
         )
         success = result.get("success") if isinstance(result, dict) else getattr(result, "success", False)
         return bool(success)
+
+    _serve_client_side(server, app)
 
     @server.feature(lsp.INITIALIZED)
     def on_initialized(params: Any) -> None:
@@ -139,6 +170,33 @@ def create_server(app_defaults: dict[str, Any] | None = None) -> tuple[SidecarSe
     for method, handler in server.fast_handlers.items():
         server.feature(method)(handler)
     return server, app
+
+
+def _serve_client_side(server: SidecarServer, app: Sidecar) -> None:
+    """Workspace folders as roots, and the servers' questions as requests to the editor."""
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def on_folders_changed(params: Any) -> None:
+        # pygls' own handler has applied the change to its workspace already.
+        folders = [to_fs_path(folder.uri) for folder in server.workspace.folders.values()]
+        app.roots.set_folders([Path(folder) for folder in folders if folder])
+
+    ids = itertools.count(1)
+
+    def ask_editor(method: str) -> Any:
+        async def ask(request: ElicitationAsked | SamplingAsked) -> Any:
+            # A server's question, as a request to the editor; abandoning it cancels it there too.
+            msg_id = f"sidecar-{next(ids)}"
+            try:
+                return await server.protocol.send_request_async(method, request.params, msg_id=msg_id)
+            except asyncio.CancelledError:
+                server.protocol.notify(methods.CANCEL_REQUEST, {"id": msg_id})
+                raise
+
+        return ask
+
+    app.hub.answer(ElicitationAsked, ask_editor(methods.ELICIT))
+    app.hub.answer(SamplingAsked, ask_editor(methods.SAMPLE))
 
 
 async def _warm_sdk() -> None:

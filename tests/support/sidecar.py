@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -100,9 +100,13 @@ async def start_sidecar(
     env: dict[str, str] | None = None,
     browser: Callable[[str], Awaitable[bool]] | None = None,
     options: dict[str, Any] | None = None,
+    answers: Mapping[str, Callable[[Any], Awaitable[Any]]] | None = None,
+    folders: list[Path] | None = None,
 ) -> AsyncIterator[SidecarClient]:
     """`browser`: declare `window/showDocument` support and answer it by calling browser(uri).
-    `options`: more `initializationOptions` (e.g. `trustGranted`)."""
+    `options`: more `initializationOptions` (e.g. `trustGranted`, `mcpCapabilities`).
+    `answers`: the client's answers to the sidecar's requests (`mcp/elicit`, `mcp/sample`), by method.
+    `folders`: the workspace folders (`workspaceFolders`), besides `rootUri`."""
     server_env = {**os.environ, "MCP_SIDECAR_HOME": str(home), **(env or {})}
     command = [sys.executable, "-m", "mcp_sidecar", "-v", "--log-file", str(home / "sidecar.log")]
     if project is not None:
@@ -126,6 +130,8 @@ async def start_sidecar(
 
         # pytest-lsp registers its own recording handler; this one plays the browser instead.
         lsp.protocol.fm.features["window/showDocument"] = show_document
+    for method, answer in (answers or {}).items():
+        lsp.protocol.fm.features[method] = answer
 
     try:
         if initialize:
@@ -140,6 +146,9 @@ async def start_sidecar(
                             else None
                         ),
                         root_uri=project.as_uri() if project else None,
+                        workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders]
+                        if folders
+                        else None,
                         initialization_options={
                             "trustedWorkspace": trusted,
                             "interactive": interactive,

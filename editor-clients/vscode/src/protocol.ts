@@ -222,6 +222,8 @@ export interface CallToolResult {
   activation?: { id: string; status: "loaded" | "already loaded" };
   /** Only when `isError`: a `tool_error` diagnostic (the content is the server's own text). */
   diagnostic?: Diagnostic;
+  /** Only with an `elicitation_required` diagnostic: the URL steps the server asked for. */
+  elicitations?: { elicitationId: string; url: string; action: "accept" | "decline" | "cancel"; completed: boolean }[];
   /** Only with `forModel: true`: the result as a model reads it (every block, sanitised). */
   text?: string;
 }
@@ -676,6 +678,18 @@ export interface CatalogChangedParams {
   kind: "tools" | "resources" | "prompts";
 }
 
+export interface ServerLogParams {
+  server: string;
+  level: string;
+  logger?: string;
+  text: string;
+}
+
+export interface ElicitationCompleteParams {
+  server: string;
+  elicitationId: string;
+}
+
 export interface ResourceUpdatedParams {
   server: string;
   uri: string;
@@ -753,6 +767,8 @@ export const watchesCleared = new NotificationType<WatchesClearedParams>("mcp/wa
 export const activeToolsChanged = new NotificationType<ActiveToolsChangedParams>("mcp/activeToolsChanged");
 export const approvalRequired = new NotificationType<ApprovalRequiredParams>("mcp/approvalRequired");
 export const modelToolChanged = new NotificationType<ModelToolChangedParams>("mcp/modelToolChanged");
+export const serverLog = new NotificationType<ServerLogParams>("mcp/serverLog");
+export const elicitationComplete = new NotificationType<ElicitationCompleteParams>("mcp/elicitationComplete");
 
 /** Every request this file mirrors, for the protocol test. */
 export const REQUESTS = [
@@ -802,6 +818,8 @@ export const NOTIFICATIONS = [
   activeToolsChanged,
   approvalRequired,
   modelToolChanged,
+  serverLog,
+  elicitationComplete,
 ].map((type) => type.method);
 
 /** The `workspace/executeCommand` command that runs one `/mcp` line (generic LSP clients). */

@@ -46,6 +46,10 @@ class ServerConfig:
     oauth_client_id: str | None = None
     oauth_scopes: tuple[str, ...] | None = None
     oauth_callback_port: int | None = None
+    roots: bool = True
+    """Offer MCP roots (the trusted workspace's folders); `"roots": false` withholds them."""
+    log_level: str = "warning"
+    """The lowest level of the server's log messages the sidecar asks for (`logLevel`)."""
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """The definition as written, for fingerprints and faithful rewrites."""
     approval_required: bool = False

@@ -39,8 +39,11 @@ KNOWN_FIELDS = frozenset(
         "oauthClientId",
         "oauthScopes",
         "oauthCallbackPort",
+        "roots",
+        "logLevel",
     }
 )
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 class ConfigProblems(Exception):
@@ -124,6 +127,7 @@ def parse_server(name: str, definition: Any, scope: Scope) -> ServerConfig:
     _check_process_fields(definition, transport, bad)
     _check_behaviour_fields(definition, bad)
     _check_oauth_fields(definition, transport, bad)
+    _check_client_fields(definition, bad)
 
     if problems:
         raise ConfigProblems(problems)
@@ -150,6 +154,8 @@ def parse_server(name: str, definition: Any, scope: Scope) -> ServerConfig:
         oauth_client_id=definition.get("oauthClientId"),
         oauth_scopes=tuple(scopes) if scopes is not None else None,
         oauth_callback_port=definition.get("oauthCallbackPort"),
+        roots=definition.get("roots", True),
+        log_level=definition.get("logLevel", "warning"),
         raw=dict(definition),
     )
 
@@ -233,6 +239,14 @@ def _check_behaviour_fields(definition: Mapping[str, Any], bad: Bad) -> None:
         bad("timeoutMs", f"must be an integer from {MIN_TIMEOUT_MS} to {MAX_TIMEOUT_MS}.")
     if definition.get("protocol", "auto") not in ("auto", "legacy"):
         bad("protocol", 'must be "auto" or "legacy".')
+
+
+def _check_client_fields(definition: Mapping[str, Any], bad: Bad) -> None:
+    """What the sidecar offers the server as its client: roots, and the log level it asks for."""
+    if not isinstance(definition.get("roots", True), bool):
+        bad("roots", "must be true or false.")
+    if definition.get("logLevel", "warning") not in LOG_LEVELS:
+        bad("logLevel", f"must be one of {', '.join(LOG_LEVELS)}.")
 
 
 def _check_oauth_fields(definition: Mapping[str, Any], transport: Transport | None, bad: Bad) -> None:

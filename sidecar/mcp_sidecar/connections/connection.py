@@ -24,6 +24,7 @@ from mcp_sidecar import __version__, tasks
 from mcp_sidecar.config.interpolate import ResolvedServer
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.connections import content_requests, listing, stdio, transports, watch_requests
+from mcp_sidecar.connections.client_hooks import ClientHooks, ClientSide, offering_client
 from mcp_sidecar.connections.errors import FailureContext, classify
 from mcp_sidecar.connections.launch import Launch, resolve_server
 from mcp_sidecar.connections.listing import ListName
@@ -34,8 +35,10 @@ from mcp_sidecar.connections.watch_stream import WatchStream
 from mcp_sidecar.events import (
     CatalogInvalidated,
     ConnectionEvent,
+    ElicitationCompleted,
     ListKind,
     ResourceUpdated,
+    ServerLogged,
     StatusChanged,
     WatchesLost,
 )
@@ -77,6 +80,7 @@ class Connection:
         workspace: Path | None,
         publish: Callable[[ConnectionEvent], None],
         http_auth: Callable[[Connection], Awaitable[tuple[Any, str]]] | None = None,
+        client_side: ClientSide | None = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -89,6 +93,15 @@ class Connection:
         self.protocol_version: str | None = None
         self.connected_at: float | None = None
         self.log = StderrLog()
+        self.hooks = ClientHooks(
+            self.name,
+            client_side or ClientSide(),
+            self.log,
+            self._logged,
+            log_level=config.log_level,
+            roots_enabled=config.roots,
+        )
+        """Elicitation, sampling, roots and logging: what the server may ask of its client."""
         self._publish = publish
         self._http_auth = http_auth
         """OAuth for HTTP servers: the stored-token provider (or None) and the store's state."""
@@ -281,10 +294,10 @@ class Connection:
 
     async def _hold(self, transport: Any, launch: Launch, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
         """Enter the client, publish its session, and keep it until asked to stop."""
-        from mcp import Client
         from mcp_types import Implementation
 
-        client = Client(
+        client: Client = offering_client(
+            self.hooks,
             transport,
             mode=self.config.protocol,
             read_timeout_seconds=self.config.request_timeout_s,
@@ -329,6 +342,7 @@ class Connection:
             watches=self._watches,
             on_failure=self._request_failed,
             owner_now=self._current_owner,
+            hooks=self.hooks,
         )
 
     def _ended(self, exc: BaseException, ready: asyncio.Future[None], operation: str) -> None:
@@ -383,9 +397,18 @@ class Connection:
         self._set_state("failed", diag.diagnostic)
         self._stop.set()
 
+    def _logged(self, level: str, logger: str | None, text: str) -> None:
+        self._publish(ServerLogged(self, level, logger, text))
+
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
             return  # garbage lines are counted by the watched stream
+        if type(message).__name__ == "ElicitCompleteNotification":
+            elicitation_id = message.params.elicitation_id
+            if elicitation_id in self.hooks.asked_urls:
+                self.hooks.completed(elicitation_id)
+                self._publish(ElicitationCompleted(self, elicitation_id))
+            return
         if is_modern(self.protocol_version):
             return  # the SDK also hands listen-stream events here; `_listen` handles them once
         kind = type(message).__name__
@@ -434,9 +457,23 @@ class Connection:
             self._listed_early.add(group)
         return descriptors
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], operation: str) -> content_requests.ToolAnswer:
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        operation: str,
+        progress: content_requests.ProgressSink | None = None,
+    ) -> content_requests.ToolAnswer:
         session = await self._live(operation)
-        return await content_requests.call_tool(session, name, arguments, self.config.call_timeout_s, operation)
+        timeout_s = self.config.call_timeout_s
+        return await content_requests.call_tool(session, name, arguments, timeout_s, operation, progress)
+
+    async def roots_changed(self) -> None:
+        """Tell a connected handshake-era server that was offered roots that they changed."""
+        session = self._session if self.state == "connected" else None
+        if session is None or not self.hooks.roots_enabled or is_modern(session.protocol_version):
+            return
+        await content_requests.roots_changed(session)
 
     # -- content and watch requests (content_requests.py, watch_requests.py) ---------------
 

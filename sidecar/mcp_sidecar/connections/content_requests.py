@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import time
+import warnings
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from mcp_sidecar.connections.client_hooks import COMPLETION_WAIT_S
 from mcp_sidecar.connections.errors import ToolCallAnswer, reported_tool_error
 from mcp_sidecar.connections.sdk_streams import cancelled_by_caller
 from mcp_sidecar.output.sanitize import one_line
@@ -20,6 +25,16 @@ RESOURCE_NOT_FOUND = -32002
 """The MCP specification's JSON-RPC code for a resource that does not exist."""
 ERROR_MESSAGE_CHARS = 2_000
 """A server's JSON-RPC error message kept as a failed call's content, at most."""
+URL_ELICITATION_REQUIRED = -32042
+"""MCP's error for a call that needs the person to finish a step in the browser first."""
+MAX_URL_ELICITATIONS = 3
+NO_SDK_LIMIT_S = 24 * 3600.0
+"""The SDK's own limit for a call, beyond ours: ours stops while a person answers, the SDK's cannot."""
+PAUSED_POLL_S = 0.5
+
+ProgressSink = Callable[[float | None, float | None, str | None], None]
+"""(progress, total, message) of a running call; progress None is a status report alone."""
+T = TypeVar("T")
 
 
 async def read_resource(session: LiveSession, uri: str, operation: str) -> dict[str, Any]:
@@ -106,19 +121,72 @@ class ToolAnswer:
 
     result: dict[str, Any]
     diagnostic: Diagnostic | None = None
+    elicitations: tuple[dict[str, Any], ...] = ()
+    """An `elicitation_required` answer: each URL step the server asked for, and what came of it."""
+
+
+class _LimitReached(Exception):
+    """Our own time limit for a call ran out (time a person spent answering left out)."""
+
+
+async def within_limit(session: LiveSession, work: Awaitable[T], timeout_s: float) -> T:
+    """`work`'s result, cancelled past `timeout_s`, not counting time the server's questions were open."""
+    task = asyncio.ensure_future(work)
+    human = session.hooks.human if session.hooks is not None else None
+    start, spent = time.monotonic(), human.spent() if human is not None else 0.0
+    try:
+        while True:
+            asking = human is not None and human.asking
+            used = time.monotonic() - start - ((human.spent() - spent) if human is not None else 0.0)
+            if used >= timeout_s and not asking:
+                raise _LimitReached
+            done, _ = await asyncio.wait({task}, timeout=PAUSED_POLL_S if asking else timeout_s - used)
+            if done:
+                return task.result()
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
+
+def _progress_callback(progress: ProgressSink | None) -> Any:
+    if progress is None:
+        return None
+
+    async def report(value: float, total: float | None, message: str | None) -> None:
+        progress(value, total, message)
+
+    return report
 
 
 async def call_tool(
-    session: LiveSession, name: str, arguments: dict[str, Any], timeout_s: float, operation: str
+    session: LiveSession,
+    name: str,
+    arguments: dict[str, Any],
+    timeout_s: float,
+    operation: str,
+    progress: ProgressSink | None = None,
 ) -> ToolAnswer:
     """One `tools/call`, with the tool's own time limit; a tool error is a result (`isError`).
 
     Both ways a server can say its tool failed are results with a `tool_error` diagnostic: an
     `isError` result, and a JSON-RPC error answer (whose message becomes the content, as the
-    server's own text); the session stays open either way.
+    server's own text); the session stays open either way. The time limit stops while the
+    server waits for the person to answer one of its questions.
     """
+    call = session.client.call_tool(
+        name, arguments, read_timeout_seconds=NO_SDK_LIMIT_S, progress_callback=_progress_callback(progress)
+    )
     try:
-        result = await session.client.call_tool(name, arguments, read_timeout_seconds=timeout_s)
+        result = await within_limit(session, call, timeout_s)
+    except _LimitReached:
+        from mcp import MCPError
+        from mcp_types import REQUEST_TIMEOUT
+
+        raise await session.failed(
+            MCPError(REQUEST_TIMEOUT, f"Request 'tools/call' timed out after {timeout_s}s"), operation
+        ) from None
     except asyncio.CancelledError:
         if cancelled_by_caller():
             raise
@@ -127,6 +195,8 @@ async def call_tool(
     except Exception as exc:
         from mcp import MCPError
 
+        if isinstance(exc, MCPError) and exc.code == URL_ELICITATION_REQUIRED and _offers_urls(session):
+            return await _url_steps(session, exc, operation)
         if isinstance(exc, MCPError):
             return await _answered_with_error(session, exc, operation)
         if isinstance(exc, RuntimeError):
@@ -155,3 +225,48 @@ async def _answered_with_error(session: LiveSession, exc: MCPError, operation: s
     message = one_line(exc.message[:ERROR_MESSAGE_CHARS]) + ("…" if len(exc.message) > ERROR_MESSAGE_CHARS else "")
     text = message.strip() or f"JSON-RPC error {exc.code}"
     return ToolAnswer({"content": [{"type": "text", "text": text}], "isError": True}, error.diagnostic)
+
+
+def _offers_urls(session: LiveSession) -> bool:
+    return session.hooks is not None and session.hooks.offer.elicitation_url
+
+
+async def _url_steps(session: LiveSession, exc: MCPError, operation: str) -> ToolAnswer:
+    """`-32042`: ask the person about each URL step, wait a while for the server's completion, never retry."""
+    hooks = session.hooks
+    assert hooks is not None
+    data = exc.data if isinstance(exc.data, dict) else {}
+    asked = data.get("elicitations")
+    steps: list[dict[str, Any]] = []
+    for item in asked[:MAX_URL_ELICITATIONS] if isinstance(asked, list) else []:
+        url, message, eid = (
+            item.get(k) if isinstance(item, dict) else None for k in ("url", "message", "elicitationId")
+        )
+        if not isinstance(url, str) or not isinstance(eid, str):
+            continue
+        action = await hooks.ask_url(message if isinstance(message, str) else "", url, eid)
+        completed = action == "accept" and await hooks.wait_completed(eid, COMPLETION_WAIT_S)
+        steps.append({"elicitationId": eid, "url": url, "action": action, "completed": completed})
+    if not steps:
+        return await _answered_with_error(session, exc, operation)
+    done = all(step["completed"] for step in steps)
+    text = "The server needed a step in the browser first" + (
+        ", and it is done: call the tool again."
+        if done
+        else "; it is not done yet. Finish it, then call the tool again."
+    )
+    diag = fail(
+        "elicitation_required",
+        operation,
+        "The server needs the person to finish a step in the browser before this call.",
+        session.server,
+    ).diagnostic
+    return ToolAnswer({"content": [{"type": "text", "text": text}], "isError": True}, diag, tuple(steps))
+
+
+async def roots_changed(session: LiveSession) -> None:
+    """`notifications/roots/list_changed` (handshake era); a closed session is not told."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # deprecated in 2026-07-28, current in the handshake era
+        with contextlib.suppress(Exception):
+            await session.client.session.send_roots_list_changed()

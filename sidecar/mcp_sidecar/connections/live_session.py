@@ -19,6 +19,7 @@ from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError, fail
 if TYPE_CHECKING:
     from mcp import Client
 
+    from mcp_sidecar.connections.client_hooks import ClientHooks
     from mcp_sidecar.connections.watch_stream import WatchStream
 
 ErrorCodes = dict[int, tuple[DiagnosticCode, str]]
@@ -41,6 +42,8 @@ class LiveSession:
     on_failure: FailureHandler
     owner_now: Callable[[], asyncio.Task[None] | None]
     """The connection's owner task at this moment (None once closed)."""
+    hooks: ClientHooks | None = None
+    """The connection's answers to its server: its questions pause call time limits."""
 
     def is_current(self) -> bool:
         return self.owner is self.owner_now()

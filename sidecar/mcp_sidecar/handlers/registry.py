@@ -13,6 +13,7 @@ from mcp_sidecar.protocol import methods, params
 from mcp_sidecar.protocol.errors import SidecarError
 from mcp_sidecar.services import activation, discovery, lifecycle, model_tool, status
 from mcp_sidecar.services.app import Sidecar
+from mcp_sidecar.services.progress import work_done
 
 if TYPE_CHECKING:
     from mcp_sidecar.protocol.results import (
@@ -103,10 +104,11 @@ def _tool_handlers(app: Sidecar) -> dict[str, Handler]:
     async def on_call_tool(raw: Any) -> CallToolResult:
         p = params.parse_call_tool("call", raw)
         try:
-            if p.activate:
-                result = await activation.activate_and_call(app, p.id, p.arguments, p.session)
-            else:
-                result = await activation.call_tool(app, p.id, p.arguments, p.session)
+            with work_done(app.notify, p.work_done_token, p.id) as progress:
+                if p.activate:
+                    result = await activation.activate_and_call(app, p.id, p.arguments, p.session, progress)
+                else:
+                    result = await activation.call_tool(app, p.id, p.arguments, p.session, progress)
             if p.for_model:
                 result["text"] = model_tool.call_text(result)
             return result

@@ -65,6 +65,7 @@ DiagnosticCode = Literal[
     "directory_unsafe",
     "catalog_entry_invalid",
     "interactive_required",
+    "elicitation_required",
 ]
 """Every diagnostic code; each has exactly one entry in `HINTS` (a unit test checks both ways)."""
 
@@ -158,6 +159,10 @@ HINTS: dict[DiagnosticCode, str] = {
     "interactive_required": (
         "Watches need an interactive client: editors send initializationOptions.interactive = true; "
         "scripts read the resource when needed instead."
+    ),
+    "elicitation_required": (
+        "Finish the step the server opened in the browser (the editor showed its address), then call the "
+        "tool again; nothing was retried."
     ),
 }
 

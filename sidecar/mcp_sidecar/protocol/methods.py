@@ -112,5 +112,6 @@ ELICIT = "mcp/elicit"
 SAMPLE = "mcp/sample"
 
 CLIENT_REQUESTS: tuple[str, ...] = (ELICIT, SAMPLE)
+CANCEL_REQUEST = "$/cancelRequest"
 
 DEFAULT_SESSION = "default"

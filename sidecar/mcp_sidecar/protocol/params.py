@@ -75,6 +75,8 @@ class CallToolParams:
     """Activate the tool into the session first, exactly as `mcp/activate` would."""
     for_model: bool = False
     """A model reads the failure (a chat's call tool): its diagnostic gets the model's hint."""
+    work_done_token: int | str | None = None
+    """LSP's `workDoneToken`: the call's progress is reported on it with `$/progress`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +163,10 @@ def parse_call_tool(operation: str, params: Any) -> CallToolParams:
     for_model = p.get("forModel", False)
     if not isinstance(for_model, bool):
         raise invalid_params(operation, "`forModel` must be true or false.")
-    return CallToolParams(tool_id, dict(arguments), _session(operation, p), activate, for_model)
+    token = p.get("workDoneToken")
+    if token is not None and (isinstance(token, bool) or not isinstance(token, int | str)):
+        raise invalid_params(operation, "`workDoneToken` must be a string or an integer.")
+    return CallToolParams(tool_id, dict(arguments), _session(operation, p), activate, for_model, token)
 
 
 @dataclass(frozen=True, slots=True)

@@ -268,6 +268,15 @@ class CallToolResult(ShapedToolResult):
     """Only when `isError`: `tool_error`, for a failed tool (an `isError` result or a JSON-RPC error answer)."""
     text: NotRequired[str]
     """Only with `forModel: true`: the result as a model reads it (every block, sanitised)."""
+    elicitations: NotRequired[list[UrlStep]]
+    """Only with an `elicitation_required` diagnostic: the URL steps the server asked for."""
+
+
+class UrlStep(TypedDict):
+    elicitationId: str
+    url: str
+    action: Literal["accept", "decline", "cancel"]
+    completed: bool
 
 
 # ---------------------------------------------------------------- discovery
@@ -705,6 +714,18 @@ class CatalogChangedParams(TypedDict):
     kind: str
 
 
+class ServerLogParams(TypedDict):
+    server: str
+    level: str
+    logger: NotRequired[str]
+    text: str
+
+
+class ElicitationCompleteParams(TypedDict):
+    server: str
+    elicitationId: str
+
+
 class ResourceUpdatedParams(TypedDict):
     server: str
     uri: str
@@ -773,5 +794,7 @@ NOTIFICATIONS: dict[str, object] = {
     methods.RESOURCE_UPDATED: ResourceUpdatedParams,
     methods.WATCHES_CLEARED: WatchesClearedParams,
     methods.APPROVAL_REQUIRED: ApprovalRequiredParams,
+    methods.SERVER_LOG: ServerLogParams,
+    methods.ELICITATION_COMPLETE: ElicitationCompleteParams,
 }
 """Each notification's payload type."""

@@ -30,6 +30,7 @@ from mcp_sidecar.protocol.errors import Diagnostic, DiagnosticCode, SidecarError
 from mcp_sidecar.services.sessions import ActiveTool
 
 if TYPE_CHECKING:
+    from mcp_sidecar.connections.content_requests import ProgressSink
     from mcp_sidecar.protocol.results import (
         ActivateResult,
         ActivationEntry,
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
         ActiveToolsResult,
         CallToolResult,
         ToolDefinition,
+        UrlStep,
     )
     from mcp_sidecar.services.app import Sidecar
 
@@ -320,7 +322,9 @@ def active_tools(app: Sidecar, session_id: str) -> ActiveToolsResult:
     return {"session": session_id, "tools": [tool_view(t.server, t.descriptor) for t in session.values()]}
 
 
-async def call_tool(app: Sidecar, tool_id: str, arguments: dict[str, Any], session_id: str) -> CallToolResult:
+async def call_tool(
+    app: Sidecar, tool_id: str, arguments: dict[str, Any], session_id: str, progress: ProgressSink | None = None
+) -> CallToolResult:
     op = "call"
     app.ensure_loaded()
     refs = tool_refs(nfc(tool_id), app.registry.names())
@@ -341,13 +345,15 @@ async def call_tool(app: Sidecar, tool_id: str, arguments: dict[str, Any], sessi
         raise fail("tool_changed", op, f"Tool {ref.id!r} was removed or filtered out since activation.", ref.server)
     if catalog.canonical_of(live) != active.canonical:
         raise fail("tool_changed", op, f"Tool {ref.id!r} changed since activation.", ref.server)
-    answer = await conn.call_tool(ref.tool, arguments, op)
+    answer = await conn.call_tool(ref.tool, arguments, op, progress)
     # Output limits: a preview within them, the whole result in a private spill file.
     shaped = shape_tool_result(answer.result, ref.server, f"{ref.server}.{ref.tool}")
     # The MCP result's own keys pass through; `activation` is added by activate_and_call alone.
     result = cast("CallToolResult", {"id": ref.id, "server": ref.server, "tool": ref.tool, **shaped})
     if answer.diagnostic is not None:
         result["diagnostic"] = answer.diagnostic.to_json()  # a failed tool: `tool_error`, content as sent
+    if answer.elicitations:
+        result["elicitations"] = cast("list[UrlStep]", list(answer.elicitations))
     return result
 
 
@@ -381,12 +387,14 @@ def _activation_diagnostic(app: Sidecar, row: ActivationEntry) -> Diagnostic:
     return Diagnostic(diag.code, diag.operation, diag.message, diag.server, diag.hint, nearby=nearby)
 
 
-async def activate_and_call(app: Sidecar, tool_id: str, arguments: dict[str, Any], session_id: str) -> CallToolResult:
+async def activate_and_call(
+    app: Sidecar, tool_id: str, arguments: dict[str, Any], session_id: str, progress: ProgressSink | None = None
+) -> CallToolResult:
     """Activate exactly as `mcp/activate` does, then call; NotActivated when the id did not load."""
     activated = await activate(app, (tool_id,), session_id)
     row = activated["results"][0]
     if row["status"] == "not loaded":
         raise NotActivated(app, activated)
-    result = await call_tool(app, row["id"], arguments, session_id)
+    result = await call_tool(app, row["id"], arguments, session_id, progress)
     status: Literal["loaded", "already loaded"] = "loaded" if row["status"] == "loaded" else "already loaded"
     return {**result, "activation": {"id": row["id"], "status": status}}

@@ -15,6 +15,7 @@ from typing import Any
 from mcp_sidecar.catalog.disk_cache import ToolCache
 from mcp_sidecar.config import paths
 from mcp_sidecar.config.model import ServerConfig
+from mcp_sidecar.connections.client_hooks import ClientOffer, ClientSide
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.connections.registry import ConnectionFactory, ServerRegistry
 from mcp_sidecar.events import ConnectionEvent, EventHub
@@ -24,6 +25,7 @@ from mcp_sidecar.services.catalogs import Catalogs
 from mcp_sidecar.services.configuration import Configuration
 from mcp_sidecar.services.notifier import Notifier, Notify
 from mcp_sidecar.services.prompts import Previews
+from mcp_sidecar.services.roots import Roots
 from mcp_sidecar.services.sessions import Sessions
 from mcp_sidecar.services.watches import Watches
 
@@ -44,6 +46,9 @@ class Sidecar:
     ) -> None:
         """`connection_factory` builds each server's connection (tests pass one making fakes)."""
         self.hub = EventHub()
+        self.notify = notify
+        self.offer = ClientOffer()
+        """What the editor can render for a server (`initializationOptions.mcpCapabilities`); nothing by default."""
         self.registry = ServerRegistry(self.hub, connection_factory or self._new_connection)
         self.configuration = Configuration(
             self.registry,
@@ -69,6 +74,8 @@ class Sidecar:
             lambda: self.configuration.pending.values(),
             lambda: model_tool.definition(self),
         )
+        self.roots = Roots(self.configuration, self.registry, self.hub)
+        self._client_side = ClientSide(offer=lambda: self.offer, roots=self.roots.current, ask=self.hub.ask)
         self.logins = Logins()
         """OAuth: the credential store, how to open a URL, logins waiting for a pasted callback."""
 
@@ -86,7 +93,7 @@ class Sidecar:
     def _new_connection(
         self, server: ServerConfig, run_dir: Path, publish: Callable[[ConnectionEvent], None]
     ) -> Connection:
-        return Connection(server, run_dir, publish, self._http_auth)
+        return Connection(server, run_dir, publish, self._http_auth, self._client_side)
 
     async def _http_auth(self, conn: Connection) -> tuple[Any, str]:
         return await auth.connection_auth(self, conn)

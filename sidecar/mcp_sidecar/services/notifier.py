@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any
 from mcp_sidecar.config.approvals import Pending
 from mcp_sidecar.events import (
     CatalogInvalidated,
+    ElicitationCompleted,
     EventHub,
     Reconciled,
     RowMayHaveChanged,
+    ServerLogged,
     StatusChanged,
     ToolsDeactivated,
 )
@@ -27,8 +29,10 @@ if TYPE_CHECKING:
     from mcp_sidecar.protocol.results import (
         ApprovalRequiredParams,
         CatalogChangedParams,
+        ElicitationCompleteParams,
         ModelToolChangedParams,
         ModelToolDefinition,
+        ServerLogParams,
         StatusRow,
     )
 
@@ -59,6 +63,8 @@ class Notifier:
         hub.subscribe(RowMayHaveChanged, lambda event: self.status_of(event.server))
         hub.subscribe(ToolsDeactivated, lambda event: notify(methods.ACTIVE_TOOLS_CHANGED, event.to_json()))
         hub.subscribe(Reconciled, self._reconciled)
+        hub.subscribe(ServerLogged, self._server_logged)
+        hub.subscribe(ElicitationCompleted, self._elicitation_completed)
 
     def status(self, conn: Connection) -> None:
         """Send the server's row if it differs from the last one sent."""
@@ -81,6 +87,16 @@ class Notifier:
             if current:
                 required: ApprovalRequiredParams = {"pending": [p.to_json() for p in pending]}
                 self.notify(methods.APPROVAL_REQUIRED, required)
+
+    def _server_logged(self, event: ServerLogged) -> None:
+        logged: ServerLogParams = {"server": event.conn.name, "level": event.level, "text": event.text}
+        if event.logger is not None:
+            logged["logger"] = event.logger
+        self.notify(methods.SERVER_LOG, logged)
+
+    def _elicitation_completed(self, event: ElicitationCompleted) -> None:
+        completed: ElicitationCompleteParams = {"server": event.conn.name, "elicitationId": event.elicitation_id}
+        self.notify(methods.ELICITATION_COMPLETE, completed)
 
     def _catalog_invalidated(self, event: CatalogInvalidated) -> None:
         changed: CatalogChangedParams = {"server": event.conn.name, "kind": event.kind}

@@ -1,0 +1,387 @@
+"""The client half of MCP a server may ask for: elicitation, sampling, roots and logging.
+
+A server's question goes to the editor as an event with a reply (`events.ElicitationAsked`,
+`events.SamplingAsked`), asked through the hub, so nothing here knows about pygls. What the
+sidecar offers a server is what the editor said it can render (`ClientOffer`), fixed when a
+connection is made. A person may take minutes: that time is counted (`HumanTime`) so a tool
+call's own time limit stops while its server waits for an answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from mcp_sidecar.events import ElicitationAsked, NoAnswerer, SamplingAsked
+from mcp_sidecar.output import elicitation
+from mcp_sidecar.output.sanitize import one_line, strip_controls
+
+if TYPE_CHECKING:
+    from mcp_sidecar.connections.stderr_log import StderrLog
+
+log = logging.getLogger(__name__)
+
+ANSWER_TIMEOUT_S = 600.0
+"""How long a person may take to answer a server's question."""
+COMPLETION_WAIT_S = 120.0
+"""How long a URL elicitation of a failed call waits for the server's completion notice."""
+LOG_TEXT_CHARS = 2_000
+LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+NOTIFIED_LEVEL = "warning"
+"""Log messages at this level or above reach the editor as `mcp/serverLog`."""
+LOGS_PER_SECOND = 20
+Action = Literal["accept", "decline", "cancel"]
+
+NOT_SUPPORTED = -32600
+"""MCP's INVALID_REQUEST: what a server that asks for something not offered gets."""
+DECLINED = -1
+"""MCP's code for a sampling request the user declined."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClientOffer:
+    """What the editor can render for a server; offered to servers as MCP client capabilities."""
+
+    elicitation_form: bool = False
+    elicitation_url: bool = False
+    sampling: bool = False
+
+    @classmethod
+    def from_capabilities(cls, capabilities: Any) -> ClientOffer:
+        """`initializationOptions.mcpCapabilities`: `{"elicitation": {"form": {}, "url": {}}, "sampling": {}}`."""
+        if not isinstance(capabilities, dict):
+            return cls()
+        elicit = capabilities.get("elicitation")
+        form = url = False
+        if isinstance(elicit, dict):
+            form = isinstance(elicit.get("form"), dict)
+            url = isinstance(elicit.get("url"), dict)
+            form = form or not url  # MCP: an elicitation capability without modes means form
+        return cls(elicitation_form=form, elicitation_url=url, sampling=isinstance(capabilities.get("sampling"), dict))
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        modes: dict[str, Any] = {
+            mode: {} for mode, on in (("form", self.elicitation_form), ("url", self.elicitation_url)) if on
+        }
+        if modes:
+            out["elicitation"] = modes
+        if self.sampling:
+            out["sampling"] = {}
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSide:
+    """What every connection shares: the editor's offer, the roots, and the way to ask the editor."""
+
+    offer: Callable[[], ClientOffer] = ClientOffer
+    roots: Callable[[], list[tuple[str, str]]] = list
+    """The roots to disclose now, `(file: URI, name)`; empty while the workspace is not trusted."""
+    ask: Callable[[object, float], Awaitable[Any]] | None = None
+
+
+class HumanTime:
+    """Time one server's questions have been open, so call time limits can leave it out."""
+
+    def __init__(self) -> None:
+        self._open = 0
+        self._since = 0.0
+        self._total = 0.0
+
+    @property
+    def asking(self) -> bool:
+        return self._open > 0
+
+    def begin(self) -> None:
+        if self._open == 0:
+            self._since = time.monotonic()
+        self._open += 1
+
+    def end(self) -> None:
+        self._open -= 1
+        if self._open == 0:
+            self._total += time.monotonic() - self._since
+
+    def spent(self) -> float:
+        return self._total + (time.monotonic() - self._since if self._open else 0.0)
+
+
+@dataclass
+class _LogBudget:
+    window: float = 0.0
+    sent: int = 0
+
+
+@dataclass
+class ClientHooks:
+    """One connection's answers to its server; `kwargs()` are the SDK `Client`'s callbacks."""
+
+    server: str
+    side: ClientSide
+    log: StderrLog
+    on_log: Callable[[str, str | None, str], None]
+    """(level, logger, text) of a message to send the editor (at `NOTIFIED_LEVEL` or above)."""
+    log_level: str = "warning"
+    roots_enabled: bool = True
+    offer: ClientOffer = field(default_factory=ClientOffer)
+    human: HumanTime = field(default_factory=HumanTime)
+    asked_urls: set[str] = field(default_factory=set)
+    """Elicitation ids this sidecar asked the person about: only their completions are passed on."""
+    _one_at_a_time: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _budget: _LogBudget = field(default_factory=_LogBudget)
+    _completions: dict[str, asyncio.Event] = field(default_factory=dict)
+
+    def new_session(self) -> None:
+        self.offer = self.side.offer()
+        self.asked_urls.clear()
+        self._completions.clear()
+
+    def completed(self, elicitation_id: str) -> None:
+        """The server's `notifications/elicitation/complete` for an id the person consented to."""
+        self._completions.setdefault(elicitation_id, asyncio.Event()).set()
+
+    async def wait_completed(self, elicitation_id: str, timeout_s: float) -> bool:
+        event = self._completions.setdefault(elicitation_id, asyncio.Event())
+        try:
+            await asyncio.wait_for(event.wait(), timeout_s)
+        except TimeoutError:
+            return False
+        return True
+
+    def kwargs(self) -> dict[str, Any]:
+        """The SDK `Client`'s keyword arguments: only the callbacks of what is offered."""
+        self.new_session()
+        out: dict[str, Any] = {"logging_callback": self._logged, "log_level": self.log_level}
+        if self.offer.elicitation_form or self.offer.elicitation_url:
+            out["elicitation_callback"] = self._elicit
+        if self.offer.sampling:
+            out["sampling_callback"] = self._sample
+        if self.roots_enabled:
+            out["list_roots_callback"] = self._roots
+        return out
+
+    def elicitation_capability(self) -> Any:
+        """MCP's ElicitationCapability with only the offered modes (the SDK would offer both)."""
+        from mcp_types import ElicitationCapability, FormElicitationCapability, UrlElicitationCapability
+
+        return ElicitationCapability(
+            form=FormElicitationCapability() if self.offer.elicitation_form else None,
+            url=UrlElicitationCapability() if self.offer.elicitation_url else None,
+        )
+
+    # -- asking the editor ---------------------------------------------------------------------
+
+    async def _ask(self, request: object) -> Any:
+        """The editor's answer; None when nobody answers, the time ran out or it failed."""
+        ask = self.side.ask
+        if ask is None:
+            return None
+        async with self._one_at_a_time:
+            self.human.begin()
+            try:
+                return await ask(request, ANSWER_TIMEOUT_S)
+            except (NoAnswerer, TimeoutError):
+                return None
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.info("server %s: the editor's answer failed: %s", self.server, type(exc).__name__)
+                return None
+            finally:
+                self.human.end()
+
+    def _note(self, text: str) -> None:
+        self.log.add(f"[sidecar] {text}")
+
+    # -- elicitation ---------------------------------------------------------------------------
+
+    async def _elicit(self, context: Any, params: Any) -> Any:
+        from mcp_types import ElicitResult, ErrorData
+
+        mode = getattr(params, "mode", "form")
+        if mode == "url" and self.offer.elicitation_url:
+            action = await self.ask_url(params.message, params.url, params.elicitation_id)
+            return ElicitResult(action=action)
+        if mode != "form" or not self.offer.elicitation_form:
+            return ErrorData(code=NOT_SUPPORTED, message=f"Elicitation in {mode} mode is not supported by this client")
+        try:
+            schema = elicitation.checked_schema(params.requested_schema)
+        except elicitation.SchemaRefused as exc:
+            self._note(f"elicitation declined without asking: {exc}")
+            return ElicitResult(action="decline")
+        asked = {"server": self.server, "mode": "form", "message": elicitation.message_text(params.message)}
+        answer = await self._ask(ElicitationAsked(self.server, asked | {"requestedSchema": schema}))
+        action, content = _elicit_answer(answer)
+        if action != "accept":
+            return ElicitResult(action=action)
+        problem = elicitation.content_problem(schema, content)
+        if problem is not None:
+            self._note(f"the editor's answer does not fit the form ({problem.field or 'content'} {problem.reason})")
+            return ElicitResult(action="cancel")
+        return ElicitResult(action="accept", content=content)
+
+    async def ask_url(self, message: str, url: str, elicitation_id: str | None) -> Action:
+        """Ask the person to consent to open `url`: `accept`, `decline` or `cancel`."""
+        try:
+            host = elicitation.url_host(url)
+        except ValueError as exc:
+            self._note(f"URL elicitation declined without asking: {exc}")
+            return "decline"
+        asked: dict[str, Any] = {
+            "server": self.server,
+            "mode": "url",
+            "message": elicitation.message_text(message),
+            "url": url,
+            "host": host,
+        }
+        if elicitation_id:
+            asked["elicitationId"] = elicitation_id
+        answer = await self._ask(ElicitationAsked(self.server, asked))
+        action, _ = _elicit_answer(answer)
+        if action == "accept" and elicitation_id:
+            self.asked_urls.add(elicitation_id)
+        return action
+
+    # -- sampling ------------------------------------------------------------------------------
+
+    async def _sample(self, context: Any, params: Any) -> Any:
+        from mcp_types import ErrorData
+
+        if not self.offer.sampling:
+            return ErrorData(code=NOT_SUPPORTED, message="Sampling is not supported by this client")
+        asked = _sampling_params(params.model_dump(by_alias=True, mode="json", exclude_none=True))
+        answer = await self._ask(SamplingAsked(self.server, asked | {"server": self.server}))
+        if answer is None:
+            return ErrorData(code=DECLINED, message="The user declined the request or the editor could not answer")
+        result = _sampling_result(answer, tools=bool(asked.get("tools")))
+        if result is None:
+            self._note("the editor's sampling answer is not an MCP CreateMessageResult")
+            return ErrorData(code=DECLINED, message="The editor could not answer")
+        return result
+
+    # -- roots and logging ---------------------------------------------------------------------
+
+    async def _roots(self, context: Any) -> Any:
+        from mcp_types import ListRootsResult, Root
+
+        return ListRootsResult(roots=[Root(uri=uri, name=name) for uri, name in self.side.roots()])  # type: ignore[arg-type]
+
+    async def _logged(self, params: Any) -> None:
+        level = str(getattr(params, "level", "info"))
+        if _rank(level) < _rank(self.log_level):
+            return  # below what was asked for (a handshake-era server sends every level)
+        logger = getattr(params, "logger", None)
+        data = getattr(params, "data", None)
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
+        text = self.log.redact(one_line(text))[:LOG_TEXT_CHARS]
+        name = self.log.redact(one_line(logger))[:200] if isinstance(logger, str) else None
+        self.log.add(f"[{level}] {name}: {text}" if name else f"[{level}] {text}")
+        if _rank(level) >= _rank(NOTIFIED_LEVEL) and self._within_budget():
+            self.on_log(level, name, text)
+
+    def _within_budget(self) -> bool:
+        now = time.monotonic()
+        if now - self._budget.window >= 1.0:
+            self._budget.window, self._budget.sent = now, 0
+        self._budget.sent += 1
+        return self._budget.sent <= LOGS_PER_SECOND
+
+
+_client_class: type[Any] | None = None
+
+
+def offering_client(hooks: ClientHooks, transport: Any, **kwargs: Any) -> Any:
+    """An SDK `Client` whose capabilities name only the elicitation modes the editor offered.
+
+    The SDK advertises both form and URL mode whenever an elicitation callback is set; an editor
+    that renders forms only must not be asked for URLs, so the session's capability ad is
+    narrowed as it is built (pinned by tests/e2e/test_client_capabilities.py).
+    """
+    global _client_class
+    if _client_class is None:
+        from mcp import Client
+
+        class OfferingClient(Client):
+            offered: ClientHooks | None = None
+
+            async def _build_session(self, exit_stack: Any) -> Any:
+                session = await super()._build_session(exit_stack)
+                build = session._build_capabilities  # noqa: SLF001 - the one capability hook
+                offered = self.offered
+
+                def narrowed(version: str) -> Any:
+                    capabilities = build(version)
+                    if capabilities.elicitation is not None and offered is not None:
+                        capabilities = capabilities.model_copy(update={"elicitation": offered.elicitation_capability()})
+                    return capabilities
+
+                session._build_capabilities = narrowed  # type: ignore[method-assign]  # noqa: SLF001
+                return session
+
+        _client_class = OfferingClient
+    client = _client_class(transport, **kwargs, **hooks.kwargs())
+    client.offered = hooks
+    return client
+
+
+def _rank(level: str) -> int:
+    return LEVELS.index(level) if level in LEVELS else 0
+
+
+def _elicit_answer(answer: Any) -> tuple[Action, Any]:
+    """The editor's `{action, content?}`; anything else is `cancel`."""
+    if not isinstance(answer, dict) or answer.get("action") not in ("accept", "decline", "cancel"):
+        return "cancel", None
+    action: Action = answer["action"]
+    return action, answer.get("content")
+
+
+def _clean_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return strip_controls(value)
+    if isinstance(value, list):
+        return [_clean_strings(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _clean_strings(v) for k, v in value.items()}
+    return value
+
+
+def _sampling_params(dumped: dict[str, Any]) -> dict[str, Any]:
+    """MCP's CreateMessageRequest params as the editor gets them: server text sanitised, no `task`/`_meta`."""
+    keep = ("messages", "maxTokens", "systemPrompt", "modelPreferences", "temperature", "stopSequences", "tools")
+    out = {key: _clean_strings(dumped[key]) for key in keep if key in dumped}
+    if "toolChoice" in dumped:
+        out["toolChoice"] = dumped["toolChoice"]
+    return out
+
+
+def _sampling_result(answer: Any, tools: bool) -> Any:
+    import pydantic
+    from mcp_types import CreateMessageResult, CreateMessageResultWithTools
+
+    if not isinstance(answer, dict) or answer.get("role") != "assistant":
+        return None
+    shape = {k: answer[k] for k in ("role", "content", "model", "stopReason") if k in answer}
+    try:
+        if tools or isinstance(shape.get("content"), list):
+            return CreateMessageResultWithTools.model_validate(shape)
+        return CreateMessageResult.model_validate(shape)
+    except pydantic.ValidationError:
+        return None
+
+
+__all__ = [
+    "ANSWER_TIMEOUT_S",
+    "COMPLETION_WAIT_S",
+    "ClientHooks",
+    "ClientOffer",
+    "ClientSide",
+    "HumanTime",
+    "offering_client",
+]

@@ -1,0 +1,57 @@
+"""MCP roots: the editor's workspace folders, disclosed to servers only while the workspace is trusted.
+
+`roots/list` answers `current()`. A change of the folders (`workspace/didChangeWorkspaceFolders`)
+or of trust (which reloads the configuration) tells every connected server that was offered
+roots, once per actual change.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mcp_sidecar import tasks
+from mcp_sidecar.events import EventHub, Reconciled
+
+if TYPE_CHECKING:
+    from mcp_sidecar.connections.registry import ServerRegistry
+    from mcp_sidecar.services.configuration import Configuration
+
+Root = tuple[str, str]
+"""(file: URI, name)"""
+
+
+class Roots:
+    def __init__(self, configuration: Configuration, registry: ServerRegistry, hub: EventHub) -> None:
+        self._configuration = configuration
+        self._registry = registry
+        self._folders: tuple[Path, ...] | None = None
+        """The editor's folders; None until it says (then the workspace alone stands for them)."""
+        self._announced: list[Root] | None = None
+        hub.subscribe(Reconciled, lambda event: self._maybe_announce())
+
+    def set_folders(self, folders: list[Path]) -> None:
+        self._folders = tuple(dict.fromkeys(folders))
+        self._maybe_announce()
+
+    def current(self) -> list[Root]:
+        if not self._configuration.trusted:
+            return []
+        folders = self._folders
+        if folders is None:
+            workspace = self._configuration.workspace
+            folders = (workspace,) if workspace is not None else ()
+        return [(folder.resolve().as_uri(), folder.name or str(folder)) for folder in folders if folder.is_absolute()]
+
+    def _maybe_announce(self) -> None:
+        now = self.current()
+        if self._announced is None:
+            self._announced = now  # servers connected so far asked for (or were told) this list
+            return
+        if now != self._announced:
+            self._announced = now
+            tasks.spawn(self._announce(), "roots-changed")
+
+    async def _announce(self) -> None:
+        for conn in list(self._registry):
+            await conn.roots_changed()
