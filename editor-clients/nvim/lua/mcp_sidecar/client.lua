@@ -265,6 +265,9 @@ local function handlers(root)
         return
       end
       local previous = State.update_server(row)
+      if row.state ~= "connected" then
+        Questions.server_closed(row.name)
+      end
       local diag = row.lastDiagnostic
       local was = previous and previous.lastDiagnostic
       if Config.notify.failures and row.state == "failed" and diag and (not was or was.message ~= diag.message) then

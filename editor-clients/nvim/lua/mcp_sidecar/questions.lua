@@ -11,7 +11,9 @@
 --- One question is shown at a time; the others wait in order. The sidecar withdraws a question
 --- with `$/cancelRequest` (10 minutes without an answer, or its server closed); vim.lsp does not
 --- tell a handler its request id, so the question withdrawn is the only one open, else one whose
---- server is no longer connected, else the oldest (every question has the same time limit).
+--- server is no longer connected, else the oldest (every question has the same time limit). A
+--- server that leaves `connected` (`mcp/serverStatus`) closes its questions at once; the cancel
+--- that follows for each is then taken as theirs.
 local Config = require("mcp_sidecar.config")
 local State = require("mcp_sidecar.state")
 local Text = require("mcp_sidecar.text")
@@ -190,8 +192,29 @@ function M.pick_withdrawn()
   return open[1]
 end
 
+--- Questions withdrawn because their server closed, whose `$/cancelRequest` has not come yet: that
+--- many cancels are taken as theirs instead of closing another question.
+M.unclaimed = 0
+
+--- A server is no longer connected (`mcp/serverStatus`): its questions can no longer be answered.
+---@param server string
+function M.server_closed(server)
+  local open = vim.list_extend(M.active and { M.active } or {}, M.queue)
+  for _, q in ipairs(open) do
+    if q.server == server and not q.settled then
+      M.withdraw(q)
+      M.unclaimed = M.unclaimed + 1
+      notify(("%s's question was withdrawn: the server closed"):format(q.server))
+    end
+  end
+end
+
 --- `$/cancelRequest` from the sidecar.
 function M.on_cancel()
+  if M.unclaimed > 0 then
+    M.unclaimed = M.unclaimed - 1
+    return
+  end
   local q = M.pick_withdrawn()
   if q then
     M.withdraw(q)
@@ -235,7 +258,7 @@ end
 
 ---@private tests: forget every question without answering
 function M._reset()
-  M.queue, M.active = {}, nil
+  M.queue, M.active, M.unclaimed = {}, nil, 0
 end
 
 return M

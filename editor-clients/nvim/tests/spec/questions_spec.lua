@@ -371,6 +371,27 @@ describe("server questions", function()
     end)
   end)
 
+  describe("withdrawn with their server", function()
+    it("a server leaving connected closes its questions; the cancel that follows closes nothing else", function()
+      local _, restore = script_ui({ "x", "y" })
+      local schema = { type = "object", properties = { v = { type = "string" } } }
+      local a = serve("elicit", { server = "a", mode = "form", message = "m", requestedSchema = schema })
+      local b = serve("elicit", { server = "b", mode = "form", message = "m", requestedSchema = schema })
+      wait_for(form_view, 5000, "the first form")
+      Questions.server_closed("a")
+      check.eq({ action = "cancel" }, (answered(a)))
+      check.truthy(find_note("a's question was withdrawn: the server closed"))
+      Questions.on_cancel() -- the sidecar's cancel for a's question
+      wait_for(function()
+        return Questions.active and Questions.active.server == "b"
+      end, 5000, "b's question shown")
+      check.eq(false, b.done, "b's question stays open")
+      Questions.on_cancel()
+      check.eq({ action = "cancel" }, (answered(b)))
+      restore()
+    end)
+  end)
+
   describe("mcp/serverLog", function()
     before_each(Logs._reset)
 

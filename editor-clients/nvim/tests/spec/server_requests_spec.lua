@@ -232,50 +232,58 @@ describe("server requests (server-everything)", function()
     check.truthy(ok, err)
   end)
 
-  it("URLElicitationRequiredError: consent, then a retry offered and run only when asked", function()
-    local opened = {}
-    vim.ui.open = function(u)
-      table.insert(opened, u)
-      return {}, nil
-    end
-    local url = "https://example.com/after-prerequisite"
-    local prompts = {}
-    local _, restore = script_ui({
-      function(_, prompt)
-        table.insert(prompts, prompt)
-        return "Copy URL (I'll open it myself)"
-      end,
-      function(_, prompt)
-        table.insert(prompts, prompt)
-        return "Open example.com"
-      end,
-    })
-    local ok, err = pcall(function()
-      local bufs = {}
-      Actions.actions.call({ id = "everything.trigger-url-elicitation", server = "everything", kind = "tool" }, {
-        arguments = { url = url, errorPath = true },
-        done = function(buf)
-          table.insert(bufs, buf)
+  it(
+    "URLElicitationRequiredError: the step is asked, the call fails and is not re-run; calling again proceeds",
+    function()
+      -- Declined: with consent the sidecar waits up to 2 minutes for a completion notice, which
+      -- server-everything never sends (the retry offer after one is specced in questions_spec.lua).
+      local opened = {}
+      vim.ui.open = function(u)
+        table.insert(opened, u)
+        return {}, nil
+      end
+      local url = "https://example.com/after-prerequisite"
+      local prompts = {}
+      local _, restore = script_ui({
+        function(_, prompt)
+          table.insert(prompts, prompt)
+          return "Decline"
+        end,
+        function(_, prompt)
+          table.insert(prompts, prompt)
+          return "Open example.com"
         end,
       })
-      wait_for(function()
-        return #bufs == 1
-      end, 30000, "the first result")
-      check.eq("everything asks you to open modelcontextprotocol.io:", prompts[1], "the prerequisite's URL")
-      check.truthy(find_note("needs a step in the browser first"))
-      check.eq(1, #prompts, "nothing called again by itself")
-      vim.cmd("Mcp retry")
-      wait_for(function()
-        return #bufs == 2
-      end, 30000, "the retried call")
-      check.eq("everything asks you to open example.com:", prompts[2])
-      check.eq({ url }, opened)
-      local text = table.concat(vim.api.nvim_buf_get_lines(bufs[2], 0, -1, false), "\n")
-      check.matches("✅ User completed the URL elicitation flow%.", text)
-    end)
-    restore()
-    check.truthy(ok, err)
-  end)
+      local ok, err = pcall(function()
+        local bufs = {}
+        local c = { id = "everything.trigger-url-elicitation", server = "everything", kind = "tool" }
+        local args = { url = url, errorPath = true }
+        local function done(buf)
+          table.insert(bufs, buf)
+        end
+        Actions.actions.call(c, { arguments = args, done = done })
+        wait_for(function()
+          return #bufs == 1
+        end, 30000, "the first result")
+        check.eq("everything asks you to open modelcontextprotocol.io:", prompts[1], "the prerequisite's URL")
+        check.truthy(find_note("needs a step in the browser first"))
+        check.truthy(find_note("Nothing was opened; call it again to be asked again"))
+        check.eq(1, #prompts, "nothing called again by itself")
+        check.eq({}, opened)
+        -- the person calls again: server-everything takes it as the retry and asks its own URL
+        Actions.actions.call(c, { arguments = args, done = done })
+        wait_for(function()
+          return #bufs == 2
+        end, 30000, "the second call")
+        check.eq("everything asks you to open example.com:", prompts[2])
+        check.eq({ url }, opened)
+        local text = table.concat(vim.api.nvim_buf_get_lines(bufs[2], 0, -1, false), "\n")
+        check.matches("✅ User completed the URL elicitation flow%.", text)
+      end)
+      restore()
+      check.truthy(ok, err)
+    end
+  )
 
   it("reports trigger-long-running-operation through vim.lsp's progress while it runs", function()
     local events, during = {}, {}
@@ -363,6 +371,7 @@ describe("server requests (server-everything)", function()
   end)
 
   it("a question is withdrawn when its server reconnects", function()
+    -- The sidecar's status says the server left `connected`; its question closes, answered cancel.
     local held
     local real_input = vim.ui.input
     vim.ui.input = function(_, on_confirm)

@@ -36,6 +36,7 @@ function M.show(title, lines)
   })
   vim.wo[win].wrap = true
   vim.wo[win].cursorline = false
+  vim.cmd("redraw") -- painted before a blocking prompt (Neovim's own inputlist) covers the screen
   return win
 end
 

@@ -683,6 +683,9 @@ local function ask(view, index, after)
   local f = view.fields[index]
   view.current, view.asking, view.problem = index, true, nil
   draw(view)
+  -- Paint the float before the prompt: Neovim's own input() and inputlist() block the screen
+  -- (and the previous inputlist would still cover it).
+  vim.cmd("redraw")
   local asker = (f.kind == "multi" and ask_multi)
     or ((f.kind == "enum" or f.kind == "boolean") and ask_select)
     or ask_input
@@ -709,7 +712,8 @@ local function walk(view, index)
   end
   if index > #view.fields then
     view.current = nil
-    return draw(view)
+    draw(view)
+    return vim.cmd("redraw")
   end
   ask(view, index, function(ok)
     if ok then
@@ -717,6 +721,7 @@ local function walk(view, index)
     end
     view.current = nil
     draw(view)
+    vim.cmd("redraw")
   end)
 end
 
@@ -731,6 +736,7 @@ local function edit(view)
     ask(view, i, function()
       view.current = nil
       draw(view)
+      vim.cmd("redraw")
     end)
   end
   if index then
