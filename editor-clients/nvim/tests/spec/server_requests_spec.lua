@@ -294,10 +294,12 @@ describe("server requests (server-everything)", function()
         local value = ev.data.params.value
         table.insert(events, { kind = value.kind, title = value.title, percentage = value.percentage })
         if value.kind == "report" then
+          local float = require("mcp_sidecar.ui.status").render({ text = "", data = {} })
           table.insert(during, {
             statusline = mcp.status(),
             running = vim.tbl_map(Progress.describe, Progress.list()),
             lsp = vim.lsp.status(),
+            float = table.concat(float, "\n"),
           })
         end
       end,
@@ -321,6 +323,7 @@ describe("server requests (server-everything)", function()
     check.matches("⟳1", during[1].statusline)
     check.matches("^everything%.trigger%-long%-running%-operation 50%%", during[1].running[1])
     check.matches("everything%.trigger%-long%-running%-operation", during[1].lsp)
+    check.matches("⟳ running: everything%.trigger%-long%-running%-operation 50%%", during[1].float, "the :Mcp float")
     check.eq(0, #Progress.list(), "nothing runs after the end")
   end)
 
@@ -360,7 +363,7 @@ describe("server requests (server-everything)", function()
     end)
     local entry = Logs.servers.everything.entries[1]
     check.truthy(Logs.severity[entry.level] >= Logs.severity.warning, entry.level)
-    check.matches("%-level message", entry.text)
+    check.matches("level[ -]message", entry.text) -- "Alert level-message" is how the server spells one
     local buf = async(function(cb)
       Logs.show("everything", cb)
     end)
