@@ -141,7 +141,7 @@ function M.folder(action, dir)
     return notify("Usage: :Mcp folder [list | add [DIR] | remove DIR]", vim.log.levels.ERROR)
   end
   dir = dir or vim.fn.getcwd()
-  local ok, problem = Client[action .. "_folder"](dir)
+  local ok, problem = require("mcp_sidecar.offer")[action .. "_folder"](dir)
   if not ok then
     return notify(problem or "failed", vim.log.levels.WARN)
   end

@@ -133,7 +133,7 @@ function M.check_capabilities(root)
   local entry = Client.roots[root]
   local client = entry and entry.id and vim.lsp.get_client_by_id(entry.id)
   local offered = client and client.config.init_options and client.config.init_options.mcpCapabilities
-    or Client.mcp_capabilities()
+    or require("mcp_sidecar.offer").mcp_capabilities()
   local elicitation = type(offered.elicitation) == "table" and offered.elicitation or nil
   if elicitation then
     local modes = {}
@@ -152,7 +152,7 @@ function M.check_capabilities(root)
     info("Sampling not offered (set opts.sampling = function(request, done) to answer with your model)")
   end
   local folders = {}
-  for _, f in ipairs(client and client.workspace_folders or Client.workspace_folders(root)) do
+  for _, f in ipairs(client and client.workspace_folders or require("mcp_sidecar.offer").workspace_folders(root)) do
     table.insert(folders, f.name)
   end
   info("Workspace folders (roots for servers, when the workspace is trusted): " .. table.concat(folders, ", "))

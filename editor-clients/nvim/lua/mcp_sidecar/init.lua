@@ -135,14 +135,14 @@ end
 ---@return boolean ok
 ---@return string? problem
 function M.add_folder(dir)
-  return Client.add_folder(dir)
+  return require("mcp_sidecar.offer").add_folder(dir)
 end
 
 ---@param dir string
 ---@return boolean ok
 ---@return string? problem
 function M.remove_folder(dir)
-  return Client.remove_folder(dir)
+  return require("mcp_sidecar.offer").remove_folder(dir)
 end
 
 --- The workspace folders of the current sidecar (paths), the root first.

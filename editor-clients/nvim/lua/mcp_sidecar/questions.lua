@@ -92,6 +92,13 @@ end
 M.runners = {
   elicit = function(q, answer)
     local p = q.params
+    local offered = type(Config.elicitation) == "table" and Config.elicitation or {}
+    local mode = p.mode == "url" and "url" or "form"
+    if Config.elicitation == false or offered[mode] == false then
+      -- not offered (the sidecar asks only what was): nothing is shown
+      answer({ action = "decline" })
+      return nil
+    end
     if p.mode == "url" then
       return require("mcp_sidecar.ui.consent").url(q, answer)
     end

@@ -1,6 +1,7 @@
--- The schema form (lua/mcp_sidecar/ui/form.lua): its pure logic, then the interactive form with
--- the person's answers scripted through vim.ui.input / vim.ui.select and the float's keys typed.
--- No sidecar is needed.
+-- The schema form: its fields and rules (lua/mcp_sidecar/fields.lua), then the interactive form
+-- (lua/mcp_sidecar/ui/form.lua) with the person's answers scripted through vim.ui.input /
+-- vim.ui.select and the float's keys typed. No sidecar is needed.
+local Fields = require("mcp_sidecar.fields")
 local Form = require("mcp_sidecar.ui.form")
 
 -- The form schema of server-everything's trigger-elicitation-request (2026.8.31), as sent.
@@ -105,7 +106,7 @@ end
 
 describe("form: from a JSON schema", function()
   it("builds one field per property: required first, then by name; kinds, labels and options", function()
-    local fields = Form.fields(EVERYTHING)
+    local fields = Fields.fields(EVERYTHING)
     check.eq("name", fields[1].name, "the required field first")
     check.eq(true, fields[1].required)
     local names = vim.tbl_map(function(f)
@@ -146,7 +147,7 @@ describe("form: from a JSON schema", function()
   end)
 
   it("falls back to a JSON field for nested objects and free-form arrays (tool schemas)", function()
-    local f = by_name(Form.fields({
+    local f = by_name(Fields.fields({
       type = "object",
       required = { "filter", "tags" },
       properties = {
@@ -160,87 +161,87 @@ describe("form: from a JSON schema", function()
     check.eq({ "json", "array" }, { f.tags.kind, f.tags.json_type })
     check.eq("json", f.anything.kind)
     check.eq("string", f.maybe.kind, "a nullable string is a string")
-    check.eq("filter * (JSON object): ", Form.prompt(f.filter))
-    check.eq({ a = "x" }, (Form.parse(f.filter, '{"a": "x"}')))
-    check.eq("must be a JSON object", select(2, Form.parse(f.filter, "[1, 2]")))
-    check.eq("must be a JSON array", select(2, Form.parse(f.tags, '{"a": 1}')))
-    check.eq("must be JSON", select(2, Form.parse(f.tags, "[1,")))
-    check.eq({ "a", "b" }, (Form.parse(f.tags, '["a", "b"]')))
+    check.eq("filter * (JSON object): ", Fields.prompt(f.filter))
+    check.eq({ a = "x" }, (Fields.parse(f.filter, '{"a": "x"}')))
+    check.eq("must be a JSON object", select(2, Fields.parse(f.filter, "[1, 2]")))
+    check.eq("must be a JSON array", select(2, Fields.parse(f.tags, '{"a": 1}')))
+    check.eq("must be JSON", select(2, Fields.parse(f.tags, "[1,")))
+    check.eq({ "a", "b" }, (Fields.parse(f.tags, '["a", "b"]')))
   end)
 
   it("validates types, bounds, lengths and the email, uri, date and date-time formats", function()
-    local f = by_name(Form.fields(EVERYTHING))
+    local f = by_name(Fields.fields(EVERYTHING))
     local function problem(field, text)
-      return select(2, Form.parse(field, text))
+      return select(2, Fields.parse(field, text))
     end
     check.eq("required", problem(f.name, ""))
     check.eq(nil, problem(f.firstLine, ""), "an optional field may stay empty")
-    check.eq(nil, (Form.parse(f.firstLine, "")), "empty is no value")
+    check.eq(nil, (Fields.parse(f.firstLine, "")), "empty is no value")
     check.eq("must be an email address (name@example.com)", problem(f.email, "ada"))
     check.eq("must be an email address (name@example.com)", problem(f.email, "ada@example"))
     check.eq("must be an email address (name@example.com)", problem(f.email, "a da@example.com"))
-    check.eq("ada@example.com", (Form.parse(f.email, "ada@example.com")))
+    check.eq("ada@example.com", (Fields.parse(f.email, "ada@example.com")))
     check.eq("must be a URI with a scheme (https://example.com)", problem(f.homepage, "example.com"))
-    check.eq("https://ada.example/x?y=1", (Form.parse(f.homepage, "https://ada.example/x?y=1")))
+    check.eq("https://ada.example/x?y=1", (Fields.parse(f.homepage, "https://ada.example/x?y=1")))
     check.eq("must be a date (YYYY-MM-DD)", problem(f.birthdate, "2023-02-29"))
     check.eq("must be a date (YYYY-MM-DD)", problem(f.birthdate, "1815-13-10"))
-    check.eq("2024-02-29", (Form.parse(f.birthdate, "2024-02-29")))
+    check.eq("2024-02-29", (Fields.parse(f.birthdate, "2024-02-29")))
     local dt = { name = "at", label = "At", kind = "string", required = false, format = "date-time" }
-    check.eq("2026-12-01T09:30:00Z", (Form.parse(dt, "2026-12-01T09:30:00Z")))
-    check.eq("2026-12-01T09:30:00.25+01:00", (Form.parse(dt, "2026-12-01T09:30:00.25+01:00")))
+    check.eq("2026-12-01T09:30:00Z", (Fields.parse(dt, "2026-12-01T09:30:00Z")))
+    check.eq("2026-12-01T09:30:00.25+01:00", (Fields.parse(dt, "2026-12-01T09:30:00.25+01:00")))
     check.eq("must be a date and time (2026-12-01T09:30:00Z)", problem(dt, "2026-12-01 09:30"))
     check.eq("must be a date and time (2026-12-01T09:30:00Z)", problem(dt, "2026-12-01T25:00:00Z"))
-    check.eq(7, (Form.parse(f.integer, " 7 ")))
+    check.eq(7, (Fields.parse(f.integer, " 7 ")))
     check.eq("must be a whole number", problem(f.integer, "7.5"))
     check.eq("must be a whole number", problem(f.integer, "0x10"), "no hex")
     check.eq("at least 1", problem(f.integer, "0"))
     check.eq("at most 100", problem(f.integer, "101"))
-    check.eq(2.5, (Form.parse(f.number, "2.5")))
+    check.eq(2.5, (Fields.parse(f.number, "2.5")))
     check.eq("must be a number", problem(f.number, "inf"))
     check.eq("must be a number", problem(f.number, "nan"))
     local short = { name = "s", label = "S", kind = "string", required = true, minLength = 2, maxLength = 3 }
     check.eq("at least 2 characters", problem(short, "é"))
-    check.eq("éé", (Form.parse(short, "éé")), "length counts characters, not bytes")
+    check.eq("éé", (Fields.parse(short, "éé")), "length counts characters, not bytes")
     check.eq("at most 3 characters", problem(short, "abcd"))
-    check.eq("choose at least 1", Form.check(f.untitledMultipleSelectEnum, {}))
-    check.eq("choose at most 3", Form.check(f.untitledMultipleSelectEnum, { "Guitar", "Piano", "Violin", "Drums" }))
-    check.eq("not one of the choices", Form.check(f.untitledMultipleSelectEnum, { "Kazoo" }))
-    check.eq("not one of the choices", Form.check(f.legacyTitledEnum, "pet-9"))
+    check.eq("choose at least 1", Fields.check(f.untitledMultipleSelectEnum, {}))
+    check.eq("choose at most 3", Fields.check(f.untitledMultipleSelectEnum, { "Guitar", "Piano", "Violin", "Drums" }))
+    check.eq("not one of the choices", Fields.check(f.untitledMultipleSelectEnum, { "Kazoo" }))
+    check.eq("not one of the choices", Fields.check(f.legacyTitledEnum, "pet-9"))
   end)
 
   it("pre-fills defaults that fit, shows values as labels and answers a JSON object", function()
-    local fields = Form.fields(EVERYTHING)
-    local values = Form.initial_values(fields)
+    local fields = Fields.fields(EVERYTHING)
+    local values = Fields.initial_values(fields)
     check.eq("It was a dark and stormy night.", values.firstLine)
     check.eq(42, values.integer)
     check.eq({ "fish-1" }, values.titledMultipleSelectEnum)
     check.eq(nil, values.name)
     local f = by_name(fields)
-    check.eq("Superman", Form.display(f.titledSingleSelectEnum, "hero-1"))
-    check.eq("Tuna, Trout", Form.display(f.titledMultipleSelectEnum, { "fish-1", "fish-3" }))
-    check.eq("Cats", Form.display(f.legacyTitledEnum, "pet-1"))
-    check.eq("3.14", Form.display(f.number, 3.14))
-    check.eq("—", Form.display(f.name, nil))
-    check.eq("yes", Form.display(f.check, true))
-    local bad = Form.initial_values(Form.fields({
+    check.eq("Superman", Fields.display(f.titledSingleSelectEnum, "hero-1"))
+    check.eq("Tuna, Trout", Fields.display(f.titledMultipleSelectEnum, { "fish-1", "fish-3" }))
+    check.eq("Cats", Fields.display(f.legacyTitledEnum, "pet-1"))
+    check.eq("3.14", Fields.display(f.number, 3.14))
+    check.eq("—", Fields.display(f.name, nil))
+    check.eq("yes", Fields.display(f.check, true))
+    local bad = Fields.initial_values(Fields.fields({
       type = "object",
       properties = { n = { type = "integer", minimum = 5, default = 1 }, c = { enum = { "a" }, default = "z" } },
     }))
     check.eq({}, bad, "a default that does not fit is not offered")
-    check.eq("{}", vim.json.encode(Form.content(fields, {})), "no values: an empty JSON object")
+    check.eq("{}", vim.json.encode(Fields.content(fields, {})), "no values: an empty JSON object")
     check.eq(
       { "name" },
       vim.tbl_map(function(p)
         return p.field.name
-      end, Form.problems(fields, values))
+      end, Fields.problems(fields, values))
     )
   end)
 
   it("renders the server's message as plain text and marks required fields", function()
-    local fields = Form.fields(EVERYTHING)
+    local fields = Fields.fields(EVERYTHING)
     local lines, rows = Form.render(
       fields,
-      Form.initial_values(fields),
+      Fields.initial_values(fields),
       { title = "t", message = "Hello\27[31m red\nsecond\tline", decline = true },
       {}
     )

@@ -2,9 +2,9 @@
 -- vim.lsp.rpc calls a server request's handler (inside coroutine.wrap), the person is scripted
 -- through vim.ui.input / vim.ui.select, and vim.ui.open is replaced to see what would be opened.
 -- The same paths run against the real sidecar and server-everything in server_requests_spec.lua.
-local Client = require("mcp_sidecar.client")
 local Config = require("mcp_sidecar.config")
 local Logs = require("mcp_sidecar.logs")
+local Offer = require("mcp_sidecar.offer")
 local Progress = require("mcp_sidecar.progress")
 local Questions = require("mcp_sidecar.questions")
 local Retry = require("mcp_sidecar.retry")
@@ -550,22 +550,32 @@ describe("server questions", function()
     end)
 
     it("elicitation form and URL by default, sampling only with opts.sampling", function()
-      local encoded = vim.json.encode(Client.mcp_capabilities())
+      local encoded = vim.json.encode(Offer.mcp_capabilities())
       check.eq({ elicitation = { form = vim.empty_dict(), url = vim.empty_dict() } }, vim.json.decode(encoded))
       check.matches('"form":{}', encoded, "a JSON object, not an array")
       check.matches('"url":{}', encoded)
       Config.options.sampling = function() end
-      local caps = Client.mcp_capabilities()
+      local caps = Offer.mcp_capabilities()
       local keys = vim.tbl_keys(caps)
       table.sort(keys)
       check.eq({ "elicitation", "sampling" }, keys)
       check.eq("{}", vim.json.encode(caps.sampling))
       Config.options.elicitation = { form = true, url = false }
-      check.eq('{"form":{}}', vim.json.encode(Client.mcp_capabilities().elicitation))
+      check.eq('{"form":{}}', vim.json.encode(Offer.mcp_capabilities().elicitation))
       Config.options.elicitation = false
       Config.options.sampling = nil
-      check.eq("{}", vim.json.encode(Client.mcp_capabilities()))
-      check.eq(true, Client.capabilities().window.workDoneProgress)
+      check.eq("{}", vim.json.encode(Offer.mcp_capabilities()))
+      check.eq(true, Offer.capabilities().window.workDoneProgress)
+    end)
+
+    it("a question of a mode not offered is declined without showing anything", function()
+      Config.options.elicitation = { form = true, url = false }
+      local asked, restore = script_ui({ "Open billing.example.com" })
+      local result = answered(serve("elicit", URL))
+      restore()
+      check.eq({ action = "decline" }, result)
+      check.eq(0, #asked)
+      check.eq(0, #floats())
     end)
 
     it("workspace folders: the root, then opts.workspace_folders", function()
@@ -573,7 +583,7 @@ describe("server questions", function()
       Config.options.workspace_folders = function(root)
         return { root, a, b .. "/" }
       end
-      local folders = Client.workspace_folders("/some/root")
+      local folders = Offer.workspace_folders("/some/root")
       Config.options.workspace_folders = nil
       check.eq(
         { "/some/root", a, b },
