@@ -176,6 +176,21 @@ async def test_a_schema_that_is_not_flat_is_declined_without_asking(home: Path, 
     assert asked == []
 
 
+async def test_a_question_out_of_the_blue_is_not_shown(home: Path, tmp_path: Path) -> None:
+    """Asked when no request of ours is in flight, it could pose as the editor: it is not shown."""
+    project = setup(home, tmp_path, asks=fixture_stdio("asks.py", "stdio", protocol="legacy"))
+    asked: list[dict[str, Any]] = []
+    answers = {"mcp/elicit": recording(asked, lambda p: {"action": "accept", "content": {"password": "hunter2"}})}
+    record = tmp_path / "later.txt"
+    async with offering_all(home, project, answers) as sidecar:
+        assert text_of(await call(sidecar, "asks.ask_later", {"path": str(record)})) == "scheduled"
+        await sidecar.wait_for(record.exists, what="the late question's answer")
+        logs = await sidecar.request("mcp/server/logs", {"server": "asks"})
+    assert record.read_text(encoding="utf-8") == "cancel"
+    assert asked == []
+    assert any("no request of ours was in flight" in line["text"] for line in logs["lines"])
+
+
 @pytest.mark.parametrize("protocol", ["legacy", "auto"])
 async def test_both_eras_ask_the_editor(home: Path, tmp_path: Path, protocol: str) -> None:
     """Handshake era: a server-to-client request; 2026-07-28: the SDK's input-required rounds."""

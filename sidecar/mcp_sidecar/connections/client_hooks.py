@@ -10,10 +10,11 @@ call's own time limit stops while its server waits for an answer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -35,6 +36,8 @@ LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "e
 NOTIFIED_LEVEL = "warning"
 """Log messages at this level or above reach the editor as `mcp/serverLog`."""
 LOGS_PER_SECOND = 20
+MAX_WAITING = 3
+"""Questions of one server queued behind the open one; more are not shown."""
 Action = Literal["accept", "decline", "cancel"]
 
 NOT_SUPPORTED = -32600
@@ -136,6 +139,8 @@ class ClientHooks:
     _one_at_a_time: asyncio.Lock = field(default_factory=asyncio.Lock)
     _budget: _LogBudget = field(default_factory=_LogBudget)
     _completions: dict[str, asyncio.Event] = field(default_factory=dict)
+    _in_flight: int = 0
+    _waiting: int = 0
 
     def new_session(self) -> None:
         self.offer = self.side.offer()
@@ -177,24 +182,51 @@ class ClientHooks:
 
     # -- asking the editor ---------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def request_in_flight(self) -> Iterator[None]:
+        """A request of ours the server is working on: only then may it ask the person anything."""
+        self._in_flight += 1
+        try:
+            yield
+        finally:
+            self._in_flight -= 1
+
     async def _ask(self, request: object) -> Any:
-        """The editor's answer; None when nobody answers, the time ran out or it failed."""
+        """The editor's answer; None when nobody answers, the time ran out or it failed.
+
+        A question the server asks while none of our requests is in flight (out of the blue, or
+        after the call it belonged to ended) is not put to the person: it could pose as the
+        editor asking. Neither is one beyond MAX_WAITING queued behind the open one.
+        """
         ask = self.side.ask
         if ask is None:
             return None
-        async with self._one_at_a_time:
-            self.human.begin()
-            try:
-                return await ask(request, ANSWER_TIMEOUT_S)
-            except (NoAnswerer, TimeoutError):
-                return None
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                log.info("server %s: the editor's answer failed: %s", self.server, type(exc).__name__)
-                return None
-            finally:
-                self.human.end()
+        if self._in_flight == 0:
+            self._note("a question asked while no request of ours was in flight was not shown")
+            return None
+        if self._waiting >= MAX_WAITING:
+            self._note(f"a question beyond {MAX_WAITING} waiting ones was not shown")
+            return None
+        self._waiting += 1
+        try:
+            async with self._one_at_a_time:
+                return await self._asked(ask, request)
+        finally:
+            self._waiting -= 1
+
+    async def _asked(self, ask: Callable[[object, float], Awaitable[Any]], request: object) -> Any:
+        self.human.begin()
+        try:
+            return await ask(request, ANSWER_TIMEOUT_S)
+        except (NoAnswerer, TimeoutError):
+            return None
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.info("server %s: the editor's answer failed: %s", self.server, type(exc).__name__)
+            return None
+        finally:
+            self.human.end()
 
     def _note(self, text: str) -> None:
         self.log.add(f"[sidecar] {text}")

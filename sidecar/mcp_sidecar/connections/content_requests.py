@@ -49,7 +49,8 @@ async def read_resource(session: LiveSession, uri: str, operation: str) -> dict[
         METHOD_NOT_FOUND: ("resources_unsupported", "The server does not serve resources/read."),
     }
     try:
-        result = await session.client.read_resource(uri, cache_mode="bypass")
+        with session.in_flight():
+            result = await session.client.read_resource(uri, cache_mode="bypass")
     except (asyncio.CancelledError, Exception) as exc:
         raise await session.mapped_failure(exc, operation, codes) from None
     dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -72,7 +73,8 @@ async def get_prompt(session: LiveSession, name: str, arguments: dict[str, str],
         METHOD_NOT_FOUND: ("prompt_not_found", "The server does not serve prompts/get."),
     }
     try:
-        result = await session.client.get_prompt(name, arguments or None)
+        with session.in_flight():
+            result = await session.client.get_prompt(name, arguments or None)
     except pydantic.ValidationError:
         message = "The server's prompt does not fit MCP prompt messages (role user or assistant, known content)."
         raise fail("prompt_unsupported", operation, message, session.server) from None
@@ -150,6 +152,11 @@ async def within_limit(session: LiveSession, work: Awaitable[T], timeout_s: floa
                 await task
 
 
+async def _in_flight(session: LiveSession, work: Awaitable[T]) -> T:
+    with session.in_flight():
+        return await work
+
+
 def _progress_callback(progress: ProgressSink | None) -> Any:
     if progress is None:
         return None
@@ -175,8 +182,11 @@ async def call_tool(
     server's own text); the session stays open either way. The time limit stops while the
     server waits for the person to answer one of its questions.
     """
-    call = session.client.call_tool(
-        name, arguments, read_timeout_seconds=NO_SDK_LIMIT_S, progress_callback=_progress_callback(progress)
+    call = _in_flight(
+        session,
+        session.client.call_tool(
+            name, arguments, read_timeout_seconds=NO_SDK_LIMIT_S, progress_callback=_progress_callback(progress)
+        ),
     )
     try:
         result = await within_limit(session, call, timeout_s)
@@ -196,7 +206,8 @@ async def call_tool(
         from mcp import MCPError
 
         if isinstance(exc, MCPError) and exc.code == URL_ELICITATION_REQUIRED and _offers_urls(session):
-            return await _url_steps(session, exc, operation)
+            with session.in_flight():  # the call it belongs to is still ours
+                return await _url_steps(session, exc, operation)
         if isinstance(exc, MCPError):
             return await _answered_with_error(session, exc, operation)
         if isinstance(exc, RuntimeError):
