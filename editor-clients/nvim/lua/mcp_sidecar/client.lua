@@ -247,8 +247,8 @@ local function handlers(root)
     -- Server questions answer later: see questions.lua (the handler yields in vim.lsp's coroutine).
     [P.client_requests.elicit] = Questions.handler("elicit"),
     [P.client_requests.sample] = Questions.handler("sample"),
-    [P.lsp.cancel_request] = function()
-      Questions.on_cancel()
+    [P.lsp.cancel_request] = function(_, params)
+      Questions.on_cancel(params)
     end,
     [P.lsp.progress] = function(err, params, ctx)
       return require("mcp_sidecar.progress").handler(err, params, ctx)

@@ -9,11 +9,12 @@
 --- older Neovim) a question is answered at once: `cancel`, or an error for sampling.
 ---
 --- One question is shown at a time; the others wait in order. The sidecar withdraws a question
---- with `$/cancelRequest` (10 minutes without an answer, or its server closed); vim.lsp does not
---- tell a handler its request id, so the question withdrawn is the only one open, else one whose
---- server is no longer connected, else the oldest (every question has the same time limit). A
---- server that leaves `connected` (`mcp/serverStatus`) closes its questions at once; the cancel
---- that follows for each is then taken as theirs.
+--- with `$/cancelRequest` (10 minutes without an answer, or its server closed). vim.lsp does not
+--- tell a handler its request id, so the sidecar puts it in the params (`requestId`) and the
+--- cancel names exactly that question. Without one (an older sidecar), the question withdrawn is
+--- the only one open, else one whose server is no longer connected, else the oldest (every
+--- question has the same time limit). A server that leaves `connected` (`mcp/serverStatus`)
+--- closes its questions at once; the cancel that follows for each is then taken as theirs.
 local Config = require("mcp_sidecar.config")
 local State = require("mcp_sidecar.state")
 local Text = require("mcp_sidecar.text")
@@ -211,13 +212,47 @@ function M.server_closed(server)
     if q.server == server and not q.settled then
       M.withdraw(q)
       M.unclaimed = M.unclaimed + 1
+      if q.params.requestId ~= nil then
+        M.closed_ids[q.params.requestId] = true
+      end
       notify(("%s's question was withdrawn: the server closed"):format(q.server))
     end
   end
 end
 
+--- Request ids of questions withdrawn because their server closed, whose cancel has not come yet.
+---@type table<any, boolean>
+M.closed_ids = {}
+
+--- `$/cancelRequest` naming a question by its `requestId`; true when the id was one of ours.
+---@param id any
+---@return boolean
+local function cancel_by_id(id)
+  local open = vim.list_extend(M.active and { M.active } or {}, M.queue)
+  for _, q in ipairs(open) do
+    if q.params.requestId == id then
+      if not q.settled then
+        M.withdraw(q)
+        notify(("%s's question was withdrawn (no answer in time, or the server closed)"):format(q.server))
+      end
+      return true
+    end
+  end
+  if M.closed_ids[id] then
+    M.closed_ids[id] = nil
+    M.unclaimed = math.max(0, M.unclaimed - 1)
+    return true
+  end
+  return false
+end
+
 --- `$/cancelRequest` from the sidecar.
-function M.on_cancel()
+---@param params? table `{id}`
+function M.on_cancel(params)
+  local id = type(params) == "table" and params.id or nil
+  if id ~= nil and (cancel_by_id(id) or type(id) == "string" and id:match("^sidecar%-")) then
+    return -- exactly that question (or one already answered)
+  end
   if M.unclaimed > 0 then
     M.unclaimed = M.unclaimed - 1
     return

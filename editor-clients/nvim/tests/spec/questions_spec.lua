@@ -371,6 +371,27 @@ describe("server questions", function()
     end)
   end)
 
+  describe("withdrawn by request id", function()
+    it("a cancel naming a requestId closes exactly that question, wherever it waits", function()
+      local _, restore = script_ui({ "x", "y" })
+      local schema = { type = "object", properties = { v = { type = "string" } } }
+      local params = { server = "a", mode = "form", message = "m", requestedSchema = schema }
+      local first = serve("elicit", vim.tbl_extend("force", params, { requestId = "sidecar-1" }))
+      local second = serve("elicit", vim.tbl_extend("force", params, { requestId = "sidecar-2" }))
+      wait_for(form_view, 5000, "the first form")
+      Questions.on_cancel({ id = "sidecar-2" })
+      check.eq({ action = "cancel" }, (answered(second)), "the waiting one, named by its id")
+      check.eq(false, first.done, "the shown one stays open")
+      Questions.on_cancel({ id = "sidecar-9" }) -- a question already answered: nothing else closes
+      check.eq(false, first.done)
+      Questions.server_closed("a")
+      check.eq({ action = "cancel" }, (answered(first)))
+      Questions.on_cancel({ id = "sidecar-1" }) -- its cancel, after the close
+      check.eq(0, Questions.unclaimed, "the close's cancel was claimed by id")
+      restore()
+    end)
+  end)
+
   describe("withdrawn with their server", function()
     it("a server leaving connected closes its questions; the cancel that follows closes nothing else", function()
       local _, restore = script_ui({ "x", "y" })
