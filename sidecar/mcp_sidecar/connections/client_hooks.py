@@ -29,8 +29,6 @@ log = logging.getLogger(__name__)
 
 ANSWER_TIMEOUT_S = 600.0
 """How long a person may take to answer a server's question."""
-COMPLETION_WAIT_S = 120.0
-"""How long a URL elicitation of a failed call waits for the server's completion notice."""
 LOG_TEXT_CHARS = 2_000
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 NOTIFIED_LEVEL = "warning"
@@ -141,6 +139,8 @@ class ClientHooks:
     _completions: dict[str, asyncio.Event] = field(default_factory=dict)
     _in_flight: int = 0
     _waiting: int = 0
+    _open: set[asyncio.Task[Any]] = field(default_factory=set)
+    """The tasks waiting for the editor's answer, withdrawn when the session ends."""
 
     def new_session(self) -> None:
         self.offer = self.side.offer()
@@ -151,13 +151,14 @@ class ClientHooks:
         """The server's `notifications/elicitation/complete` for an id the person consented to."""
         self._completions.setdefault(elicitation_id, asyncio.Event()).set()
 
-    async def wait_completed(self, elicitation_id: str, timeout_s: float) -> bool:
-        event = self._completions.setdefault(elicitation_id, asyncio.Event())
-        try:
-            await asyncio.wait_for(event.wait(), timeout_s)
-        except TimeoutError:
-            return False
-        return True
+    def is_completed(self, elicitation_id: str) -> bool:
+        event = self._completions.get(elicitation_id)
+        return event is not None and event.is_set()
+
+    def withdraw(self) -> None:
+        """The session ended: every open question is cancelled (the editor gets `$/cancelRequest`)."""
+        for task in list(self._open):
+            task.cancel()
 
     def kwargs(self) -> dict[str, Any]:
         """The SDK `Client`'s keyword arguments: only the callbacks of what is offered."""
@@ -216,6 +217,9 @@ class ClientHooks:
 
     async def _asked(self, ask: Callable[[object, float], Awaitable[Any]], request: object) -> Any:
         self.human.begin()
+        task = asyncio.current_task()
+        if task is not None:
+            self._open.add(task)
         try:
             return await ask(request, ANSWER_TIMEOUT_S)
         except (NoAnswerer, TimeoutError):
@@ -227,6 +231,7 @@ class ClientHooks:
             return None
         finally:
             self.human.end()
+            self._open.discard(task)
 
     def _note(self, text: str) -> None:
         self.log.add(f"[sidecar] {text}")
@@ -247,8 +252,14 @@ class ClientHooks:
         except elicitation.SchemaRefused as exc:
             self._note(f"elicitation declined without asking: {exc}")
             return ElicitResult(action="decline")
-        asked = {"server": self.server, "mode": "form", "message": elicitation.message_text(params.message)}
-        answer = await self._ask(ElicitationAsked(self.server, asked | {"requestedSchema": schema}))
+        asked: dict[str, Any] = {
+            "server": self.server,
+            "mode": "form",
+            "message": elicitation.message_text(params.message),
+        }
+        # `order`: the server's order of the fields, which a client's JSON decoder may lose.
+        asked |= {"requestedSchema": schema, "order": list(schema["properties"])}
+        answer = await self._ask(ElicitationAsked(self.server, asked))
         action, content = _elicit_answer(answer)
         if action != "accept":
             return ElicitResult(action=action)
@@ -410,7 +421,6 @@ def _sampling_result(answer: Any, tools: bool) -> Any:
 
 __all__ = [
     "ANSWER_TIMEOUT_S",
-    "COMPLETION_WAIT_S",
     "ClientHooks",
     "ClientOffer",
     "ClientSide",

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcp_sidecar.connections import task_calls
-from mcp_sidecar.connections.client_hooks import COMPLETION_WAIT_S
 from mcp_sidecar.connections.errors import ToolCallAnswer, reported_tool_error
 from mcp_sidecar.connections.sdk_streams import cancelled_by_caller
 from mcp_sidecar.output.sanitize import one_line
@@ -249,7 +248,11 @@ def _offers_urls(session: LiveSession) -> bool:
 
 
 async def _url_steps(session: LiveSession, exc: MCPError, operation: str) -> ToolAnswer:
-    """`-32042`: ask the person about each URL step, wait a while for the server's completion, never retry."""
+    """`-32042`: ask the person about each URL step and answer at once, never retrying.
+
+    The step is done later, in the browser; the server's completion notice then reaches the
+    editor as `mcp/elicitationComplete`, and the person calls again.
+    """
     hooks = session.hooks
     assert hooks is not None
     data = exc.data if isinstance(exc.data, dict) else {}
@@ -262,7 +265,7 @@ async def _url_steps(session: LiveSession, exc: MCPError, operation: str) -> Too
         if not isinstance(url, str) or not isinstance(eid, str):
             continue
         action = await hooks.ask_url(message if isinstance(message, str) else "", url, eid)
-        completed = action == "accept" and await hooks.wait_completed(eid, COMPLETION_WAIT_S)
+        completed = action == "accept" and hooks.is_completed(eid)
         steps.append({"elicitationId": eid, "url": url, "action": action, "completed": completed})
     if not steps:
         return await _answered_with_error(session, exc, operation)
