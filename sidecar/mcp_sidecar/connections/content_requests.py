@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from mcp_sidecar.connections import task_calls
 from mcp_sidecar.connections.errors import ToolCallAnswer, reported_tool_error
 from mcp_sidecar.connections.sdk_streams import cancelled_by_caller
 from mcp_sidecar.output.sanitize import one_line
@@ -179,16 +180,21 @@ async def call_tool(
     Both ways a server can say its tool failed are results with a `tool_error` diagnostic: an
     `isError` result, and a JSON-RPC error answer (whose message becomes the content, as the
     server's own text); the session stays open either way. The time limit stops while the
-    server waits for the person to answer one of its questions.
+    server waits for the person to answer one of its questions. A tool the server runs as a task
+    (`task_calls.py`) answers the same way, with the task's final result.
     """
+    as_task = task_calls.runs_as_task(session, name)
     call = _in_flight(
         session,
-        session.client.call_tool(
+        task_calls.call_as_task(session, name, arguments, timeout_s, progress)
+        if as_task
+        else session.client.call_tool(
             name, arguments, read_timeout_seconds=NO_SDK_LIMIT_S, progress_callback=_progress_callback(progress)
         ),
     )
     try:
-        result = await within_limit(session, call, timeout_s)
+        # A task keeps a time limit of its own (its TTL may lengthen it), paused the same way.
+        result = await (call if as_task else within_limit(session, call, timeout_s))
     except _LimitReached:
         from mcp import MCPError
         from mcp_types import REQUEST_TIMEOUT

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mcp_sidecar.connections.sdk_streams import cancelled_by_caller
@@ -45,6 +45,9 @@ class LiveSession:
     """The connection's owner task at this moment (None once closed)."""
     hooks: ClientHooks | None = None
     """The connection's answers to its server: its questions pause call time limits."""
+    tool_tasks: dict[str, str] = field(default_factory=dict)
+    """Each tool's `execution.taskSupport` (`optional`, `required`) as last listed on this session;
+    a tool missing here is called without a task (`task_calls.py`)."""
 
     def in_flight(self) -> contextlib.AbstractContextManager[None]:
         """While one of our requests runs on the server, it may ask the person (see ClientHooks)."""
