@@ -56,7 +56,7 @@ async def tools_of(sidecar: SidecarClient, server: str) -> list[str]:
 async def test_a_private_list_is_kept_in_memory_only(tmp_path: Path) -> None:
     servers = Servers(tmp_path)
     servers.add("private", "--cache-hints", "3600000:private")
-    servers.add("sdk-defaults")  # the SDK's hints when a server sets none: ttlMs 0, private
+    servers.add("sdk-defaults")  # the SDK's hints when a server sets none (ttlMs 0, private): no hint
     servers.add("legacy", protocol="legacy")  # handshake era: no hints, the 24-hour disk cache
     servers.write()
     async with start_sidecar(servers.home) as sidecar:
@@ -68,14 +68,17 @@ async def test_a_private_list_is_kept_in_memory_only(tmp_path: Path) -> None:
         for _ in range(5):
             await tools_of(sidecar, "private")
         assert servers.tool_lists("private") <= 2
-    assert sorted(cache_files(servers.home)) == ["legacy"]
+    assert sorted(cache_files(servers.home)) == ["legacy", "sdk-defaults"]
 
     async with start_sidecar(servers.home) as again:
         assert (await tools_of(again, "private"))[0] == "private.echo"
         assert (await status_row(again, "legacy"))["catalogSource"] == "cache"
-    # Nothing of the private list was on disk: the second sidecar had to start the server.
-    assert (servers.starts("private"), servers.starts("legacy")) == (2, 1)
-    assert sorted(cache_files(servers.home)) == ["legacy"]
+        assert (await tools_of(again, "sdk-defaults"))[0] == "sdk-defaults.echo"
+        assert (await status_row(again, "sdk-defaults"))["catalogSource"] == "cache"
+    # Nothing of the private list was on disk: the second sidecar had to start the server; the
+    # others were discovered from the disk cache without starting.
+    assert (servers.starts("private"), servers.starts("legacy"), servers.starts("sdk-defaults")) == (2, 1, 1)
+    assert sorted(cache_files(servers.home)) == ["legacy", "sdk-defaults"]
 
 
 async def test_a_public_list_is_listed_again_once_its_ttl_has_passed(tmp_path: Path) -> None:

@@ -33,7 +33,10 @@ TOOL = {"name": "t", "inputSchema": {"type": "object"}}
         ([(60_000, "public")], CacheHints(60_000, True)),
         ([(60_000, "public"), (5_000, "public")], CacheHints(5_000, True)),
         ([(60_000, "public"), (60_000, "private")], CacheHints(60_000, False)),
-        ([(0, "private")], CacheHints(0, False)),
+        # The SDK's (and the specification's) defaults when the author set no hints: no hint.
+        ([(0, "private")], None),
+        ([(None, "private")], None),
+        ([(60_000, "public"), (0, "private")], None),
         ([(60_000, None)], CacheHints(60_000, False)),
         ([(None, "public")], CacheHints(0, True)),
         ([(-5, "public")], CacheHints(0, True)),

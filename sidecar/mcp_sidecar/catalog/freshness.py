@@ -5,6 +5,10 @@ On 2026-07-28 sessions every list result carries caching hints (MCP's `server/ut
 every user: any cache may keep it) or `private` (only for the authorization context that asked).
 The sidecar's disk cache is keyed by the server's definition as written, not by the credentials
 that reach it, so only a `public` list is written there; a `private` one is kept in memory only.
+But `ttlMs: 0` with `private` is what a server sends when its author set no hints (the SDK's
+defaults, and the specification's defaults for absent fields): it says nothing, so it counts as
+no hint at all, and the list is cached as a handshake-era one is. Without that, no server built
+on the SDK could be discovered from the disk cache before it connects.
 
 A positive TTL replaces the sidecar's own freshness rule for that copy, never for longer than
 24 hours. A TTL of 0 promises nothing, the same as no hint at all (the specification's default
@@ -46,6 +50,8 @@ def fold(pages: Iterable[tuple[int | None, str | None]]) -> CacheHints | None:
         return None
     ttl_ms = min(max(ttl or 0, 0) for ttl, _ in sent)
     shared = all(scope == "public" for _, scope in sent)
+    if ttl_ms == 0 and not shared:
+        return None  # the defaults of a server whose author set no hints: nothing was said
     return CacheHints(ttl_ms, shared)
 
 
