@@ -65,6 +65,11 @@ def _parser() -> argparse.ArgumentParser:
     call = sub.add_parser("call", help="activate and call one tool: call SERVER.TOOL [JSON-ARGUMENTS]")
     call.add_argument("id")
     call.add_argument("arguments", nargs="?", default="{}")
+    call.add_argument(
+        "--elicit",
+        action="store_true",
+        help="offer the server elicitation and answer its questions on this terminal (stdin and stderr)",
+    )
     read = sub.add_parser("read", help="read a resource: read SERVER URI, or read SERVER --template T NAME=VALUE...")
     read.add_argument("server")
     read.add_argument("uri", nargs="?")
@@ -382,6 +387,13 @@ def _call_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
     if not isinstance(arguments, dict):
         print("mcp-sidecar: the arguments must be a JSON object", file=sys.stderr)
         return EXIT_USAGE
+    if args.elicit:
+        from mcp_sidecar import cli_elicit
+
+        if (refused := cli_elicit.refusal()) is not None:
+            print(refused, file=sys.stderr)
+            return EXIT_USAGE
+        cli_elicit.enable(app)
 
     async def run() -> Any:
         try:
