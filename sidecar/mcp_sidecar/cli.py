@@ -86,9 +86,10 @@ def _parser() -> argparse.ArgumentParser:
     prompt.add_argument("name")
     prompt.add_argument("values", nargs="*", default=[], metavar="ARG=VALUE")
     prompt.add_argument("--use", action="store_true", help="print the accepted snapshot instead of the preview")
-    from mcp_sidecar import cli_auth
+    from mcp_sidecar import cli_auth, cli_conformance
 
     cli_auth.add_parsers(sub)
+    cli_conformance.add_parser(sub)
     for command in sub.choices.values():
         # The same options after the command: `status --json` as well as `--json status`. Their
         # defaults stay the top-level parser's, so a flag given before the command is kept.
@@ -147,7 +148,9 @@ def main(argv: list[str] | None = None) -> int:
         from mcp_sidecar import cli_auth
 
         if args.command == "conformance-client":
-            return asyncio.run(cli_auth.conformance_client(args.url))
+            from mcp_sidecar import cli_conformance
+
+            return asyncio.run(cli_conformance.conformance_client(args.url))
         return asyncio.run(cli_auth.login_or_logout(args, project or Path.cwd()))
     return asyncio.run(_headless(args, project or Path.cwd()))
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp_sidecar.cli_conformance import accept_defaults
 from mcp_sidecar.cli_elicit import Cancelled, answer, schema_defaults
+from mcp_sidecar.events import ElicitationAsked
 from mcp_sidecar.output.elicitation import checked_schema
 
 EVERYTHING_FORM = checked_schema(
@@ -192,3 +194,9 @@ def test_schema_defaults_are_every_default_of_the_form() -> None:
         "instruments": ["Guitar"],
     }
     assert schema_defaults({"type": "object"}) == {}
+
+
+async def test_the_conformance_client_accepts_forms_with_their_defaults_and_declines_urls() -> None:
+    accepted = await accept_defaults(ElicitationAsked("conformance", form()))
+    assert accepted == {"action": "accept", "content": schema_defaults(EVERYTHING_FORM)}
+    assert await accept_defaults(ElicitationAsked("conformance", url_step())) == {"action": "decline"}
