@@ -158,3 +158,16 @@ async def test_elicit_without_a_terminal_is_refused_and_without_it_nothing_is_of
     assert plain.code == 1
     assert "trigger-elicitation-request" in plain.stderr
     assert "not loaded" in plain.stderr
+
+
+async def test_a_call_refused_until_a_url_step_asks_it_and_is_not_retried(everything: Path) -> None:
+    arguments = json.dumps({"url": "https://auth.example.com/connect", "errorPath": True})
+    async with on_terminal(everything, "call", URL_TOOL, arguments, "--elicit") as term:
+        shown = await term.expect("Will you open it yourself? [y/N]: ")
+        assert "Open this link to satisfy the prerequisite, then retry the request.\n" in shown
+        assert "  host: modelcontextprotocol.io\n  URL:  https://modelcontextprotocol.io\n" in shown
+        term.type("n")
+        run = await term.finish()
+    assert run.code == 1, run.stderr  # the tool's answer is an error: elicitation_required
+    assert "it is not done yet. Finish it, then call the tool again." in run.stdout
+    assert run.stderr.count("Will you open it yourself?") == 1  # asked once: the call is not re-run
