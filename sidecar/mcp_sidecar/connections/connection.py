@@ -292,6 +292,7 @@ class Connection:
             self._ended(exc, ready, operation)
         finally:
             self._session = None
+            self.hooks.withdraw()
             await launch.release()
 
     async def _transport(self, resolved: ResolvedServer, env: dict[str, str], launch: Launch) -> Any:
@@ -519,6 +520,7 @@ class Connection:
         owner = self._owner
         connecting = self._ready is not None and not self._ready.done()
         self._closing = True
+        self.hooks.withdraw()
         try:
             self._stop.set()
             if self._ready is not None and not self._ready.done():

@@ -9,6 +9,7 @@ still reports against the session it ran on, never against a successor.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -44,6 +45,10 @@ class LiveSession:
     """The connection's owner task at this moment (None once closed)."""
     hooks: ClientHooks | None = None
     """The connection's answers to its server: its questions pause call time limits."""
+
+    def in_flight(self) -> contextlib.AbstractContextManager[None]:
+        """While one of our requests runs on the server, it may ask the person (see ClientHooks)."""
+        return self.hooks.request_in_flight() if self.hooks is not None else contextlib.nullcontext()
 
     def is_current(self) -> bool:
         return self.owner is self.owner_now()
