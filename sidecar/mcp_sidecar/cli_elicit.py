@@ -118,9 +118,12 @@ async def _form(server: str, params: dict[str, Any], prompter: Prompter) -> dict
     prompter.say(f"\nThe server {server} asks:")
     prompter.say(strip_controls(str(params.get("message", ""))))
     prompter.say(f"Enter keeps the [default]; {OMIT} leaves an optional field empty; * marks a required field.")
+    properties: dict[str, Any] = schema.get("properties", {})
+    order = [n for n in params.get("order") or () if n in properties]  # the server's order, when given
+    names = list(dict.fromkeys([*order, *properties]))
     content: dict[str, Any] = {}
-    for name, prop in schema.get("properties", {}).items():
-        value = await _field(name, prop, name in required, prompter)
+    for name in names:
+        value = await _field(name, properties[name], name in required, prompter)
         if value is not _OMITTED:
             content[name] = value
     prompter.say("\nYou would send:")

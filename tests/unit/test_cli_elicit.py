@@ -148,6 +148,16 @@ async def test_end_of_input_in_the_middle_of_a_form_cancels_it() -> None:
     assert person.said[-1] == "\nCancelled: the server is told you dismissed its question."
 
 
+async def test_fields_are_asked_in_the_order_the_server_wrote_them() -> None:
+    schema = {"type": "object", "properties": {"b": {"type": "string"}, "a": {"type": "string"}}}
+    person = Person("", "", "y")
+    await answer(form(schema) | {"order": ["a", "b"]}, person)
+    assert person.prompts[:2] == ["a: ", "b: "]
+    person = Person("", "", "y")
+    await answer(form(schema) | {"order": ["a", "nope"]}, person)  # a property order leaves out still comes
+    assert person.prompts[:2] == ["a: ", "b: "]
+
+
 async def test_server_text_is_cleaned_again_before_the_terminal() -> None:
     person = Person("")
     schema = {"type": "object", "properties": {"x": {"type": "string", "title": "T\x1b[2Jitle"}}}
