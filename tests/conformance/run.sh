@@ -6,7 +6,7 @@
 # The scenarios that are not auth flows run one at a time (sse-retry grades the client's
 # reconnection delay to within 200 ms, which a 2-core machine running 26 clients at once
 # misses); the auth, backcompat, draft and extension suites run each in parallel. Then every
-# scenario the suite lists must have a result. About 2 minutes on 2 cores.
+# scenario the suite lists must have a result. About 75 s on 2 cores (twice that on a loaded machine).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
