@@ -28,6 +28,7 @@ class FakeConnection:
         self.state = "disabled" if config.disabled else "idle"
         self.last_diagnostic: Diagnostic | None = None
         self.protocol_version: str | None = None
+        self.server_icons: list[Any] = []
         self.generation = 0
         self.stale_kinds: set[str] = set()
         self.tools_stale = False

@@ -21,6 +21,18 @@ export interface Diagnostic {
   nearby?: string[];
 }
 
+/**
+ * A server's icon that passed the sidecar's rules: a `data:` image URI (PNG, JPEG, GIF, WebP,
+ * SVG; at most 64 KiB) or an `https:` URL (at most 2,048 printable ASCII characters); at most
+ * four per entry. Render it as an image only (an SVG can hold script: never as a document).
+ */
+export interface Icon {
+  src: string;
+  mimeType?: string;
+  sizes?: string[];
+  theme?: "light" | "dark";
+}
+
 /** `needs_login`: the last connection attempt failed with `authentication_required`; a login fixes it. */
 export type ServerState = "idle" | "connecting" | "connected" | "disabled" | "failed" | "needs_login";
 
@@ -44,6 +56,8 @@ export interface StatusRow {
   lastDiagnostic: Diagnostic | null;
   /** A project definition that is new or changed on disk and waits for the person's approval. */
   approvalRequired: boolean;
+  /** The server's own icons (`serverInfo.icons`), once it connected and declared valid ones. */
+  icons?: Icon[];
 }
 
 /**
@@ -73,6 +87,7 @@ export interface ToolDefinition {
   inputSchema: JsonObject;
   outputSchema?: JsonObject | null;
   annotations?: JsonObject | null;
+  icons?: Icon[];
 }
 
 export interface Watch {
@@ -243,6 +258,7 @@ interface CandidateBase {
   name: string;
   title?: string | null;
   description: string;
+  icons?: Icon[];
   next: { method: string; params: JsonObject };
   score: number;
 }
@@ -255,6 +271,8 @@ export interface ToolCandidate extends CandidateBase {
   loaded: boolean;
   /** Active in the session, but the server's definition changed since: activate again. */
   changed?: boolean;
+  /** The tool's MCP annotations (`readOnlyHint`, `destructiveHint`, ...), as the server sent them. */
+  annotations?: JsonObject;
 }
 
 export interface ResourceCandidate extends CandidateBase {

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_sidecar.catalog import names
 from mcp_sidecar.catalog.filters import allowed
+from mcp_sidecar.catalog.icons import safe_icons
 from mcp_sidecar.config.model import ServerConfig
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ class ToolCatalog:
 
 
 def tool_view(server: str, descriptor: dict[str, Any]) -> ToolDefinition:
-    """The wire shape of one tool: exact ids plus the full MCP definition."""
+    """The wire shape of one tool: exact ids plus the full MCP definition (its icons screened)."""
     view: ToolDefinition = {
         "id": f"{server}.{descriptor['name']}",
         "modelName": f"mcp__{server}__{descriptor['name']}",
@@ -102,4 +103,6 @@ def tool_view(server: str, descriptor: dict[str, Any]) -> ToolDefinition:
         view["outputSchema"] = descriptor["outputSchema"]
     if "annotations" in descriptor:
         view["annotations"] = descriptor["annotations"]
+    if icons := safe_icons(descriptor.get("icons")):
+        view["icons"] = icons
     return view
