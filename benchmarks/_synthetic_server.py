@@ -195,6 +195,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     import anyio
     import mcp_types as types
+    from mcp.server.caching import CacheHint
     from mcp.server.lowlevel import Server
     from mcp.server.stdio import stdio_server
 
@@ -224,6 +225,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_list_prompts=list_prompts,
+        # The same lists for everyone: public, so the sidecar may keep them on disk (the SDK's
+        # default, private, keeps a modern server's lists in memory only).
+        cache_hints={"tools/list": CacheHint(scope="public"), "prompts/list": CacheHint(scope="public")},
     )
 
     async def run() -> None:

@@ -65,6 +65,11 @@ def _parser() -> argparse.ArgumentParser:
     call = sub.add_parser("call", help="activate and call one tool: call SERVER.TOOL [JSON-ARGUMENTS]")
     call.add_argument("id")
     call.add_argument("arguments", nargs="?", default="{}")
+    call.add_argument(
+        "--elicit",
+        action="store_true",
+        help="offer the server elicitation and answer its questions on this terminal (stdin and stderr)",
+    )
     read = sub.add_parser("read", help="read a resource: read SERVER URI, or read SERVER --template T NAME=VALUE...")
     read.add_argument("server")
     read.add_argument("uri", nargs="?")
@@ -81,9 +86,10 @@ def _parser() -> argparse.ArgumentParser:
     prompt.add_argument("name")
     prompt.add_argument("values", nargs="*", default=[], metavar="ARG=VALUE")
     prompt.add_argument("--use", action="store_true", help="print the accepted snapshot instead of the preview")
-    from mcp_sidecar import cli_auth
+    from mcp_sidecar import cli_auth, cli_conformance
 
     cli_auth.add_parsers(sub)
+    cli_conformance.add_parser(sub)
     for command in sub.choices.values():
         # The same options after the command: `status --json` as well as `--json status`. Their
         # defaults stay the top-level parser's, so a flag given before the command is kept.
@@ -142,7 +148,9 @@ def main(argv: list[str] | None = None) -> int:
         from mcp_sidecar import cli_auth
 
         if args.command == "conformance-client":
-            return asyncio.run(cli_auth.conformance_client(args.url))
+            from mcp_sidecar import cli_conformance
+
+            return asyncio.run(cli_conformance.conformance_client(args.url))
         return asyncio.run(cli_auth.login_or_logout(args, project or Path.cwd()))
     return asyncio.run(_headless(args, project or Path.cwd()))
 
@@ -382,6 +390,13 @@ def _call_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
     if not isinstance(arguments, dict):
         print("mcp-sidecar: the arguments must be a JSON object", file=sys.stderr)
         return EXIT_USAGE
+    if args.elicit:
+        from mcp_sidecar import cli_elicit
+
+        if (refused := cli_elicit.refusal()) is not None:
+            print(refused, file=sys.stderr)
+            return EXIT_USAGE
+        cli_elicit.enable(app)
 
     async def run() -> Any:
         try:

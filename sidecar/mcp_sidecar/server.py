@@ -188,9 +188,10 @@ def _serve_client_side(server: SidecarServer, app: Sidecar) -> None:
             # A server's question, as a request to the editor; abandoning it cancels it there too.
             msg_id = f"sidecar-{next(ids)}"
             try:
-                return await server.protocol.send_request_async(method, request.params, msg_id=msg_id)
+                params = {**request.params, "requestId": msg_id}
+                return await server.protocol.send_request_async(method, params, msg_id=msg_id)
             except asyncio.CancelledError:
-                server.protocol.notify(methods.CANCEL_REQUEST, {"id": msg_id})
+                server.protocol.notify(methods.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
                 raise
 
         return ask

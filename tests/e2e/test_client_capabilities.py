@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 from support.servers import SERVER_EVERYTHING_JS, fixture_stdio
 from support.sidecar import SidecarClient, start_sidecar, write_config
@@ -174,6 +175,46 @@ async def test_a_schema_that_is_not_flat_is_declined_without_asking(home: Path, 
         result = await call(sidecar, "asks.ask_nested")
     assert text_of(result) == "action: decline"
     assert asked == []
+
+
+async def test_a_question_out_of_the_blue_is_not_shown(home: Path, tmp_path: Path) -> None:
+    """Asked when no request of ours is in flight, it could pose as the editor: it is not shown."""
+    project = setup(home, tmp_path, asks=fixture_stdio("asks.py", "stdio", protocol="legacy"))
+    asked: list[dict[str, Any]] = []
+    answers = {"mcp/elicit": recording(asked, lambda p: {"action": "accept", "content": {"password": "hunter2"}})}
+    record = tmp_path / "later.txt"
+    async with offering_all(home, project, answers) as sidecar:
+        assert text_of(await call(sidecar, "asks.ask_later", {"path": str(record)})) == "scheduled"
+        await sidecar.wait_for(record.exists, what="the late question's answer")
+        logs = await sidecar.request("mcp/server/logs", {"server": "asks"})
+    assert record.read_text(encoding="utf-8") == "cancel"
+    assert asked == []
+    assert any("no request of ours was in flight" in line["text"] for line in logs["lines"])
+
+
+async def test_a_question_is_withdrawn_when_its_server_reconnects(home: Path, tmp_path: Path) -> None:
+    project = setup(home, tmp_path, asks=fixture_stdio("asks.py", "stdio", protocol="legacy"))
+    asked: list[dict[str, Any]] = []
+    withdrawn = asyncio.Event()
+
+    async def never(params: Any) -> Any:
+        asked.append(params)
+        try:
+            await asyncio.sleep(3600)  # the person walked away
+        except asyncio.CancelledError:
+            withdrawn.set()
+            raise
+
+    async with offering_all(home, project, {"mcp/elicit": never}) as sidecar:
+        pending = asyncio.ensure_future(call(sidecar, "asks.ask_name"))
+        await sidecar.wait_for(lambda: bool(asked), what="the question")
+        await sidecar.request("mcp/server/reconnect", {"server": "asks"})
+        await asyncio.wait_for(withdrawn.wait(), 30)  # $/cancelRequest reached the editor
+        with pytest.raises(JsonRpcException):
+            await pending  # the call ended with its connection; nothing was re-run
+    (params,) = asked
+    assert params["requestId"].startswith("sidecar-")  # what the cancel names
+    assert params["order"] == ["name", "age"]
 
 
 @pytest.mark.parametrize("protocol", ["legacy", "auto"])

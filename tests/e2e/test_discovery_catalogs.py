@@ -58,7 +58,11 @@ class Env:
 @pytest.fixture(scope="module")
 def http_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     logs = tmp_path_factory.mktemp("http-logs")
-    with http_server("basic.py", "--resources", "--prompts", "--concurrency-file", str(logs / "http-changes")) as url:
+    # Public lists: a modern server's private ones (the SDK's default) never reach the disk cache.
+    hints = ("--cache-hints", "0:public")
+    with http_server(
+        "basic.py", "--resources", "--prompts", "--concurrency-file", str(logs / "http-changes"), *hints
+    ) as url:
         yield url, logs / "http-changes"
 
 
@@ -214,6 +218,8 @@ async def test_at_most_four_servers_discovered_at_once_and_failures_reported(tmp
 
 
 CANARY = "canary-env-6f1d2c"
+PUBLIC = ("--cache-hints", "0:public")
+"""Modern sessions keep only public lists on disk (the SDK's default is private)."""
 LITERAL_CANARY = "canary-literal-93ab7e"
 
 
@@ -232,10 +238,10 @@ async def test_disk_cache_serves_tools_without_connecting_expires_and_holds_no_s
         {
             "cached": {
                 "command": str(wrapper),
-                "args": ["--counter-file", str(counters / "cached")],
+                "args": ["--counter-file", str(counters / "cached"), *PUBLIC],
                 "env": {"CANARY_REF": "${MCP_SIDECAR_TEST_CANARY}", "CANARY_LITERAL": LITERAL_CANARY},
             },
-            "expiring": basic_stdio("--counter-file", str(counters / "expiring")),
+            "expiring": basic_stdio("--counter-file", str(counters / "expiring"), *PUBLIC),
         },
     )
     env = {"MCP_SIDECAR_TEST_CANARY": CANARY}

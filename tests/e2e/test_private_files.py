@@ -136,7 +136,8 @@ async def test_a_spill_write_that_fails_midway_leaves_no_partial_file(home: Path
 
 async def planted_cache(home: Path) -> Path:
     """Let a sidecar cache `basic`'s tools, then add a tool to the file, as another user would."""
-    write_config(home, {"basic": basic_stdio()})
+    # Public: a modern server's private lists (the SDK's default) never reach the disk cache.
+    write_config(home, {"basic": basic_stdio("--cache-hints", "0:public")})
     async with start_sidecar(home) as sidecar:
         await sidecar.request("mcp/server/tools", {"server": "basic"})
     [path] = (home / "cache" / "catalogs").glob("tools-*.json")

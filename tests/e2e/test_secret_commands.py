@@ -53,7 +53,8 @@ async def env(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Env]:
     home = tmp_path_factory.mktemp("home")
     project = tmp_path_factory.mktemp("project")
     (project / "token.txt").write_text(f"  {CANARY}\n\n", encoding="utf-8")
-    with http_server("basic.py") as url:
+    # Public lists, so the web server's catalog is on disk to be searched for the canary.
+    with http_server("basic.py", "--cache-hints", "0:public") as url:
         write_config(
             home,
             {

@@ -41,7 +41,8 @@ def written_files(home: Path) -> tuple[set[str], list[Path]]:
 
 async def test_client_disappears_mid_request(home: Path, tmp_path: Path) -> None:
     counter = tmp_path / "starts"
-    write_config(home, {"basic": basic_stdio("--counter-file", str(counter))})
+    # Public lists, so the catalog goes to the disk cache (a modern server's private lists do not).
+    write_config(home, {"basic": basic_stdio("--counter-file", str(counter), "--cache-hints", "0:public")})
     async with raw_sidecar(home) as client:
         added = await client.request(
             "mcp/config/add", {"scope": "global", "server": "added", "definition": {"command": "true"}}
@@ -66,6 +67,7 @@ async def test_client_disappears_mid_request(home: Path, tmp_path: Path) -> None
     # What was written before is intact: the configuration edit and the catalog cache.
     servers, caches = written_files(home)
     assert servers == {"basic", "added"}
+    assert len(caches) == 1, caches
     figure("editor: client disappears", f"exited, server stopped, config and {len(caches)} cache file(s) intact")
 
 

@@ -13,6 +13,7 @@ from typing import Any, cast
 
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.connections.listing import Listings
 from mcp_sidecar.connections.stderr_log import StderrLog
 from mcp_sidecar.events import ConnectionEvent, StatusChanged
 from mcp_sidecar.protocol.errors import Diagnostic
@@ -27,11 +28,14 @@ class FakeConnection:
         self.state = "disabled" if config.disabled else "idle"
         self.last_diagnostic: Diagnostic | None = None
         self.protocol_version: str | None = None
+        self.server_icons: list[Any] = []
         self.generation = 0
         self.stale_kinds: set[str] = set()
         self.tools_stale = False
         self.listening = True
         self.log = StderrLog()
+        self.lists = Listings(config.name)
+        """Only its `hints` are used: tests set what a server's lists said about caching."""
         self.auth_state = "none"
         self.tools: list[dict[str, Any]] = []
         self.prompts: list[dict[str, Any]] = []

@@ -1,4 +1,4 @@
-"""The on-disk tool catalog cache: private files, 24-hour expiry, atomic writes."""
+"""The on-disk tool catalog cache: private files, 24-hour expiry (or a server's shorter TTL), atomic writes."""
 
 from __future__ import annotations
 
@@ -33,10 +33,17 @@ def mode(path: Path) -> int:
 def test_round_trip(cache: ToolCache) -> None:
     key = cache_key("basic", "fingerprint", Path("/work/app"))
     cache.store(key, "basic", TOOLS, NOW)
-    assert cache.load(key, now=NOW + 1) == (TOOLS, NOW)
+    assert cache.load(key, now=NOW + 1) == (TOOLS, NOW, TTL_SECONDS)
     [path] = cache.directory.iterdir()
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data == {"version": FORMAT_VERSION, "key": key, "server": "basic", "fetchedAt": NOW, "tools": TOOLS}
+    assert data == {
+        "version": FORMAT_VERSION,
+        "key": key,
+        "server": "basic",
+        "fetchedAt": NOW,
+        "freshS": TTL_SECONDS,
+        "tools": TOOLS,
+    }
 
 
 def test_absent_is_a_miss(cache: ToolCache) -> None:
@@ -69,7 +76,41 @@ def test_an_expired_file_is_not_deleted_but_a_new_store_replaces_it(cache: ToolC
     cache.store("k", "basic", TOOLS, NOW)
     assert cache.load("k", now=NOW + 2 * TTL_SECONDS) is None
     cache.store("k", "basic", TOOLS[:1], NOW + 2 * TTL_SECONDS)
-    assert cache.load("k", now=NOW + 2 * TTL_SECONDS) == (TOOLS[:1], NOW + 2 * TTL_SECONDS)
+    assert cache.load("k", now=NOW + 2 * TTL_SECONDS) == (TOOLS[:1], NOW + 2 * TTL_SECONDS, TTL_SECONDS)
+
+
+@pytest.mark.parametrize(("age", "hit"), [(0, True), (600, True), (601, False)])
+def test_a_shorter_life_given_at_store_expires_the_file_sooner(cache: ToolCache, age: float, hit: bool) -> None:
+    """A server's `ttlMs` for a public list (`catalog/freshness.py`)."""
+    cache.store("k", "basic", TOOLS, NOW, fresh_s=600)
+    loaded = cache.load("k", now=NOW + age)
+    assert (loaded is not None) is hit
+    assert loaded is None or loaded.fresh_s == 600
+
+
+def test_a_life_is_never_longer_than_24_hours(cache: ToolCache) -> None:
+    cache.store("k", "basic", TOOLS, NOW, fresh_s=10 * TTL_SECONDS)
+    assert cache.load("k", now=NOW + TTL_SECONDS) == (TOOLS, NOW, TTL_SECONDS)
+    assert cache.load("k", now=NOW + TTL_SECONDS + 1) is None
+
+
+@pytest.mark.parametrize("fresh", [0, -5, "600", True, 10 * TTL_SECONDS, None])
+def test_a_file_with_a_bad_life_is_a_miss(cache: ToolCache, fresh: object) -> None:
+    cache.store("k", "basic", TOOLS, NOW)
+    [path] = cache.directory.iterdir()
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["freshS"] = fresh
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert cache.load("k", now=NOW) is None
+
+
+def test_a_file_from_before_lives_24_hours(cache: ToolCache) -> None:
+    cache.store("k", "basic", TOOLS, NOW)
+    [path] = cache.directory.iterdir()
+    data = json.loads(path.read_text(encoding="utf-8"))
+    del data["freshS"]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert cache.load("k", now=NOW + TTL_SECONDS) == (TOOLS, NOW, TTL_SECONDS)
 
 
 def test_key_depends_on_name_definition_and_workspace() -> None:
@@ -184,7 +225,7 @@ def test_a_failed_store_is_logged_not_raised_and_keeps_the_old_entry(
 
     monkeypatch.setattr(os, "fsync", broken_fsync)
     cache.store("k", "basic", TOOLS[:1], NOW + 1)
-    assert cache.load("k", now=NOW + 1) == (TOOLS, NOW)
+    assert cache.load("k", now=NOW + 1) == (TOOLS, NOW, TTL_SECONDS)
     assert "could not write the tool cache: OSError" in caplog.text
     assert "/secret/path" not in caplog.text
 

@@ -55,7 +55,7 @@ class Client:
 
 
 def live(client: Client) -> Any:
-    session = cast(LiveSession, SimpleNamespace(server="s", client=client))
+    session = cast(LiveSession, SimpleNamespace(server="s", client=client, tool_tasks={}))
 
     async def get() -> LiveSession:
         return session

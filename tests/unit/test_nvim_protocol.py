@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from mcp_sidecar.protocol import methods
+
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "protocol.md"
 LUA = ROOT / "editor-clients" / "nvim" / "lua" / "mcp_sidecar" / "protocol.lua"
@@ -28,3 +30,12 @@ def test_requests_match_the_document() -> None:
 
 def test_notifications_match_the_document() -> None:
     assert lua_table("notifications") == documented("Notifications, sidecar to client")
+
+
+def test_client_requests_match_the_document() -> None:
+    """What a server asks the person through the sidecar (mcp/elicit, mcp/sample)."""
+    assert lua_table("client_requests") == documented("Requests, sidecar to client")
+
+
+def test_client_requests_match_methods_py() -> None:
+    assert lua_table("client_requests") == set(methods.CLIENT_REQUESTS)

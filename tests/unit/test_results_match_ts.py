@@ -212,19 +212,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("PromptArgument", "description"): (
         "read by prompts.ts with a fallback; discovery never sends it (sending it would change the wire)"
     ),
-    # Issue 18: the VS Code client reads `icons` before the sidecar sends them (a parallel change
-    # passes MCP icons through); remove these once it does (the last test below then says so).
-    **{
-        (owner, "icons"): "optional in TypeScript ahead of the sidecar's icons (issue 18)"
-        for owner in (
-            "StatusRow",
-            "ToolDefinition",
-            "ToolCandidate",
-            "ResourceCandidate",
-            "TemplateCandidate",
-            "PromptCandidate",
-        )
-    },
 }
 
 

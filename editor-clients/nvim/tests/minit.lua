@@ -88,6 +88,42 @@ function _G.find_note(pattern)
   end
 end
 
+--- The person, scripted: replace vim.ui.input / vim.ui.select with answers taken in order. Each
+--- answer is a plain value (input: the text; select: the label of the item to pick, matched with
+--- or without a leading "● ", "✔ " or "[x] " mark; nil: <Esc>) or
+--- `function(kind, prompt, items_or_default, opts) return answer end`.
+--- Returns the list of what was asked ({kind, prompt, arg}) and a function that restores vim.ui.
+function _G.script_ui(answers)
+  local asked = {}
+  local real_input, real_select = vim.ui.input, vim.ui.select
+  local function next_answer(kind, prompt, arg, opts)
+    local entry = table.remove(answers, 1)
+    table.insert(asked, { kind = kind, prompt = prompt, arg = arg })
+    if type(entry) == "function" then
+      return entry(kind, prompt, arg, opts)
+    end
+    return entry
+  end
+  vim.ui.input = function(opts, on_confirm)
+    on_confirm(next_answer("input", opts.prompt, opts.default, opts))
+  end
+  vim.ui.select = function(items, opts, on_choice)
+    local want = next_answer("select", opts.prompt, items, opts)
+    local format = opts.format_item or tostring
+    for i, item in ipairs(items) do
+      local label = format(item)
+      local bare = label:gsub("^● ", ""):gsub("^✔ ", ""):gsub("^%[.%] ", ""):gsub("^  ", "")
+      if want ~= nil and (label == want or bare == want) then
+        return on_choice(item, i)
+      end
+    end
+    on_choice(nil, nil)
+  end
+  return asked, function()
+    vim.ui.input, vim.ui.select = real_input, real_select
+  end
+end
+
 local files = {}
 for _, arg in ipairs(_G.arg) do
   if vim.fn.isdirectory(arg) == 1 then

@@ -10,14 +10,6 @@ export type JsonObject = { [key: string]: Json };
 
 // ---------------------------------------------------------------- shared shapes
 
-/** MCP's `Icon`: the sidecar passes data: and https: sources only, size-bounded. */
-export interface Icon {
-  src: string;
-  mimeType?: string;
-  sizes?: string[];
-  theme?: "light" | "dark";
-}
-
 export interface Diagnostic {
   code: string;
   operation: string;
@@ -27,6 +19,18 @@ export interface Diagnostic {
   usage?: string;
   /** On `mcp/callTool` with `activate`: exact ids to retry with. */
   nearby?: string[];
+}
+
+/**
+ * A server's icon that passed the sidecar's rules: a `data:` image URI (PNG, JPEG, GIF, WebP,
+ * SVG; at most 64 KiB) or an `https:` URL (at most 2,048 printable ASCII characters); at most
+ * four per entry. Render it as an image only (an SVG can hold script: never as a document).
+ */
+export interface Icon {
+  src: string;
+  mimeType?: string;
+  sizes?: string[];
+  theme?: "light" | "dark";
 }
 
 /** `needs_login`: the last connection attempt failed with `authentication_required`; a login fixes it. */
@@ -52,7 +56,7 @@ export interface StatusRow {
   lastDiagnostic: Diagnostic | null;
   /** A project definition that is new or changed on disk and waits for the person's approval. */
   approvalRequired: boolean;
-  /** The server's icons (data: and https: URIs only, size-bounded by the sidecar). */
+  /** The server's own icons (`serverInfo.icons`), once it connected and declared valid ones. */
   icons?: Icon[];
 }
 
@@ -256,9 +260,9 @@ interface CandidateBase {
   name: string;
   title?: string | null;
   description: string;
+  icons?: Icon[];
   next: { method: string; params: JsonObject };
   score: number;
-  icons?: Icon[];
 }
 
 export interface ToolCandidate extends CandidateBase {
@@ -269,6 +273,8 @@ export interface ToolCandidate extends CandidateBase {
   loaded: boolean;
   /** Active in the session, but the server's definition changed since: activate again. */
   changed?: boolean;
+  /** The tool's MCP annotations (`readOnlyHint`, `destructiveHint`, ...), as the server sent them. */
+  annotations?: JsonObject;
 }
 
 export interface ResourceCandidate extends CandidateBase {

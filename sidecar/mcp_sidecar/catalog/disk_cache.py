@@ -1,4 +1,4 @@
-"""Tool catalogs cached on disk, privately, for 24 hours.
+"""Tool catalogs cached on disk, privately, for 24 hours (or less, when the server says so).
 
 One JSON file per server, named by a hash of the server's name, its definition as written
 (its `${VAR}` references, never their values) and the working directory: two servers with
@@ -12,6 +12,9 @@ link, something other than a directory, or a directory owned by another user is 
 (logged once as `directory_unsafe`), so nothing is served from it, written to it (or
 chmodded), or deleted in it. Inside, files are opened without following links, and only a
 regular file of this user's is served.
+
+A file also says how long it may be served (`freshS`, at most 24 hours): a modern server's `ttlMs`
+for a `public` list shortens it (`catalog/freshness.py`); a `private` list is never written here.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from mcp_sidecar import fs
 from mcp_sidecar.fs import atomic_write as atomic_write  # kept importable from here
@@ -35,6 +38,13 @@ TTL_SECONDS = 24 * 3600
 FORMAT_VERSION = 1
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """Far above any catalog the sidecar accepts (10,000 tools, 4 MiB of descriptors)."""
+
+
+class CachedTools(NamedTuple):
+    tools: list[dict[str, Any]]
+    fetched_at: float
+    fresh_s: float
+    """How long after `fetched_at` the copy may be served, at most TTL_SECONDS."""
 
 
 def cache_key(server: str, fingerprint: str, workspace: Path | None) -> str:
@@ -58,8 +68,9 @@ class ToolCache:
         message = f"The catalog cache directory {exc.path} {exc.why}; it is not read, written or cleaned."
         log.warning("%s", diagnostic("directory_unsafe", "catalog cache", message).render())
 
-    def load(self, key: str, now: float | None = None) -> tuple[list[dict[str, Any]], float] | None:
-        """The cached descriptors and when they were fetched, or None when absent, expired or unreadable."""
+    def load(self, key: str, now: float | None = None) -> CachedTools | None:
+        """The cached descriptors, when they were fetched and for how long, or None when absent,
+        expired or unreadable."""
         try:
             with fs.private_directory(self.directory, create=False) as dir_fd:
                 if dir_fd is None:
@@ -78,17 +89,29 @@ class ToolCache:
             return None
         fetched_at = data.get("fetchedAt")
         tools = data.get("tools")
+        fresh_s = data.get("freshS", TTL_SECONDS)  # files written before it existed: 24 hours
         if not isinstance(fetched_at, int | float) or not isinstance(tools, list):
             return None
+        if isinstance(fresh_s, bool) or not isinstance(fresh_s, int | float) or not 0 < fresh_s <= TTL_SECONDS:
+            return None
         age = (time.time() if now is None else now) - fetched_at
-        if age < 0 or age > TTL_SECONDS:
+        if age < 0 or age > fresh_s:
             return None
         if not all(isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools):
             return None
-        return tools, float(fetched_at)
+        return CachedTools(tools, float(fetched_at), float(fresh_s))
 
-    def store(self, key: str, server: str, tools: list[dict[str, Any]], fetched_at: float) -> None:
-        payload = {"version": FORMAT_VERSION, "key": key, "server": server, "fetchedAt": fetched_at, "tools": tools}
+    def store(
+        self, key: str, server: str, tools: list[dict[str, Any]], fetched_at: float, fresh_s: float = TTL_SECONDS
+    ) -> None:
+        payload = {
+            "version": FORMAT_VERSION,
+            "key": key,
+            "server": server,
+            "fetchedAt": fetched_at,
+            "freshS": min(fresh_s, TTL_SECONDS),
+            "tools": tools,
+        }
         data = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         try:
             with fs.private_directory(self.directory, create=True) as dir_fd:

@@ -7,12 +7,14 @@ index or activation, and `refused` reports it. Filters apply to the accepted too
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_sidecar.catalog import names
 from mcp_sidecar.catalog.filters import allowed
+from mcp_sidecar.catalog.icons import safe_icons
 from mcp_sidecar.config.model import ServerConfig
 
 if TYPE_CHECKING:
@@ -35,10 +37,17 @@ class ToolCatalog:
     generation: int
     """The connection generation that fetched it (0 for a disk cache)."""
     fetched_at: float = field(default_factory=time.time)
+    fresh_s: float = math.inf
+    """How long after `fetched_at` it is used without asking the server again: a server's TTL
+    (`catalog/freshness.py`), a disk copy's remaining life; unbounded for a live copy without a TTL,
+    which change notices and reconnections keep current instead."""
     _visible: dict[str, dict[str, Any]] | None = None
     _accepted: list[dict[str, Any]] | None = None
     _refused: list[dict[str, Any]] = field(default_factory=list)
     _canonical: dict[str, str] = field(default_factory=dict)
+
+    def expired(self, now: float | None = None) -> bool:
+        return (time.time() if now is None else now) - self.fetched_at > self.fresh_s
 
     def canonical_of(self, descriptor: dict[str, Any]) -> str:
         """canonical(descriptor), computed once per catalog and tool."""
@@ -77,7 +86,7 @@ class ToolCatalog:
 
 
 def tool_view(server: str, descriptor: dict[str, Any]) -> ToolDefinition:
-    """The wire shape of one tool: exact ids plus the full MCP definition."""
+    """The wire shape of one tool: exact ids plus the full MCP definition (its icons screened)."""
     view: ToolDefinition = {
         "id": f"{server}.{descriptor['name']}",
         "modelName": f"mcp__{server}__{descriptor['name']}",
@@ -94,4 +103,6 @@ def tool_view(server: str, descriptor: dict[str, Any]) -> ToolDefinition:
         view["outputSchema"] = descriptor["outputSchema"]
     if "annotations" in descriptor:
         view["annotations"] = descriptor["annotations"]
+    if icons := safe_icons(descriptor.get("icons")):
+        view["icons"] = icons
     return view

@@ -10,10 +10,11 @@ call's own time limit stops while its server waits for an answer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -28,13 +29,13 @@ log = logging.getLogger(__name__)
 
 ANSWER_TIMEOUT_S = 600.0
 """How long a person may take to answer a server's question."""
-COMPLETION_WAIT_S = 120.0
-"""How long a URL elicitation of a failed call waits for the server's completion notice."""
 LOG_TEXT_CHARS = 2_000
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 NOTIFIED_LEVEL = "warning"
 """Log messages at this level or above reach the editor as `mcp/serverLog`."""
 LOGS_PER_SECOND = 20
+MAX_WAITING = 3
+"""Questions of one server queued behind the open one; more are not shown."""
 Action = Literal["accept", "decline", "cancel"]
 
 NOT_SUPPORTED = -32600
@@ -136,6 +137,10 @@ class ClientHooks:
     _one_at_a_time: asyncio.Lock = field(default_factory=asyncio.Lock)
     _budget: _LogBudget = field(default_factory=_LogBudget)
     _completions: dict[str, asyncio.Event] = field(default_factory=dict)
+    _in_flight: int = 0
+    _waiting: int = 0
+    _open: set[asyncio.Task[Any]] = field(default_factory=set)
+    """The tasks waiting for the editor's answer, withdrawn when the session ends."""
 
     def new_session(self) -> None:
         self.offer = self.side.offer()
@@ -146,13 +151,14 @@ class ClientHooks:
         """The server's `notifications/elicitation/complete` for an id the person consented to."""
         self._completions.setdefault(elicitation_id, asyncio.Event()).set()
 
-    async def wait_completed(self, elicitation_id: str, timeout_s: float) -> bool:
-        event = self._completions.setdefault(elicitation_id, asyncio.Event())
-        try:
-            await asyncio.wait_for(event.wait(), timeout_s)
-        except TimeoutError:
-            return False
-        return True
+    def is_completed(self, elicitation_id: str) -> bool:
+        event = self._completions.get(elicitation_id)
+        return event is not None and event.is_set()
+
+    def withdraw(self) -> None:
+        """The session ended: every open question is cancelled (the editor gets `$/cancelRequest`)."""
+        for task in list(self._open):
+            task.cancel()
 
     def kwargs(self) -> dict[str, Any]:
         """The SDK `Client`'s keyword arguments: only the callbacks of what is offered."""
@@ -177,24 +183,55 @@ class ClientHooks:
 
     # -- asking the editor ---------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def request_in_flight(self) -> Iterator[None]:
+        """A request of ours the server is working on: only then may it ask the person anything."""
+        self._in_flight += 1
+        try:
+            yield
+        finally:
+            self._in_flight -= 1
+
     async def _ask(self, request: object) -> Any:
-        """The editor's answer; None when nobody answers, the time ran out or it failed."""
+        """The editor's answer; None when nobody answers, the time ran out or it failed.
+
+        A question the server asks while none of our requests is in flight (out of the blue, or
+        after the call it belonged to ended) is not put to the person: it could pose as the
+        editor asking. Neither is one beyond MAX_WAITING queued behind the open one.
+        """
         ask = self.side.ask
         if ask is None:
             return None
-        async with self._one_at_a_time:
-            self.human.begin()
-            try:
-                return await ask(request, ANSWER_TIMEOUT_S)
-            except (NoAnswerer, TimeoutError):
-                return None
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                log.info("server %s: the editor's answer failed: %s", self.server, type(exc).__name__)
-                return None
-            finally:
-                self.human.end()
+        if self._in_flight == 0:
+            self._note("a question asked while no request of ours was in flight was not shown")
+            return None
+        if self._waiting >= MAX_WAITING:
+            self._note(f"a question beyond {MAX_WAITING} waiting ones was not shown")
+            return None
+        self._waiting += 1
+        try:
+            async with self._one_at_a_time:
+                return await self._asked(ask, request)
+        finally:
+            self._waiting -= 1
+
+    async def _asked(self, ask: Callable[[object, float], Awaitable[Any]], request: object) -> Any:
+        self.human.begin()
+        task = asyncio.current_task()
+        if task is not None:
+            self._open.add(task)
+        try:
+            return await ask(request, ANSWER_TIMEOUT_S)
+        except (NoAnswerer, TimeoutError):
+            return None
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.info("server %s: the editor's answer failed: %s", self.server, type(exc).__name__)
+            return None
+        finally:
+            self.human.end()
+            self._open.discard(task)
 
     def _note(self, text: str) -> None:
         self.log.add(f"[sidecar] {text}")
@@ -215,8 +252,14 @@ class ClientHooks:
         except elicitation.SchemaRefused as exc:
             self._note(f"elicitation declined without asking: {exc}")
             return ElicitResult(action="decline")
-        asked = {"server": self.server, "mode": "form", "message": elicitation.message_text(params.message)}
-        answer = await self._ask(ElicitationAsked(self.server, asked | {"requestedSchema": schema}))
+        asked: dict[str, Any] = {
+            "server": self.server,
+            "mode": "form",
+            "message": elicitation.message_text(params.message),
+        }
+        # `order`: the server's order of the fields, which a client's JSON decoder may lose.
+        asked |= {"requestedSchema": schema, "order": list(schema["properties"])}
+        answer = await self._ask(ElicitationAsked(self.server, asked))
         action, content = _elicit_answer(answer)
         if action != "accept":
             return ElicitResult(action=action)
@@ -378,7 +421,6 @@ def _sampling_result(answer: Any, tools: bool) -> Any:
 
 __all__ = [
     "ANSWER_TIMEOUT_S",
-    "COMPLETION_WAIT_S",
     "ClientHooks",
     "ClientOffer",
     "ClientSide",

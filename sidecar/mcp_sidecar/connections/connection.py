@@ -29,7 +29,14 @@ from mcp_sidecar.connections.errors import FailureContext, classify
 from mcp_sidecar.connections.launch import Launch, resolve_server
 from mcp_sidecar.connections.listing import ListName
 from mcp_sidecar.connections.live_session import LiveSession
-from mcp_sidecar.connections.sdk_streams import cancelled_by_caller, capabilities_of, is_modern, load_sdk, watched
+from mcp_sidecar.connections.sdk_streams import (
+    cancelled_by_caller,
+    capabilities_of,
+    is_modern,
+    load_sdk,
+    server_icons_of,
+    watched,
+)
 from mcp_sidecar.connections.stderr_log import StderrLog
 from mcp_sidecar.connections.watch_stream import WatchStream
 from mcp_sidecar.events import (
@@ -46,6 +53,8 @@ from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, fail, refused_
 
 if TYPE_CHECKING:
     from mcp import Client
+
+    from mcp_sidecar.protocol.results import Icon
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +116,8 @@ class Connection:
         """OAuth for HTTP servers: the stored-token provider (or None) and the store's state."""
         self.auth_state = "none"
         self.capabilities: frozenset[str] = frozenset()
+        self.server_icons: list[Icon] = []
+        """The server's `serverInfo.icons` that may reach an editor (catalog/icons.py), from its last session."""
         """What the server advertised on the current connection: resources, subscribe, completions, prompts."""
         self._watches = WatchStream(self.name, self._resource_updated, self._watches_lost, self._is_closing)
         """Modern sessions: the `subscriptions/listen` stream carrying the watched URIs."""
@@ -281,6 +292,7 @@ class Connection:
             self._ended(exc, ready, operation)
         finally:
             self._session = None
+            self.hooks.withdraw()
             await launch.release()
 
     async def _transport(self, resolved: ResolvedServer, env: dict[str, str], launch: Launch) -> Any:
@@ -325,6 +337,7 @@ class Connection:
         """A new session: nothing watched, nothing stale, and a new generation for its catalogs."""
         self.protocol_version = client.protocol_version
         self.capabilities = capabilities_of(client)
+        self.server_icons = server_icons_of(client)
         self._watches.new_session()
         self.connected_at = time.time()
         self.generation += 1
@@ -507,6 +520,7 @@ class Connection:
         owner = self._owner
         connecting = self._ready is not None and not self._ready.done()
         self._closing = True
+        self.hooks.withdraw()
         try:
             self._stop.set()
             if self._ready is not None and not self._ready.done():

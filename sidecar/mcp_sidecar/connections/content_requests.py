@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from mcp_sidecar.connections.client_hooks import COMPLETION_WAIT_S
+from mcp_sidecar.connections import task_calls
 from mcp_sidecar.connections.errors import ToolCallAnswer, reported_tool_error
 from mcp_sidecar.connections.sdk_streams import cancelled_by_caller
 from mcp_sidecar.output.sanitize import one_line
@@ -49,7 +49,8 @@ async def read_resource(session: LiveSession, uri: str, operation: str) -> dict[
         METHOD_NOT_FOUND: ("resources_unsupported", "The server does not serve resources/read."),
     }
     try:
-        result = await session.client.read_resource(uri, cache_mode="bypass")
+        with session.in_flight():
+            result = await session.client.read_resource(uri, cache_mode="bypass")
     except (asyncio.CancelledError, Exception) as exc:
         raise await session.mapped_failure(exc, operation, codes) from None
     dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -72,7 +73,8 @@ async def get_prompt(session: LiveSession, name: str, arguments: dict[str, str],
         METHOD_NOT_FOUND: ("prompt_not_found", "The server does not serve prompts/get."),
     }
     try:
-        result = await session.client.get_prompt(name, arguments or None)
+        with session.in_flight():
+            result = await session.client.get_prompt(name, arguments or None)
     except pydantic.ValidationError:
         message = "The server's prompt does not fit MCP prompt messages (role user or assistant, known content)."
         raise fail("prompt_unsupported", operation, message, session.server) from None
@@ -150,6 +152,11 @@ async def within_limit(session: LiveSession, work: Awaitable[T], timeout_s: floa
                 await task
 
 
+async def _in_flight(session: LiveSession, work: Awaitable[T]) -> T:
+    with session.in_flight():
+        return await work
+
+
 def _progress_callback(progress: ProgressSink | None) -> Any:
     if progress is None:
         return None
@@ -173,13 +180,21 @@ async def call_tool(
     Both ways a server can say its tool failed are results with a `tool_error` diagnostic: an
     `isError` result, and a JSON-RPC error answer (whose message becomes the content, as the
     server's own text); the session stays open either way. The time limit stops while the
-    server waits for the person to answer one of its questions.
+    server waits for the person to answer one of its questions. A tool the server runs as a task
+    (`task_calls.py`) answers the same way, with the task's final result.
     """
-    call = session.client.call_tool(
-        name, arguments, read_timeout_seconds=NO_SDK_LIMIT_S, progress_callback=_progress_callback(progress)
+    as_task = task_calls.runs_as_task(session, name)
+    call = _in_flight(
+        session,
+        task_calls.call_as_task(session, name, arguments, timeout_s, progress)
+        if as_task
+        else session.client.call_tool(
+            name, arguments, read_timeout_seconds=NO_SDK_LIMIT_S, progress_callback=_progress_callback(progress)
+        ),
     )
     try:
-        result = await within_limit(session, call, timeout_s)
+        # A task keeps a time limit of its own (its TTL may lengthen it), paused the same way.
+        result = await (call if as_task else within_limit(session, call, timeout_s))
     except _LimitReached:
         from mcp import MCPError
         from mcp_types import REQUEST_TIMEOUT
@@ -196,7 +211,8 @@ async def call_tool(
         from mcp import MCPError
 
         if isinstance(exc, MCPError) and exc.code == URL_ELICITATION_REQUIRED and _offers_urls(session):
-            return await _url_steps(session, exc, operation)
+            with session.in_flight():  # the call it belongs to is still ours
+                return await _url_steps(session, exc, operation)
         if isinstance(exc, MCPError):
             return await _answered_with_error(session, exc, operation)
         if isinstance(exc, RuntimeError):
@@ -232,7 +248,11 @@ def _offers_urls(session: LiveSession) -> bool:
 
 
 async def _url_steps(session: LiveSession, exc: MCPError, operation: str) -> ToolAnswer:
-    """`-32042`: ask the person about each URL step, wait a while for the server's completion, never retry."""
+    """`-32042`: ask the person about each URL step and answer at once, never retrying.
+
+    The step is done later, in the browser; the server's completion notice then reaches the
+    editor as `mcp/elicitationComplete`, and the person calls again.
+    """
     hooks = session.hooks
     assert hooks is not None
     data = exc.data if isinstance(exc.data, dict) else {}
@@ -245,7 +265,7 @@ async def _url_steps(session: LiveSession, exc: MCPError, operation: str) -> Too
         if not isinstance(url, str) or not isinstance(eid, str):
             continue
         action = await hooks.ask_url(message if isinstance(message, str) else "", url, eid)
-        completed = action == "accept" and await hooks.wait_completed(eid, COMPLETION_WAIT_S)
+        completed = action == "accept" and hooks.is_completed(eid)
         steps.append({"elicitationId": eid, "url": url, "action": action, "completed": completed})
     if not steps:
         return await _answered_with_error(session, exc, operation)

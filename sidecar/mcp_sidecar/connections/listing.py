@@ -2,7 +2,9 @@
 
 A catalog is taken whole or refused whole: a server that repeats names or cursors, or lists
 more than the limits allow, is broken, and half a catalog would hide that. A list whose
-kind's change notice arrives while it is fetched is fetched once more (`Listings`).
+kind's change notice arrives while it is fetched is fetched once more (`Listings`). What the
+pages say about caching (2026-07-28 `ttlMs`/`cacheScope`, `catalog/freshness.py`) is kept with the
+list, and what tools say about tasks (`execution.taskSupport`) with the session.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
+from mcp_sidecar.catalog.freshness import CacheHints, fold
 from mcp_sidecar.connections.live_session import LiveSession
 from mcp_sidecar.protocol.errors import SidecarError, fail
 
@@ -46,6 +49,8 @@ class Listings:
         self.in_flight = 0
         """List requests sent to the server and not answered yet (all pages of one list count once)."""
         self._changes = {"tools": 0, "resources": 0, "prompts": 0}
+        self.hints: dict[ListName, CacheHints | None] = {}
+        """The caching hints of each list's last kept answer (None: it had none)."""
 
     def changed(self, group: str) -> None:
         self._changes[group] += 1
@@ -60,22 +65,30 @@ class Listings:
             before = self._changes[group]
             self.in_flight += 1
             try:
-                descriptors = await list_all(session, kind, operation)
+                listed = await list_all(session, kind, operation)
             finally:
                 self.in_flight -= 1
             if self._changes[group] == before:
-                return descriptors
+                self.hints[kind] = None if listed is None else listed[1]
+                return None if listed is None else listed[0]
             log.info("server %s: %s list changed while it was listed", self.server, group)
         message = f"The server's {group} list changed while it was listed, twice in a row: retry shortly."
         raise fail("catalog_changed", operation, message, self.server)
 
 
-async def list_all(session: LiveSession, kind: ListName, operation: str) -> list[dict[str, Any]] | None:
-    """Every page of one list; None when the server does not offer it (nothing to show)."""
+async def list_all(
+    session: LiveSession, kind: ListName, operation: str
+) -> tuple[list[dict[str, Any]], CacheHints | None] | None:
+    """Every page of one list and its caching hints; None when the server does not offer it (nothing to show)."""
     if getattr(session.client.server_capabilities, _CAPABILITY[kind], None) is None:
         return None
     try:
-        return await _pages(_fetcher(session, kind), _Check(session.server, kind, operation))
+        check = _Check(session.server, kind, operation)
+        descriptors = await _pages(_fetcher(session, kind), check)
+        if kind == "tools":
+            session.tool_tasks.clear()
+            session.tool_tasks.update(_task_support(descriptors))
+        return descriptors, fold(check.hints)
     except SidecarError:
         raise
     except Exception as exc:
@@ -102,6 +115,7 @@ async def _pages(fetch: Callable[..., Awaitable[Any]], check: _Check) -> list[di
     cursor: str | None = None
     while True:
         page = await fetch(cursor=cursor)
+        check.hinted(page)
         for item in getattr(page, _FIELD[check.kind]):
             check.add(item.model_dump(by_alias=True, mode="json", exclude_none=True))
         check.within_limits()
@@ -120,6 +134,14 @@ class _Check:
         self._seen: set[str] = set()
         self._cursors: set[str] = set()
         self._size = 0
+        self.hints: list[tuple[int | None, str | None]] = []
+        """Each page's `(ttlMs, cacheScope)`, None for a field the page did not send."""
+
+    def hinted(self, page: Any) -> None:
+        sent: set[str] = getattr(page, "model_fields_set", set())
+        ttl = getattr(page, "ttl_ms", None) if "ttl_ms" in sent else None
+        scope = getattr(page, "cache_scope", None) if "cache_scope" in sent else None
+        self.hints.append((ttl if isinstance(ttl, int) else None, scope if isinstance(scope, str) else None))
 
     def add(self, descriptor: dict[str, Any]) -> None:
         key = _KEY[self.kind]
@@ -143,6 +165,17 @@ class _Check:
 
     def _invalid(self, why: str) -> SidecarError:
         return fail("protocol_error", self.operation, f"The {self.kind} catalog {why}", self.server)
+
+
+def _task_support(tools: list[dict[str, Any]]) -> dict[str, str]:
+    """name -> `execution.taskSupport` for the tools that may run as a task (`optional`, `required`)."""
+    out: dict[str, str] = {}
+    for tool in tools:
+        execution = tool.get("execution")
+        support = execution.get("taskSupport") if isinstance(execution, dict) else None
+        if support in ("optional", "required"):
+            out[tool["name"]] = support
+    return out
 
 
 __all__ = ["LISTING_ATTEMPTS", "MAX_CATALOG_BYTES", "MAX_CATALOG_ENTRIES", "ListName", "Listings", "list_all"]

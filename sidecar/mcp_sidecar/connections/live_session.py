@@ -9,8 +9,9 @@ still reports against the session it ran on, never against a successor.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mcp_sidecar.connections.sdk_streams import cancelled_by_caller
@@ -44,6 +45,13 @@ class LiveSession:
     """The connection's owner task at this moment (None once closed)."""
     hooks: ClientHooks | None = None
     """The connection's answers to its server: its questions pause call time limits."""
+    tool_tasks: dict[str, str] = field(default_factory=dict)
+    """Each tool's `execution.taskSupport` (`optional`, `required`) as last listed on this session;
+    a tool missing here is called without a task (`task_calls.py`)."""
+
+    def in_flight(self) -> contextlib.AbstractContextManager[None]:
+        """While one of our requests runs on the server, it may ask the person (see ClientHooks)."""
+        return self.hooks.request_in_flight() if self.hooks is not None else contextlib.nullcontext()
 
     def is_current(self) -> bool:
         return self.owner is self.owner_now()

@@ -7,8 +7,12 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from mcp_sidecar.catalog.icons import safe_icons
+
 if TYPE_CHECKING:
     from mcp import Client
+
+    from mcp_sidecar.protocol.results import Icon
 
 
 def cancelled_by_caller() -> bool:
@@ -57,6 +61,15 @@ def capabilities_of(client: Client) -> frozenset[str]:
         if getattr(capabilities, name, None) is not None:
             found.add(name)
     return frozenset(found)
+
+
+def server_icons_of(client: Client) -> list[Icon]:
+    """The icons of the server's `serverInfo` that may reach an editor."""
+    info = client.server_info
+    icons = getattr(info, "icons", None) if info is not None else None
+    if not icons:
+        return []
+    return safe_icons([icon.model_dump(by_alias=True, mode="json", exclude_none=True) for icon in icons])
 
 
 def is_modern(version: str | None) -> bool:

@@ -27,6 +27,15 @@ class CatalogCounts(TypedDict):
     prompts: int | None
 
 
+class Icon(TypedDict):
+    """A server's icon that passed the sidecar's rules (`catalog/icons.py`): a `data:` image or an `https:` URL."""
+
+    src: str
+    mimeType: NotRequired[str]
+    sizes: NotRequired[list[str]]
+    theme: NotRequired[Literal["light", "dark"]]
+
+
 class StatusRow(TypedDict):
     """One server's row: the `mcp/serverStatus` payload and `mcp/server/reconnect`'s result."""
 
@@ -42,6 +51,8 @@ class StatusRow(TypedDict):
     loaded: int
     lastDiagnostic: DiagnosticJson | None
     approvalRequired: bool
+    icons: NotRequired[list[Icon]]
+    """The server's own icons (`serverInfo.icons`), once it connected and declared valid ones."""
 
 
 class PendingApproval(TypedDict):
@@ -65,6 +76,7 @@ class ToolDefinition(TypedDict):
     inputSchema: NotRequired[Json]
     outputSchema: NotRequired[Json]
     annotations: NotRequired[Json]
+    icons: NotRequired[list[Icon]]
 
 
 class Spill(TypedDict):
@@ -312,6 +324,9 @@ class ToolCandidate(TypedDict):
     """Active in the session with the definition the catalog has now: callable."""
     changed: NotRequired[bool]
     """True when active in the session but the server's definition changed since: activate again."""
+    annotations: NotRequired[Json]
+    """The tool's MCP annotations (`readOnlyHint`, `destructiveHint`, ...), as the server sent them."""
+    icons: NotRequired[list[Icon]]
     next: NextCall
     score: float
 
@@ -324,6 +339,7 @@ class ResourceCandidate(TypedDict):
     title: NotRequired[Json]
     description: str
     mimeType: NotRequired[Json]
+    icons: NotRequired[list[Icon]]
     next: NextCall
     score: float
 
@@ -338,6 +354,7 @@ class TemplateCandidate(TypedDict):
     title: NotRequired[Json]
     description: str
     mimeType: NotRequired[Json]
+    icons: NotRequired[list[Icon]]
     next: NextCall
     score: float
 
@@ -354,6 +371,7 @@ class PromptCandidate(TypedDict):
     title: NotRequired[Json]
     description: str
     arguments: list[PromptArgument]
+    icons: NotRequired[list[Icon]]
     next: NextCall
     score: float
 

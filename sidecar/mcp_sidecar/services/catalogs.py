@@ -3,7 +3,10 @@
 Tools: memory, then the 24-hour disk cache (tool-only discovery and activation need no
 connection), then the server. Resources, templates and prompts: memory only, for at most
 five minutes. A list-changed notification, a disconnection or an explicit refresh drops the
-affected copies. Entries the sidecar refuses (`catalog/names.py`: tool and prompt names outside
+affected copies. On 2026-07-28 sessions the servers' cache hints apply on top
+(`catalog/freshness.py`): a positive `ttlMs` is how long a copy is used before the next need
+lists again (at most 24 hours, in memory and on disk), and a list that is not `public` is kept
+in memory only. Entries the sidecar refuses (`catalog/names.py`: tool and prompt names outside
 the MCP form, resource URIs and templates with control characters) are left out of every
 catalog and kept in its `refused` list. Fetches of different servers are bounded by the discovery slots (at most
 four in flight); one server's lists are fetched under a single slot.
@@ -17,6 +20,7 @@ slot behind it, and discoveries and activations of the same servers cannot deadl
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,6 +29,7 @@ from typing import Any, Literal
 
 from mcp_sidecar.catalog import documents, names
 from mcp_sidecar.catalog.disk_cache import TTL_SECONDS, ToolCache, cache_key
+from mcp_sidecar.catalog.freshness import CacheHints, combine, fresh_for, may_keep_on_disk
 from mcp_sidecar.catalog.index import Document, Index
 from mcp_sidecar.catalog.tools import ToolCatalog
 from mcp_sidecar.connections.connection import Connection
@@ -47,10 +52,12 @@ class ListCatalog:
     fetched_at: float = field(default_factory=time.monotonic)
     refused: list[dict[str, Any]] = field(default_factory=list)
     """`{kind, name | uri | uriTemplate, diagnostic}` for every entry left out."""
+    fresh_s: float = MEMORY_TTL_SECONDS
+    """How long it is used without listing again: five minutes, or the server's TTL."""
 
     def fresh(self, conn: Connection) -> bool:
         return (
-            time.monotonic() - self.fetched_at <= MEMORY_TTL_SECONDS
+            time.monotonic() - self.fetched_at <= self.fresh_s
             and conn.state == "connected"
             and conn.generation == self.generation
             and self.kind not in conn.stale_kinds
@@ -127,8 +134,8 @@ class Catalogs:
     def cached_tools(self, conn: Connection) -> ToolCatalog | None:
         """The memory copy, else a fresh disk copy; never contacts the server."""
         current = self.tools.get(conn.name)
-        if current is not None and current.source == "cache" and time.time() - current.fetched_at > TTL_SECONDS:
-            # A disk copy expires after 24 hours in memory too, however long the sidecar runs.
+        if current is not None and current.source == "cache" and current.expired():
+            # A disk copy expires in memory too (24 hours, or its TTL), however long the sidecar runs.
             self.drop(conn.name, "tools")
             current = None
         if current is not None:
@@ -138,8 +145,9 @@ class Catalogs:
         loaded = self.cache.load(self.key(conn))
         if loaded is None:
             return None
-        descriptors, fetched_at = loaded
-        catalog = ToolCatalog(conn.name, descriptors, source="cache", generation=0, fetched_at=fetched_at)
+        catalog = ToolCatalog(
+            conn.name, loaded.tools, source="cache", generation=0, fetched_at=loaded.fetched_at, fresh_s=loaded.fresh_s
+        )
         self.tools[conn.name] = catalog
         return catalog
 
@@ -151,13 +159,24 @@ class Catalogs:
                 return current
             async with self.slot(conn.name):
                 descriptors = await conn.list_tools(operation)
-            catalog = ToolCatalog(conn.name, descriptors, source="live", generation=conn.generation)
+            hints = conn.lists.hints.get("tools")
+            fresh_s = fresh_for(hints, math.inf)
+            catalog = ToolCatalog(conn.name, descriptors, source="live", generation=conn.generation, fresh_s=fresh_s)
             self.tools[conn.name] = catalog
             self._indexes.pop((conn.name, "tools"), None)
-            if self.cache is not None:
-                self.cache.store(self.key(conn), conn.name, descriptors, time.time())
+            self._keep_on_disk(conn, catalog, hints)
             self._hub.publish(RowMayHaveChanged(conn.name))
             return catalog
+
+    def _keep_on_disk(self, conn: Connection, catalog: ToolCatalog, hints: CacheHints | None) -> None:
+        if self.cache is None:
+            return
+        if not may_keep_on_disk(hints):
+            # Private to the credentials that listed it: never on disk, and no older copy stays.
+            self.cache.invalidate(self.key(conn))
+            return
+        fresh_s = fresh_for(hints, TTL_SECONDS)
+        self.cache.store(self.key(conn), conn.name, catalog.descriptors, catalog.fetched_at, fresh_s)
 
     # -- resources and prompts ---------------------------------------------------------------
 
@@ -170,7 +189,15 @@ class Catalogs:
                 listed, listed_templates = await conn.list_resources(operation)
             resources, refused = names.screen(conn.name, "resource", listed)
             templates, refused_templates = names.screen(conn.name, "template", listed_templates)
-            catalog = ListCatalog(conn.name, resources, templates, conn.generation, refused=refused + refused_templates)
+            hints = combine(conn.lists.hints.get("resources"), conn.lists.hints.get("resource templates"))
+            catalog = ListCatalog(
+                conn.name,
+                resources,
+                templates,
+                conn.generation,
+                refused=refused + refused_templates,
+                fresh_s=fresh_for(hints, MEMORY_TTL_SECONDS),
+            )
             self.resources[conn.name] = catalog
             self._indexes.pop((conn.name, "resources"), None)
             return catalog
@@ -183,7 +210,10 @@ class Catalogs:
             async with self.slot(conn.name):
                 listed = await conn.list_prompts(operation)
             prompts, refused = names.screen(conn.name, "prompt", listed)
-            catalog = ListCatalog(conn.name, prompts, [], conn.generation, kind="prompts", refused=refused)
+            fresh_s = fresh_for(conn.lists.hints.get("prompts"), MEMORY_TTL_SECONDS)
+            catalog = ListCatalog(
+                conn.name, prompts, [], conn.generation, kind="prompts", refused=refused, fresh_s=fresh_s
+            )
             self.prompts[conn.name] = catalog
             self._indexes.pop((conn.name, "prompts"), None)
             return catalog
@@ -235,6 +265,8 @@ class Catalogs:
 
 def tools_need_fetch(catalog: ToolCatalog, conn: Connection, live: bool) -> bool:
     """Whether the server must be asked again before `catalog` is used (`live`: for a call)."""
+    if catalog.expired():
+        return True  # its TTL (or a disk copy's 24 hours) ran out
     if catalog.source == "cache":
         return live
     if conn.state != "connected":

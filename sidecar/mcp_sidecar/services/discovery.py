@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, cast
 from mcp_sidecar.catalog import index as ranking
 from mcp_sidecar.catalog import names
 from mcp_sidecar.catalog.documents import template_variables
+from mcp_sidecar.catalog.icons import safe_icons
 from mcp_sidecar.catalog.index import Hit, Index
 from mcp_sidecar.catalog.tools import canonical
 from mcp_sidecar.connections.connection import Connection
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from mcp_sidecar.protocol.results import (
         Candidate,
         DiscoverResult,
+        Icon,
         NextCall,
         PromptArgument,
         RefusedEntry,
@@ -256,6 +258,14 @@ class _MimeType(TypedDict, total=False):
     mimeType: Any
 
 
+class _Icons(TypedDict, total=False):
+    icons: list[Icon]
+
+
+class _Annotations(TypedDict, total=False):
+    annotations: Any
+
+
 def _title(d: dict[str, Any]) -> _Title:
     return {"title": d["title"]} if d.get("title") else {}
 
@@ -266,6 +276,15 @@ def _changed(changed: bool) -> _Changed:
 
 def _mime_type(d: dict[str, Any]) -> _MimeType:
     return {"mimeType": d["mimeType"]} if d.get("mimeType") else {}
+
+
+def _icons(d: dict[str, Any]) -> _Icons:
+    icons = safe_icons(d.get("icons"))
+    return {"icons": icons} if icons else {}
+
+
+def _annotations(d: dict[str, Any]) -> _Annotations:
+    return {"annotations": d["annotations"]} if isinstance(d.get("annotations"), dict) else {}
 
 
 def candidate(hit: Hit, active: Mapping[str, ActiveTool]) -> Candidate:
@@ -296,6 +315,8 @@ def candidate(hit: Hit, active: Mapping[str, ActiveTool]) -> Candidate:
             "loaded": loaded,
             # Active in the session with a definition the server no longer has.
             **_changed(held is not None and not loaded),
+            **_annotations(d),
+            **_icons(d),
             "next": next_call,
             "score": score,
         }
@@ -308,6 +329,7 @@ def candidate(hit: Hit, active: Mapping[str, ActiveTool]) -> Candidate:
             **_title(d),
             "description": short(d.get("description")),
             **_mime_type(d),
+            **_icons(d),
             "next": {"method": "mcp/read", "params": {"server": doc.server, "uri": doc.key}},
             "score": score,
         }
@@ -323,6 +345,7 @@ def candidate(hit: Hit, active: Mapping[str, ActiveTool]) -> Candidate:
             **_title(d),
             "description": short(d.get("description")),
             **_mime_type(d),
+            **_icons(d),
             "next": {
                 "method": "mcp/read",
                 "params": {"server": doc.server, "template": doc.key, "arguments": {v: f"<{v}>" for v in variables}},
@@ -341,6 +364,7 @@ def candidate(hit: Hit, active: Mapping[str, ActiveTool]) -> Candidate:
         **_title(d),
         "description": short(d.get("description")),
         "arguments": arguments,
+        **_icons(d),
         "next": {
             "method": "mcp/prompt/preview",
             "params": {"server": doc.server, "name": doc.key, "arguments": {a["name"]: "" for a in arguments}},

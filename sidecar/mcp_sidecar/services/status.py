@@ -31,7 +31,7 @@ def status_row(app: Sidecar, conn: Connection) -> StatusRow:
     catalog = app.catalogs.tools.get(conn.name)
     resources = app.catalogs.resources.get(conn.name)
     prompts = app.catalogs.prompts.get(conn.name)
-    return {
+    row: StatusRow = {
         "name": conn.name,
         "scope": config.scope,
         "transport": config.transport,
@@ -49,6 +49,9 @@ def status_row(app: Sidecar, conn: Connection) -> StatusRow:
         "lastDiagnostic": conn.last_diagnostic.to_json() if conn.last_diagnostic else None,
         "approvalRequired": config.approval_required,
     }
+    if conn.server_icons:
+        row["icons"] = conn.server_icons
+    return row
 
 
 def status(app: Sidecar) -> StatusResult:

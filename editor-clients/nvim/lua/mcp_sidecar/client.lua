@@ -2,6 +2,7 @@
 --- not attached to any buffer, restarted when it dies. Framing, ids and cancellation are
 --- Neovim's own (vim.lsp.rpc).
 local Config = require("mcp_sidecar.config")
+local Offer = require("mcp_sidecar.offer")
 local P = require("mcp_sidecar.protocol")
 local State = require("mcp_sidecar.state")
 
@@ -15,6 +16,7 @@ local has_011 = vim.fn.has("nvim-0.11") == 1
 ---@field stopping? integer the client id of a stop we asked for (no restart)
 ---@field trusted? boolean what the sidecar was told
 ---@field grant_next? boolean the next start follows the person's grant of trust (:Mcp trust)
+---@field folders? string[] workspace folders added with :Mcp folder add (kept across restarts)
 
 ---@type table<string, mcp_sidecar.Root>
 M.roots = {}
@@ -240,12 +242,33 @@ M.notify = notify
 ---@param root? string the workspace of the sidecar these handle
 local function handlers(root)
   local N = P.notifications
+  local Questions = require("mcp_sidecar.questions")
   return {
+    -- Server questions answer later: see questions.lua (the handler yields in vim.lsp's coroutine).
+    [P.client_requests.elicit] = Questions.handler("elicit"),
+    [P.client_requests.sample] = Questions.handler("sample"),
+    [P.lsp.cancel_request] = function(_, params)
+      Questions.on_cancel(params)
+    end,
+    [P.lsp.progress] = function(err, params, ctx)
+      return require("mcp_sidecar.progress").handler(err, params, ctx)
+    end,
+    [N.elicitation_complete] = function(_, params)
+      vim.schedule(function()
+        require("mcp_sidecar.retry").complete(params)
+      end)
+    end,
+    [N.server_log] = function(_, params)
+      require("mcp_sidecar.logs").add(params)
+    end,
     [N.server_status] = function(_, row)
       if type(row) ~= "table" or not row.name then
         return
       end
       local previous = State.update_server(row)
+      if row.state ~= "connected" then
+        Questions.server_closed(row.name)
+      end
       local diag = row.lastDiagnostic
       local was = previous and previous.lastDiagnostic
       if Config.notify.failures and row.state == "failed" and diag and (not was or was.message ~= diag.message) then
@@ -325,6 +348,8 @@ function M._on_exit(root, client_id, code, signal)
   end
   entry.id = nil
   State.set_sidecar("stopped")
+  require("mcp_sidecar.progress").clear()
+  require("mcp_sidecar.questions").withdraw_all()
   if entry.stopping == client_id or M.leaving or (code == 0 and signal == 0) then
     entry.stopping = nil
     return
@@ -374,10 +399,17 @@ local function start(root)
     cmd = cmd,
     cmd_env = Config.env,
     root_dir = root,
-    workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
+    workspace_folders = Offer.workspace_folders(root),
+    capabilities = Offer.capabilities(),
     -- trustGranted: the person granted trust just now (:Mcp trust), so the definitions the
     -- file has are approved; on every other start, unapproved definitions are asked about.
-    init_options = { trustedWorkspace = entry.trusted, trustGranted = granted, interactive = true },
+    -- mcpCapabilities: what a server may ask the person (elicitation, sampling).
+    init_options = {
+      trustedWorkspace = entry.trusted,
+      trustGranted = granted,
+      interactive = true,
+      mcpCapabilities = Offer.mcp_capabilities(),
+    },
     handlers = handlers(root),
     on_exit = function(code, signal, client_id)
       vim.schedule(function()

@@ -1,5 +1,5 @@
 --- `:Mcp [line]`: alone it opens the status float; a few subcommands are the plugin's own
---- (search, activate, call, read, trust, review, restart, health); every other line is sent to the
+--- (search, activate, call, read, trust, review, restart, health, logs, folder, retry); every other line is sent to the
 --- sidecar's `mcp/command`, so each documented `/mcp` command works exactly as documented.
 local Client = require("mcp_sidecar.client")
 local P = require("mcp_sidecar.protocol")
@@ -36,7 +36,7 @@ function M.command(name, wait)
 end
 
 --- The plugin's own subcommands.
----@type table<string, {run: fun(args: string[], line: string), complete?: "tools"|"server"}>
+---@type table<string, {run: fun(args: string[], line: string), complete?: "tools"|"server"|"folder"}>
 M.local_commands = {
   search = {
     run = function(_, line)
@@ -91,6 +91,23 @@ M.local_commands = {
       M.trust()
     end,
   },
+  logs = {
+    complete = "server",
+    run = function(args)
+      require("mcp_sidecar.logs").show(args[1])
+    end,
+  },
+  folder = {
+    complete = "folder",
+    run = function(args)
+      M.folder(args[1], args[2])
+    end,
+  },
+  retry = {
+    run = function()
+      require("mcp_sidecar.retry").retry_last()
+    end,
+  },
   review = {
     complete = "server",
     run = function(args)
@@ -110,6 +127,28 @@ M.local_commands = {
     end,
   },
 }
+
+--- `:Mcp folder [add|remove DIR]`: the workspace folders offered to servers as roots.
+---@param action? string
+---@param dir? string
+function M.folder(action, dir)
+  if action == nil or action == "list" then
+    return M.show(
+      "Workspace folders (roots offered to servers):\n  " .. table.concat(require("mcp_sidecar").folders(), "\n  ")
+    )
+  end
+  if (action ~= "add" and action ~= "remove") or (action == "remove" and not dir) then
+    return notify("Usage: :Mcp folder [list | add [DIR] | remove DIR]", vim.log.levels.ERROR)
+  end
+  dir = dir or vim.fn.getcwd()
+  local ok, problem = require("mcp_sidecar.offer")[action .. "_folder"](dir)
+  if not ok then
+    return notify(problem or "failed", vim.log.levels.WARN)
+  end
+  notify(
+    (action == "add" and "Added workspace folder " or "Removed workspace folder ") .. vim.fn.fnamemodify(dir, ":p")
+  )
+end
 
 --- Trust the project's .mcp.json with vim.secure.trust and restart the sidecar with it,
 --- telling it that trust was granted just now (`initializationOptions.trustGranted`).
@@ -312,6 +351,11 @@ function M.complete(arglead, line, pos)
   if local_cmd then
     if local_cmd.complete == "tools" then
       return filter(State.tool_id_list(), arglead)
+    elseif local_cmd.complete == "folder" then
+      if #words == 1 then
+        return filter({ "add", "list", "remove" }, arglead)
+      end
+      return #words == 2 and vim.fn.getcompletion(arglead, "dir") or {}
     elseif local_cmd.complete == "server" and #words == 1 then
       return filter(spec.servers or State.server_names(), arglead)
     end

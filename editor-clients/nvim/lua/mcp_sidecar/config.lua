@@ -9,11 +9,14 @@ local M = {}
 ---@field trust? "ask"|boolean
 ---@field session? string
 ---@field restart? { max: integer, window_ms: integer, delay_ms: integer }
----@field notify? { failures: boolean, resource_updates: boolean }
+---@field notify? { failures: boolean, resource_updates: boolean, server_errors: boolean }
+---@field elicitation? false|{ form: boolean, url: boolean }
+---@field sampling? fun(request: table, done: fun(err: any, result: table|string|nil))
+---@field workspace_folders? string[]|fun(root: string): string[]
 ---@field search? { picker: "auto"|"builtin"|"select", limit: integer, debounce_ms: integer }
 ---@field prompt? { register: string }
 ---@field float? { border: string, width: number, height: number }
----@field icons? { connected: string, failed: string, idle: string, loaded: string, approval: string, login: string }
+---@field icons? { connected: string, failed: string, idle: string, loaded: string, approval: string, login: string, running: string }
 local defaults = {
   cmd = nil, -- string or list: how to start the sidecar (nil: <root>/.venv/bin/mcp-sidecar when the workspace is trusted, then `mcp-sidecar` in an absolute PATH directory; a bare name is looked up there too)
   args = {}, -- extra arguments for the sidecar, e.g. { "-v", "--log-file", vim.fn.stdpath("log") .. "/mcp-sidecar.log" }
@@ -29,7 +32,19 @@ local defaults = {
   notify = {
     failures = true, -- vim.notify when a server fails (diagnostic message and hint)
     resource_updates = true, -- vim.notify "↻ server · uri" when a watched resource changes
+    server_errors = true, -- vim.notify (WARN) the first log message at error level or above of each server (all are in :Mcp logs)
   },
+  -- What servers may ask you through the sidecar (MCP elicitation): a form (each field asked with
+  -- vim.ui.input / vim.ui.select, then a float to submit), and a URL to open (after you consent).
+  -- false offers neither; servers only ask what is offered.
+  elicitation = { form = true, url = true },
+  -- MCP sampling, a server asking for a model's answer: function(request, done) that answers with
+  -- your model, `done(err, { content = "text" or a content block, model = "name", stopReason? })`.
+  -- The request and the answer are shown for your approval first. nil: sampling is not offered.
+  sampling = nil,
+  -- More folders offered to servers as roots, besides the workspace root (a list of paths, or
+  -- function(root) returning one); :Mcp folder add DIR adds one while the sidecar runs.
+  workspace_folders = nil,
   search = {
     picker = "auto", -- "auto"/"builtin": live floating search; "select": vim.ui.select (snacks, telescope, fzf-lua override it)
     limit = 20, -- candidates per query (1..50)
@@ -43,7 +58,15 @@ local defaults = {
     width = 0.8, -- fraction of the editor's columns
     height = 0.6, -- fraction of the editor's lines
   },
-  icons = { connected = "●", failed = "✘", idle = "○", loaded = "⚙", approval = "⚠", login = "⚿" }, -- used by status() and the status float (approval: a changed project server waits for :Mcp review; login: a server needs :Mcp login)
+  icons = {
+    connected = "●",
+    failed = "✘",
+    idle = "○",
+    loaded = "⚙",
+    approval = "⚠",
+    login = "⚿",
+    running = "⟳",
+  }, -- used by status() and the status float (approval: a changed project server waits for :Mcp review; login: a server needs :Mcp login; running: tool calls in flight)
 }
 
 ---@type mcp_sidecar.Config

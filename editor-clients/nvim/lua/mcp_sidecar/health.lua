@@ -100,6 +100,8 @@ function M.check()
     ok("Configuration is valid")
   end
 
+  M.check_capabilities(root)
+
   start("mcp_sidecar: servers")
   if #(status.servers or {}) == 0 then
     warn("No servers configured", { "Add one with :Mcp add --scope global NAME URL" })
@@ -121,6 +123,46 @@ function M.check()
     else
       ok(line)
     end
+  end
+end
+
+--- What servers may ask (as the running sidecar was told), the roots, and calls in flight.
+---@param root string
+function M.check_capabilities(root)
+  start("mcp_sidecar: what servers may ask")
+  local entry = Client.roots[root]
+  local client = entry and entry.id and vim.lsp.get_client_by_id(entry.id)
+  local offered = client and client.config.init_options and client.config.init_options.mcpCapabilities
+    or require("mcp_sidecar.offer").mcp_capabilities()
+  local elicitation = type(offered.elicitation) == "table" and offered.elicitation or nil
+  if elicitation then
+    local modes = {}
+    for _, mode in ipairs({ "form", "url" }) do
+      if elicitation[mode] then
+        table.insert(modes, mode)
+      end
+    end
+    ok("Elicitation offered: " .. table.concat(modes, ", "))
+  else
+    info("Elicitation not offered (opts.elicitation = false): servers cannot ask you for input")
+  end
+  if offered.sampling then
+    ok("Sampling offered: opts.sampling answers, after your approval")
+  else
+    info("Sampling not offered (set opts.sampling = function(request, done) to answer with your model)")
+  end
+  local folders = {}
+  for _, f in ipairs(client and client.workspace_folders or require("mcp_sidecar.offer").workspace_folders(root)) do
+    table.insert(folders, f.name)
+  end
+  info("Workspace folders (roots for servers, when the workspace is trusted): " .. table.concat(folders, ", "))
+  local Progress = require("mcp_sidecar.progress")
+  local running = Progress.list()
+  if #running == 0 then
+    info("No tool call running")
+  end
+  for _, r in ipairs(running) do
+    info("Running: " .. Progress.describe(r))
   end
 end
 

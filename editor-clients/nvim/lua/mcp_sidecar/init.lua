@@ -49,14 +49,16 @@ function M.activate(ids, cb, opts)
 end
 
 --- Call a tool, activating it first when it is not active in the session (the sidecar does
---- both: `mcp/callTool` with `activate`, exactly as `mcp/activate` would activate it).
+--- both: `mcp/callTool` with `activate`, exactly as `mcp/activate` would activate it). The call
+--- carries a `workDoneToken`: its progress reaches vim.lsp's progress machinery (`LspProgress`).
 ---@param id string
 ---@param arguments? table
 ---@param cb mcp_sidecar.Callback
----@param opts? {session?: string}
+---@param opts? {session?: string, token?: string}
 function M.call(id, arguments, cb, opts)
   local args = (arguments and next(arguments)) and arguments or vim.empty_dict()
-  local params = { id = id, arguments = args, session = session(opts), activate = true }
+  local token = (opts and opts.token) or require("mcp_sidecar.progress").token()
+  local params = { id = id, arguments = args, session = session(opts), activate = true, workDoneToken = token }
   Client.request(P.m.call_tool, params, function(err, result)
     if err and err.data and err.data.nearby and #err.data.nearby > 0 then
       err.message = err.message .. " Did you mean: " .. table.concat(err.data.nearby, ", ") .. "?"
@@ -126,6 +128,34 @@ function M.request(method, params, cb)
   Client.request(method, params, cb)
 end
 
+--- Offer another folder to servers as a root (`workspace/didChangeWorkspaceFolders`), now and
+--- on every restart of the sidecar. `vim.lsp.buf.add_workspace_folder()` does not reach the
+--- sidecar: it is attached to no buffer.
+---@param dir string
+---@return boolean ok
+---@return string? problem
+function M.add_folder(dir)
+  return require("mcp_sidecar.offer").add_folder(dir)
+end
+
+---@param dir string
+---@return boolean ok
+---@return string? problem
+function M.remove_folder(dir)
+  return require("mcp_sidecar.offer").remove_folder(dir)
+end
+
+--- The workspace folders of the current sidecar (paths), the root first.
+---@return string[]
+function M.folders()
+  local client = Client.ensure()
+  local out = {}
+  for _, f in ipairs(client and client.workspace_folders or {}) do
+    table.insert(out, f.name)
+  end
+  return out
+end
+
 ---@type fun(snapshot: table, text: string): boolean?
 local prompt_handlers = {}
 
@@ -156,7 +186,8 @@ function M.review(server, cb)
   require("mcp_sidecar.approvals").review(server, cb)
 end
 
---- Statusline component: "MCP ●2 ✘1 ⚿1 ⚠1" (connected / failed / needs login / waiting for approval), "" when the sidecar is not running.
+--- Statusline component: "MCP ●2 ✘1 ⚿1 ⚠1 ⟳1" (connected / failed / needs login / waiting for
+--- approval / tool calls running), "" when the sidecar is not running.
 ---@return string
 function M.status()
   if State.sidecar == "missing" then
@@ -190,6 +221,10 @@ function M.status()
   end
   if total == 0 then
     text = "MCP"
+  end
+  local running = #require("mcp_sidecar.progress").list()
+  if running > 0 then
+    text = text .. (" %s%d"):format(Config.icons.running, running)
   end
   return text
 end

@@ -51,6 +51,21 @@ M.notifications = {
   watches_cleared = "mcp/watchesCleared",
   approval_required = "mcp/approvalRequired",
   model_tool_changed = "mcp/modelToolChanged",
+  elicitation_complete = "mcp/elicitationComplete",
+  server_log = "mcp/serverLog",
+}
+
+-- Requests, sidecar to client: a server asks the person (documented in docs/protocol.md).
+M.client_requests = {
+  elicit = "mcp/elicit",
+  sample = "mcp/sample",
+}
+
+-- LSP notifications the plugin handles besides the sidecar's own.
+M.lsp = {
+  progress = "$/progress",
+  cancel_request = "$/cancelRequest",
+  did_change_workspace_folders = "workspace/didChangeWorkspaceFolders",
 }
 
 --- The `workspace/executeCommand` command that runs one `/mcp` line.
@@ -68,7 +83,11 @@ M.errors = {
 --- Every name by key, request or notification: `P.m.read` is "mcp/read".
 M.m = setmetatable({}, {
   __index = function(_, key)
-    return M.requests[key] or M.notifications[key] or error("mcp_sidecar: unknown method " .. key)
+    return M.requests[key]
+      or M.notifications[key]
+      or M.client_requests[key]
+      or M.lsp[key]
+      or error("mcp_sidecar: unknown method " .. key)
   end,
 })
 

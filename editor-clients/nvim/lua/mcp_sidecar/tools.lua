@@ -155,7 +155,13 @@ function M.call(arguments, cb, opts)
     if choice ~= "Call it" then
       return cb(("The user declined the call of %s; do not retry it unasked."):format(id), true)
     end
-    local params = { id = id, arguments = args, session = (opts and opts.session) or Config.session, forModel = true }
+    local params = {
+      id = id,
+      arguments = args,
+      session = (opts and opts.session) or Config.session,
+      forModel = true,
+      workDoneToken = require("mcp_sidecar.progress").token(),
+    }
     Client.request(P.m.call_tool, params, function(err, result)
       if err then
         return cb(("Calling %s failed: %s"):format(id, Client.format_error(err)), true)

@@ -246,15 +246,19 @@ describe(":Mcp completion", function()
       "reconnect",
       "review",
       "help",
+      "logs",
+      "folder",
+      "retry",
     }) do
       check.contains(subs, name)
     end
     check.eq(
-      { "reconnect", "refresh", "reload", "remove", "read", "restart", "review" },
+      { "reconnect", "refresh", "reload", "remove", "read", "restart", "retry", "review" },
       (function()
         local r = vim.fn.getcompletion("Mcp re", "cmdline")
         table.sort(r, function(a, b)
-          local order = { reconnect = 1, refresh = 2, reload = 3, remove = 4, read = 5, restart = 6, review = 7 }
+          local order =
+            { reconnect = 1, refresh = 2, reload = 3, remove = 4, read = 5, restart = 6, retry = 7, review = 8 }
           return order[a] < order[b]
         end)
         return r
@@ -1033,6 +1037,10 @@ describe("health", function()
     check.matches("[Kk]eyring", text)
     check.matches("basic: connected", text)
     check.matches("broken: failed", text)
+    check.matches("Elicitation offered: form, url", text)
+    check.matches("Sampling not offered %(set opts%.sampling", text)
+    check.matches("Workspace folders %(roots for servers, when the workspace is trusted%): " .. vim.pesc(ROOT), text)
+    check.matches("No tool call running", text)
     vim.cmd("bwipeout!")
   end)
 end)

@@ -97,31 +97,33 @@ function M.actions.schema(c, opts)
   end)
 end
 
+--- The tool's definition (with `inputSchema`): the candidate's own, else the server's catalog.
 ---@param c table
----@param opts? {arguments?: table, done?: fun(buf: integer?)}
-function M.actions.call(c, opts)
-  opts = opts or {}
-  local function run(arguments)
-    api().call(c.id, arguments, function(err, result)
-      if err then
-        return fail(err, "Calling tools")
-      end
-      local text = M.content_text(result.content)
-      if text == "" and result.structuredContent then
-        text = Scratch.json(result.structuredContent)
-      end
-      if result.isError then
-        notify(c.id .. " reported an error", vim.log.levels.WARN)
-      end
-      local buf = Scratch.open("mcp://call/" .. c.id, text)
-      if opts.done then
-        opts.done(buf)
-      end
-    end)
+---@param cb fun(tool: table?)
+local function tool_definition(c, cb)
+  if type(c.inputSchema) == "table" then
+    return cb(c)
   end
-  if opts.arguments then
-    return run(opts.arguments)
+  if not c.server then
+    return cb(nil)
   end
+  Client.request(P.m.server_tools, { server = c.server }, function(err, result)
+    if err then
+      return cb(nil)
+    end
+    for _, tool in ipairs(result.tools or {}) do
+      if tool.id == c.id then
+        return cb(tool)
+      end
+    end
+    cb(nil)
+  end)
+end
+
+--- One JSON line, for a tool whose schema is not known.
+---@param c table
+---@param run fun(arguments: table)
+local function json_arguments(c, run)
   local skeleton = {}
   for _, name in ipairs(c.required or {}) do
     table.insert(skeleton, ('"%s": ""'):format(name))
@@ -139,6 +141,58 @@ function M.actions.call(c, opts)
       run(decoded)
     end
   )
+end
+
+--- Call a tool: with `opts.arguments` at once, else after the person filled in the form built
+--- from its input schema (each argument asked in turn, required ones marked, defaults
+--- pre-filled, then Submit in the float). A result that needs a browser step first
+--- (`elicitation_required`) offers a retry; nothing is called again by itself.
+---@param c table
+---@param opts? {arguments?: table, done?: fun(buf: integer?), form?: fun(view: mcp_sidecar.FormView)}
+function M.actions.call(c, opts)
+  opts = opts or {}
+  local function run(arguments)
+    api().call(c.id, arguments, function(err, result)
+      if err then
+        return fail(err, "Calling tools")
+      end
+      local text = M.content_text(result.content)
+      if text == "" and result.structuredContent then
+        text = Scratch.json(result.structuredContent)
+      end
+      local retried = require("mcp_sidecar.retry").after_call(c.id, result, function()
+        M.actions.call(c, { arguments = arguments, done = opts.done })
+      end)
+      if result.isError and not retried then
+        notify(c.id .. " reported an error", vim.log.levels.WARN)
+      end
+      local buf = Scratch.open("mcp://call/" .. c.id, text)
+      if opts.done then
+        opts.done(buf)
+      end
+    end)
+  end
+  if opts.arguments then
+    return run(opts.arguments)
+  end
+  tool_definition(c, function(tool)
+    if not tool or type(tool.inputSchema) ~= "table" then
+      return json_arguments(c, run)
+    end
+    local description = type(tool.description) == "string" and vim.split(tool.description, "\n")[1] or nil
+    local form = require("mcp_sidecar.ui.form").open(tool.inputSchema, {
+      title = "Call " .. c.id,
+      message = description,
+      empty = "(no arguments)",
+    }, function(action, content)
+      if action == "accept" then
+        run(content)
+      end
+    end)
+    if opts.form then
+      opts.form(form)
+    end
+  end)
 end
 
 local function show_read(c, target, opts, label)

@@ -2,6 +2,7 @@
 --- configuration files and trust, with keys acting on the server under the cursor. Refreshes
 --- on `mcp/serverStatus`.
 local Client = require("mcp_sidecar.client")
+local Config = require("mcp_sidecar.config")
 local Float = require("mcp_sidecar.ui.float")
 local P = require("mcp_sidecar.protocol")
 local State = require("mcp_sidecar.state")
@@ -62,6 +63,14 @@ function M.render(result)
       (" ⚠ %s: %s in .mcp.json, needs approval (a); it would %s: %s"):format(p.server, change, verb, summary)
     )
     rows[#lines] = p.server
+  end
+  local Progress = require("mcp_sidecar.progress")
+  local running = Progress.list()
+  if #running > 0 then
+    table.insert(lines, "")
+  end
+  for _, entry in ipairs(running) do
+    table.insert(lines, (" %s running: %s"):format(Config.icons.running, Progress.describe(entry)))
   end
   table.insert(lines, "")
   for _, file in ipairs(data.configFiles or {}) do
@@ -142,6 +151,9 @@ function M.open(cb)
       if key[2] == "review" then
         Float.close(win)
         return require("mcp_sidecar.approvals").review(server)
+      elseif key[2] == "logs" then
+        Float.close(win)
+        return require("mcp_sidecar.logs").show(server)
       end
       require("mcp_sidecar.commands").execute(key[2] .. " " .. server, function()
         M.refresh()

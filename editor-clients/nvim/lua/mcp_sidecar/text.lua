@@ -1,0 +1,56 @@
+--- Server text as plain text. The sidecar sanitises what it passes on; this is the plugin's own
+--- guard for what reaches a buffer, a prompt or a message: no control, bidirectional or invisible
+--- character survives, nothing is interpreted (no `:` command, no highlight, no markup), and a
+--- prompt stays on one line.
+local M = {}
+
+--- Remove invisible and bidirectional format characters and C1 controls.
+---@param text string
+---@return string
+local function strip_invisible(text)
+  text = text:gsub("\226\128[\139-\143\168-\174]", "") -- U+200B-200F, U+2028-202E
+  text = text:gsub("\226\129[\160-\175]", "") -- U+2060-206F
+  text = text:gsub("\239\187\191", "") -- U+FEFF
+  text = text:gsub("\243\160[\128-\129][\128-\191]", "") -- tags U+E0000-E007F
+  text = text:gsub("\194[\128-\159]", "") -- C1 controls
+  return text
+end
+
+--- One line: every control character (newline and tab too) becomes a space, runs of spaces fold.
+---@param value any
+---@return string
+function M.one_line(value)
+  local text = strip_invisible(tostring(value == nil and "" or value))
+  return vim.trim((text:gsub("%c", " "):gsub("%s%s+", " ")))
+end
+
+--- Buffer lines: split on newlines; a tab becomes two spaces, other control characters a space.
+---@param value any
+---@param indent? string put before every line
+---@return string[]
+function M.lines(value, indent)
+  local text = strip_invisible(tostring(value == nil and "" or value)):gsub("\r\n", "\n")
+  local out = {}
+  for _, line in ipairs(vim.split(text, "\n", { plain = true })) do
+    table.insert(out, (indent or "") .. (line:gsub("\t", "  "):gsub("%c", " ")))
+  end
+  return out
+end
+
+--- At most `width` display cells, with "…" when cut.
+---@param text string
+---@param width integer
+---@return string
+function M.clip(text, width)
+  if vim.fn.strdisplaywidth(text) <= width then
+    return text
+  end
+  local chars = vim.fn.strchars(text)
+  while chars > 0 and vim.fn.strdisplaywidth(text) > width - 1 do
+    chars = chars - 1
+    text = vim.fn.strcharpart(text, 0, chars)
+  end
+  return text .. "…"
+end
+
+return M
