@@ -56,7 +56,7 @@ export class Elicitations implements vscode.Disposable {
   }
 
   private async form(params: P.ElicitFormParams, token: vscode.CancellationToken): Promise<P.ElicitResult> {
-    const outcome = await askForm(buildForm(params.requestedSchema), {
+    const outcome = await askForm(buildForm(params.requestedSchema, params.order), {
       title: `${oneLine(params.server)} asks`,
       message: params.message,
       decline: true,

@@ -748,6 +748,10 @@ export interface ElicitFormParams {
   message: string;
   /** Checked and rebuilt by the sidecar: a flat object of primitive, enum and multi-select properties. */
   requestedSchema: JsonObject;
+  /** The property names in the server's order. */
+  order?: string[];
+  /** This request's JSON-RPC id (what a `$/cancelRequest` names). */
+  requestId?: string | number;
 }
 
 export interface ElicitUrlParams {
@@ -758,6 +762,7 @@ export interface ElicitUrlParams {
   /** The URL's host (punycode), for the person to read before consenting. */
   host: string;
   elicitationId?: string;
+  requestId?: string | number;
 }
 
 export type ElicitParams = ElicitFormParams | ElicitUrlParams;
@@ -791,6 +796,7 @@ export interface SampleParams {
   includeContext?: string;
   tools?: JsonObject[];
   toolChoice?: JsonObject;
+  requestId?: string | number;
 }
 
 export interface SampleResult {

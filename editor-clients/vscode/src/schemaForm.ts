@@ -160,13 +160,21 @@ function fieldOf(name: string, property: Json, required: boolean): Field {
   return field;
 }
 
-/** The form of an object schema: one field per property, in the schema's order. */
-export function buildForm(schema: JsonObject | undefined): Form {
+/**
+ * The form of an object schema: one field per property, in the schema's order, or in `order`
+ * (an elicitation's property names as the server listed them) with any others after.
+ */
+export function buildForm(schema: JsonObject | undefined, order?: readonly string[]): Form {
   const properties = isObject(schema?.properties) ? schema.properties : {};
   const required = new Set(
     Array.isArray(schema?.required) ? schema.required.filter((n): n is string => typeof n === "string") : [],
   );
-  return { fields: Object.entries(properties).map(([name, property]) => fieldOf(name, property, required.has(name))) };
+  const names = Object.keys(properties);
+  const ordered = Array.isArray(order)
+    ? [...order.filter((n) => typeof n === "string" && names.includes(n)), ...names.filter((n) => !order.includes(n))]
+    : names;
+  const unique = [...new Set(ordered)];
+  return { fields: unique.map((name) => fieldOf(name, properties[name] as Json, required.has(name))) };
 }
 
 /** The answers a form starts with: every fitting `default`. */

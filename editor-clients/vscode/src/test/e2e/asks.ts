@@ -264,6 +264,17 @@ export function registerServerAskTests(): void {
     withdrawn.dispose();
   });
 
+  test("a question the sidecar withdraws (its server reconnects) closes its quick input", async () => {
+    const pending = call(`${EVERYTHING}.trigger-elicitation-request`).then(
+      (result) => ({ result }),
+      (error: unknown) => ({ error: (error as { data?: P.Diagnostic }).data?.code ?? String(error) }),
+    );
+    await atStep(ASKS, 1);
+    await vscode.commands.executeCommand("mcpSidecar.reconnect", EVERYTHING);
+    await waitFor("the question to close", () => ext().quickInput() === undefined);
+    assert.deepEqual(await pending, { error: "connection_failed" }, "the call ended with its connection");
+  });
+
   test("a URL elicitation asks with a modal showing the message, the whole URL and its host, and opens it only after consent", async () => {
     const url = "https://example.com/connect?session=1f2e&next=%2Fhome";
     const opened: string[] = [];
@@ -356,60 +367,65 @@ export function registerServerAskTests(): void {
     }
   });
 
-  test("a browser step the server reports done (mcp/elicitationComplete) makes the failed call's Retry say so", async () => {
+  test("a failed call's browser step that the server reports done later (mcp/elicitationComplete) offers Retry then", async () => {
     const python = process.env.MCP_TEST_PYTHON ?? "python3";
     const fixture = path.resolve(__dirname, "../../src/test/e2e/url_steps_server.py");
     await ext().client.request(P.configAdd, {
       scope: "global",
       server: "steps",
-      // Handshake era: the 2026-07-28 session does not pass on a completion notice that arrives
-      // during another request (reported to the sidecar's maintainers).
+      // Handshake era: a 2026-07-28 session does not pass on a completion notice the server
+      // sends while answering another request (reported to the sidecar's maintainers).
       definition: { command: python, args: [fixture], protocol: "legacy" },
     });
     const elicitations = ext().elicitations;
     const originals = { open: elicitations.openExternal, notify: elicitations.notify };
     const opened: string[] = [];
-    const notified: { message: string; items: string[] }[] = [];
+    const notified: { message: string; warning: boolean; items: string[] }[] = [];
     const completions: P.ElicitationCompleteParams[] = [];
     const listening = ext().client.onElicitationComplete((params) => completions.push(params));
     elicitations.openExternal = async (target) => {
       opened.push(target);
       return true;
     };
-    elicitations.notify = async (message, _warning, ...items) => {
-      notified.push({ message, items });
-      return "Retry";
+    // The person leaves the first offer alone (the step is not done yet) and takes the second.
+    elicitations.notify = async (message, warning, ...items) => {
+      notified.push({ message, warning, items });
+      return notified.length === 1 ? undefined : "Retry";
     };
     const { asked, restore } = answering(elicitations, ["Open pay.example"]);
     try {
-      const paying = vscode.commands.executeCommand(
-        "mcpSidecar.callTool",
-        "steps.pay",
-        {},
-      ) as Thenable<P.CallToolResult>;
-      await waitFor("the consent to the payment page", () => elicitations.steps.waiting("steps", "pay-1"));
-      assert.deepEqual(opened, ["https://pay.example/approve?id=pay-1"]);
-      assert.match(asked[0]?.options.detail ?? "", /^Approve the payment in your bank's page\.\n/);
-      // The person finishes in the browser; the server says so.
-      const finished = await call("steps.finish", { elicitation_id: "pay-1" });
-      assert.equal(text(finished), "finished");
-      const first = await paying;
+      const first = (await vscode.commands.executeCommand("mcpSidecar.callTool", "steps.pay", {})) as P.CallToolResult;
       assert.equal(first.diagnostic?.code, "elicitation_required");
       assert.deepEqual(
         first.elicitations?.map((s) => [s.elicitationId, s.action, s.completed]),
-        [["pay-1", "accept", true]],
+        [["pay-1", "accept", false]],
       );
-      assert.deepEqual(completions, [{ server: "steps", elicitationId: "pay-1" }]);
-      assert.equal(elicitations.steps.waiting("steps", "pay-1"), false);
-      await waitFor("the Retry offer", () => notified.length >= 1);
+      assert.deepEqual(opened, ["https://pay.example/approve?id=pay-1"]);
+      assert.match(asked[0]?.options.detail ?? "", /^Approve the payment in your bank's page\.\n/);
+      await waitFor("the first offer", () => notified.length >= 1);
       assert.deepEqual(notified[0], {
-        message: "MCP: steps: the step in the browser is done. Call steps.pay again?",
+        message: "MCP: steps.pay needs a step in the browser first. Retry once it is done.",
+        warning: true,
         items: ["Retry", "Cancel"],
       });
+      assert.equal(elicitations.steps.waiting("steps", "pay-1"), true);
+      // The person finishes in the browser; the server says so.
+      const finished = await call("steps.finish", { elicitation_id: "pay-1" });
+      assert.equal(text(finished), "finished");
+      await waitFor("the completion notice", () => completions.length >= 1);
+      assert.deepEqual(completions, [{ server: "steps", elicitationId: "pay-1" }]);
+      await waitFor("the second offer", () => notified.length >= 2);
+      assert.deepEqual(notified[1], {
+        message: "MCP: steps: the step in the browser is done.",
+        warning: false,
+        items: ["Retry"],
+      });
+      assert.equal(elicitations.steps.waiting("steps", "pay-1"), false);
       await waitFor("the retried call's result", () => {
         const doc = vscode.window.activeTextEditor?.document;
         return doc?.uri.scheme === "mcp-sidecar-output" && /^paid$/m.test(doc.getText());
       });
+      assert.equal(notified.length, 2, "the retried call succeeded: nothing more is offered");
     } finally {
       restore();
       listening.dispose();

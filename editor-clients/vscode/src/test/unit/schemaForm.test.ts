@@ -107,6 +107,21 @@ test("an elicitation schema becomes one field per property, in the schema's orde
   assert.deepEqual([field(form, "integer").minimum, field(form, "integer").maximum], [1, 100]);
 });
 
+test("an elicitation's order puts the fields in the server's order; unknown names are ignored, the rest follow", () => {
+  const schema: JsonObject = {
+    type: "object",
+    properties: { b: { type: "string" }, a: { type: "string" }, c: { type: "string" } },
+  };
+  assert.deepEqual(
+    buildForm(schema, ["c", "a", "nope", "a"]).fields.map((f) => f.name),
+    ["c", "a", "b"],
+  );
+  assert.deepEqual(
+    buildForm(schema).fields.map((f) => f.name),
+    ["b", "a", "c"],
+  );
+});
+
 test("every titled and untitled enum form gives its choices with labels", () => {
   const form = buildForm(EVERYTHING);
   assert.deepEqual(field(form, "untitledSingleSelectEnum").choices, [
