@@ -6,6 +6,8 @@
 # Installs what it needs, idempotently: Node 24 and code-server from npm into .editor-tools/,
 # Debian chromium (and code-server's build dependencies) through apt-get, and the extension's
 # npm packages with `npm ci`. Works headless (CI=true, no terminal).
+# MCP_E2E_ONLY=<regex>: only the extension-host cases whose names match (after the activation
+# case), and no UI walk, for a quicker loop while working on a few cases.
 set -euo pipefail
 EXT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ROOT="$(cd "$EXT/../.." && pwd)"
@@ -155,6 +157,10 @@ curl -sf -o /dev/null "http://127.0.0.1:$PORT/version" || { echo "the VS Code se
 echo "==> vscode: extension-host suite (real VS Code $(server --version 2>/dev/null | head -1), real sidecar)"
 EXTTESTS_LOG="$ART/workbench-console.log" EXTTESTS_SCREENSHOT="$ART/exttests-failure.png" node scripts/run-exttests.mjs "http://127.0.0.1:$PORT" "$RUN/ws" "$EXT" "$EXT/dist-test/e2e/index.js" 420
 
+if [ -n "${MCP_E2E_ONLY:-}" ]; then
+  echo "    MCP_E2E_ONLY is set: only the matching extension-host cases ran; no workbench UI walk"
+  exit 0
+fi
 echo "==> vscode: workbench UI (Playwright, headless Chromium) with screenshots"
 MCP_TEST_SERVERS="$SERVERS" node scripts/ui-test.mjs "http://127.0.0.1:$PORT" "$RUN/ws" "$ART"
 echo "    screenshots: $(cd "$ART" && ls *.png | tr '\n' ' ')"

@@ -69,11 +69,13 @@ function run<T extends vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox,
     };
     wire(settle);
     subscriptions.push(input.onDidHide(() => settle(cancelled)));
-    if (token) subscriptions.push(token.onCancellationRequested(() => input.hide()));
+    // Withdrawn: settle at once and close the quick input (dispose, unlike hide, takes effect
+    // here at once rather than after the workbench's answer).
+    if (token) subscriptions.push(token.onCancellationRequested(() => settle(cancelled)));
     input.ignoreFocusOut = true;
     trackQuickInput(input as vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox);
     input.show();
-    if (token?.isCancellationRequested) input.hide();
+    if (token?.isCancellationRequested) settle(cancelled);
   });
 }
 

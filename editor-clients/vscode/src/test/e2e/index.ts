@@ -887,7 +887,10 @@ export async function run(): Promise<void> {
   let passed = 0;
   const failures: string[] = [];
   const started = Date.now();
-  for (const { name, body } of cases) {
+  // MCP_E2E_ONLY=<regex> (scripts/test.sh passes it on): the activation case and the cases it matches.
+  const only = process.env.MCP_E2E_ONLY ? new RegExp(process.env.MCP_E2E_ONLY) : undefined;
+  for (const [index, { name, body }] of cases.entries()) {
+    if (only && index > 0 && !only.test(name)) continue;
     const t0 = Date.now();
     try {
       await body();
