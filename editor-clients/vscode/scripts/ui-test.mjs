@@ -410,22 +410,20 @@ await step(
 await step("a long call shows the server's progress in a cancellable notification", async () => {
   await callFromSearch("long running operation progress", "everything.trigger-long-running-operation()");
   await atStep("Call everything.trigger-long-running-operation", 1, 3);
-  await quickInput.locator("input.input").fill("8");
+  await quickInput.locator("input.input").fill("12");
   await page.keyboard.press("Enter");
   await atStep("Call everything.trigger-long-running-operation", 2, 3);
   await quickInput.locator("input.input").fill("4");
   await page.keyboard.press("Enter");
   await atStep("Call everything.trigger-long-running-operation", 3, 3);
   await pickRow("Submit");
-  // Toasts from the VS Code server are not always shown; the notification center has them all.
-  const notice = page.locator(".notification-toast, .notifications-center .notification-list-item", {
+  // Toasts from the VS Code server are not always shown, and a progress notification leaves the
+  // list when the call ends: watch it in the notification center while it runs.
+  await runPaletteCommand("Notifications: Show Notifications");
+  const notice = page.locator(".notifications-center .notification-list-item, .notification-toast", {
     hasText: "Calling everything.trigger-long-running-operation",
   });
-  await notice
-    .first()
-    .waitFor({ timeout: 5_000 })
-    .catch(() => runPaletteCommand("Notifications: Show Notifications"));
-  await notice.filter({ hasText: "25%" }).first().waitFor();
+  await notice.filter({ hasText: /\d+%/ }).first().waitFor();
   await snap("progress-notification");
   await page
     .locator(".tab", { hasText: "everything.trigger-long-running-operation-result" })
