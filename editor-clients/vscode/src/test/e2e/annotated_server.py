@@ -29,8 +29,8 @@ PIXEL = (
     "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
 )
 SERVER_ICONS = [
-    types.Icon(src=PIXEL, mimeType="image/png"),
-    types.Icon(src="https://example.com/annotated-dark.png", mimeType="image/png", theme="dark"),
+    types.Icon(src=PIXEL, mime_type="image/png"),
+    types.Icon(src="https://example.com/annotated-dark.png", mime_type="image/png", theme="dark"),
 ]
 
 
@@ -47,13 +47,13 @@ def main() -> None:
     server.add_tool(
         lookup,
         description=LOOKUP_DESCRIPTION,
-        annotations=types.ToolAnnotations(readOnlyHint=True),
-        icons=[types.Icon(src=PIXEL, mimeType="image/png")],
+        annotations=types.ToolAnnotations(read_only_hint=True),
+        icons=[types.Icon(src=PIXEL, mime_type="image/png")],
     )
     server.add_tool(
         erase,
         description="Erase a note.",
-        annotations=types.ToolAnnotations(readOnlyHint=False, destructiveHint=True),
+        annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=True),
     )
     anyio.run(server.run_stdio_async)
 
