@@ -192,6 +192,28 @@ async def test_a_question_out_of_the_blue_is_not_shown(home: Path, tmp_path: Pat
     assert any("no request of ours was in flight" in line["text"] for line in logs["lines"])
 
 
+async def test_a_question_is_withdrawn_when_the_call_it_belongs_to_ends(home: Path, tmp_path: Path) -> None:
+    project = setup(home, tmp_path, asks=fixture_stdio("asks.py", "stdio", protocol="legacy"))
+    asked: list[dict[str, Any]] = []
+    withdrawn = asyncio.Event()
+
+    async def never(params: Any) -> Any:
+        asked.append(params)
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            withdrawn.set()
+            raise
+
+    record = tmp_path / "left.txt"
+    async with offering_all(home, project, {"mcp/elicit": never}) as sidecar:
+        assert text_of(await call(sidecar, "asks.ask_and_leave", {"path": str(record)})) == "left"
+        await asyncio.wait_for(withdrawn.wait(), 30)  # the call ended: its question went with it
+        await sidecar.wait_for(record.exists, what="the server's view of the question")
+    assert len(asked) == 1
+    assert record.read_text(encoding="utf-8") != "accept"
+
+
 async def test_a_question_is_withdrawn_when_its_server_reconnects(home: Path, tmp_path: Path) -> None:
     project = setup(home, tmp_path, asks=fixture_stdio("asks.py", "stdio", protocol="legacy"))
     asked: list[dict[str, Any]] = []

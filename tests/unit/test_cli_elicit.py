@@ -2,7 +2,7 @@
 
 The forms are what the sidecar hands an answerer: `checked_schema` of a server's schema (here
 server-everything's `trigger-elicitation-request` form, in part). The end-to-end run through a
-real pseudo-terminal is tests/e2e/test_cli_elicit.py.
+real pseudo-terminal is tests/e2e/test_cli_elicit_terminal.py.
 """
 
 from __future__ import annotations

@@ -7,7 +7,14 @@ from typing import Any
 import pytest
 
 from mcp_sidecar.connections.client_hooks import ClientOffer, HumanTime
-from mcp_sidecar.output.elicitation import SchemaRefused, checked_schema, content_problem, message_text, url_host
+from mcp_sidecar.output.elicitation import (
+    SchemaRefused,
+    checked_schema,
+    content_problem,
+    message_text,
+    opened_url,
+    url_host,
+)
 
 
 def form(**properties: Any) -> dict[str, Any]:
@@ -79,6 +86,10 @@ def test_server_text_in_a_schema_is_cleaned_and_unknown_keys_go() -> None:
         {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"]},
         form(**{f"f{i}": {"type": "string"} for i in range(51)}),
         form(pick={"type": "string", "enum": [str(i) for i in range(501)]}),
+        # A choice's value goes back as sent: one the person cannot read as sent is refused.
+        form(pick={"type": "string", "enum": ["\x1b]8;;https://evil.example\x07"]}),
+        form(pick={"type": "string", "oneOf": [{"const": "a\u202eb", "title": "ab"}]}),
+        form(pick={"type": "string", "enum": [""]}),
         {"type": "array"},
         "not a schema",
     ],
@@ -153,6 +164,26 @@ def test_an_answer_that_does_not_fit_names_the_field(content: dict[str, Any], fi
     assert problem.field == field
 
 
+def test_numbers_no_json_parser_reads_and_odd_defaults_are_dropped_not_fatal() -> None:
+    schema = checked_schema(
+        form(
+            big={"type": "integer", "default": 10**400, "maximum": float("inf")},
+            nan={"type": "number", "minimum": float("nan"), "default": float("-inf")},
+            listed={"type": "string", "enum": ["a"], "default": ["a"]},
+            hidden={"type": "string", "default": "x\u202ey"},
+        )
+    )
+    assert schema["properties"] == {
+        "big": {"type": "integer"},
+        "nan": {"type": "number"},
+        "listed": {"type": "string", "oneOf": [{"const": "a", "title": "a"}]},
+        "hidden": {"type": "string"},
+    }
+    problem = content_problem(schema, {"big": 10**400})
+    assert problem is not None
+    assert problem.reason == "must be a number"
+
+
 def test_the_message_keeps_its_lines_and_loses_what_hides() -> None:
     assert message_text("line one\nline \x1b]52;c;AAAA\x07two\u200b") == "line one\nline two"
     assert len(message_text("x" * 10_000)) == 4_001
@@ -184,6 +215,29 @@ def test_a_url_shows_its_host(url: str, host: str) -> None:
 def test_a_url_without_a_plain_web_host_is_refused(url: str) -> None:
     with pytest.raises(ValueError, match="URL"):
         url_host(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://evil.example\\@github.com/login",  # WHATWG reads \ as /: the host is evil.example
+        "https://github.com@evil.example/",  # user information reads as a host to a person
+        "https://git%68ub.com/",  # browsers decode an escaped host
+        "https://[::1]/",
+    ],
+)
+def test_a_url_parsers_disagree_on_is_refused(url: str) -> None:
+    with pytest.raises(ValueError, match="URL"):
+        opened_url(url)
+
+
+def test_the_url_shown_is_rebuilt_from_what_was_read_with_the_host_browsers_resolve() -> None:
+    # UTS 46 without transitional mapping, as browsers: ß stays (IDNA 2003 would show "ss").
+    assert opened_url("https://paßword.example/reset") == (
+        "https://xn--paword-cta.example/reset",
+        "xn--paword-cta.example",
+    )
+    assert opened_url("HTTPS://Example.ORG.:8443/a?b=1#c") == ("https://example.org:8443/a?b=1#c", "example.org")
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """Which server icons may reach an editor (catalog/icons.py), and where they show up.
 
-End to end, with a fixture server declaring valid and hostile icons: tests/e2e/test_icons.py.
+End to end, with a fixture server declaring valid and hostile icons: tests/e2e/test_icons_end_to_end.py.
 """
 
 from __future__ import annotations

@@ -35,6 +35,8 @@ NOTIFIED_LEVEL = "warning"
 """Log messages at this level or above reach the editor as `mcp/serverLog`."""
 LOGS_PER_SECOND = 20
 MAX_WAITING = 3
+MAX_SAMPLING_CHARS = 100_000
+"""A sampling request larger than this (as JSON) is refused: no person can review it."""
 """Questions of one server queued behind the open one; more are not shown."""
 Action = Literal["accept", "decline", "cancel"]
 
@@ -147,9 +149,13 @@ class ClientHooks:
         self.asked_urls.clear()
         self._completions.clear()
 
-    def completed(self, elicitation_id: str) -> None:
-        """The server's `notifications/elicitation/complete` for an id the person consented to."""
+    def completed(self, elicitation_id: str) -> bool:
+        """The server's `notifications/elicitation/complete`: True the first time for an id the person consented to."""
+        if elicitation_id not in self.asked_urls:
+            return False
+        self.asked_urls.discard(elicitation_id)  # one notice per step reaches the editor
         self._completions.setdefault(elicitation_id, asyncio.Event()).set()
+        return True
 
     def is_completed(self, elicitation_id: str) -> bool:
         event = self._completions.get(elicitation_id)
@@ -191,6 +197,8 @@ class ClientHooks:
             yield
         finally:
             self._in_flight -= 1
+            if self._in_flight == 0:
+                self.withdraw()  # its questions ended with it, shown or waiting
 
     async def _ask(self, request: object) -> Any:
         """The editor's answer; None when nobody answers, the time ran out or it failed.
@@ -209,17 +217,20 @@ class ClientHooks:
             self._note(f"a question beyond {MAX_WAITING} waiting ones was not shown")
             return None
         self._waiting += 1
+        task = asyncio.current_task()
+        if task is not None:
+            self._open.add(task)  # waiting counts as open: withdrawn with its call
         try:
             async with self._one_at_a_time:
+                if self._in_flight == 0:
+                    return None
                 return await self._asked(ask, request)
         finally:
             self._waiting -= 1
+            self._open.discard(task)
 
     async def _asked(self, ask: Callable[[object, float], Awaitable[Any]], request: object) -> Any:
         self.human.begin()
-        task = asyncio.current_task()
-        if task is not None:
-            self._open.add(task)
         try:
             return await ask(request, ANSWER_TIMEOUT_S)
         except (NoAnswerer, TimeoutError):
@@ -231,7 +242,6 @@ class ClientHooks:
             return None
         finally:
             self.human.end()
-            self._open.discard(task)
 
     def _note(self, text: str) -> None:
         self.log.add(f"[sidecar] {text}")
@@ -243,19 +253,22 @@ class ClientHooks:
 
         mode = getattr(params, "mode", "form")
         if mode == "url" and self.offer.elicitation_url:
-            action = await self.ask_url(params.message, params.url, params.elicitation_id)
+            action, _ = await self.ask_url(params.message, params.url, params.elicitation_id)
             return ElicitResult(action=action)
         if mode != "form" or not self.offer.elicitation_form:
             return ErrorData(code=NOT_SUPPORTED, message=f"Elicitation in {mode} mode is not supported by this client")
         try:
-            schema = elicitation.checked_schema(params.requested_schema)
+            schema = _redacted_labels(elicitation.checked_schema(params.requested_schema), self.log.redact)
         except elicitation.SchemaRefused as exc:
             self._note(f"elicitation declined without asking: {exc}")
+            return ElicitResult(action="decline")
+        except Exception as exc:  # a schema no rule foresaw: declined, never a crash
+            self._note(f"elicitation declined without asking: the schema could not be read ({type(exc).__name__})")
             return ElicitResult(action="decline")
         asked: dict[str, Any] = {
             "server": self.server,
             "mode": "form",
-            "message": elicitation.message_text(params.message),
+            "message": elicitation.message_text(params.message, self.log.redact),
         }
         # `order`: the server's order of the fields, which a client's JSON decoder may lose.
         asked |= {"requestedSchema": schema, "order": list(schema["properties"])}
@@ -267,20 +280,27 @@ class ClientHooks:
         if problem is not None:
             self._note(f"the editor's answer does not fit the form ({problem.field or 'content'} {problem.reason})")
             return ElicitResult(action="cancel")
-        return ElicitResult(action="accept", content=content)
+        # A null is how an editor leaves an optional field out: the server gets no key for it.
+        return ElicitResult(action="accept", content={k: v for k, v in content.items() if v is not None})
 
-    async def ask_url(self, message: str, url: str, elicitation_id: str | None) -> Action:
-        """Ask the person to consent to open `url`: `accept`, `decline` or `cancel`."""
+    async def ask_url(self, message: str, url: str, elicitation_id: str | None) -> tuple[Action, str | None]:
+        """Ask the person to consent to open `url`: the action, and the URL as shown (None: refused).
+
+        The editor gets the URL rebuilt from what was parsed (`elicitation.opened_url`), so the
+        host it shows is the host a browser opens.
+        """
         try:
-            host = elicitation.url_host(url)
+            shown, host = elicitation.opened_url(url)
+            if elicitation_id is not None and (one_line(elicitation_id) != elicitation_id or len(elicitation_id) > 200):
+                raise ValueError("the elicitation id holds hidden characters or is too long")
         except ValueError as exc:
             self._note(f"URL elicitation declined without asking: {exc}")
-            return "decline"
+            return "decline", None
         asked: dict[str, Any] = {
             "server": self.server,
             "mode": "url",
-            "message": elicitation.message_text(message),
-            "url": url,
+            "message": elicitation.message_text(message, self.log.redact),
+            "url": shown,
             "host": host,
         }
         if elicitation_id:
@@ -289,7 +309,7 @@ class ClientHooks:
         action, _ = _elicit_answer(answer)
         if action == "accept" and elicitation_id:
             self.asked_urls.add(elicitation_id)
-        return action
+        return action, shown
 
     # -- sampling ------------------------------------------------------------------------------
 
@@ -298,7 +318,10 @@ class ClientHooks:
 
         if not self.offer.sampling:
             return ErrorData(code=NOT_SUPPORTED, message="Sampling is not supported by this client")
-        asked = _sampling_params(params.model_dump(by_alias=True, mode="json", exclude_none=True))
+        asked = _sampling_params(params.model_dump(by_alias=True, mode="json", exclude_none=True), self.log.redact)
+        if len(json.dumps(asked, ensure_ascii=False)) > MAX_SAMPLING_CHARS:
+            self._note(f"a sampling request over {MAX_SAMPLING_CHARS} characters was not shown")
+            return ErrorData(code=DECLINED, message="The request is too large for a person to review")
         answer = await self._ask(SamplingAsked(self.server, asked | {"server": self.server}))
         if answer is None:
             return ErrorData(code=DECLINED, message="The user declined the request or the editor could not answer")
@@ -385,20 +408,31 @@ def _elicit_answer(answer: Any) -> tuple[Action, Any]:
     return action, answer.get("content")
 
 
-def _clean_strings(value: Any) -> Any:
+def _clean_strings(value: Any, redact: Callable[[str], str]) -> Any:
     if isinstance(value, str):
-        return strip_controls(value)
+        return redact(strip_controls(value))
     if isinstance(value, list):
-        return [_clean_strings(v) for v in value]
+        return [_clean_strings(v, redact) for v in value]
     if isinstance(value, dict):
-        return {k: _clean_strings(v) for k, v in value.items()}
+        return {k: _clean_strings(v, redact) for k, v in value.items()}
     return value
 
 
-def _sampling_params(dumped: dict[str, Any]) -> dict[str, Any]:
+def _redacted_labels(schema: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
+    """Titles and descriptions without the server's secret values (values stay as sent)."""
+    for prop in schema["properties"].values():
+        for key in ("title", "description"):
+            if key in prop:
+                prop[key] = redact(prop[key])
+        for option in prop.get("oneOf", []) + prop.get("items", {}).get("anyOf", []):
+            option["title"] = redact(option["title"])
+    return schema
+
+
+def _sampling_params(dumped: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
     """MCP's CreateMessageRequest params as the editor gets them: server text sanitised, no `task`/`_meta`."""
     keep = ("messages", "maxTokens", "systemPrompt", "modelPreferences", "temperature", "stopSequences", "tools")
-    out = {key: _clean_strings(dumped[key]) for key in keep if key in dumped}
+    out = {key: _clean_strings(dumped[key], redact) for key in keep if key in dumped}
     if "toolChoice" in dumped:
         out["toolChoice"] = dumped["toolChoice"]
     return out

@@ -418,8 +418,7 @@ class Connection:
             return  # garbage lines are counted by the watched stream
         if type(message).__name__ == "ElicitCompleteNotification":
             elicitation_id = message.params.elicitation_id
-            if elicitation_id in self.hooks.asked_urls:
-                self.hooks.completed(elicitation_id)
+            if self.hooks.completed(elicitation_id):
                 self._publish(ElicitationCompleted(self, elicitation_id))
             return
         if is_modern(self.protocol_version):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcp_sidecar.connections import task_calls
+from mcp_sidecar.connections.client_hooks import ANSWER_TIMEOUT_S
 from mcp_sidecar.connections.errors import ToolCallAnswer, reported_tool_error
 from mcp_sidecar.connections.sdk_streams import cancelled_by_caller
 from mcp_sidecar.output.sanitize import one_line
@@ -31,6 +32,8 @@ MAX_URL_ELICITATIONS = 3
 NO_SDK_LIMIT_S = 24 * 3600.0
 """The SDK's own limit for a call, beyond ours: ours stops while a person answers, the SDK's cannot."""
 PAUSED_POLL_S = 0.5
+MAX_PAUSE_S = 2 * ANSWER_TIMEOUT_S
+"""A call's time limit stops while its server's questions are open, for this long at most."""
 
 ProgressSink = Callable[[float | None, float | None, str | None], None]
 """(progress, total, message) of a running call; progress None is a status report alone."""
@@ -139,8 +142,11 @@ async def within_limit(session: LiveSession, work: Awaitable[T], timeout_s: floa
     try:
         while True:
             asking = human is not None and human.asking
-            used = time.monotonic() - start - ((human.spent() - spent) if human is not None else 0.0)
-            if used >= timeout_s and not asking:
+            elapsed = time.monotonic() - start
+            used = elapsed - ((human.spent() - spent) if human is not None else 0.0)
+            # Questions may pause the limit, but not for ever: a server that keeps asking
+            # could otherwise hold a call open without end.
+            if (used >= timeout_s and not asking) or elapsed >= timeout_s + MAX_PAUSE_S:
                 raise _LimitReached
             done, _ = await asyncio.wait({task}, timeout=PAUSED_POLL_S if asking else timeout_s - used)
             if done:
@@ -157,12 +163,13 @@ async def _in_flight(session: LiveSession, work: Awaitable[T]) -> T:
         return await work
 
 
-def _progress_callback(progress: ProgressSink | None) -> Any:
+def _progress_callback(session: LiveSession, progress: ProgressSink | None) -> Any:
     if progress is None:
         return None
+    redact = session.hooks.log.redact if session.hooks is not None else None
 
     async def report(value: float, total: float | None, message: str | None) -> None:
-        progress(value, total, message)
+        progress(value, total, redact(message) if redact is not None and message else message)
 
     return report
 
@@ -189,7 +196,10 @@ async def call_tool(
         task_calls.call_as_task(session, name, arguments, timeout_s, progress)
         if as_task
         else session.client.call_tool(
-            name, arguments, read_timeout_seconds=NO_SDK_LIMIT_S, progress_callback=_progress_callback(progress)
+            name,
+            arguments,
+            read_timeout_seconds=NO_SDK_LIMIT_S,
+            progress_callback=_progress_callback(session, progress),
         ),
     )
     try:
@@ -264,9 +274,11 @@ async def _url_steps(session: LiveSession, exc: MCPError, operation: str) -> Too
         )
         if not isinstance(url, str) or not isinstance(eid, str):
             continue
-        action = await hooks.ask_url(message if isinstance(message, str) else "", url, eid)
+        action, shown = await hooks.ask_url(message if isinstance(message, str) else "", url, eid)
+        if shown is None:
+            continue  # refused unseen (logged): nothing of it is repeated in the result
         completed = action == "accept" and hooks.is_completed(eid)
-        steps.append({"elicitationId": eid, "url": url, "action": action, "completed": completed})
+        steps.append({"elicitationId": eid, "url": shown, "action": action, "completed": completed})
     if not steps:
         return await _answered_with_error(session, exc, operation)
     done = all(step["completed"] for step in steps)

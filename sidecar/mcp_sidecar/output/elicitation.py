@@ -8,11 +8,13 @@ never sends the server a value its schema does not allow.
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from mcp_sidecar.output.sanitize import one_line, strip_controls
 
@@ -32,10 +34,23 @@ class SchemaRefused(ValueError):
     """The server's schema is not MCP's flat primitive form; the message says what (our words)."""
 
 
-def message_text(message: str) -> str:
-    """The question as the person reads it: newlines kept, nothing hidden, bounded."""
-    text = strip_controls(message)
+Redact = Callable[[str], str]
+"""Replaces the server's own secret values in a text (the connection's log redaction)."""
+
+
+def _keep(text: str) -> str:
+    return text
+
+
+def message_text(message: str, redact: Redact = _keep) -> str:
+    """The question as the person reads it: newlines kept, nothing hidden, no secret, bounded."""
+    text = redact(strip_controls(message))
     return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS] + "…"
+
+
+def _clean(value: str) -> bool:
+    """A value that goes back to the server as it is: nothing hidden in it, on one line."""
+    return one_line(value) == value and bool(value.strip())
 
 
 def _label(value: Any, limit: int = MAX_LABEL_CHARS) -> str | None:
@@ -46,7 +61,13 @@ def _label(value: Any, limit: int = MAX_LABEL_CHARS) -> str | None:
 
 
 def _number(value: Any) -> float | None:
-    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    """A finite JSON number (NaN, infinities and numbers too large for a double are none)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        return value if math.isfinite(float(value)) else None
+    except OverflowError:
+        return None
 
 
 def _count(value: Any) -> int | None:
@@ -59,12 +80,14 @@ def _options(values: Any, where: str) -> list[dict[str, str]]:
         raise SchemaRefused(f"{where}: the choices must be a list of 1 to {MAX_OPTIONS}")
     options: list[dict[str, str]] = []
     for item in values:
-        if isinstance(item, str):
-            options.append({"const": item, "title": _label(item) or item})
-        elif isinstance(item, dict) and isinstance(item.get("const"), str):
-            options.append({"const": item["const"], "title": _label(item.get("title")) or _label(item["const"]) or ""})
-        else:
+        const = item if isinstance(item, str) else item.get("const") if isinstance(item, dict) else None
+        if not isinstance(const, str):
             raise SchemaRefused(f"{where}: a choice is not a string or a {{const, title}}")
+        if not _clean(const) or len(const) > MAX_LABEL_CHARS:
+            # The value goes back as it is: one the person cannot read as sent is refused.
+            raise SchemaRefused(f"{where}: a choice's value is empty, too long or holds hidden characters")
+        title = _label(item.get("title")) if isinstance(item, dict) else None
+        options.append({"const": const, "title": title or const})
     return options
 
 
@@ -104,8 +127,8 @@ def _string_field(prop: dict[str, Any], where: str) -> dict[str, Any]:
             raise SchemaRefused(f"{where}: format must be one of {', '.join(FORMATS)}")
         out["format"] = fmt
     default = prop.get("default")
-    fits = options is None or default in {o["const"] for o in options}
-    if isinstance(default, str) and len(default) <= MAX_STRING_CHARS and fits:
+    plain = isinstance(default, str) and len(default) <= MAX_STRING_CHARS and one_line(default) == default
+    if plain and (options is None or default in {o["const"] for o in options}):
         out["default"] = default
     return out
 
@@ -185,17 +208,35 @@ def checked_schema(schema: Any) -> dict[str, Any]:
 
 
 def url_host(url: str) -> str:
-    """The URL's host as the person should read it (IDNA, lower case); ValueError when there is none."""
+    """The URL's host as a browser resolves it (UTS 46, ASCII); ValueError when that is in doubt."""
+    return opened_url(url)[1]
+
+
+def opened_url(url: str) -> tuple[str, str]:
+    """`(url, host)`: the URL rebuilt from its parsed parts with its ASCII host, and that host.
+
+    What the person is shown is what a browser opens: the URL is rebuilt from the parts read
+    here, and anything parsers disagree on is refused (a backslash, which WHATWG URLs read as a
+    slash; user information before an `@`; a percent-encoded or bracketed host).
+    """
     if len(url) > MAX_URL_CHARS or one_line(url) != url or any(c.isspace() for c in url):
         raise ValueError("the URL is too long or holds spaces, controls or hidden characters")
+    if "\\" in url:
+        raise ValueError("the URL holds a backslash, which browsers read as a slash")
     parts = urlsplit(url)
-    if parts.scheme not in ("https", "http") or not parts.hostname:
+    if parts.scheme.lower() not in ("https", "http") or not parts.hostname:
         raise ValueError("the URL must be http or https with a host")
-    host = parts.hostname
+    if "@" in parts.netloc or "%" in parts.netloc or "[" in parts.netloc:
+        raise ValueError("the URL's host part holds user information, an escape or an address in brackets")
+    import idna
+
     try:
-        return host.encode("idna").decode("ascii").lower()
-    except UnicodeError:
+        host = idna.encode(parts.hostname.rstrip("."), uts46=True, transitional=False).decode("ascii")
+        port = parts.port
+    except (idna.IDNAError, UnicodeError, ValueError):
         raise ValueError("the URL's host is not a valid name") from None
+    netloc = f"{host}:{port}" if port is not None else host
+    return urlunsplit((parts.scheme.lower(), netloc, parts.path, parts.query, parts.fragment)), host
 
 
 # -- the answer -------------------------------------------------------------------------------
@@ -296,5 +337,6 @@ __all__ = [
     "checked_schema",
     "content_problem",
     "message_text",
+    "opened_url",
     "url_host",
 ]

@@ -8,6 +8,7 @@ reaching 100 %).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,13 +45,15 @@ class WorkDone:
         if self._ended:
             return
         value: dict[str, Any] = {"kind": "report"}
-        if progress is not None and total:
+        before = self._percentage
+        if progress is not None and total and math.isfinite(progress / total):
             self._percentage = max(self._percentage, min(100, int(progress / total * 100)))
             value["percentage"] = self._percentage
         if message:
             value["message"] = one_line(message)[:MESSAGE_CHARS]
         now = time.monotonic()
-        if now - self._last < REPORT_EVERY_S and self._percentage < 100:
+        reached_the_end = self._percentage == 100 and before < 100
+        if now - self._last < REPORT_EVERY_S and not reached_the_end:
             return
         self._last = now
         self._send(value)
