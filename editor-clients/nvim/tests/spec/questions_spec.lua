@@ -468,6 +468,7 @@ describe("server questions", function()
     local function result(elicitations)
       return {
         id = "everything.trigger-url-elicitation",
+        server = "everything",
         isError = true,
         diagnostic = { code = "elicitation_required", message = "Finish the step in the browser, then call again." },
         elicitations = elicitations,
@@ -495,6 +496,52 @@ describe("server questions", function()
       check.eq(1, #asked)
       check.eq("everything: the browser step is done. Call everything.t again?", asked[1].prompt)
       check.eq(1, runs)
+      check.eq(nil, next(Retry.pending))
+    end)
+
+    it("a completion notice counts only for the server that asked: another's, same id, offers nothing", function()
+      local runs = 0
+      local asked, restore = script_ui({ "Retry" })
+      Retry.after_call(
+        "everything.t",
+        result({ { elicitationId = "e1", action = "accept", completed = false } }),
+        function()
+          runs = runs + 1
+        end
+      )
+      check.truthy(Retry.pending.everything.e1, "kept under its server")
+      Retry.complete({ server = "evil", elicitationId = "e1" })
+      check.eq(0, #asked, "another server's notice offers no retry")
+      check.eq(0, runs)
+      check.truthy(Retry.pending.everything.e1, "still waiting for everything's notice")
+      check.eq(nil, Retry.pending.evil)
+      Retry.complete({ elicitationId = "e1" })
+      check.eq(0, #asked, "nor a notice without a server")
+      Retry.complete({ server = "everything", elicitationId = "e1" })
+      restore()
+      check.eq(1, #asked)
+      check.eq("everything: the browser step is done. Call everything.t again?", asked[1].prompt)
+      check.eq(1, runs)
+      check.eq(nil, next(Retry.pending))
+    end)
+
+    it("two servers waiting on the same id: each notice offers its own server's call", function()
+      local runs = {}
+      local asked, restore = script_ui({ "Retry", "Retry" })
+      for _, server in ipairs({ "a", "b" }) do
+        local r = result({ { elicitationId = "same", action = "accept", completed = false } })
+        r.server = server
+        Retry.after_call(server .. ".t", r, function()
+          table.insert(runs, server)
+        end)
+      end
+      Retry.complete({ server = "b", elicitationId = "same" })
+      check.eq({ "b" }, runs)
+      check.eq("b: the browser step is done. Call b.t again?", asked[1].prompt)
+      check.truthy(Retry.pending.a.same, "a's call still waits")
+      Retry.complete({ server = "a", elicitationId = "same" })
+      restore()
+      check.eq({ "b", "a" }, runs)
       check.eq(nil, next(Retry.pending))
     end)
 
