@@ -91,6 +91,18 @@ async def test_only_what_the_editor_declared_is_offered(home: Path, tmp_path: Pa
         assert await tools_of(sidecar, "everything") >= CONDITIONAL
 
 
+async def test_a_catalog_cached_under_one_offer_is_not_served_under_another(home: Path, tmp_path: Path) -> None:
+    project = setup(home, tmp_path, everything=EVERYTHING)
+    async with start_sidecar(home, project=project, trusted=True, options={"mcpCapabilities": ALL}) as sidecar:
+        assert "trigger-sampling-request" in await tools_of(sidecar, "everything")  # now on disk
+    async with start_sidecar(home, project=project, trusted=True) as sidecar:
+        params = {"query": "trigger sampling request", "server": "everything", "kind": "tools", "limit": 50}
+        found = await sidecar.request("mcp/discover", params)
+    names = [candidate["id"] for candidate in found["candidates"]]
+    assert "everything.trigger-long-running-operation" in names  # the search found the other triggers
+    assert "everything.trigger-sampling-request" not in names  # never offered to this server
+
+
 # -- elicitation ------------------------------------------------------------------------------
 
 

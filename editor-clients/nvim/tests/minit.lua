@@ -124,6 +124,36 @@ function _G.script_ui(answers)
   end
 end
 
+--- The review float (ui/review.lua: a sampling request or a model's answer), if one is open.
+function _G.review_float()
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    local buf = vim.api.nvim_win_get_buf(win)
+    if vim.api.nvim_win_get_config(win).relative ~= "" and vim.bo[buf].filetype == "mcp_sidecar_review" then
+      return win
+    end
+  end
+end
+
+--- Type keys (`<CR>` notation) in a window, as the person would.
+function _G.press(win, keys)
+  vim.api.nvim_set_current_win(win)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), "x", false)
+end
+
+--- Read a review float to its end with `<CR>` (a page at a time) until its choice is asked (one
+--- more entry in `asked`, from script_ui) or it closes; returns how many `<CR>` it took.
+function _G.read_review(win, asked)
+  local before, presses = #asked, 0
+  while #asked == before and vim.api.nvim_win_is_valid(win) do
+    presses = presses + 1
+    if presses > 500 then
+      error("the review float never asked", 2)
+    end
+    press(win, "<CR>")
+  end
+  return presses
+end
+
 local files = {}
 for _, arg in ipairs(_G.arg) do
   if vim.fn.isdirectory(arg) == 1 then

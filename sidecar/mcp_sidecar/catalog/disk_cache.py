@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -47,8 +48,19 @@ class CachedTools(NamedTuple):
     """How long after `fetched_at` the copy may be served, at most TTL_SECONDS."""
 
 
-def cache_key(server: str, fingerprint: str, workspace: Path | None) -> str:
-    material = json.dumps({"v": FORMAT_VERSION, "name": server, "server": fingerprint, "cwd": str(workspace or "")})
+def cache_key(server: str, fingerprint: str, workspace: Path | None, offered: Mapping[str, Any] | None = None) -> str:
+    """The file of one server's catalog: its definition as written, where it runs, and what it is
+    offered (servers list some tools only to clients that offer elicitation or sampling)."""
+    material = json.dumps(
+        {
+            "v": FORMAT_VERSION,
+            "name": server,
+            "server": fingerprint,
+            "cwd": str(workspace or ""),
+            "offer": offered or {},
+        },
+        sort_keys=True,
+    )
     return hashlib.sha256(material.encode()).hexdigest()[:40]
 
 

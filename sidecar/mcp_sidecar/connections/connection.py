@@ -480,6 +480,10 @@ class Connection:
         timeout_s = self.config.call_timeout_s
         return await content_requests.call_tool(session, name, arguments, timeout_s, operation, progress)
 
+    def offered(self) -> dict[str, Any]:
+        """What this server is offered as the client's capabilities (on its next connection)."""
+        return self.hooks.side.offer().to_json()
+
     async def roots_changed(self) -> None:
         """Tell a connected handshake-era server that was offered roots that they changed."""
         session = self._session if self.state == "connected" else None

@@ -127,7 +127,7 @@ class Catalogs:
         self.drop(server)
 
     def key(self, conn: Connection) -> str:
-        return cache_key(conn.name, conn.config.fingerprint(), conn.workspace)
+        return cache_key(conn.name, conn.config.fingerprint(), conn.workspace, conn.offered())
 
     # -- tools -------------------------------------------------------------------------------
 

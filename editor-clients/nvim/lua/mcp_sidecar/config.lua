@@ -40,7 +40,8 @@ local defaults = {
   elicitation = { form = true, url = true },
   -- MCP sampling, a server asking for a model's answer: function(request, done) that answers with
   -- your model, `done(err, { content = "text" or a content block, model = "name", stopReason? })`.
-  -- The request and the answer are shown for your approval first. nil: sampling is not offered.
+  -- The whole request, then the answer, is shown for your approval first (a float you read to its
+  -- end; <CR> pages, then asks Approve / Decline). nil: sampling is not offered.
   sampling = nil,
   -- More folders offered to servers as roots, besides the workspace root (a list of paths, or
   -- function(root) returning one); :Mcp folder add DIR adds one while the sidecar runs.

@@ -9,10 +9,13 @@ local M = {}
 
 ---@class mcp_sidecar.Retry
 ---@field id string the tool id
+---@field server string the server that asked (the result's `server`)
 ---@field run fun() calls it again with the same arguments
 ---@field waiting table<string, true> elicitation ids whose completion has not arrived
 
----@type table<string, mcp_sidecar.Retry> elicitationId -> the call waiting for it
+--- Server -> elicitationId -> the call waiting for it. An id is the server's own: another
+--- server's completion notice naming the same id is not this one's.
+---@type table<string, table<string, mcp_sidecar.Retry>>
 M.pending = {}
 ---@type mcp_sidecar.Retry? the last call that needed a browser step (what `:Mcp retry` runs)
 M.last = nil
@@ -25,10 +28,14 @@ end
 
 ---@param retry mcp_sidecar.Retry
 local function forget(retry)
-  for eid, r in pairs(M.pending) do
+  local of_server = M.pending[retry.server] or {}
+  for eid, r in pairs(of_server) do
     if r == retry then
-      M.pending[eid] = nil
+      of_server[eid] = nil
     end
+  end
+  if next(of_server) == nil then
+    M.pending[retry.server] = nil
   end
   if M.last == retry then
     M.last = nil
@@ -60,16 +67,21 @@ function M.after_call(id, result, run)
   if type(diag) ~= "table" or diag.code ~= "elicitation_required" then
     return false
   end
+  -- without the result's server no completion notice can be matched to it: :Mcp retry only
+  local server = type(result.server) == "string" and result.server or nil
   ---@type mcp_sidecar.Retry
-  local retry = { id = id, run = run, waiting = {} }
+  local retry = { id = id, server = server or "", run = run, waiting = {} }
   local accepted, waiting = false, 0
   for _, e in ipairs(type(result.elicitations) == "table" and result.elicitations or {}) do
     if type(e) == "table" and e.action == "accept" then
       accepted = true
-      if not e.completed and type(e.elicitationId) == "string" then
-        retry.waiting[e.elicitationId] = true
-        M.pending[e.elicitationId] = retry
+      if not e.completed then
         waiting = waiting + 1
+        if server and type(e.elicitationId) == "string" then
+          retry.waiting[e.elicitationId] = true
+          M.pending[server] = M.pending[server] or {}
+          M.pending[server][e.elicitationId] = retry
+        end
       end
     end
   end
@@ -82,11 +94,13 @@ function M.after_call(id, result, run)
   if waiting == 0 then
     notify(text, vim.log.levels.WARN)
     M.offer(retry, "The browser step is done.")
-  else
+  elseif next(retry.waiting) then
     notify(
       text .. "\nYou are offered a retry when the server says the step is done; :Mcp retry calls it again now.",
       vim.log.levels.WARN
     )
+  else
+    notify(text .. "\n:Mcp retry calls it again once the step is done.", vim.log.levels.WARN)
   end
   return true
 end
@@ -97,15 +111,19 @@ function M.complete(params)
   if type(params) ~= "table" then
     return
   end
-  local server = Text.one_line(params.server or "?")
-  local retry = M.pending[params.elicitationId]
+  local name = Text.one_line(params.server or "?")
+  local of_server = type(params.server) == "string" and M.pending[params.server] or nil
+  local retry = of_server and of_server[params.elicitationId]
   if not retry then
-    return notify(("%s: the browser step is done"):format(server))
+    return notify(("%s: the browser step is done"):format(name))
   end
-  M.pending[params.elicitationId] = nil
+  of_server[params.elicitationId] = nil
+  if next(of_server) == nil then
+    M.pending[params.server] = nil
+  end
   retry.waiting[params.elicitationId] = nil
   if next(retry.waiting) == nil then
-    M.offer(retry, ("%s: the browser step is done."):format(server))
+    M.offer(retry, ("%s: the browser step is done."):format(name))
   end
 end
 

@@ -37,6 +37,62 @@ function M.lines(value, indent)
   return out
 end
 
+--- `M.lines`, with every run of more than two blank lines as one `[N blank lines]` line: text that
+--- puts its end below a screenful of nothing shows it at once (the text itself is unchanged).
+---@param value any
+---@param indent? string
+---@return string[]
+function M.folded_lines(value, indent)
+  local out, blank = {}, 0
+  local function flush()
+    if blank > 2 then
+      table.insert(out, ("%s[%d blank lines]"):format(indent or "", blank))
+    else
+      for _ = 1, blank do
+        table.insert(out, "")
+      end
+    end
+    blank = 0
+  end
+  for _, line in ipairs(M.lines(value, indent)) do
+    if vim.trim(line) == "" then
+      blank = blank + 1
+    else
+      flush()
+      table.insert(out, line)
+    end
+  end
+  flush()
+  return out
+end
+
+--- Pieces of a line of at most `width` display cells (for a window that does not wrap);
+--- the pieces after the first keep the line's indent.
+---@param line string
+---@param width integer
+---@return string[]
+function M.wrap(line, width)
+  if vim.fn.strdisplaywidth(line) <= width then
+    return { line }
+  end
+  local indent = line:match("^ *")
+  if #indent * 2 > width then
+    indent = ""
+  end
+  local out, piece, used = {}, {}, 0
+  for char in line:gmatch("[%z\1-\127\192-\255][\128-\191]*") do
+    local w = vim.api.nvim_strwidth(char)
+    if used + w > width and used > #indent then
+      table.insert(out, table.concat(piece))
+      piece, used = { indent }, #indent
+    end
+    table.insert(piece, char)
+    used = used + w
+  end
+  table.insert(out, table.concat(piece))
+  return out
+end
+
 --- At most `width` display cells, with "…" when cut.
 ---@param text string
 ---@param width integer

@@ -246,93 +246,99 @@ describe("server questions", function()
       check.matches(" :qa!\n  ]52;c;aGk=  %[2J%*%*bold%*%*", text)
       check.eq("", filetype, "no filetype: nothing is highlighted from server text")
     end)
-  end)
 
-  describe("mcp/sample", function()
-    local REQUEST = {
-      server = "everything",
-      messages = { { role = "user", content = { type = "text", text = "Resource sampleLLM context: hi" } } },
-      maxTokens = 100,
-      systemPrompt = "You are a helpful test server.",
-      modelPreferences = { hints = { { name = "claude" } } },
-    }
-
-    after_each(function()
-      Config.options.sampling = nil
-    end)
-
-    it("is refused when opts.sampling is not set", function()
-      Config.options.sampling = nil
-      local out = serve("sample", REQUEST)
-      local result, err = answered(out)
-      check.eq(nil, result)
-      check.matches("not offered", err.message)
-    end)
-
-    it("shows the request, runs opts.sampling, shows the answer, then returns it", function()
-      local got, shown = nil, {}
-      Config.options.sampling = function(request, done)
-        got = request
-        done(nil, { content = "Hello from the model", model = "test-model", stopReason = "endTurn" })
+    it("names the sidecar's host, never one read from the URL; opens and copies exactly the URL", function()
+      -- as the sidecar sends it: `url` rebuilt from its parts, `host` as a browser resolves it.
+      -- Read naively, this URL's host would be "xn--bcher-kva.example:8443" (up to the first /)
+      -- or "x" (after the last @).
+      local params = vim.tbl_extend("force", URL, {
+        url = "https://xn--bcher-kva.example:8443/login?next=https://other.example/@x",
+        host = "xn--bcher-kva.example",
+      })
+      local opened, seen, text = {}, nil, nil
+      vim.ui.open = function(url)
+        table.insert(opened, url)
+        return {}, nil
       end
       local asked, restore = script_ui({
-        function()
-          table.insert(shown, float_text())
-          check.eq(nil, got, "the model is not asked before the approval")
-          return "Approve"
+        function(_, _, items, opts)
+          seen = vim.tbl_map(opts.format_item, items)
+          text = float_text()
+          return "Open xn--bcher-kva.example"
         end,
-        function()
-          table.insert(shown, float_text())
-          return "Approve"
+        "Copy URL (I'll open it myself)",
+      })
+      check.eq({ action = "accept" }, (answered(serve("elicit", params))))
+      vim.fn.setreg('"', "")
+      check.eq({ action = "accept" }, (answered(serve("elicit", params))))
+      restore()
+      check.eq("billing asks you to open xn--bcher-kva.example:", asked[1].prompt)
+      check.eq("Open xn--bcher-kva.example", seen[1])
+      check.matches("^ Host: xn%-%-bcher%-kva%.example\n", text, "the host first, as sent")
+      check.matches("\n URL:  https://xn%-%-bcher%-kva%.example:8443/login%?next=https://other%.example/@x\n", text)
+      check.eq({ params.url }, opened, "exactly params.url")
+      check.eq(params.url, vim.fn.getreg('"'), "exactly params.url copied")
+    end)
+
+    it("a URL parsers read differently (a backslash, a space) is neither opened nor copied", function()
+      -- the reviewer's case, as an older sidecar sent it: browsers open evil.example
+      local seen = {}
+      local _, restore = script_ui({
+        function(_, prompt, items, opts)
+          table.insert(seen, { prompt = prompt, items = vim.tbl_map(opts.format_item, items), text = float_text() })
+          return "Decline"
+        end,
+        function(_, prompt, items, opts)
+          table.insert(seen, { prompt = prompt, items = vim.tbl_map(opts.format_item, items), text = float_text() })
+          return "Decline"
         end,
       })
-      local result, err = answered(serve("sample", REQUEST))
+      local backslash =
+        vim.tbl_extend("force", URL, { url = "https://evil.example\\@github.com/login/oauth", host = "github.com" })
+      local space = vim.tbl_extend("force", URL, { url = "https://billing.example.com /x" })
+      check.eq({ action = "decline" }, (answered(serve("elicit", backslash))))
+      check.eq({ action = "decline" }, (answered(serve("elicit", space))))
       restore()
-      check.eq(nil, err)
-      check.eq({
-        role = "assistant",
-        content = { type = "text", text = "Hello from the model" },
-        model = "test-model",
-        stopReason = "endTurn",
-      }, result)
-      check.eq("Send everything's request to your model?", asked[1].prompt)
-      check.eq("Send this answer to everything?", asked[2].prompt)
-      check.matches("System prompt:\n   You are a helpful test server%.", shown[1])
-      check.matches("user:\n   Resource sampleLLM context: hi", shown[1])
-      check.matches("Model hints: claude", shown[1])
-      check.matches("Model: test%-model · stop reason: endTurn", shown[2])
-      check.matches("Hello from the model", shown[2])
-      check.eq(REQUEST.messages, got.messages)
-      check.eq(100, got.maxTokens)
+      for _, s in ipairs(seen) do
+        check.eq("billing asks you to open a URL:", s.prompt, "no host named for it")
+        check.eq({ "Decline" }, s.items)
+        check.matches("neither opened nor copied", s.text)
+      end
     end)
 
-    it("declining the request or the answer answers an error; the model is not asked after a decline", function()
-      local calls = 0
-      Config.options.sampling = function(_, done)
-        calls = calls + 1
-        done(nil, { content = "x", model = "m" })
-      end
-      local _, restore = script_ui({ "Decline", "Approve", "Decline" })
-      local result, err = answered(serve("sample", REQUEST))
-      check.eq(nil, result)
-      check.eq("The user declined the request", err.message)
-      check.eq(0, calls)
-      result, err = answered(serve("sample", REQUEST))
-      check.eq(nil, result)
-      check.eq("The user declined the request", err.message)
-      check.eq(1, calls)
+    it("without a host from the sidecar the URL can be copied, not opened", function()
+      local seen, prompt
+      local _, restore = script_ui({
+        function(_, p, items, opts)
+          seen, prompt = vim.tbl_map(opts.format_item, items), p
+          return "Decline"
+        end,
+      })
+      local params = vim.tbl_extend("force", URL, { host = "" })
+      check.eq({ action = "decline" }, (answered(serve("elicit", params))))
       restore()
+      check.eq({ "Copy URL (I'll open it myself)", "Decline" }, seen)
+      check.eq("billing asks you to open a URL:", prompt)
     end)
 
-    it("a failing opts.sampling answers an error and says so", function()
-      Config.options.sampling = function(_, done)
-        done("rate limited")
-      end
-      local _, restore = script_ui({ "Approve" })
-      local _, err = answered(serve("sample", REQUEST))
+    it("a message longer than the float leaves the host and the URL in view", function()
+      local text, height
+      local _, restore = script_ui({
+        function()
+          local win = floats()[1]
+          height = vim.api.nvim_win_get_height(win)
+          text = float_text()
+          return "Decline"
+        end,
+      })
+      local long = vim.tbl_extend("force", URL, { message = "Sign in\n" .. string.rep("\n", 200) .. "then this" })
+      answered(serve("elicit", long))
       restore()
-      check.eq("The editor could not answer", err.message)
-      check.truthy(find_note("Sampling for everything failed: rate limited"))
+      local lines = vim.split(text, "\n")
+      check.eq(" Host: billing.example.com", lines[1])
+      check.matches("^ URL:  https://billing", lines[2])
+      check.truthy(#lines <= height, "the blank lines are folded: all of it fits")
+      check.matches(" %[200 blank lines%]\n then this", text)
     end)
   end)
 
@@ -468,6 +474,7 @@ describe("server questions", function()
     local function result(elicitations)
       return {
         id = "everything.trigger-url-elicitation",
+        server = "everything",
         isError = true,
         diagnostic = { code = "elicitation_required", message = "Finish the step in the browser, then call again." },
         elicitations = elicitations,
@@ -495,6 +502,52 @@ describe("server questions", function()
       check.eq(1, #asked)
       check.eq("everything: the browser step is done. Call everything.t again?", asked[1].prompt)
       check.eq(1, runs)
+      check.eq(nil, next(Retry.pending))
+    end)
+
+    it("a completion notice counts only for the server that asked: another's, same id, offers nothing", function()
+      local runs = 0
+      local asked, restore = script_ui({ "Retry" })
+      Retry.after_call(
+        "everything.t",
+        result({ { elicitationId = "e1", action = "accept", completed = false } }),
+        function()
+          runs = runs + 1
+        end
+      )
+      check.truthy(Retry.pending.everything.e1, "kept under its server")
+      Retry.complete({ server = "evil", elicitationId = "e1" })
+      check.eq(0, #asked, "another server's notice offers no retry")
+      check.eq(0, runs)
+      check.truthy(Retry.pending.everything.e1, "still waiting for everything's notice")
+      check.eq(nil, Retry.pending.evil)
+      Retry.complete({ elicitationId = "e1" })
+      check.eq(0, #asked, "nor a notice without a server")
+      Retry.complete({ server = "everything", elicitationId = "e1" })
+      restore()
+      check.eq(1, #asked)
+      check.eq("everything: the browser step is done. Call everything.t again?", asked[1].prompt)
+      check.eq(1, runs)
+      check.eq(nil, next(Retry.pending))
+    end)
+
+    it("two servers waiting on the same id: each notice offers its own server's call", function()
+      local runs = {}
+      local asked, restore = script_ui({ "Retry", "Retry" })
+      for _, server in ipairs({ "a", "b" }) do
+        local r = result({ { elicitationId = "same", action = "accept", completed = false } })
+        r.server = server
+        Retry.after_call(server .. ".t", r, function()
+          table.insert(runs, server)
+        end)
+      end
+      Retry.complete({ server = "b", elicitationId = "same" })
+      check.eq({ "b" }, runs)
+      check.eq("b: the browser step is done. Call b.t again?", asked[1].prompt)
+      check.truthy(Retry.pending.a.same, "a's call still waits")
+      Retry.complete({ server = "a", elicitationId = "same" })
+      restore()
+      check.eq({ "b", "a" }, runs)
       check.eq(nil, next(Retry.pending))
     end)
 

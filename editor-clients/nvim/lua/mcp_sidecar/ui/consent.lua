@@ -1,9 +1,12 @@
---- The person's consent to what a server asks: a URL to open (`mcp/elicit` in URL mode) and a
---- sampling request to send to the model of `opts.sampling` (`mcp/sample`). Each shows the
---- server's text in a float as plain text (no filetype, nothing interpreted) and asks with
---- `vim.ui.select`.
+--- The person's consent to what a server asks: a URL to open (`mcp/elicit` in URL mode: a float
+--- beside `vim.ui.select`) and a sampling request to send to the model of `opts.sampling`
+--- (`mcp/sample`: the whole request, then the model's answer, each read in a focused review
+--- float before Approve / Decline). Server text is shown as plain text: nothing interpreted, no
+--- highlighting from it.
 local Config = require("mcp_sidecar.config")
 local Float = require("mcp_sidecar.ui.float")
+local Review = require("mcp_sidecar.ui.review")
+local Sampling = require("mcp_sidecar.ui.sampling")
 local Text = require("mcp_sidecar.text")
 
 local M = {}
@@ -40,17 +43,6 @@ function M.show(title, lines)
   return win
 end
 
---- The host of a URL as the sidecar gave it, else read from the URL.
----@param params table
----@return string
-local function host_of(params)
-  if type(params.host) == "string" and params.host ~= "" then
-    return Text.one_line(params.host)
-  end
-  local url = type(params.url) == "string" and params.url or ""
-  return Text.one_line(url:match("^%a[%w+.-]*://([^/?#]+)") or "?")
-end
-
 --- Copy to the clipboard register (when there is a clipboard) and the unnamed register.
 ---@param text string
 ---@return boolean clipboard whether `+` took it
@@ -61,29 +53,54 @@ end
 
 M.url_choices = { open = "Open %s", copy = "Copy URL (I'll open it myself)", decline = "Decline" }
 
---- URL mode: show the message, the whole URL and its host; open it only after consent.
+--- Why a URL may not be opened: `hidden` (a hidden or control character, a space or a backslash:
+--- neither opened nor copied), `web` (not http or https: copied only), `host` (no usable host to
+--- name: copied only), or nil. The sidecar rebuilt `url` from the parts it parsed and sent `host`
+--- as a browser resolves it (docs/protocol.md, `mcp/elicit`), and declines what parsers disagree
+--- on; nothing here reads a host out of the URL, which could disagree with it. These checks are a
+--- second line of defence.
+---@param url string
+---@param host string
+---@return "hidden"|"web"|"host"|nil
+function M.url_problem(url, host)
+  if url == "" or Text.one_line(url) ~= url or url:find("[%s\\]") then
+    return "hidden"
+  elseif not url:match("^[Hh][Tt][Tt][Pp][Ss]?://") then
+    return "web"
+  elseif host == "" or Text.one_line(host) ~= host or host:find("[%s\\/@]") then
+    return "host"
+  end
+end
+
+M.url_problems = {
+  hidden = " ✘ The URL holds a hidden or control character, a space or a backslash: it is neither opened nor copied.",
+  web = " Not a web address: it can be copied, not opened.",
+  host = " The sidecar named no usable host for it: it can be copied, not opened.",
+}
+
+--- URL mode: show the host and the whole URL exactly as the sidecar sent them, then the message;
+--- open exactly `params.url` (or copy it) only after consent.
 ---@param q mcp_sidecar.Question
 ---@param answer fun(result: table)
 ---@return fun() withdraw
 function M.url(q, answer)
   local p = q.params
   local url = type(p.url) == "string" and p.url or ""
-  local host = host_of(p)
-  local lines = Text.lines(type(p.message) == "string" and p.message or "", " ")
-  vim.list_extend(lines, { "", " URL:  " .. Text.one_line(url), " Host: " .. host })
-  local hidden = Text.one_line(url) ~= url or url == ""
-  local web = url:match("^[Hh][Tt][Tt][Pp][Ss]?://") ~= nil
-  if hidden then
-    table.insert(lines, " ✘ The URL holds hidden or control characters: it is neither opened nor copied.")
-  elseif not web then
-    table.insert(lines, " Not a web address: it can be copied, not opened.")
+  local host = type(p.host) == "string" and p.host or ""
+  local problem = M.url_problem(url, host)
+  local named = Text.one_line(host)
+  local lines = { " Host: " .. (named ~= "" and named or "(none given)"), " URL:  " .. Text.one_line(url) }
+  if problem then
+    table.insert(lines, M.url_problems[problem])
   end
+  table.insert(lines, "")
+  vim.list_extend(lines, Text.folded_lines(type(p.message) == "string" and p.message or "", " "))
   local win = M.show(("%s asks you to open a URL"):format(q.server), lines)
   local items = {}
-  if not hidden and web then
+  if not problem then
     table.insert(items, { key = "open", label = M.url_choices.open:format(host) })
   end
-  if not hidden then
+  if problem ~= "hidden" then
     table.insert(items, { key = "copy", label = M.url_choices.copy })
   end
   table.insert(items, { key = "decline", label = M.url_choices.decline })
@@ -96,7 +113,7 @@ function M.url(q, answer)
     end
   end
   vim.ui.select(items, {
-    prompt = ("%s asks you to open %s:"):format(q.server, host),
+    prompt = ("%s asks you to open %s:"):format(q.server, problem and "a URL" or host),
     kind = "mcp_sidecar.url",
     format_item = function(item)
       return item.label
@@ -122,64 +139,6 @@ function M.url(q, answer)
   return function()
     done({ action = "cancel" })
   end
-end
-
---- The text of a content block (or a list of them), for reading.
----@param content any
----@return string
-function M.content_text(content)
-  if type(content) ~= "table" then
-    return tostring(content or "")
-  end
-  if content.type == nil and content[1] then
-    local parts = {}
-    for _, block in ipairs(content) do
-      table.insert(parts, M.content_text(block))
-    end
-    return table.concat(parts, "\n")
-  end
-  if content.type == "text" then
-    return tostring(content.text or "")
-  elseif content.type == "tool_use" then
-    return ("[tool_use %s %s]"):format(tostring(content.name), vim.json.encode(content.input or vim.empty_dict()))
-  elseif content.type == "tool_result" then
-    return "[tool_result] " .. M.content_text(content.content)
-  end
-  return ("[%s %s]"):format(tostring(content.type), tostring(content.mimeType or ""))
-end
-
---- The lines showing a sampling request: server, model preferences, system prompt, messages.
----@param p table
----@return string[]
-function M.request_lines(p)
-  local lines = { (" Server: %s · at most %s tokens"):format(Text.one_line(p.server), Text.one_line(p.maxTokens)) }
-  local prefs = type(p.modelPreferences) == "table" and p.modelPreferences or {}
-  local hints = {}
-  for _, h in ipairs(type(prefs.hints) == "table" and prefs.hints or {}) do
-    if type(h) == "table" and h.name then
-      table.insert(hints, Text.one_line(h.name))
-    end
-  end
-  if #hints > 0 then
-    table.insert(lines, " Model hints: " .. table.concat(hints, ", "))
-  end
-  if type(p.tools) == "table" and #p.tools > 0 then
-    local names = {}
-    for _, t in ipairs(p.tools) do
-      table.insert(names, Text.one_line(type(t) == "table" and t.name or "?"))
-    end
-    table.insert(lines, " Tools offered to the model: " .. table.concat(names, ", "))
-  end
-  if type(p.systemPrompt) == "string" and p.systemPrompt ~= "" then
-    vim.list_extend(lines, { "", " System prompt:" })
-    vim.list_extend(lines, Text.lines(p.systemPrompt, "   "))
-  end
-  for _, msg in ipairs(type(p.messages) == "table" and p.messages or {}) do
-    table.insert(lines, "")
-    table.insert(lines, (" %s:"):format(Text.one_line(type(msg) == "table" and msg.role or "?")))
-    vim.list_extend(lines, Text.lines(M.content_text(type(msg) == "table" and msg.content or msg), "   "))
-  end
-  return lines
 end
 
 --- What `opts.sampling` gave, as MCP's CreateMessageResult, or nil and the problem.
@@ -208,32 +167,8 @@ function M.normalize_result(result)
   }
 end
 
-M.approve = { "Approve", "Decline" }
-
---- Show lines in a float and ask Approve / Decline; `cb(approved)`.
----@param title string
----@param lines string[]
----@param prompt string
----@param cb fun(approved: boolean)
----@return fun() close
-local function approval(title, lines, prompt, cb)
-  local win = M.show(title, lines)
-  local closed = false
-  local function close()
-    closed = true
-    Float.close(win)
-  end
-  vim.ui.select(M.approve, { prompt = prompt, kind = "mcp_sidecar.sampling" }, function(choice)
-    if closed then
-      return
-    end
-    close()
-    cb(choice == M.approve[1])
-  end)
-  return close
-end
-
---- Sampling: approve the request, run `opts.sampling(request, done)`, approve its answer.
+--- Sampling: approve the request, run `opts.sampling(request, done)`, approve its answer. Each
+--- is read whole in a review float (ui/review.lua) before Approve / Decline is asked.
 ---@param q mcp_sidecar.Question
 ---@param answer fun(result: table?, err: table?)
 ---@return fun() withdraw
@@ -250,24 +185,20 @@ function M.sample(q, answer)
   local function declined()
     done(nil, Questions.error(Questions.declined))
   end
-  local function review_answer(result)
-    local lines = {
-      (" Model: %s · stop reason: %s"):format(Text.one_line(result.model), Text.one_line(result.stopReason or "—")),
-      "",
-    }
-    vim.list_extend(lines, Text.lines(M.content_text(result.content), " "))
-    close = approval(
-      ("Answer for %s"):format(q.server),
-      lines,
-      ("Send this answer to %s?"):format(q.server),
+  local function review(title, lines, prompt, approved)
+    table.insert(lines, "")
+    table.insert(lines, " — end —")
+    local _, closer = Review.open(
+      { title = title, lines = lines, prompt = prompt, kind = "mcp_sidecar.sampling" },
       function(ok)
         if ok then
-          done(result)
+          approved()
         else
           declined()
         end
       end
     )
+    close = closer
   end
   local function run_model()
     local called = false
@@ -282,7 +213,14 @@ function M.sample(q, answer)
           notify(("Sampling for %s failed: %s"):format(q.server, Text.one_line(e or problem)), vim.log.levels.ERROR)
           return done(nil, Questions.error(Questions.unanswered))
         end
-        review_answer(normalized)
+        review(
+          ("Answer for %s"):format(q.server),
+          Sampling.answer_lines(normalized),
+          ("Send this answer to %s?"):format(q.server),
+          function()
+            done(normalized)
+          end
+        )
       end)
     end)
     if not ok then
@@ -290,17 +228,13 @@ function M.sample(q, answer)
       done(nil, Questions.error(Questions.unanswered))
     end
   end
-  local title = ("%s asks your model"):format(q.server)
-  close = approval(title, M.request_lines(q.params), ("Send %s's request to your model?"):format(q.server), function(ok)
-    if ok then
-      run_model()
-    else
-      declined()
-    end
-  end)
-  return function()
-    declined()
-  end
+  review(
+    ("%s asks your model"):format(q.server),
+    Sampling.request_lines(q.params),
+    ("Send %s's request to your model?"):format(q.server),
+    run_model
+  )
+  return declined
 end
 
 return M
