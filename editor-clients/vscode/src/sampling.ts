@@ -120,7 +120,10 @@ export class Sampling implements vscode.Disposable {
     return picked.model;
   }
 
-  /** The modal; "Show Full …" opens the whole text read-only and asks again. */
+  /**
+   * The modal. A text longer than the dialog offers only "Show Full …" (which opens it whole,
+   * read-only) until it was opened: nothing is approved unread.
+   */
   private async approve(
     question: SamplingQuestion,
     send: string,
@@ -128,12 +131,18 @@ export class Sampling implements vscode.Disposable {
     token: vscode.CancellationToken,
   ): Promise<boolean> {
     const full = what === "request" ? "Show Full Request" : "Show Full Answer";
+    let read = !question.truncated;
     for (;;) {
-      const items = question.truncated ? [send, full] : [send];
-      const choice = await this.ask(question.message, { modal: true, detail: question.detail }, ...items);
+      const detail =
+        read && question.truncated
+          ? `${question.detail.split("\n\n").slice(0, -1).join("\n\n")}\n\nYou opened it whole; choose Send to go on.`
+          : question.detail;
+      const items = read ? (question.truncated ? [send, full] : [send]) : [full];
+      const choice = await this.ask(question.message, { modal: true, detail }, ...items);
       if (token.isCancellationRequested) return false;
-      if (choice !== full) return choice === send;
+      if (choice !== full) return read && choice === send;
       await this.outputs.show(`sampling ${what}`, question.full, "plaintext");
+      read = true;
     }
   }
 

@@ -146,10 +146,37 @@ function contentParts(content: SamplingContent | SamplingContent[]): SamplingCon
   return Array.isArray(content) ? content : [content];
 }
 
-/** One content block as the model receives it: text as it is, anything else as a placeholder (not sent). */
+function jsonLine(value: unknown): string {
+  return JSON.stringify(value ?? null) ?? "null";
+}
+
+/**
+ * One content block as the model receives it, in full: text as it is, an embedded text
+ * resource with its URI, a tool use with its input and a tool result with its content (as text:
+ * the editor's model API takes text); an image, audio or a binary resource is left out, said
+ * so in its place.
+ */
 export function contentText(part: SamplingContent): { text: string; omitted?: string } {
   if (part.type === "text" && typeof part.text === "string") return { text: part.text };
-  const what = `${line(String(part.type))}${typeof part.mimeType === "string" ? ` ${line(part.mimeType)}` : ""}`;
+  const resource = part.resource as { uri?: unknown; text?: unknown; mimeType?: unknown } | undefined;
+  if (part.type === "resource" && typeof resource?.text === "string") {
+    return { text: `[resource ${line(String(resource.uri ?? ""))}]\n${resource.text}` };
+  }
+  if (part.type === "tool_use") {
+    return {
+      text: `[tool use ${line(String(part.name ?? ""))} ${line(String(part.id ?? ""))}: ${jsonLine(part.input)}]`,
+    };
+  }
+  if (part.type === "tool_result") {
+    const inner = Array.isArray(part.content) ? (part.content as SamplingContent[]) : [];
+    const body = inner.map((p) => contentText(p).text).join("\n");
+    return {
+      text: `[tool result ${line(String(part.toolUseId ?? ""))}${part.isError === true ? ", an error" : ""}]\n${body}`,
+    };
+  }
+  const mime =
+    typeof part.mimeType === "string" ? part.mimeType : typeof resource?.mimeType === "string" ? resource.mimeType : "";
+  const what = `${line(String(part.type))}${mime ? ` ${line(mime)}` : ""}`;
   return { text: `[${what} left out: the editor sends text only]`, omitted: what };
 }
 
@@ -184,27 +211,58 @@ function messageLines(message: SamplingMessage): string {
 export interface SamplingQuestion {
   message: string;
   detail: string;
-  /** Everything, for "Show Full Request" when `detail` had to be cut. */
+  /** Everything, for "Show Full Request" when `detail` had to be cut (then it must be read before Send). */
   full: string;
   truncated: boolean;
+}
+
+/** The request's other parameters, one line each: what the model is asked to honour. */
+function parameterLines(params: SampleParams): string[] {
+  const lines: string[] = [];
+  if (typeof params.temperature === "number") lines.push(`Temperature: ${params.temperature}`);
+  if (Array.isArray(params.stopSequences) && params.stopSequences.length > 0) {
+    lines.push(`Stop sequences: ${params.stopSequences.map((s) => line(jsonLine(s))).join(", ")}`);
+  }
+  if (params.modelPreferences)
+    lines.push(`Model preferences (not used to pick the model): ${line(jsonLine(params.modelPreferences))}`);
+  if (params.includeContext) lines.push(`Context asked for (none is added): ${line(String(params.includeContext))}`);
+  return lines;
+}
+
+/** The tools a server offers the model, in full (they are not passed on: the extension answers with text). */
+function toolLines(params: SampleParams): string[] {
+  if (!Array.isArray(params.tools) || params.tools.length === 0) return [];
+  const lines = [
+    "",
+    `Tools the server offers the model (${params.tools.length}; not passed on, so the model cannot call them):`,
+  ];
+  for (const tool of params.tools) {
+    lines.push(`- ${line(String(tool.name ?? ""))}: ${block(String(tool.description ?? ""))}`);
+    lines.push(`  input schema: ${line(jsonLine(tool.inputSchema))}`);
+  }
+  if (params.toolChoice) lines.push(`Tool choice: ${line(jsonLine(params.toolChoice))}`);
+  return lines;
 }
 
 /** The modal asking before a server's sampling request reaches a model: who asks, the model, and everything sent. */
 export function samplingRequest(params: SampleParams, model: string): SamplingQuestion {
   const server = line(params.server);
-  const parts = [`Model: ${line(model)}`, `At most ${params.maxTokens} tokens in the answer.`];
+  const parts = [
+    `Model: ${line(model)}`,
+    `At most ${params.maxTokens} tokens in the answer.`,
+    ...parameterLines(params),
+  ];
   const omitted = params.messages.flatMap((m) => contentParts(m.content).flatMap((p) => contentText(p).omitted ?? []));
   if (omitted.length > 0) parts.push(`Not sent (the editor sends text only): ${omitted.join(", ")}.`);
-  if (Array.isArray(params.tools) && params.tools.length > 0) {
-    parts.push(`The server offered ${params.tools.length} tool(s) for the model; they are not passed on.`);
-  }
   if (params.systemPrompt) parts.push("", "System prompt (sent as the first message):", block(params.systemPrompt));
-  parts.push("", "Messages:", ...params.messages.map(messageLines));
+  parts.push("", "Messages:", ...params.messages.map(messageLines), ...toolLines(params));
   const full = parts.join("\n");
   const shown = capped(full, SHOWN_CHARACTERS);
   return {
     message: `${server} asks to use a language model`,
-    detail: `${shown.text}\n\nNothing is sent to the model unless you choose Send.`,
+    detail: shown.truncated
+      ? `${shown.text}\n\nThe request is longer than this dialog: read it whole (Show Full Request) before you can send it.`
+      : `${shown.text}\n\nNothing is sent to the model unless you choose Send.`,
     full,
     truncated: shown.truncated,
   };
@@ -215,7 +273,9 @@ export function samplingAnswer(server: string, model: string, text: string): Sam
   const shown = capped(block(text), SHOWN_CHARACTERS);
   return {
     message: `Return this answer to ${line(server)}?`,
-    detail: `${line(model)} answered:\n\n${shown.text}\n\nThe server receives it only if you choose Send.`,
+    detail: shown.truncated
+      ? `${line(model)} answered:\n\n${shown.text}\n\nThe answer is longer than this dialog: read it whole (Show Full Answer) before you can send it.`
+      : `${line(model)} answered:\n\n${shown.text}\n\nThe server receives it only if you choose Send.`,
     full: block(text),
     truncated: shown.truncated,
   };

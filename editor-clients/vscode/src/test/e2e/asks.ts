@@ -457,7 +457,7 @@ export function registerServerAskTests(): void {
       assert.equal(asked[0]?.options.modal, true);
       assert.equal(
         asked[0]?.options.detail,
-        "Model: Test Echo (mcp-sidecar-test · echo)\nAt most 50 tokens in the answer.\n\n" +
+        "Model: Test Echo (mcp-sidecar-test · echo)\nAt most 50 tokens in the answer.\nTemperature: 0.7\n\n" +
           "System prompt (sent as the first message):\nYou are a helpful test server.\n\n" +
           "Messages:\n[user]\nResource trigger-sampling-request context: hello\n\n" +
           "Nothing is sent to the model unless you choose Send.",
@@ -482,6 +482,29 @@ export function registerServerAskTests(): void {
       assert.equal(refused.isError, true, text(refused));
       assert.match(text(refused), /declined/i);
       assert.equal(seen.length, before, "the model saw nothing");
+      restore();
+
+      // Longer than the dialog: Send is offered only once the whole request (and answer) was opened.
+      const long = answering(ext().sampling, [
+        "Show Full Request",
+        "Send to Test Echo",
+        "Show Full Answer",
+        "Send to everything",
+      ]);
+      const prompt = "z".repeat(4000);
+      const answered = await call(`${EVERYTHING}.trigger-sampling-request`, { prompt });
+      long.restore();
+      assert.equal(answered.isError, false, text(answered));
+      assert.deepEqual(
+        long.asked.map((a) => a.items),
+        [
+          ["Show Full Request"],
+          ["Send to Test Echo", "Show Full Request"],
+          ["Show Full Answer"],
+          ["Send to everything", "Show Full Answer"],
+        ],
+      );
+      assert.ok(text(answered).includes(`Echo: Resource trigger-sampling-request context: ${prompt}`));
     } finally {
       restore();
       await config.update("sampling.model", undefined, vscode.ConfigurationTarget.Global);

@@ -134,6 +134,65 @@ test("the sampling request's approval shows the server, model, limits, system pr
   assert.ok(question.detail.endsWith("Nothing is sent to the model unless you choose Send."));
 });
 
+test("the review shows everything the model would receive: resources, tool uses and results in full, the parameters, the tools offered", () => {
+  const params: SampleParams = {
+    server: "docs",
+    maxTokens: 20,
+    temperature: 0.2,
+    stopSequences: ["END"],
+    modelPreferences: { hints: [{ name: "claude" }] },
+    messages: [
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "Summarise:" },
+          { type: "resource", resource: { uri: "notes://a", mimeType: "text/plain", text: "line 1\nline 2" } },
+        ],
+      },
+      { role: "assistant", content: { type: "tool_use", id: "t1", name: "lookup", input: { q: "x" } } },
+      {
+        role: "user",
+        content: { type: "tool_result", toolUseId: "t1", content: [{ type: "text", text: "found x" }] },
+      },
+    ],
+    tools: [{ name: "lookup", description: "Look up a note.", inputSchema: { type: "object" } }],
+    toolChoice: { mode: "auto" },
+  };
+  const question = samplingRequest(params, "Echo");
+  assert.equal(
+    question.full,
+    [
+      "Model: Echo",
+      "At most 20 tokens in the answer.",
+      "Temperature: 0.2",
+      'Stop sequences: "END"',
+      'Model preferences (not used to pick the model): {"hints":[{"name":"claude"}]}',
+      "",
+      "Messages:",
+      "[user]\nSummarise:\n[resource notes://a]\nline 1\nline 2",
+      '[assistant]\n[tool use lookup t1: {"q":"x"}]',
+      "[user]\n[tool result t1]\nfound x",
+      "",
+      "Tools the server offers the model (1; not passed on, so the model cannot call them):",
+      "- lookup: Look up a note.",
+      '  input schema: {"type":"object"}',
+      'Tool choice: {"mode":"auto"}',
+    ].join("\n"),
+  );
+  assert.deepEqual(chatTurns(params)[0], { role: "user", text: "Summarise:\n[resource notes://a]\nline 1\nline 2" });
+});
+
+test("a request longer than the dialog says it must be read whole first", () => {
+  const long: SampleParams = {
+    ...SAMPLE,
+    messages: [{ role: "user", content: { type: "text", text: "y".repeat(4000) } }],
+  };
+  const question = samplingRequest(long, "Echo");
+  assert.equal(question.truncated, true);
+  assert.match(question.detail, /read it whole \(Show Full Request\) before you can send it\.$/);
+  assert.ok(question.full.endsWith("y".repeat(4000)));
+});
+
 test("the conversation sent to the model: the system prompt first as a user message, non-text parts as placeholders", () => {
   assert.deepEqual(chatTurns(SAMPLE), [
     { role: "user", text: "System instructions:\nYou are a helpful test server." },
