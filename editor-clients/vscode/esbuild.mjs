@@ -1,8 +1,9 @@
 // Bundles the extension (dist/extension.js, `vscode` external) and, with --tests, the unit
 // tests (dist-test/unit/*.test.js, run by `node --test`) and the extension-host suite
-// (dist-test/e2e/index.js), and the installer test (dist-test/install/wheel.test.js).
+// (dist-test/e2e/index.js), the installer test (dist-test/install/wheel.test.js), and the test
+// language model extension (dist-test/fake-lm/, installed into the test VS Code only).
 
-import { readdirSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync } from "node:fs";
 import { build } from "esbuild";
 
 const common = {
@@ -37,5 +38,14 @@ if (process.argv.includes("--tests")) {
     ...common,
     entryPoints: ["src/test/install/wheel.test.ts"],
     outfile: "dist-test/install/wheel.test.js",
+  });
+  mkdirSync("dist-test/fake-lm", { recursive: true });
+  copyFileSync("src/test/fake-lm/package.json", "dist-test/fake-lm/package.json");
+  await build({
+    ...common,
+    entryPoints: ["src/test/fake-lm/extension.ts"],
+    outfile: "dist-test/fake-lm/extension.js",
+    external: ["vscode"],
+    sourcemap: false,
   });
 }

@@ -6,6 +6,8 @@
 # Installs what it needs, idempotently: Node 24 and code-server from npm into .editor-tools/,
 # Debian chromium (and code-server's build dependencies) through apt-get, and the extension's
 # npm packages with `npm ci`. Works headless (CI=true, no terminal).
+# MCP_E2E_ONLY=<regex>: only the extension-host cases whose names match (after the activation
+# case), and no UI walk, for a quicker loop while working on a few cases.
 set -euo pipefail
 EXT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ROOT="$(cd "$EXT/../.." && pwd)"
@@ -42,6 +44,14 @@ if [ ! -f "$SERVER_MAIN" ]; then
   mkdir -p "$TOOLS/cs"
   echo '{"private":true}' >"$TOOLS/cs/package.json"
   (cd "$TOOLS/cs" && PATH="$NODE24/bin:$PATH" npm_config_nodedir="$NODE24" npm install -s "code-server@$CODE_SERVER_VERSION")
+fi
+
+# @modelcontextprotocol/server-everything (tests/package.json): the suites' elicitation,
+# sampling, progress and logging server.
+EVERYTHING_JS="$ROOT/tests/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+if [ ! -f "$EVERYTHING_JS" ]; then
+  echo "npm ci (tests/: server-everything)"
+  (cd "$ROOT/tests" && npm ci -s)
 fi
 
 cd "$EXT"
@@ -81,7 +91,8 @@ cleanup() {
 trap cleanup EXIT
 # The sidecar, its fixture servers and VS Code write only below $RUN.
 export MCP_SIDECAR_HOME="$RUN/home" XDG_STATE_HOME="$RUN/state" XDG_CACHE_HOME="$RUN/cache" \
-  XDG_CONFIG_HOME="$RUN/config" XDG_DATA_HOME="$RUN/data" MCP_TEST_PYTHON="$PY"
+  XDG_CONFIG_HOME="$RUN/config" XDG_DATA_HOME="$RUN/data" MCP_TEST_PYTHON="$PY" \
+  MCP_TEST_NODE="$(command -v node)" MCP_TEST_EVERYTHING="$EVERYTHING_JS"
 # The extension finds the sidecar through mcpSidecar.path, a machine-scoped setting: in this
 # remote window it is read from the VS Code server's machine settings (<user-data-dir>/Machine),
 # never from the workspace. PATH cannot carry it: the VS Code server gives extension hosts the
@@ -128,7 +139,10 @@ PYEOF
 
 PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 server() { PATH="$NODE24/bin:$PATH" node "$SERVER_MAIN" "$@"; }
-server --install-extension "$EXT/dist/mcp-sidecar.vsix" --extensions-dir "$RUN/ext" \
+# The test language model (dist-test/fake-lm): sampling answers through vscode.lm in both suites.
+(cd "$EXT/dist-test/fake-lm" && node "$EXT/node_modules/@vscode/vsce/vsce" package --no-dependencies \
+  --allow-missing-repository --skip-license -o "$RUN/fake-lm.vsix" >/dev/null)
+server --install-extension "$EXT/dist/mcp-sidecar.vsix" --install-extension "$RUN/fake-lm.vsix" --extensions-dir "$RUN/ext" \
   --user-data-dir "$RUN/ud" --server-data-dir "$RUN/sd" >"$RUN/install.log" 2>&1 ||
   { cat "$RUN/install.log"; exit 1; }
 # setsid: killing the group also ends extension hosts and sidecars (they outlive server-main).
@@ -141,8 +155,12 @@ for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/version" &
 curl -sf -o /dev/null "http://127.0.0.1:$PORT/version" || { echo "the VS Code server did not start"; cat "$RUN/server.log"; exit 1; }
 
 echo "==> vscode: extension-host suite (real VS Code $(server --version 2>/dev/null | head -1), real sidecar)"
-EXTTESTS_LOG="$ART/workbench-console.log" EXTTESTS_SCREENSHOT="$ART/exttests-failure.png" node scripts/run-exttests.mjs "http://127.0.0.1:$PORT" "$RUN/ws" "$EXT" "$EXT/dist-test/e2e/index.js" 300
+EXTTESTS_LOG="$ART/workbench-console.log" EXTTESTS_SCREENSHOT="$ART/exttests-failure.png" node scripts/run-exttests.mjs "http://127.0.0.1:$PORT" "$RUN/ws" "$EXT" "$EXT/dist-test/e2e/index.js" 420
 
+if [ -n "${MCP_E2E_ONLY:-}" ]; then
+  echo "    MCP_E2E_ONLY is set: only the matching extension-host cases ran; no workbench UI walk"
+  exit 0
+fi
 echo "==> vscode: workbench UI (Playwright, headless Chromium) with screenshots"
 MCP_TEST_SERVERS="$SERVERS" node scripts/ui-test.mjs "http://127.0.0.1:$PORT" "$RUN/ws" "$ART"
 echo "    screenshots: $(cd "$ART" && ls *.png | tr '\n' ' ')"

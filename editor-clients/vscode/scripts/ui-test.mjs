@@ -1,8 +1,10 @@
 // Drives the real workbench (VS Code server from code-server, the .vsix installed) in headless
 // Chromium like a person would: the status bar, the command palette, "MCP: Search" → pick a
-// tool → call it with JSON arguments, the status bar changing, a prompt preview → Use prompt,
-// the MCP servers view, and the approval modal of a project server changed on disk. Saves a
-// screenshot of every step into ARTIFACTS_DIR.
+// tool → call it with arguments asked field by field, the status bar changing, a prompt preview
+// → Use prompt, the MCP servers view, the approval modal of a project server changed on disk,
+// and server-everything asking: a form elicitation, a URL consent modal, the sampling
+// approvals (the test language model answers) and a progress notification. Saves a screenshot
+// of every step into ARTIFACTS_DIR.
 // Usage: node ui-test.mjs BASE_URL WORKSPACE ARTIFACTS_DIR
 import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
@@ -86,6 +88,12 @@ async function settled() {
   }
 }
 
+/** Waits for step `n` of `total` of our multi-step quick input titled `title`. */
+async function atStep(title, n, total) {
+  await quickInput.locator(".quick-input-title", { hasText: title }).waitFor();
+  await quickInput.locator(".quick-input-title", { hasText: `${n}/${total}` }).waitFor();
+}
+
 /** Clicks the quick pick row with `text` (re-found if fresh results re-render the list). */
 async function pickRow(text) {
   await quickRows.filter({ hasText: text }).first().click();
@@ -108,19 +116,24 @@ await step("MCP: Search lists tools as you type", async () => {
   await snap("search-add-two");
 });
 
-await step("picking the tool offers its actions, and the call takes JSON arguments", async () => {
+await step("picking the tool offers its actions, and the call asks each argument, checked as typed", async () => {
   await pickRow("basic.add(a, b)");
   await quickRows.filter({ hasText: "Call with arguments" }).waitFor();
   await snap("tool-actions");
   await pickRow("Call with arguments");
-  const input = quickInput.locator("input.input");
-  await quickInput.locator(".quick-input-title", { hasText: "Call basic.add" }).waitFor();
-  await page.keyboard.press("ControlOrMeta+a");
-  await page.keyboard.type('{"a": 2}');
-  await quickInput.locator(".quick-input-message", { hasText: "'b' is required" }).waitFor();
-  await snap("arguments-validated-against-schema");
-  await input.fill('{"a": 2, "b": 40}');
+  await atStep("Call basic.add", 1, 3);
+  await page.keyboard.type("two");
+  await quickInput.locator(".quick-input-message", { hasText: "A number, please." }).waitFor();
+  await snap("arguments-validated-as-typed");
+  await quickInput.locator("input.input").fill("2");
   await page.keyboard.press("Enter");
+  await atStep("Call basic.add", 2, 3);
+  await page.keyboard.type("40");
+  await page.keyboard.press("Enter");
+  await atStep("Call basic.add", 3, 3);
+  await quickRows.filter({ hasText: "a: 2" }).waitFor();
+  await snap("arguments-summary");
+  await pickRow("Submit");
   await page.locator(".tab", { hasText: "basic.add-result" }).waitFor();
   await page.locator(".editor-instance .view-lines", { hasText: "42" }).first().waitFor();
   await snap("tool-result");
@@ -175,9 +188,13 @@ await step("a watched resource's change shows ↻ server · uri changed with Rea
   await searchFor("touch", "basic.touch(uri)");
   await pickRow("basic.touch(uri)");
   await pickRow("Call with arguments");
-  await quickInput.locator(".quick-input-title", { hasText: "Call basic.touch" }).waitFor();
-  await quickInput.locator("input.input").fill('{"uri": "notes://readme"}');
+  await atStep("Call basic.touch", 1, 3);
+  await quickInput.locator("input.input").fill("notes://readme");
   await page.keyboard.press("Enter");
+  await atStep("Call basic.touch", 2, 3); // times: the default 1
+  await page.keyboard.press("Enter");
+  await atStep("Call basic.touch", 3, 3);
+  await pickRow("Submit");
   await page.locator(".tab", { hasText: "basic.touch-result" }).waitFor();
   // Toasts from the VS Code server are not always shown; the notification center has them all.
   await runPaletteCommand("Notifications: Show Notifications");
@@ -266,6 +283,152 @@ await step(
     await snap("approval-approved");
   },
 );
+
+// ------------------------------------------------------------------ a server asks (server-everything)
+
+/** A tool of server-everything through the search: its "Call with arguments…" action. */
+async function callFromSearch(query, label) {
+  await runPaletteCommand("MCP: Search");
+  await searchFor(query, label);
+  await pickRow(label);
+  await pickRow("Call with arguments");
+}
+
+/** A modal dialog with `text`, its detail showing `detail`. */
+async function dialogWith(text, detail) {
+  const dialog = page.locator(".monaco-dialog-box", { hasText: text });
+  await dialog.waitFor();
+  await dialog.locator(".dialog-message-detail", { hasText: detail }).waitFor();
+  return dialog;
+}
+
+await step(
+  "server-everything's form elicitation: asked field by field, checked as typed, summarised before Submit",
+  async () => {
+    const config = path.join(process.env.MCP_SIDECAR_HOME, "mcp.json");
+    const servers = JSON.parse(readFileSync(config, "utf8"));
+    servers.mcpServers.everything = {
+      command: process.env.MCP_TEST_NODE,
+      args: [process.env.MCP_TEST_EVERYTHING, "stdio"],
+    };
+    writeFileSync(config, JSON.stringify(servers));
+    await runPaletteCommand("MCP: Reload Configuration");
+    await callFromSearch("trigger elicitation request", "everything.trigger-elicitation-request()");
+    await atStep("Call everything.trigger-elicitation-request", 1, 1); // no arguments: the summary only
+    await pickRow("Submit");
+    await atStep("everything asks", 1, 14);
+    await quickInput.locator(".quick-input-message", { hasText: "Please provide inputs" }).waitFor();
+    await snap("elicitation-form");
+    await page.keyboard.type("Ada Lovelace");
+    await page.keyboard.press("Enter");
+    await atStep("everything asks", 2, 14);
+    await snap("elicitation-boolean-pick");
+    await pickRow("Yes");
+    await atStep("everything asks", 3, 14);
+    await page.keyboard.press("Enter"); // the default first line
+    await atStep("everything asks", 4, 14);
+    await page.keyboard.type("ada@example");
+    await quickInput.locator(".quick-input-message", { hasText: "Not an email address" }).waitFor();
+    await snap("elicitation-checked-as-typed");
+    await quickInput.locator("input.input").fill("ada@example.com");
+    await page.keyboard.press("Enter");
+    for (let n = 5; n <= 13; n++) {
+      await atStep("everything asks", n, 14);
+      await settled();
+      await page.keyboard.press("Enter"); // left out, or the default
+    }
+    await atStep("everything asks", 14, 14);
+    await quickRows.filter({ hasText: 'String: "Ada Lovelace"' }).waitFor();
+    await snap("elicitation-summary");
+    await pickRow("Submit");
+    await page.locator(".tab", { hasText: "everything.trigger-elicitation-request-result" }).waitFor();
+    await page
+      .locator(".editor-instance .view-lines", { hasText: "User provided the requested information" })
+      .first()
+      .waitFor();
+  },
+);
+
+await step(
+  "a URL elicitation asks with a modal showing the URL and naming its host; Decline opens nothing",
+  async () => {
+    await callFromSearch("trigger url elicitation", "everything.trigger-url-elicitation(url)");
+    await atStep("Call everything.trigger-url-elicitation", 1, 5);
+    await page.keyboard.type("https://example.com/connect?session=1f2e");
+    await page.keyboard.press("Enter");
+    for (let n = 2; n <= 4; n++) {
+      await atStep("Call everything.trigger-url-elicitation", n, 5);
+      await settled();
+      await page.keyboard.press("Enter");
+    }
+    await atStep("Call everything.trigger-url-elicitation", 5, 5);
+    await pickRow("Submit");
+    const dialog = await dialogWith(
+      "everything asks you to continue in the browser",
+      "https://example.com/connect?session=1f2e",
+    );
+    await dialog.locator(".dialog-message-detail", { hasText: "Host: example.com" }).waitFor();
+    await dialog.locator(".monaco-button", { hasText: /^Open example\.com$/ }).waitFor();
+    await dialog.locator(".monaco-button", { hasText: "Copy URL (I'll open it myself)" }).waitFor();
+    await snap("url-consent-modal");
+    await dialog.locator(".monaco-button", { hasText: /^Decline$/ }).click();
+    await dialog.waitFor({ state: "hidden" });
+    await page.locator(".editor-instance .view-lines", { hasText: "User declined to open the URL" }).first().waitFor();
+  },
+);
+
+await step(
+  "a sampling request is approved before the model sees it, and its answer before the server does",
+  async () => {
+    await callFromSearch("trigger sampling request", "everything.trigger-sampling-request(prompt)");
+    await atStep("Call everything.trigger-sampling-request", 1, 3);
+    await page.keyboard.type("Say hi");
+    await page.keyboard.press("Enter");
+    await atStep("Call everything.trigger-sampling-request", 2, 3);
+    await page.keyboard.press("Enter"); // maxTokens: the default 100
+    await atStep("Call everything.trigger-sampling-request", 3, 3);
+    await pickRow("Submit");
+    const context = "Resource trigger-sampling-request context: Say hi";
+    const request = page.locator(".monaco-dialog-box", { hasText: "everything asks to use a language model" });
+    // More than one model: VS Code's models are offered first.
+    const model = quickRows.filter({ hasText: "Test Echo" }).first();
+    await Promise.race([request.waitFor(), model.waitFor().then(() => model.click())]);
+    await dialogWith("everything asks to use a language model", context);
+    await snap("sampling-request-approval");
+    await request.locator(".monaco-button", { hasText: /^Send to Test Echo$/ }).click();
+    const answer = await dialogWith("Return this answer to everything?", `Echo: ${context}`);
+    await snap("sampling-answer-approval");
+    await answer.locator(".monaco-button", { hasText: /^Send to everything$/ }).click();
+    await page.locator(".tab", { hasText: "everything.trigger-sampling-request-result" }).waitFor();
+    await page
+      .locator(".editor-instance .view-lines", { hasText: `Echo: ${context}` })
+      .first()
+      .waitFor();
+  },
+);
+
+await step("a long call shows the server's progress in a cancellable notification", async () => {
+  await callFromSearch("long running operation progress", "everything.trigger-long-running-operation()");
+  await atStep("Call everything.trigger-long-running-operation", 1, 3);
+  await quickInput.locator("input.input").fill("12");
+  await page.keyboard.press("Enter");
+  await atStep("Call everything.trigger-long-running-operation", 2, 3);
+  await quickInput.locator("input.input").fill("4");
+  await page.keyboard.press("Enter");
+  await atStep("Call everything.trigger-long-running-operation", 3, 3);
+  await pickRow("Submit");
+  // Toasts from the VS Code server are not always shown, and a progress notification leaves the
+  // list when the call ends: watch it in the notification center while it runs.
+  await runPaletteCommand("Notifications: Show Notifications");
+  const notice = page.locator(".notifications-center .notification-list-item, .notification-toast", {
+    hasText: "Calling everything.trigger-long-running-operation",
+  });
+  await notice.filter({ hasText: /\d+%/ }).first().waitFor();
+  await snap("progress-notification");
+  await page
+    .locator(".tab", { hasText: "everything.trigger-long-running-operation-result" })
+    .waitFor({ timeout: 30_000 });
+});
 
 console.log(`${passed} passed, 0 failed`);
 await browser.close();

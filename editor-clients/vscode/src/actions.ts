@@ -1,14 +1,23 @@
 // What can be done with a tool, resource, template or prompt, from the search or the view:
-// activate for chat, show the schema, call with validated JSON arguments, open a resource,
-// fill a template with completions, preview a prompt.
+// activate for chat, show the schema, call with arguments asked field by field (or as JSON),
+// open a resource, fill a template with completions, preview a prompt.
 import * as vscode from "vscode";
 import type { SidecarClient } from "./client";
+import { destructiveHint, quickInputLiteral } from "./consent";
 import type { OutputDocuments, ResourceDocuments } from "./documents";
+import type { Elicitations } from "./elicitation";
+import { askForm } from "./formInput";
+import { callWithProgress } from "./progress";
 import type { PromptPreviews } from "./prompts";
 import * as P from "./protocol";
 import { renderCallResult } from "./render";
 import { argumentsSkeleton, parseArguments, validate } from "./schema";
+import { buildForm, plainLine } from "./schemaForm";
 import { inputWithCompletions } from "./ui";
+
+/** The note a destructive tool's palette call shows before Submit. */
+export const DESTRUCTIVE_FORM_NOTE =
+  "Destructive: the server marks this tool destructive (destructiveHint): it may delete or overwrite data.";
 
 export class Actions {
   constructor(
@@ -16,6 +25,7 @@ export class Actions {
     private readonly resources: ResourceDocuments,
     private readonly outputs: OutputDocuments,
     readonly prompts: PromptPreviews,
+    private readonly elicitations?: Elicitations,
   ) {}
 
   /** Activates one exact tool id in the default session (the one chat uses). */
@@ -60,9 +70,10 @@ export class Actions {
   }
 
   /**
-   * Asks for JSON arguments validated against the tool's input schema (unless `args` are
-   * given), then calls it with `activate: true`, so the sidecar activates it into the session
-   * first exactly as `mcp/activate` would, and shows the result.
+   * Asks the tool's arguments field by field from its input schema (or as JSON), unless `args`
+   * are given, then calls it with `activate: true`, so the sidecar activates it into the
+   * session first exactly as `mcp/activate` would, and shows the result. The call reports its
+   * progress in a cancellable notification.
    */
   async call(id: string, args?: P.JsonObject): Promise<P.CallToolResult | undefined> {
     let argumentsValue = args;
@@ -72,28 +83,15 @@ export class Actions {
         void vscode.window.showWarningMessage(`MCP: ${id} is not in its server's catalog.`);
         return undefined;
       }
-      const text = await vscode.window.showInputBox({
-        title: `Call ${id}`,
-        prompt: `JSON arguments. ${tool.description ?? ""}`.trim(),
-        value: argumentsSkeleton(tool.inputSchema),
-        ignoreFocusOut: true,
-        validateInput: (value) => {
-          const parsed = parseArguments(value);
-          if (!parsed.ok) return parsed.error;
-          const problems = validate(parsed.value, tool.inputSchema);
-          return problems.length ? problems.join("; ") : undefined;
-        },
-      });
-      if (text === undefined) return undefined;
-      const parsed = parseArguments(text);
-      if (!parsed.ok) return undefined;
-      argumentsValue = parsed.value;
+      argumentsValue = await this.askArguments(tool);
+      if (argumentsValue === undefined) return undefined;
     }
     let result: P.CallToolResult;
     try {
-      result = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: `Calling ${id}…`, cancellable: true },
-        (_progress, token) => this.client.request(P.callTool, { id, arguments: argumentsValue, activate: true }, token),
+      result = await callWithProgress(
+        this.client,
+        { id, arguments: argumentsValue, activate: true },
+        { title: `Calling ${id}…`, eager: true },
       );
     } catch (error) {
       const data = (error as { data?: P.Diagnostic } | null)?.data;
@@ -104,8 +102,48 @@ export class Actions {
     }
     const rendered = renderCallResult(result);
     await this.outputs.show(`${id} result`, rendered.text, rendered.language);
-    if (result.isError) void vscode.window.showWarningMessage(`MCP: ${id} reported an error; see the result.`);
+    const called = argumentsValue;
+    if (result.diagnostic?.code === "elicitation_required" && this.elicitations) {
+      this.elicitations.offerRetry(result, () => void this.call(id, called));
+    } else if (result.isError) {
+      void vscode.window.showWarningMessage(`MCP: ${id} reported an error; see the result.`);
+    }
     return result;
+  }
+
+  /** The arguments of a palette call: the schema form, or JSON typed whole ("Edit as JSON…"). */
+  async askArguments(tool: P.ToolDefinition): Promise<P.JsonObject | undefined> {
+    const outcome = await askForm(buildForm(tool.inputSchema), {
+      title: `Call ${plainLine(tool.id)}${destructiveHint(tool) ? " (destructive)" : ""}`,
+      json: true,
+      notes: destructiveHint(tool) ? [DESTRUCTIVE_FORM_NOTE] : [],
+      submitDescription: "call the tool with these arguments",
+    });
+    if (outcome.action === "submit") return outcome.content;
+    if (outcome.action !== "json") return undefined;
+    return this.askJson(tool, outcome.content);
+  }
+
+  /** JSON arguments validated against the tool's input schema as you type; required parameters start as placeholders. */
+  async askJson(tool: P.ToolDefinition, values: P.JsonObject): Promise<P.JsonObject | undefined> {
+    const start = { ...(JSON.parse(argumentsSkeleton(tool.inputSchema)) as P.JsonObject), ...values };
+    const text = await vscode.window.showInputBox({
+      title: `Call ${plainLine(tool.id)}`,
+      prompt: quickInputLiteral(
+        `JSON arguments.${destructiveHint(tool) ? " Destructive tool." : ""} ${tool.description ?? ""}`.trim(),
+      ),
+      value: JSON.stringify(start),
+      ignoreFocusOut: true,
+      validateInput: (value) => {
+        const parsed = parseArguments(value);
+        if (!parsed.ok) return parsed.error;
+        const problems = validate(parsed.value, tool.inputSchema);
+        return problems.length ? quickInputLiteral(problems.join("; ")) : undefined;
+      },
+    });
+    if (text === undefined) return undefined;
+    const parsed = parseArguments(text);
+    return parsed.ok ? parsed.value : undefined;
   }
 
   openResource(server: string, uri: string): Promise<vscode.TextEditor> {

@@ -6,6 +6,7 @@ import * as vscode from "vscode";
 import type { SidecarClient } from "./client";
 import { autoApprovedServers, callConfirmation, markdownLiteral, oneLine, skipsConfirmation } from "./consent";
 import { describeError } from "./format";
+import { callWithProgress } from "./progress";
 import * as P from "./protocol";
 import { stripControlsWithNote } from "./sanitize";
 
@@ -108,10 +109,11 @@ export function registerChatTools(client: SidecarClient): vscode.Disposable {
     prepareInvocation: (options) => prepareCall(client, options.input),
     async invoke(options, token) {
       try {
-        const result = await client.request(
-          P.callTool,
+        // A long call's progress shows in a notification once the server reports some.
+        const result = await callWithProgress(
+          client,
           { id: options.input.id, arguments: options.input.arguments ?? {}, forModel: true },
-          token,
+          { title: `MCP: ${oneLine(String(options.input.id))}`, eager: false, token },
         );
         return textResult(callResultText(result));
       } catch (error) {

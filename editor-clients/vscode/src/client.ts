@@ -1,6 +1,8 @@
 // SidecarClient owns the LanguageClient that runs `mcp-sidecar` over stdio: serialized
 // start/stop/restart (at most one queued), restart with backoff after an unexpected exit, and
 // sidecar notifications re-emitted as events that survive restarts.
+
+import { randomUUID } from "node:crypto";
 import * as vscode from "vscode";
 import {
   CloseAction,
@@ -10,12 +12,21 @@ import {
   RevealOutputChannelOn,
   type ServerOptions,
 } from "vscode-languageclient/node";
-import type { NotificationType, RequestType } from "vscode-languageserver-protocol";
+import {
+  type NotificationType,
+  type RequestType,
+  WorkDoneProgress,
+  type WorkDoneProgressBegin,
+  type WorkDoneProgressEnd,
+  type WorkDoneProgressReport,
+} from "vscode-languageserver-protocol";
 import type { ClientState } from "./format";
 import * as P from "./protocol";
 import { Backoff, Serializer } from "./serial";
 
 export class SidecarUnavailableError extends Error {}
+
+type RequestHandler = (params: unknown, token: vscode.CancellationToken) => Promise<unknown>;
 
 export interface Launch {
   command: string;
@@ -40,18 +51,24 @@ export class SidecarClient implements vscode.Disposable {
   readonly onDidStart = this.startEmitter.event;
 
   private readonly relays: { type: NotificationType<unknown>; emitter: vscode.EventEmitter<unknown> }[] = [];
+  /** Requests the sidecar sends (a server asks the person), answered by whoever registered. */
+  private readonly answerers: { method: string; handler: RequestHandler }[] = [];
   readonly onServerStatus = this.relay(P.serverStatus);
   readonly onCatalogChanged = this.relay(P.catalogChanged);
   readonly onResourceUpdated = this.relay(P.resourceUpdated);
   readonly onWatchesCleared = this.relay(P.watchesCleared);
   readonly onActiveToolsChanged = this.relay(P.activeToolsChanged);
   readonly onApprovalRequired = this.relay(P.approvalRequired);
+  readonly onElicitationComplete = this.relay(P.elicitationComplete);
+  readonly onServerLog = this.relay(P.serverLog);
 
   constructor(
     private readonly log: vscode.LogOutputChannel,
     private readonly traceChannel: vscode.OutputChannel,
     /** Finds the executable and arguments, or undefined (it tells the user why). */
     private readonly resolveLaunch: () => Promise<Launch | undefined>,
+    /** What the editor can render for servers, read at each start (`initializationOptions.mcpCapabilities`). */
+    private readonly capabilities: () => P.McpCapabilities = () => ({}),
   ) {
     this.disposables.push(this.stateEmitter, this.startEmitter, ...this.relays.map((r) => r.emitter));
   }
@@ -60,6 +77,24 @@ export class SidecarClient implements vscode.Disposable {
     const emitter = new vscode.EventEmitter<T>();
     this.relays.push({ type: type as NotificationType<unknown>, emitter: emitter as vscode.EventEmitter<unknown> });
     return emitter.event;
+  }
+
+  /**
+   * Answers the sidecar's `type` requests with `handler` on this and every later sidecar. The
+   * token is cancelled when the sidecar withdraws the question (`$/cancelRequest`). One
+   * handler per method.
+   */
+  onRequest<Params, Result>(
+    type: RequestType<Params, Result, void>,
+    handler: (params: Params, token: vscode.CancellationToken) => Promise<Result>,
+  ): vscode.Disposable {
+    const entry = { method: type.method, handler: handler as RequestHandler };
+    this.answerers.push(entry);
+    this.client?.onRequest(type.method, entry.handler);
+    return new vscode.Disposable(() => {
+      const index = this.answerers.indexOf(entry);
+      if (index >= 0) this.answerers.splice(index, 1);
+    });
   }
 
   get state(): ClientState {
@@ -113,10 +148,13 @@ export class SidecarClient implements vscode.Disposable {
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       // trustGranted only right after the person granted trust (the definitions present are
       // approved); on every other start, project definitions never approved are asked about.
+      // workspaceFolders (every folder) and their changes, and capabilities.window.workDoneProgress,
+      // come from the LanguageClient's own workspace-folder and progress features.
       initializationOptions: {
         trustedWorkspace: vscode.workspace.isTrusted,
         trustGranted: this.takeTrustGrant(),
         interactive: true,
+        mcpCapabilities: this.capabilities(),
       },
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue, handled: true }),
@@ -130,6 +168,7 @@ export class SidecarClient implements vscode.Disposable {
     for (const { type, emitter } of this.relays) {
       client.onNotification(type, (params: unknown) => emitter.fire(params));
     }
+    for (const { method, handler } of this.answerers) client.onRequest(method, handler);
     this.client = client;
     this.intentionalStop = false;
     this.log.info(`Starting ${launch.command} ${launch.args.join(" ")}`);
@@ -229,6 +268,28 @@ export class SidecarClient implements vscode.Disposable {
     return (
       token ? client.sendRequest(type.method, params, token) : client.sendRequest(type.method, params)
     ) as Promise<Result>;
+  }
+
+  /**
+   * Sends a request with a fresh `workDoneToken` and passes the sidecar's `$/progress` for it
+   * (begin, report, end) to `onProgress` until the request is answered.
+   */
+  async requestWithProgress<Params extends { workDoneToken?: string }, Result>(
+    type: RequestType<Params, Result, void>,
+    params: Params,
+    token: vscode.CancellationToken | undefined,
+    onProgress: (value: WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd) => void,
+  ): Promise<Result> {
+    if (this.current !== "running") await this.start();
+    const client = this.client;
+    if (!client || this.current !== "running") return this.request(type, params, token);
+    const workDoneToken = `mcp-sidecar-${randomUUID()}`;
+    const listening = client.onProgress(WorkDoneProgress.type, workDoneToken, onProgress);
+    try {
+      return await this.request(type, { ...params, workDoneToken }, token);
+    } finally {
+      listening.dispose();
+    }
   }
 
   dispose(): void {

@@ -6,6 +6,7 @@ import type { Approvals } from "./approvals";
 import type { SidecarClient } from "./client";
 import type { OutputDocuments } from "./documents";
 import * as P from "./protocol";
+import type { ServerChannels } from "./serverLogs";
 import type { ServerStore } from "./state";
 import type { Node, ServersView } from "./views/servers";
 
@@ -18,12 +19,12 @@ export interface CommandContext {
   log: vscode.LogOutputChannel;
   bootstrap: { install(): Promise<string | undefined>; resetPrompt(): void };
   approvals: Approvals;
+  /** The per-server output channels ("MCP: <server>"), shared with the server log notifications. */
+  serverChannels: ServerChannels;
 }
 
 /** The context plus what the commands share while registered. */
 export interface Ctx extends CommandContext {
-  /** Output channels of `mcpSidecar.serverLogs`, one per server, disposed with the commands. */
-  serverLogChannels: Map<string, vscode.OutputChannel>;
   /** The sidecar's `/mcp` command table (`mcp/commandSpec`), fetched once; undefined when it has none. */
   commandSpec(): Promise<P.CommandSpecResult | undefined>;
   /** Runs another command of the table with arguments. */

@@ -58,7 +58,6 @@ export function registerCommands(context: CommandContext): vscode.Disposable[] {
   let spec: Promise<P.CommandSpecResult | undefined> | undefined;
   const ctx: Ctx = {
     ...context,
-    serverLogChannels: new Map(),
     // An older sidecar without mcp/commandSpec answers an error: no table, and it is asked again next time.
     commandSpec: () => (spec ??= context.client.request(P.commandSpec, {}).catch(() => (spec = undefined))),
     run: (command, ...args) => handlers.get(command)?.(...args) ?? Promise.resolve(undefined),
@@ -67,11 +66,6 @@ export function registerCommands(context: CommandContext): vscode.Disposable[] {
     const handler = guarded(context.log, factory(ctx));
     handlers.set(id, handler);
     return vscode.commands.registerCommand(id, handler);
-  });
-  disposables.push({
-    dispose: () => {
-      for (const channel of ctx.serverLogChannels.values()) channel.dispose();
-    },
   });
   return disposables;
 }

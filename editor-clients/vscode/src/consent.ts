@@ -63,6 +63,23 @@ export function oneLine(text: string): string {
   return visibleText(text).replace(/\s+/g, " ").trim();
 }
 
+/**
+ * Text for a quick pick item's label, description or detail, which render `$(name)` as an
+ * icon: each such reference is escaped so it shows as written.
+ */
+export function iconLiteral(text: string): string {
+  return text.replace(/\$\(([A-Za-z0-9-]+(?:~[A-Za-z]+)?)\)/g, "\\$($1)");
+}
+
+/**
+ * Text for an input box's prompt or validation message, which render `[label](https://...)`
+ * (also `command:` and `file:`) as a link and `$(name)` as an icon: the icons are escaped and a
+ * space between `]` and `(` keeps a link from forming, so the text reads as the server wrote it.
+ */
+export function quickInputLiteral(text: string): string {
+  return iconLiteral(oneLine(text)).replace(/\]\(/g, "] (");
+}
+
 /** The servers whose read-only tools run without asking, from the user's setting value. */
 export function autoApprovedServers(value: unknown): Set<string> {
   return new Set(Array.isArray(value) ? value.filter((v): v is string => typeof v === "string" && v !== "") : []);
@@ -70,6 +87,11 @@ export function autoApprovedServers(value: unknown): Set<string> {
 
 function readOnlyHint(tool: ToolDefinition): boolean {
   return (tool.annotations as { readOnlyHint?: unknown } | null | undefined)?.readOnlyHint === true;
+}
+
+/** The server says the tool may delete or overwrite data (`destructiveHint: true`, stated, not defaulted). */
+export function destructiveHint(tool: ToolDefinition | undefined): boolean {
+  return (tool?.annotations as { destructiveHint?: unknown } | null | undefined)?.destructiveHint === true;
 }
 
 /**
@@ -89,6 +111,9 @@ export interface CallConfirmation {
 }
 
 export const CALL_CONFIRMATION_TITLE = "Call an MCP tool?";
+export const DESTRUCTIVE_CALL_TITLE = "Call a destructive MCP tool?";
+export const DESTRUCTIVE_NOTE =
+  "**Destructive**: the server marks this tool destructive (`destructiveHint`): it may delete or overwrite data. Check the arguments.";
 
 /** The confirmation `mcp_call` shows before calling `id` with `args`. */
 export function callConfirmation(id: string, tool: ToolDefinition | undefined, args: unknown): CallConfirmation {
@@ -99,6 +124,7 @@ export function callConfirmation(id: string, tool: ToolDefinition | undefined, a
     parts.push(
       `**${markdownLiteral(oneLine(tool.id))}**: the tool ${name} of the MCP server ${markdownLiteral(oneLine(tool.server))}.`,
     );
+    if (destructiveHint(tool)) parts.push(`⚠ ${DESTRUCTIVE_NOTE}`);
     if (tool.description) parts.push("Its description, as the server gives it:", markdownLiteral(tool.description));
     if (readOnlyHint(tool)) {
       parts.push(
@@ -112,7 +138,8 @@ export function callConfirmation(id: string, tool: ToolDefinition | undefined, a
   }
   // What will be sent is shown whole: escaped, never stripped.
   parts.push("Arguments:", jsonBlock(args));
-  return { title: CALL_CONFIRMATION_TITLE, markdown: parts.join("\n\n") };
+  const title = destructiveHint(tool) ? DESTRUCTIVE_CALL_TITLE : CALL_CONFIRMATION_TITLE;
+  return { title, markdown: parts.join("\n\n") };
 }
 
 // ---------------------------------------------------------------- project server approvals

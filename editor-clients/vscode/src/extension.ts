@@ -15,12 +15,18 @@ import {
   RESOURCE_SCHEME,
   ResourceDocuments,
 } from "./documents";
+import { Elicitations } from "./elicitation";
 import { registerNotifications } from "./notifications";
+import { onDidRenderProgress, type RenderedProgress } from "./progress";
 import { PromptPreviews } from "./prompts";
 import type * as P from "./protocol";
+import { languageModelsAvailable, Sampling, samplingEnabled } from "./sampling";
+import { Turns } from "./serial";
+import { mcpCapabilities } from "./serverAsks";
+import { ServerChannels } from "./serverLogs";
 import { ServerStore } from "./state";
 import { createStatusBar } from "./statusBar";
-import { currentQuickInput, type QuickInputState } from "./ui";
+import { currentQuickInput, driveQuickInput, type QuickInputState } from "./ui";
 import { ServersView } from "./views/servers";
 
 /** What the extension exports, for tests and other extensions. */
@@ -33,8 +39,18 @@ export interface McpSidecarApi {
   approvals: Approvals;
   /** Finds the sidecar; asks before a workspace's own .venv sidecar runs (tests replace its `ask`). */
   bootstrap: Bootstrap;
-  /** The extension's open quick pick (title, item labels), for tests driving the real pickers. */
+  /** The extension's open quick pick or input box (title, items, value), for tests driving the real ones. */
   quickInput: () => QuickInputState | undefined;
+  /** Types `value` into our shown quick input, or checks items of a multi-select (tests cannot type). */
+  driveQuickInput: (change: { value?: string; select?: string[] }) => boolean;
+  /** A server's questions (`mcp/elicit`); tests replace its `ask` and `openExternal`. */
+  elicitations: Elicitations;
+  /** A server's sampling requests (`mcp/sample`); tests replace its `ask` to answer the approvals. */
+  sampling: Sampling;
+  /** The per-server output channels and what `mcp/serverLog` wrote to them. */
+  serverChannels: ServerChannels;
+  /** Every `$/progress` value of a tool call as the extension rendered it. */
+  onDidRenderProgress: vscode.Event<RenderedProgress>;
   /** What `mcp_call` would show before calling (VS Code asks only inside a chat session). */
   prepareCall: (input: { id: string; arguments?: P.JsonObject }) => Promise<vscode.PreparedToolInvocation>;
 }
@@ -49,16 +65,25 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
     JSON.stringify([
       userSidecarPath(),
       vscode.workspace.getConfiguration("mcpSidecar").get<string>("logLevel", "warning"),
+      samplingEnabled(),
     ]);
   let launchedWith = launchSettings();
-  const client = new SidecarClient(log, trace, () => bootstrap.resolveLaunch());
+  // What servers may ask through the sidecar; sampling needs VS Code's language models.
+  const capabilities = () =>
+    mcpCapabilities({ languageModels: languageModelsAvailable(), samplingEnabled: samplingEnabled() });
+  const client = new SidecarClient(log, trace, () => bootstrap.resolveLaunch(), capabilities);
   running = client;
   const store = new ServerStore(client);
   const resources = new ResourceDocuments(client);
   const promptDocs = new PromptDocuments();
   const outputs = new OutputDocuments();
   const prompts = new PromptPreviews(client, promptDocs, log);
-  const actions = new Actions(client, resources, outputs, prompts);
+  // A server's questions take turns: one quick input or modal at a time.
+  const turns = new Turns();
+  const elicitations = new Elicitations(client, turns, log);
+  const sampling = new Sampling(client, turns, outputs, log);
+  const serverChannels = new ServerChannels(client);
+  const actions = new Actions(client, resources, outputs, prompts, elicitations);
   const view = new ServersView(client, store);
   const approvals = new Approvals(client, store, log);
 
@@ -73,6 +98,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
     prompts,
     view,
     approvals,
+    elicitations,
+    sampling,
+    serverChannels,
     vscode.workspace.registerTextDocumentContentProvider(RESOURCE_SCHEME, resources),
     vscode.workspace.registerTextDocumentContentProvider(PROMPT_SCHEME, promptDocs),
     vscode.workspace.registerTextDocumentContentProvider(OUTPUT_SCHEME, outputs),
@@ -81,7 +109,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
     createStatusBar(client, store),
     registerNotifications(client, actions, log),
     registerChatTools(client),
-    ...registerCommands({ client, store, actions, outputs, view, log, bootstrap, approvals }),
+    ...registerCommands({ client, store, actions, outputs, view, log, bootstrap, approvals, serverChannels }),
     vscode.workspace.onDidGrantWorkspaceTrust(async () => {
       try {
         const summary = await client.grantTrust();
@@ -93,7 +121,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
       }
     }),
     vscode.workspace.onDidChangeConfiguration((event) => {
-      if (!event.affectsConfiguration("mcpSidecar.path") && !event.affectsConfiguration("mcpSidecar.logLevel")) return;
+      const restarts = ["mcpSidecar.path", "mcpSidecar.logLevel", "mcpSidecar.sampling.enabled"];
+      if (!restarts.some((setting) => event.affectsConfiguration(setting))) return;
       // Only a change of what is used restarts: a workspace's mcpSidecar.path (ignored) does not.
       const now = launchSettings();
       if (now === launchedWith) return;
@@ -119,6 +148,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
     approvals,
     bootstrap,
     quickInput: () => currentQuickInput,
+    driveQuickInput,
+    elicitations,
+    sampling,
+    serverChannels,
+    onDidRenderProgress,
     prepareCall: (input) => prepareCall(client, input),
   };
 }

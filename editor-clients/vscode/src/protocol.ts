@@ -220,6 +220,8 @@ export interface CallToolParams {
   activate?: boolean;
   /** A model reads the failure (a chat's call tool): the diagnostic's hint is written for it. */
   forModel?: boolean;
+  /** LSP's WorkDoneProgressParams: the sidecar reports the call on it with `$/progress`. */
+  workDoneToken?: string;
 }
 
 export interface CallToolResult {
@@ -696,18 +698,6 @@ export interface CatalogChangedParams {
   kind: "tools" | "resources" | "prompts";
 }
 
-export interface ServerLogParams {
-  server: string;
-  level: string;
-  logger?: string;
-  text: string;
-}
-
-export interface ElicitationCompleteParams {
-  server: string;
-  elicitationId: string;
-}
-
 export interface ResourceUpdatedParams {
   server: string;
   uri: string;
@@ -728,6 +718,92 @@ export interface ActiveToolsChangedParams {
   session: string;
   removed: string[];
   reason: string;
+}
+
+export interface ServerLogParams {
+  server: string;
+  /** `warning`, `error`, `critical`, `alert` or `emergency`. */
+  level: string;
+  logger?: string;
+  /** The message's data on one line, sanitised, secrets redacted, at most 2,000 characters. */
+  text: string;
+}
+
+export interface ElicitationCompleteParams {
+  server: string;
+  elicitationId: string;
+}
+
+// ---------------------------------------------------------------- requests, sidecar to client: params and results
+
+/** What the editor can render for a server (`initializationOptions.mcpCapabilities`). */
+export interface McpCapabilities {
+  elicitation?: { form?: Record<string, never>; url?: Record<string, never> };
+  sampling?: Record<string, never>;
+}
+
+export interface ElicitFormParams {
+  server: string;
+  mode: "form";
+  message: string;
+  /** Checked and rebuilt by the sidecar: a flat object of primitive, enum and multi-select properties. */
+  requestedSchema: JsonObject;
+  /** The property names in the server's order. */
+  order?: string[];
+  /** This request's JSON-RPC id (what a `$/cancelRequest` names). */
+  requestId?: string | number;
+}
+
+export interface ElicitUrlParams {
+  server: string;
+  mode: "url";
+  message: string;
+  url: string;
+  /** The URL's host (punycode), for the person to read before consenting. */
+  host: string;
+  elicitationId?: string;
+  requestId?: string | number;
+}
+
+export type ElicitParams = ElicitFormParams | ElicitUrlParams;
+
+export interface ElicitResult {
+  action: "accept" | "decline" | "cancel";
+  content?: JsonObject;
+}
+
+export interface SamplingContent {
+  type: string;
+  text?: string;
+  data?: string;
+  mimeType?: string;
+  [key: string]: Json | undefined;
+}
+
+export interface SamplingMessage {
+  role: "user" | "assistant";
+  content: SamplingContent | SamplingContent[];
+}
+
+export interface SampleParams {
+  server: string;
+  messages: SamplingMessage[];
+  maxTokens: number;
+  systemPrompt?: string;
+  modelPreferences?: JsonObject;
+  temperature?: number;
+  stopSequences?: string[];
+  includeContext?: string;
+  tools?: JsonObject[];
+  toolChoice?: JsonObject;
+  requestId?: string | number;
+}
+
+export interface SampleResult {
+  role: "assistant";
+  content: { type: "text"; text: string };
+  model: string;
+  stopReason?: string;
 }
 
 // ---------------------------------------------------------------- requests, client to sidecar
@@ -788,6 +864,11 @@ export const modelToolChanged = new NotificationType<ModelToolChangedParams>("mc
 export const serverLog = new NotificationType<ServerLogParams>("mcp/serverLog");
 export const elicitationComplete = new NotificationType<ElicitationCompleteParams>("mcp/elicitationComplete");
 
+// ---------------------------------------------------------------- requests, sidecar to client
+
+export const elicit = new RequestType<ElicitParams, ElicitResult, void>("mcp/elicit");
+export const sample = new RequestType<SampleParams, SampleResult, void>("mcp/sample");
+
 /** Every request this file mirrors, for the protocol test. */
 export const REQUESTS = [
   status,
@@ -839,6 +920,9 @@ export const NOTIFICATIONS = [
   serverLog,
   elicitationComplete,
 ].map((type) => type.method);
+
+/** Every request the sidecar sends this client (a server asks the person), for the protocol test. */
+export const CLIENT_REQUESTS = [elicit, sample].map((type) => type.method);
 
 /** The `workspace/executeCommand` command that runs one `/mcp` line (generic LSP clients). */
 export const EXECUTE_COMMAND = "mcp.command";

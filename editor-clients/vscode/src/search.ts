@@ -4,6 +4,7 @@ import * as vscode from "vscode";
 import type { Actions } from "./actions";
 import type { SidecarClient } from "./client";
 import { candidateItem, describeError } from "./format";
+import { iconPath } from "./icons";
 import * as P from "./protocol";
 import { pickOne, trackQuickPick } from "./ui";
 
@@ -23,7 +24,7 @@ export function actionsFor(candidate: P.Candidate, actions: Actions): ActionItem
       return [
         {
           label: "$(play) Call with arguments…",
-          description: "JSON checked against the input schema",
+          description: "each argument asked in turn and checked as you type (or as JSON)",
           run: () => actions.call(candidate.id),
         },
         {
@@ -88,6 +89,7 @@ export function openSearch(client: SidecarClient, actions: Actions, initial = ""
         if (mine !== generation) return;
         const items: CandidateItem[] = result.candidates.map((candidate) => ({
           ...candidateItem(candidate),
+          iconPath: iconPath(candidate.icons),
           candidate,
           alwaysShow: true,
         }));

@@ -1,6 +1,7 @@
 // Restart discipline for the sidecar process, without `vscode`: at most one start/stop runs
 // at a time and at most one more waits (bursts of settings changes become one restart), and
-// an unexpected exit is retried after a growing delay.
+// an unexpected exit is retried after a growing delay; and the queue that lets servers' questions
+// to the person take turns.
 
 /** Runs async jobs one at a time; while one runs, later requests collapse into one queued run. */
 export class Serializer {
@@ -60,5 +61,20 @@ export class Backoff {
 
   reset(): void {
     this.attempt = 0;
+  }
+}
+
+/**
+ * Runs jobs one after another, each after the previous one settled, in the order they came:
+ * the questions servers ask a person (one quick input or modal at a time, whichever server
+ * asks). A job that fails does not stop the ones after it.
+ */
+export class Turns {
+  private last: Promise<unknown> = Promise.resolve();
+
+  run<T>(job: () => Promise<T>): Promise<T> {
+    const mine = this.last.catch(() => undefined).then(job);
+    this.last = mine.catch(() => undefined);
+    return mine;
   }
 }

@@ -248,11 +248,7 @@ export function serverLogs(ctx: Ctx) {
     const server = await pickServer(ctx.store, arg, "Server whose logs to show");
     if (!server) return undefined;
     const logs = await ctx.client.request(P.serverLogs, { server });
-    let channel = ctx.serverLogChannels.get(server);
-    if (!channel) {
-      channel = vscode.window.createOutputChannel(`MCP: ${server}`);
-      ctx.serverLogChannels.set(server, channel);
-    }
+    const channel = ctx.serverChannels.channel(server);
     channel.clear();
     if (logs.dropped > 0) channel.appendLine(`… ${logs.dropped} earlier lines dropped`);
     for (const line of logs.lines) channel.appendLine(`${new Date(line.time * 1000).toISOString()} ${line.text}`);

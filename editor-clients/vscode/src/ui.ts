@@ -7,33 +7,95 @@ import * as P from "./protocol";
 import type { ServerStore } from "./state";
 
 /**
- * What the extension's own quick inputs currently offer (title and item labels). The
- * extension-host tests follow it to drive the real pickers; it carries no user data
- * beyond what the picker shows.
+ * What the extension's own quick inputs currently offer (title, item labels, the typed value
+ * and its validation message). The extension-host tests follow it to drive the real pickers
+ * and input boxes; it carries no user data beyond what the quick input shows.
  */
 export interface QuickInputState {
+  kind: "pick" | "box";
   title: string;
+  step?: number;
+  totalSteps?: number;
   items: string[];
   /** The highlighted items as the workbench reports them back: what Enter would accept. */
   active: string[];
+  /** The checked items of a multi-select pick. */
+  selected: string[];
+  /** A multi-select pick (Enter accepts the checked items, whatever is highlighted). */
+  many: boolean;
+  value: string;
+  /** An input box's prompt, a pick's placeholder. */
+  prompt: string;
+  validationMessage?: string;
   busy: boolean;
 }
 const quickInputEmitter = new vscode.EventEmitter<QuickInputState | undefined>();
 export const onDidChangeQuickInput = quickInputEmitter.event;
 export let currentQuickInput: QuickInputState | undefined;
+let shownInput: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox | undefined;
+const drivenListeners = new WeakMap<object, (value: string) => void>();
 
-/** Reports a quick pick's items to `onDidChangeQuickInput` whenever they change. */
-export function trackQuickPick<T extends vscode.QuickPickItem>(pick: vscode.QuickPick<T>): void {
+/**
+ * `input.onDidChangeValue`, and also for a value `driveQuickInput` puts in: an input box does
+ * not report a value set by the extension itself.
+ */
+export function onValueChange(
+  input: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox,
+  listener: (value: string) => void,
+): vscode.Disposable {
+  drivenListeners.set(input, listener);
+  return input.onDidChangeValue(listener);
+}
+
+function isPick(
+  input: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox,
+): input is vscode.QuickPick<vscode.QuickPickItem> {
+  return "items" in input;
+}
+
+function stateOf(input: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox): QuickInputState {
+  const common = {
+    title: input.title ?? "",
+    step: input.step,
+    totalSteps: input.totalSteps,
+    value: input.value,
+    busy: input.busy,
+  };
+  if (isPick(input)) {
+    return {
+      ...common,
+      kind: "pick",
+      many: input.canSelectMany,
+      items: input.items.map((i) => i.label),
+      active: input.activeItems.map((i) => i.label),
+      selected: input.selectedItems.map((i) => i.label),
+      prompt: input.placeholder ?? "",
+    };
+  }
+  const message = input.validationMessage;
+  return {
+    ...common,
+    kind: "box",
+    many: false,
+    items: [],
+    active: [],
+    selected: [],
+    prompt: input.prompt ?? "",
+    validationMessage: typeof message === "string" ? message : message?.message,
+  };
+}
+
+/** Reports a quick pick's or input box's state to `onDidChangeQuickInput` whenever it changes. */
+export function trackQuickInput(input: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox): void {
   let visible = false;
   const publish = () => {
     if (!visible) return;
-    const active = pick.activeItems.map((i) => i.label);
-    currentQuickInput = { title: pick.title ?? "", items: pick.items.map((i) => i.label), active, busy: pick.busy };
+    currentQuickInput = stateOf(input);
     quickInputEmitter.fire(currentQuickInput);
   };
-  // QuickPick has no change event for items or busy: wrap their setters on this instance.
-  for (const key of ["items", "busy"] as const) {
-    let owner: object | null = pick;
+  // Quick inputs have no change event for items, busy or a validation message: wrap their setters on this instance.
+  for (const key of ["items", "busy", "validationMessage", "placeholder", "prompt", "title", "step"] as const) {
+    let owner: object | null = input;
     let descriptor: PropertyDescriptor | undefined;
     while (owner && !descriptor) {
       descriptor = Object.getOwnPropertyDescriptor(owner, key);
@@ -41,28 +103,62 @@ export function trackQuickPick<T extends vscode.QuickPickItem>(pick: vscode.Quic
     }
     const { get, set } = descriptor ?? {};
     if (!get || !set) continue;
-    Object.defineProperty(pick, key, {
+    Object.defineProperty(input, key, {
       configurable: true,
-      get: () => get.call(pick),
+      get: () => get.call(input),
       set: (value: unknown) => {
-        set.call(pick, value);
+        set.call(input, value);
         publish();
       },
     });
   }
-  const show = pick.show.bind(pick);
-  pick.show = () => {
+  const show = input.show.bind(input);
+  input.show = () => {
     visible = true;
+    shownInput = input;
     show();
     publish();
   };
+  input.onDidChangeValue(publish);
   // Items reach the workbench asynchronously; the active item comes back once they are shown.
-  pick.onDidChangeActive(publish);
-  pick.onDidHide(() => {
+  if (isPick(input)) {
+    input.onDidChangeActive(publish);
+    input.onDidChangeSelection(publish);
+  }
+  input.onDidHide(() => {
     visible = false;
+    if (shownInput === input) shownInput = undefined;
     currentQuickInput = undefined;
     quickInputEmitter.fire(undefined);
   });
+}
+
+/** Reports a quick pick's items to `onDidChangeQuickInput` whenever they change. */
+export function trackQuickPick<T extends vscode.QuickPickItem>(pick: vscode.QuickPick<T>): void {
+  trackQuickInput(pick as unknown as vscode.QuickPick<vscode.QuickPickItem>);
+}
+
+/**
+ * For the extension-host tests, which cannot type: puts `value` into the shown quick input as
+ * if typed (the workbench echoes it back as a change), or checks the items labelled `select`
+ * of a multi-select pick. False when none of ours is shown.
+ */
+export function driveQuickInput(change: { value?: string; select?: string[] }): boolean {
+  const input = shownInput;
+  if (!input) return false;
+  if (change.value !== undefined) {
+    input.value = change.value;
+    drivenListeners.get(input)?.(change.value);
+    if (currentQuickInput) {
+      currentQuickInput = stateOf(input);
+      quickInputEmitter.fire(currentQuickInput);
+    }
+  }
+  if (change.select !== undefined && isPick(input)) {
+    const wanted = new Set(change.select);
+    input.selectedItems = input.items.filter((i) => wanted.has(i.label));
+  }
+  return true;
 }
 
 /** A single-choice quick pick (tracked like the others); undefined when dismissed. */

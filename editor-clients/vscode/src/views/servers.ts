@@ -3,6 +3,7 @@
 import * as vscode from "vscode";
 import type { SidecarClient } from "../client";
 import { catalogSummary, describeError, needsApproval, serverDescription, stateIcon, stateText } from "../format";
+import { iconPath } from "../icons";
 import * as P from "../protocol";
 import type { ServerStore } from "../state";
 
@@ -55,7 +56,10 @@ export class ServersView implements vscode.TreeDataProvider<Node>, vscode.Dispos
         if (!row) return item;
         const approval = needsApproval(row);
         const icon = stateIcon(row.state, approval);
-        item.iconPath = new vscode.ThemeIcon(icon.id, icon.color ? new vscode.ThemeColor(icon.color) : undefined);
+        // The server's own icon while all is well; a state that needs attention keeps its state icon.
+        const own = row.state === "connected" && !approval ? iconPath(row.icons) : undefined;
+        item.iconPath =
+          own ?? new vscode.ThemeIcon(icon.id, icon.color ? new vscode.ThemeColor(icon.color) : undefined);
         item.description = serverDescription(row);
         item.contextValue = `server state=${row.state} transport=${row.transport} scope=${row.scope}${approval ? " approval=required" : ""}`;
         const tooltip = new vscode.MarkdownString();
@@ -95,7 +99,7 @@ export class ServersView implements vscode.TreeDataProvider<Node>, vscode.Dispos
       case "tool": {
         const item = new vscode.TreeItem(node.tool.name, vscode.TreeItemCollapsibleState.None);
         item.id = `tool:${node.tool.id}`;
-        item.iconPath = new vscode.ThemeIcon("tools");
+        item.iconPath = iconPath(node.tool.icons) ?? new vscode.ThemeIcon("tools");
         item.description = node.tool.title ?? node.tool.description?.split("\n")[0] ?? "";
         item.tooltip = `${node.tool.id}\n${node.tool.description ?? ""}`;
         item.contextValue = "tool";
@@ -109,7 +113,10 @@ export class ServersView implements vscode.TreeDataProvider<Node>, vscode.Dispos
           vscode.TreeItemCollapsibleState.None,
         );
         item.id = `resource:${node.server}:${node.candidate.uri}`;
-        item.iconPath = new vscode.ThemeIcon(watch ? (watch.changed ? "bell-dot" : "eye") : "file");
+        // A watch's state shows instead of the resource's own icon.
+        item.iconPath =
+          (watch ? undefined : iconPath(node.candidate.icons)) ??
+          new vscode.ThemeIcon(watch ? (watch.changed ? "bell-dot" : "eye") : "file");
         item.description = watch
           ? `${node.candidate.uri} · ${watch.changed ? "changed" : "watching"}`
           : node.candidate.uri;
@@ -125,7 +132,7 @@ export class ServersView implements vscode.TreeDataProvider<Node>, vscode.Dispos
       case "template": {
         const item = new vscode.TreeItem(node.candidate.uriTemplate, vscode.TreeItemCollapsibleState.None);
         item.id = `template:${node.server}:${node.candidate.uriTemplate}`;
-        item.iconPath = new vscode.ThemeIcon("file-symlink-file");
+        item.iconPath = iconPath(node.candidate.icons) ?? new vscode.ThemeIcon("file-symlink-file");
         item.description = node.candidate.title ?? node.candidate.name;
         item.tooltip = node.candidate.description ?? undefined;
         item.contextValue = "template";
@@ -136,7 +143,7 @@ export class ServersView implements vscode.TreeDataProvider<Node>, vscode.Dispos
         const args = node.candidate.arguments.map((a) => (a.required ? a.name : `${a.name}?`)).join(", ");
         const item = new vscode.TreeItem(`${node.candidate.name}(${args})`, vscode.TreeItemCollapsibleState.None);
         item.id = `prompt:${node.server}:${node.candidate.name}`;
-        item.iconPath = new vscode.ThemeIcon("comment-discussion");
+        item.iconPath = iconPath(node.candidate.icons) ?? new vscode.ThemeIcon("comment-discussion");
         item.description = node.candidate.description ?? "";
         item.contextValue = "prompt";
         item.command = { command: "mcpSidecar.previewPrompt", title: "Preview Prompt", arguments: [node] };

@@ -14,51 +14,10 @@ import type { McpSidecarApi } from "../../extension";
 import { statusBarModel } from "../../format";
 import * as P from "../../protocol";
 import type { Node } from "../../views/servers";
+import { registerServerAskTests } from "./asks";
+import { activeText, cases, EXTENSION_ID, rejectsWithCode, setApi, test, waitFor } from "./harness";
 
-const EXTENSION_ID = "mcp-sidecar.mcp-sidecar";
-type Case = { name: string; body: () => Promise<void> };
-const cases: Case[] = [];
-const test = (name: string, body: () => Promise<void>) => cases.push({ name, body });
 let api: McpSidecarApi;
-
-async function waitFor<T>(
-  what: string,
-  probe: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline)
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ""}`,
-      );
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-async function rejectsWithCode(promise: Promise<unknown>, code: string): Promise<P.Diagnostic> {
-  try {
-    await promise;
-  } catch (error) {
-    const data = (error as { data?: P.Diagnostic }).data;
-    assert.equal(data?.code, code, `expected ${code}, got ${JSON.stringify(data ?? String(error))}`);
-    return data;
-  }
-  throw new Error(`expected the request to fail with ${code}`);
-}
-
-function activeText(scheme: string): string {
-  const editor = vscode.window.activeTextEditor;
-  assert.equal(editor?.document.uri.scheme, scheme, `active editor: ${editor?.document.uri.toString()}`);
-  return editor.document.getText();
-}
 
 /**
  * Waits until our quick pick offers an item matching `label` and the workbench has highlighted
@@ -100,6 +59,7 @@ test("activates, starts the sidecar of the user's mcpSidecar.path and lists ever
   const extension = vscode.extensions.getExtension<McpSidecarApi>(EXTENSION_ID);
   assert.ok(extension, "the extension is loaded");
   api = await extension.activate();
+  setApi(api);
   await waitFor("the sidecar to run", () => api.client.state === "running");
   const names = await waitFor("status rows", () =>
     api.store.rows.length >= 5 ? api.store.rows.map((r) => r.name) : undefined,
@@ -853,10 +813,10 @@ test("mcp_call asks before a read-only tool unless the user listed its server; a
     assert.deepEqual(waived, { invocationMessage: "Calling annotated\\.lookup" });
     const erase = await api.prepareCall({ id: "annotated.erase", arguments: { query: "x" } });
     assert.ok(erase.confirmationMessages, "the other tool still asks");
-    assert.equal(erase.confirmationMessages.title, "Call an MCP tool?");
+    assert.equal(erase.confirmationMessages.title, "Call a destructive MCP tool?", "erase is destructiveHint");
     assert.match(
       (erase.confirmationMessages.message as vscode.MarkdownString).value,
-      /^\*\*annotated\\\.erase\*\*: the tool erase of the MCP server annotated\./,
+      /^\*\*annotated\\\.erase\*\*: the tool erase of the MCP server annotated\.\n\n⚠ \*\*Destructive\*\*: /,
     );
     assert.ok(
       !(erase.confirmationMessages.message as vscode.MarkdownString).value.includes("marks this tool read-only"),
@@ -870,6 +830,10 @@ test("mcp_call asks before a read-only tool unless the user listed its server; a
     await api.store.refresh();
   }
 });
+
+// ------------------------------------------------------------------ a server asks (elicitation, sampling), progress, logs
+
+registerServerAskTests();
 
 // ------------------------------------------------------------------ restarts
 
@@ -923,7 +887,10 @@ export async function run(): Promise<void> {
   let passed = 0;
   const failures: string[] = [];
   const started = Date.now();
-  for (const { name, body } of cases) {
+  // MCP_E2E_ONLY=<regex> (scripts/test.sh passes it on): the activation case and the cases it matches.
+  const only = process.env.MCP_E2E_ONLY ? new RegExp(process.env.MCP_E2E_ONLY) : undefined;
+  for (const [index, { name, body }] of cases.entries()) {
+    if (only && index > 0 && !only.test(name)) continue;
     const t0 = Date.now();
     try {
       await body();
@@ -933,6 +900,8 @@ export async function run(): Promise<void> {
       failures.push(name);
       console.log(`[mcp]   ✘ ${name}\n    ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       if (!api) break;
+      // A quick input the failed case left open would hold the next case's questions.
+      await vscode.commands.executeCommand("workbench.action.closeQuickOpen");
     }
   }
   console.log(`[mcp] ${passed} passed, ${failures.length} failed (${((Date.now() - started) / 1000).toFixed(1)} s)`);

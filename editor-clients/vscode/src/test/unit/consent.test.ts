@@ -11,13 +11,17 @@ import {
   CALL_CONFIRMATION_TITLE,
   callConfirmation,
   codeBlock,
+  DESTRUCTIVE_CALL_TITLE,
+  destructiveHint,
+  iconLiteral,
   jsonBlock,
   markdownLiteral,
   oneLine,
+  quickInputLiteral,
   skipsConfirmation,
   visibleText,
 } from "../../consent";
-import type { ToolDefinition } from "../../protocol";
+import type { JsonObject, ToolDefinition } from "../../protocol";
 
 // markdown-it comes with @vscode/vsce (a devDependency); it has no type declarations here.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -127,6 +131,38 @@ test("the confirmation names the tool and shows the description and arguments as
   const html = permissive.render(confirmation.markdown);
   assert.ok(!/<a |<img/.test(html), html);
   assert.equal((html.match(/<pre>/g) ?? []).length, 1, "only the arguments are a code block");
+});
+
+test("a destructive tool is marked in the title and first in the message; an unstated hint marks nothing", () => {
+  const erase = tool({ name: "erase", id: "notes.erase", annotations: { readOnlyHint: false, destructiveHint: true } });
+  assert.equal(destructiveHint(erase), true);
+  const confirmation = callConfirmation("notes.erase", erase, {});
+  assert.equal(confirmation.title, DESTRUCTIVE_CALL_TITLE);
+  assert.equal(confirmation.title, "Call a destructive MCP tool?");
+  const [first, second] = confirmation.markdown.split("\n\n");
+  assert.equal(first, "**notes\\.erase**: the tool erase of the MCP server notes.");
+  assert.equal(
+    second,
+    "⚠ **Destructive**: the server marks this tool destructive (`destructiveHint`): it may delete or overwrite data. Check the arguments.",
+  );
+  const unstated: (JsonObject | null)[] = [null, {}, { readOnlyHint: false }, { destructiveHint: "yes" }];
+  for (const annotations of unstated) {
+    const plain = tool({ annotations });
+    assert.equal(destructiveHint(plain), false, JSON.stringify(annotations));
+    assert.equal(callConfirmation("notes.lookup", plain, {}).title, CALL_CONFIRMATION_TITLE);
+  }
+  assert.equal(destructiveHint(undefined), false);
+});
+
+test("quick input text: icons and links are shown as written", () => {
+  assert.equal(
+    iconLiteral("Use $(zap) now, $5 (five) and $(not an icon)"),
+    "Use \\$(zap) now, $5 (five) and $(not an icon)",
+  );
+  assert.equal(
+    quickInputLiteral("See [docs](https://evil.example) and [run](command:x)\n$(alert)\u202e"),
+    "See [docs] (https://evil.example) and [run] (command:x) \\$(alert)",
+  );
 });
 
 test("a tool that is not active is named inertly and still shows the arguments", () => {

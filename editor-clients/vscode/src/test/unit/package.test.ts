@@ -118,3 +118,15 @@ test("settings document path, log level and trace", () => {
     assert.ok(props[key]?.markdownDescription, key);
   }
 });
+
+test("sampling is on by default, only the user turns it off or on, and a model can be configured", () => {
+  const props = pkg.contributes.configuration.properties;
+  const enabled = props["mcpSidecar.sampling.enabled"];
+  assert.equal(enabled.type, "boolean");
+  assert.equal(enabled.default, true);
+  assert.equal(enabled.scope, "application");
+  assert.match(enabled.markdownDescription, /approval/);
+  const model = props["mcpSidecar.sampling.model"];
+  assert.deepEqual(Object.keys(model.properties).sort(), ["family", "id", "vendor"]);
+  assert.deepEqual(model.default, {});
+});
