@@ -369,6 +369,19 @@ async def test_a_declined_or_malformed_sampling_answer_is_an_error_for_the_serve
             assert "The editor could not answer" in text_of(result)
 
 
+async def test_a_person_declining_sampling_is_told_apart_from_a_failure(home: Path, tmp_path: Path) -> None:
+    project = setup(home, tmp_path, asks=fixture_stdio("asks.py", "stdio", protocol="legacy"))
+
+    async def decline(params: Any) -> Any:
+        raise JsonRpcException(message="The user declined the request", code=-1)
+
+    async with offering_all(home, project, {"mcp/sample": decline}) as sidecar:
+        result = await call(sidecar, "asks.sample", {"prompt": "hi"})
+    assert result["isError"] is True
+    assert "The user declined the request" in text_of(result)
+    assert "could not answer" not in text_of(result)
+
+
 # -- roots ------------------------------------------------------------------------------------
 
 

@@ -43,7 +43,11 @@ Action = Literal["accept", "decline", "cancel"]
 NOT_SUPPORTED = -32600
 """MCP's INVALID_REQUEST: what a server that asks for something not offered gets."""
 DECLINED = -1
-"""MCP's code for a sampling request the user declined."""
+"""MCP's code for a sampling request the user declined (the editor answers it so too)."""
+EDITOR_FAILED = -32603
+"""What a server hears when the editor could not answer (no answer in time, an error, a bad shape)."""
+USER_DECLINED = object()
+"""`_ask`'s answer when the editor answered the error `DECLINED`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +242,8 @@ class ClientHooks:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            if getattr(exc, "code", None) == DECLINED:
+                return USER_DECLINED  # the editor's error answer says the person said no
             log.info("server %s: the editor's answer failed: %s", self.server, type(exc).__name__)
             return None
         finally:
@@ -323,12 +329,13 @@ class ClientHooks:
             self._note(f"a sampling request over {MAX_SAMPLING_CHARS} characters was not shown")
             return ErrorData(code=DECLINED, message="The request is too large for a person to review")
         answer = await self._ask(SamplingAsked(self.server, asked | {"server": self.server}))
-        if answer is None:
-            return ErrorData(code=DECLINED, message="The user declined the request or the editor could not answer")
-        result = _sampling_result(answer, tools=bool(asked.get("tools")))
+        if answer is USER_DECLINED:
+            return ErrorData(code=DECLINED, message="The user declined the request")
+        result = _sampling_result(answer, tools=bool(asked.get("tools"))) if answer is not None else None
         if result is None:
-            self._note("the editor's sampling answer is not an MCP CreateMessageResult")
-            return ErrorData(code=DECLINED, message="The editor could not answer")
+            if answer is not None:
+                self._note("the editor's sampling answer is not an MCP CreateMessageResult")
+            return ErrorData(code=EDITOR_FAILED, message="The editor could not answer")
         return result
 
     # -- roots and logging ---------------------------------------------------------------------
@@ -401,7 +408,9 @@ def _rank(level: str) -> int:
 
 
 def _elicit_answer(answer: Any) -> tuple[Action, Any]:
-    """The editor's `{action, content?}`; anything else is `cancel`."""
+    """The editor's `{action, content?}`; an error answer saying the person said no is `decline`, else `cancel`."""
+    if answer is USER_DECLINED:
+        return "decline", None
     if not isinstance(answer, dict) or answer.get("action") not in ("accept", "decline", "cancel"):
         return "cancel", None
     action: Action = answer["action"]
