@@ -369,11 +369,12 @@ async def test_a_declined_or_malformed_sampling_answer_is_an_error_for_the_serve
             assert "The editor could not answer" in text_of(result)
 
 
-async def test_a_person_declining_sampling_is_told_apart_from_a_failure(home: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("code", [-1, -32803])  # MCP's code, and LSP's RequestFailed (Neovim can send no other)
+async def test_a_person_declining_sampling_is_told_apart_from_a_failure(home: Path, tmp_path: Path, code: int) -> None:
     project = setup(home, tmp_path, asks=fixture_stdio("asks.py", "stdio", protocol="legacy"))
 
     async def decline(params: Any) -> Any:
-        raise JsonRpcException(message="The user declined the request", code=-1)
+        raise JsonRpcException(message="The user declined the request", code=code)
 
     async with offering_all(home, project, {"mcp/sample": decline}) as sidecar:
         result = await call(sidecar, "asks.sample", {"prompt": "hi"})

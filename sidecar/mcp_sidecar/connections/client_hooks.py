@@ -46,6 +46,8 @@ DECLINED = -1
 """MCP's code for a sampling request the user declined (the editor answers it so too)."""
 EDITOR_FAILED = -32603
 """What a server hears when the editor could not answer (no answer in time, an error, a bad shape)."""
+LSP_REQUEST_FAILED = -32803
+DECLINED_MESSAGE = "The user declined the request"
 USER_DECLINED = object()
 """`_ask`'s answer when the editor answered the error `DECLINED`."""
 
@@ -242,7 +244,7 @@ class ClientHooks:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            if getattr(exc, "code", None) == DECLINED:
+            if _says_declined(exc):
                 return USER_DECLINED  # the editor's error answer says the person said no
             log.info("server %s: the editor's answer failed: %s", self.server, type(exc).__name__)
             return None
@@ -330,7 +332,7 @@ class ClientHooks:
             return ErrorData(code=DECLINED, message="The request is too large for a person to review")
         answer = await self._ask(SamplingAsked(self.server, asked | {"server": self.server}))
         if answer is USER_DECLINED:
-            return ErrorData(code=DECLINED, message="The user declined the request")
+            return ErrorData(code=DECLINED, message=DECLINED_MESSAGE)
         result = _sampling_result(answer, tools=bool(asked.get("tools"))) if answer is not None else None
         if result is None:
             if answer is not None:
@@ -401,6 +403,13 @@ def offering_client(hooks: ClientHooks, transport: Any, **kwargs: Any) -> Any:
     client = _client_class(transport, **kwargs, **hooks.kwargs())
     client.offered = hooks
     return client
+
+
+def _says_declined(exc: Exception) -> bool:
+    """The editor's error answer for a person who said no: MCP's -1, or (from a client whose
+    JSON-RPC layer sends LSP's codes only, such as Neovim's) RequestFailed with that message."""
+    code, message = getattr(exc, "code", None), getattr(exc, "message", None)
+    return code == DECLINED or (code == LSP_REQUEST_FAILED and message == DECLINED_MESSAGE)
 
 
 def _rank(level: str) -> int:

@@ -54,6 +54,14 @@ end
 M.declined = "The user declined the request"
 M.unanswered = "The editor could not answer"
 
+--- The answer of a person who declined. MCP's code for it is -1, but vim.lsp sends only LSP's
+--- own codes, so it is RequestFailed with exactly this message, which the sidecar reads as a
+--- decline (docs/protocol.md, `mcp/sample`).
+---@return table
+function M.declined_error()
+  return M.error(M.declined)
+end
+
 --- The answer that withdraws a question of this kind.
 ---@param kind "elicit"|"sample"
 ---@return table? result
@@ -62,7 +70,7 @@ function M.cancel_answer(kind)
   if kind == "elicit" then
     return { action = "cancel" }, nil
   end
-  return nil, M.error(M.declined)
+  return nil, M.declined_error()
 end
 
 local pump

@@ -183,7 +183,7 @@ function M.sample(q, answer)
     end
   end
   local function declined()
-    done(nil, Questions.error(Questions.declined))
+    done(nil, Questions.declined_error())
   end
   local function review(title, lines, prompt, approved)
     table.insert(lines, "")
