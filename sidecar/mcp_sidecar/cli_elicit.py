@@ -273,14 +273,29 @@ class TerminalPrompter:
         self._out.flush()
 
     async def ask(self, prompt: str) -> str:
-        self._out.write(prompt)
-        self._out.flush()
-        line = await self._line()
+        # Ctrl-C is caught from before the prompt shows: a person may press it as soon as it does.
+        loop = asyncio.get_running_loop()
+        interrupted: asyncio.Future[None] = loop.create_future()
+
+        def on_interrupt() -> None:
+            if not interrupted.done():
+                interrupted.set_result(None)
+
+        previous = signal.getsignal(signal.SIGINT)
+        loop.add_signal_handler(signal.SIGINT, on_interrupt)
+        try:
+            self._out.write(prompt)
+            self._out.flush()
+            line = await self._line(interrupted)
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+            with contextlib.suppress(TypeError, ValueError):
+                signal.signal(signal.SIGINT, previous)
         if line is None:
             raise Cancelled
         return line
 
-    async def _line(self) -> str | None:
+    async def _line(self, interrupted: asyncio.Future[None]) -> str | None:
         if b"\n" in self._pending:
             return self._take()
         loop = asyncio.get_running_loop()
@@ -304,16 +319,12 @@ class TerminalPrompter:
             if b"\n" in self._pending:
                 finish(self._take())
 
-        previous = signal.getsignal(signal.SIGINT)
+        interrupted.add_done_callback(lambda _: finish(None))
         loop.add_reader(self._fd, readable)
-        loop.add_signal_handler(signal.SIGINT, finish, None)
         try:
             return await done
         finally:
             loop.remove_reader(self._fd)
-            loop.remove_signal_handler(signal.SIGINT)
-            with contextlib.suppress(TypeError, ValueError):
-                signal.signal(signal.SIGINT, previous)
 
     def _take(self) -> str:
         line, _, self._pending = self._pending.partition(b"\n")
