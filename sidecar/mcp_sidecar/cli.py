@@ -90,6 +90,9 @@ def _parser() -> argparse.ArgumentParser:
 
     cli_auth.add_parsers(sub)
     cli_conformance.add_parser(sub)
+    from mcp_sidecar.gateway import options as gateway_options
+
+    gateway_options.add_parser(sub)
     for command in sub.choices.values():
         # The same options after the command: `status --json` as well as `--json status`. Their
         # defaults stay the top-level parser's, so a flag given before the command is kept.
@@ -144,6 +147,10 @@ def main(argv: list[str] | None = None) -> int:
         return serve_stdio({"workspace": project or Path.cwd(), "trusted": args.trust_project})
     if args.command == "run":
         return asyncio.run(_run_line(args, project or Path.cwd()))
+    if args.command == "mcp":
+        from mcp_sidecar.gateway import run as gateway_run
+
+        return asyncio.run(gateway_run.serve(args, project or Path.cwd()))
     if args.command in ("login", "logout", "conformance-client"):
         from mcp_sidecar import cli_auth
 

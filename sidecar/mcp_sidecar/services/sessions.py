@@ -75,6 +75,16 @@ class Sessions:
             self.activated({tool.server for tool in active.values()})  # the Loaded column counts live sessions
         return list(active)
 
+    def deactivate(self, session: str, ids: list[str], reason: str) -> list[str]:
+        """Drop `ids` from the session (one `ToolsDeactivated` for those it had): a gateway host's
+        tool whose live definition changed, so its list never shows a stale schema."""
+        active = self._by_id.get(session, {})
+        gone = {tool_id: tool for tool_id in ids if (tool := active.pop(tool_id, None)) is not None}
+        if gone:
+            self._hub.publish(ToolsDeactivated(session, tuple(gone), reason))
+            self.activated({tool.server for tool in gone.values()})
+        return list(gone)
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._by_id)
 

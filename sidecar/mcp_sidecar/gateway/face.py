@@ -1,0 +1,316 @@
+"""The gateway's MCP server: `mcp_tools`, then the activated tools as native tools of the host.
+
+`tools/list` answers `mcp_tools` (its description carries the server directory) and, in native
+mode, every tool active in the host's session as `<server>__<tool>` with its full input and
+output schema and annotations. `tools/call` of a native name is `mcp/callTool` of its id: the
+call is re-validated against the live catalog, so a removed or changed tool answers a tool
+error with the re-activate hint, never a call with a different schema. In proxy mode (hosts
+that ignore `list_changed`) the list is `mcp_tools` and `mcp_call {id, arguments}`.
+
+Prompts of every enabled server are listed as `<server>__<prompt>`; `prompts/get` goes through
+the same checks and sanitising as a prompt preview (a host turns prompts into commands a person
+chooses). Server text reaching the host (descriptions, titles, results) is stripped of control,
+bidi, zero-width and TAG characters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from mcp.server.caching import CacheHint
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from mcp_sidecar import __version__
+from mcp_sidecar.gateway import native
+from mcp_sidecar.gateway.hosts import Host, Hosts
+from mcp_sidecar.output.sanitize import one_line, strip_controls
+from mcp_sidecar.protocol.errors import SidecarError, diagnostic
+from mcp_sidecar.services import activation, model_tool, prompts
+
+if TYPE_CHECKING:
+    import mcp_types as types
+    from mcp.server.connection import Connection as HostConnection
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.models import InitializationOptions
+
+    from mcp_sidecar.services.app import Sidecar
+    from mcp_sidecar.services.sessions import ActiveTool
+
+    Ctx: TypeAlias = ServerRequestContext[Any, Any]
+
+Mode = Literal["native", "proxy"]
+
+NATIVE_NOTE = """\
+Activated tools become your own tools on the next turn, named `<server>__<tool>` (the \
+activation answer states each native name), with their full input schema: call them directly."""
+PROXY_NOTE = """\
+Activated tools are called with `mcp_call` ({id, arguments}), using the signature the \
+activation answer shows."""
+NATIVE_HINT = (
+    "Call each loaded tool by its native name (below) with arguments that follow its signature: every parameter "
+    "without `?` is required, `= value` is the default, quoted alternatives are the only allowed values."
+)
+PROXY_HINT = (
+    "Call each loaded tool with mcp_call {id, arguments}, the arguments following its signature: every parameter "
+    "without `?` is required, `= value` is the default, quoted alternatives are the only allowed values."
+)
+INSTRUCTIONS = (
+    "The user's MCP servers, on demand: call mcp_tools with `query` to find a capability, "
+    "`activate` to load exact tool ids, then call the loaded tools."
+)
+_HOST_KEY = "mcp-sidecar.host"
+
+
+def _connection_of(ctx: ServerRequestContext[Any, Any]) -> HostConnection:
+    """The SDK's per-connection object behind a request (handshake era: one per host).
+
+    `ServerSession` keeps it private; `tests/unit/test_gateway_names.py` pins the attribute.
+    """
+    conn: HostConnection = ctx.session._connection  # noqa: SLF001
+    return conn
+
+
+def _clean(value: Any) -> Any:
+    """`value` with every `title` and `description` string sanitised, at any depth of a schema."""
+    if isinstance(value, dict):
+        return {
+            k: strip_controls(v) if k in ("title", "description") and isinstance(v, str) else _clean(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _named(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("name"), str)
+
+
+def _clean_block(block: dict[str, Any]) -> dict[str, Any]:
+    """A result's text block sanitised for the host's terminal and model; other blocks as sent."""
+    if block.get("type") == "text" and isinstance(block.get("text"), str):
+        return {**block, "text": strip_controls(block["text"])}
+    return block
+
+
+def _text(text: str, is_error: bool) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": strip_controls(text)}], "isError": is_error}
+
+
+def _failure(error: SidecarError) -> dict[str, Any]:
+    return _text(model_tool.for_model(error.diagnostic).render(), True)
+
+
+class Gateway:
+    def __init__(self, app: Sidecar, mode: Mode = "native", session: str | None = None) -> None:
+        """`session`: the durable session the first host continues (`--session NAME`), else none."""
+        self.app = app
+        self.mode = mode
+        self.hosts = Hosts(app)
+        self._durable = session
+        self._bus = InMemorySubscriptionBus()
+        self._modern: Host | None = None
+        self._prompt_names: dict[str, tuple[str, str]] = {}
+        """Native prompt name → (server, prompt), as last listed."""
+        self.server: Server[Any] = Server(
+            "mcp-sidecar",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+            on_subscriptions_listen=ListenHandler(self._bus),
+            # Each host's lists are its own and change with every activation: never fresh for long.
+            cache_hints={"tools/list": CacheHint(0, "private"), "prompts/list": CacheHint(0, "private")},
+        )
+        self.server.middleware = []  # no tracing span per message: the face adds as little as it can
+
+    def initialization_options(self) -> InitializationOptions:
+        return self.server.create_initialization_options(NotificationOptions(tools_changed=True, prompts_changed=True))
+
+    # -- hosts ------------------------------------------------------------------------------
+
+    def host(self, ctx: ServerRequestContext[Any, Any]) -> Host:
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            if self._modern is None:
+                self._modern = self.hosts.open(self._tell_modern, self._take_durable())
+            return self._modern
+        conn = _connection_of(ctx)
+        host = conn.state.get(_HOST_KEY)
+        if not isinstance(host, Host):
+            host = self.hosts.open(conn.send_tool_list_changed, self._take_durable())
+            conn.state[_HOST_KEY] = host
+            conn.exit_stack.callback(self.hosts.close, host)
+        return host
+
+    def _take_durable(self) -> str | None:
+        session, self._durable = self._durable, None
+        return session
+
+    async def _tell_modern(self) -> None:
+        await self._bus.publish(ToolsListChanged())
+
+    # -- tools ------------------------------------------------------------------------------
+
+    def _mcp_tools(self) -> dict[str, Any]:
+        described = model_tool.definition(self.app)
+        note = NATIVE_NOTE if self.mode == "native" else PROXY_NOTE
+        head, _, directory = described["description"].partition("\n\nServers (")
+        description = f"{head}\n{note}" + (f"\n\nServers ({directory}" if directory else "")
+        return {"name": model_tool.NAME, "description": description, "inputSchema": model_tool.INPUT_SCHEMA}
+
+    def _native(self, host: Host, tool: ActiveTool) -> dict[str, Any]:
+        d = tool.descriptor
+        entry: dict[str, Any] = {
+            "name": host.native_name(tool.server, tool.name),
+            "description": strip_controls(f"[{tool.server}] {d.get('description') or ''}".rstrip()),
+            "inputSchema": _clean(d.get("inputSchema") or {"type": "object"}),
+        }
+        if isinstance(d.get("title"), str):
+            entry["title"] = one_line(d["title"])
+        if isinstance(d.get("outputSchema"), dict):
+            entry["outputSchema"] = _clean(d["outputSchema"])
+        if isinstance(d.get("annotations"), dict):
+            entry["annotations"] = _clean(d["annotations"])
+        return entry
+
+    def tools_of(self, host: Host) -> list[dict[str, Any]]:
+        tools = [self._mcp_tools()]
+        if self.mode == "proxy":
+            call = model_tool.definition(self.app)["call"]
+            tools.append({"name": call["name"], "description": call["description"], "inputSchema": call["inputSchema"]})
+            return tools
+        tools += [self._native(host, t) for t in self.app.sessions.active(host.session).values()]
+        return tools
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> Any:
+        self.app.ensure_loaded()
+        return _result(ctx, {"tools": self.tools_of(self.host(ctx))})
+
+    async def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> Any:
+        return _result(ctx, await self._answer_call(ctx, params))
+
+    async def _answer_call(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> Any:
+        host = self.host(ctx)
+        arguments = dict(params.arguments or {})
+        if params.name == model_tool.NAME:
+            return await self._model_tool(host, arguments)
+        if params.name == model_tool.CALL_NAME and self.mode == "proxy":
+            tool_id = arguments.get("id")
+            given = arguments.get("arguments", {})
+            if not isinstance(tool_id, str) or not isinstance(given, dict) or set(arguments) - {"id", "arguments"}:
+                why = "mcp_call takes {id: string, arguments: object}."
+                return _failure(SidecarError(diagnostic("invalid_params", "call", why)))
+            return await self._call(host, tool_id, given)
+        tool_id = host.tool_id(params.name) if self.mode == "native" else None
+        if tool_id is None:
+            why = f"{params.name!r} is not a tool of this gateway: find one with mcp_tools query, then activate it."
+            return _failure(SidecarError(diagnostic("tool_not_found", "call", why)))
+        return await self._call(host, tool_id, arguments)
+
+    async def _model_tool(self, host: Host, arguments: dict[str, Any]) -> dict[str, Any]:
+        before = set(self.app.sessions.active(host.session))
+        result = await model_tool.invoke(self.app, arguments, host.session)
+        text = result["text"].replace(activation.CALL_HINT, NATIVE_HINT if self.mode == "native" else PROXY_HINT)
+        now = self.app.sessions.active(host.session)
+        if "activate" in arguments and self.mode == "native":
+            loaded = [now[i] for i in _loaded_ids(result) if i in now]
+            if loaded:
+                names = ", ".join(f"{t.server}.{t.name} → {host.native_name(t.server, t.name)}" for t in loaded)
+                text += f"\nNative names (call these directly from your next turn): {names}"
+        if set(now) != before:
+            self.hosts.changed(host)
+        return _text(text, result["isError"])
+
+    async def _call(self, host: Host, tool_id: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        try:
+            result = await activation.call_tool(self.app, tool_id, arguments, host.session)
+        except SidecarError as exc:
+            if exc.diagnostic.code == "tool_changed":
+                self.app.sessions.deactivate(host.session, [tool_id], "tool changed")
+            return _failure(exc)
+        out: dict[str, Any] = {
+            "content": [
+                {**b, "text": strip_controls(b["text"])}
+                if b.get("type") == "text" and isinstance(b.get("text"), str)
+                else b
+                for b in result["content"]
+            ],
+            "isError": bool(result.get("isError")),
+        }
+        if "structuredContent" in result:
+            out["structuredContent"] = result["structuredContent"]
+        return out
+
+    # -- prompts ----------------------------------------------------------------------------
+
+    async def _list_prompts(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> Any:
+        self.app.ensure_loaded()
+        conns = [c for c in self.app.registry if not c.config.disabled]
+
+        async def of(conn: Any) -> list[dict[str, Any]]:
+            try:
+                return list((await self.app.catalogs.prompt_catalog(conn, "gateway")).items)
+            except SidecarError:
+                return []  # a server that cannot list now has no commands to offer now
+
+        found = await asyncio.gather(*(of(c) for c in conns))
+        listed: list[dict[str, Any]] = []
+        names: dict[str, tuple[str, str]] = {}
+        for conn, items in zip(conns, found, strict=True):
+            for p in items:
+                name = native.native_name(conn.name, p["name"], set(names))
+                names[name] = (conn.name, p["name"])
+                entry: dict[str, Any] = {"name": name}
+                if isinstance(p.get("description"), str):
+                    entry["description"] = strip_controls(f"[{conn.name}] {p['description']}")
+                arguments = [
+                    a for a in p.get("arguments") or [] if isinstance(a, dict) and isinstance(a.get("name"), str)
+                ]
+                if arguments:
+                    entry["arguments"] = [_clean(a) for a in arguments]
+                listed.append(entry)
+        self._prompt_names = names
+        return _result(ctx, {"prompts": listed})
+
+    async def _get_prompt(self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> Any:
+        host = self.host(ctx)
+        if params.name not in self._prompt_names:
+            await self._list_prompts(ctx, None)
+        target = self._prompt_names.get(params.name)
+        if target is None:
+            raise MCPError(INVALID_PARAMS, f"No prompt named {one_line(params.name)!r}: list the prompts again.")
+        server, name = target
+        try:
+            previewed = await prompts.preview(self.app, server, name, dict(params.arguments or {}), host.session)
+            used = prompts.use(self.app, previewed["previewId"])
+        except SidecarError as exc:
+            raise MCPError(INVALID_PARAMS, one_line(exc.diagnostic.render())) from None
+        out: dict[str, Any] = {
+            "messages": [{"role": m["role"], "content": m["content"]} for m in used["messages"]],
+        }
+        if used.get("description"):
+            out["description"] = used["description"]
+        return _result(ctx, out)
+
+
+def _result(ctx: ServerRequestContext[Any, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """A result as the request's era wants it: 2026-07-28 results say they are complete."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        result["resultType"] = "complete"
+    return result
+
+
+def _loaded_ids(result: Any) -> list[str]:
+    rows = result["details"].get("results", [])
+    return [r["id"] for r in rows if r["status"] in ("loaded", "already loaded")]

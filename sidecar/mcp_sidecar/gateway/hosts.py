@@ -1,0 +1,136 @@
+"""The hosts connected to the gateway: one sidecar session each, its native names, how to tell it.
+
+A handshake-era connection (stdio, or one `Mcp-Session-Id` over HTTP) is one host: its tools
+accumulate until it disconnects. The 2026-07-28 era has no connection state, so every modern
+request of one gateway process shares one host, told through `subscriptions/listen`.
+
+A host is told `notifications/tools/list_changed` whenever the tools it would list change: an
+activation, a deactivation (disable, reload, removal, the session's end), a schema change of an
+active tool, or a new server directory in `mcp_tools`' description.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from mcp_sidecar import tasks
+from mcp_sidecar.events import CatalogInvalidated, Reconciled, ToolsDeactivated
+from mcp_sidecar.gateway import native
+from mcp_sidecar.protocol.errors import SidecarError
+
+if TYPE_CHECKING:
+    from mcp_sidecar.connections.connection import Connection
+    from mcp_sidecar.services.app import Sidecar
+
+log = logging.getLogger(__name__)
+
+Tell = Callable[[], Awaitable[None]]
+
+
+@dataclass(eq=False)
+class Host:
+    session: str
+    """The sidecar session its activations go to."""
+    tell: Tell
+    """Sends the host `tools/list_changed` (its era's way)."""
+    names: dict[str, str] = field(default_factory=dict)
+    """Tool id → native name, kept for the host's life so a name never moves to another tool."""
+
+    def native_name(self, server: str, tool: str) -> str:
+        tool_id = f"{server}.{tool}"
+        name = self.names.get(tool_id)
+        if name is None:
+            taken = {n for i, n in self.names.items() if i != tool_id}
+            name = native.native_name(server, tool, taken)
+            self.names[tool_id] = name
+        return name
+
+    def tool_id(self, name: str) -> str | None:
+        """The id a native name was given to in this host, if any."""
+        return next((i for i, n in self.names.items() if n == name), None)
+
+
+class Hosts:
+    """Every host of one gateway process, and the events that change what they list."""
+
+    def __init__(self, app: Sidecar) -> None:
+        self._app = app
+        self._by_session: dict[str, Host] = {}
+        self._counter = 0
+        app.hub.subscribe(ToolsDeactivated, self._deactivated)
+        app.hub.subscribe(CatalogInvalidated, self._invalidated)
+        app.hub.subscribe(Reconciled, self._reconciled)
+
+    def open(self, tell: Tell, session: str | None = None) -> Host:
+        """A new host; its session is `session` (a durable one) or a fresh `gateway-N`."""
+        if session is None:
+            self._counter += 1
+            session = f"gateway-{self._counter}"
+        host = Host(session, tell)
+        self._by_session[session] = host
+        return host
+
+    def close(self, host: Host) -> None:
+        """The host disconnected: its session ends, its tools are no longer active anywhere."""
+        if self._by_session.get(host.session) is host:
+            del self._by_session[host.session]
+            self._app.sessions.end(host.session)
+
+    def __iter__(self) -> object:
+        return iter(list(self._by_session.values()))
+
+    def changed(self, host: Host) -> None:
+        """Tell `host` its list changed, in the background (never from inside an event handler's caller)."""
+        tasks.spawn(_tell(host), "gateway-list-changed")
+
+    def _deactivated(self, event: ToolsDeactivated) -> None:
+        host = self._by_session.get(event.session)
+        if host is not None and event.reason != "session ended":
+            self.changed(host)
+
+    def _reconciled(self, event: Reconciled) -> None:
+        # The server directory in `mcp_tools`' description may have changed with the configuration.
+        if event.added or event.removed or event.changed:
+            for host in list(self._by_session.values()):
+                self.changed(host)
+
+    def _invalidated(self, event: CatalogInvalidated) -> None:
+        if event.kind != "tools":
+            return
+        affected = [
+            h
+            for h in self._by_session.values()
+            if any(t.server == event.conn.name for t in self._app.sessions.active(h.session).values())
+        ]
+        if affected:
+            tasks.spawn(self.recheck(event.conn, affected), "gateway-recheck")
+
+    async def recheck(self, conn: Connection, hosts: list[Host]) -> None:
+        """Drop the tools of `conn` whose live definition changed or went, from each host's session."""
+        try:
+            catalog = await self._app.catalogs.tool_catalog(conn, "gateway", live=True)
+        except SidecarError:
+            return  # the server cannot say now; a call re-validates and refuses a changed tool
+        visible = catalog.visible(conn.config)
+        for host in hosts:
+            stale = [
+                tool_id
+                for tool_id, tool in self._app.sessions.active(host.session).items()
+                if tool.server == conn.name
+                and ((live := visible.get(tool.name)) is None or catalog.canonical_of(live) != tool.canonical)
+            ]
+            if stale:
+                self._app.sessions.deactivate(host.session, stale, "tool changed")
+
+
+async def _tell(host: Host) -> None:
+    try:
+        await host.tell()
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # a host that went away: nothing to tell
+        log.debug("gateway: list_changed not delivered: %s", type(exc).__name__)

@@ -1,0 +1,45 @@
+"""`mcp-sidecar mcp`: the gateway over stdio (both protocol eras), with the CLI's configuration rules.
+
+One `Sidecar` app per process, as for every entry point: the same configuration files, project
+trust (`--project`, `--trust-project`), catalog caches, keyring and diagnostics. No pygls: the
+MCP face is the SDK's server alone. stdout carries only MCP messages; logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from mcp_sidecar.gateway.face import Gateway, Mode
+from mcp_sidecar.services.app import Sidecar
+
+
+def gateway_app(workspace: Path, trust_project: bool) -> Sidecar:
+    """The app behind a gateway: no editor to notify; configuration files watched, since a host
+    keeps the gateway running for a whole conversation."""
+    return Sidecar(
+        lambda method, params: None,
+        workspace=workspace,
+        trusted=trust_project,
+        watch_config=True,
+        approve_project=trust_project,
+    )
+
+
+async def serve(args: argparse.Namespace, workspace: Path) -> int:
+    app = gateway_app(workspace, args.trust_project)
+    mode: Mode = args.tools
+    gateway = Gateway(app, mode, session=args.session)
+    try:
+        app.ensure_loaded()
+        await _stdio(gateway)
+    finally:
+        await app.shutdown()
+    return 0
+
+
+async def _stdio(gateway: Gateway) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await gateway.server.run(read, write, gateway.initialization_options())
