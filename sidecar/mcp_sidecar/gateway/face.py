@@ -16,6 +16,8 @@ bidi, zero-width and TAG characters.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from mcp.server.caching import CacheHint
@@ -25,9 +27,9 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcp_sidecar import __version__
+from mcp_sidecar import __version__, tasks
 from mcp_sidecar.gateway import native
-from mcp_sidecar.gateway.hosts import Host, Hosts
+from mcp_sidecar.gateway.hosts import Host, Hosts, Tell
 from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.protocol.errors import SidecarError, diagnostic
 from mcp_sidecar.services import activation, model_tool, prompts
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
     from mcp.server.models import InitializationOptions
 
+    from mcp_sidecar.gateway.durable import DurableSession
     from mcp_sidecar.services.app import Sidecar
     from mcp_sidecar.services.sessions import ActiveTool
 
@@ -64,6 +67,10 @@ INSTRUCTIONS = (
     "`activate` to load exact tool ids, then call the loaded tools."
 )
 _HOST_KEY = "mcp-sidecar.host"
+RESTORE_WAIT_S = 15.0
+"""How long a durable session's first `tools/list` waits for its tools to be activated again."""
+
+log = logging.getLogger(__name__)
 
 
 def _connection_of(ctx: ServerRequestContext[Any, Any]) -> HostConnection:
@@ -107,12 +114,12 @@ def _failure(error: SidecarError) -> dict[str, Any]:
 
 
 class Gateway:
-    def __init__(self, app: Sidecar, mode: Mode = "native", session: str | None = None) -> None:
-        """`session`: the durable session the first host continues (`--session NAME`), else none."""
+    def __init__(self, app: Sidecar, mode: Mode = "native", durable: DurableSession | None = None) -> None:
+        """`durable`: the session the first host continues (`--session NAME`), else none."""
         self.app = app
         self.mode = mode
         self.hosts = Hosts(app)
-        self._durable = session
+        self._durable = durable
         self._bus = InMemorySubscriptionBus()
         self._modern: Host | None = None
         self._prompt_names: dict[str, tuple[str, str]] = {}
@@ -139,19 +146,45 @@ class Gateway:
     def host(self, ctx: ServerRequestContext[Any, Any]) -> Host:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             if self._modern is None:
-                self._modern = self.hosts.open(self._tell_modern, self._take_durable())
+                self._modern = self._open(self._tell_modern)
             return self._modern
         conn = _connection_of(ctx)
         host = conn.state.get(_HOST_KEY)
         if not isinstance(host, Host):
-            host = self.hosts.open(conn.send_tool_list_changed, self._take_durable())
+            host = self._open(conn.send_tool_list_changed)
             conn.state[_HOST_KEY] = host
             conn.exit_stack.callback(self.hosts.close, host)
         return host
 
-    def _take_durable(self) -> str | None:
-        session, self._durable = self._durable, None
-        return session
+    def _open(self, tell: Tell) -> Host:
+        """A new host: the first one continues the durable session, if any, restoring its tools."""
+        durable, self._durable = self._durable, None
+        host = self.hosts.open(tell, durable)
+        if durable is not None:
+            host.restoring = tasks.spawn(self._restore(host, durable), "gateway-restore")
+        return host
+
+    async def _restore(self, host: Host, durable: DurableSession) -> None:
+        """Activate the saved ids again, each against its server's live catalog (fetched first)."""
+        ids = durable.load()
+        if not ids:
+            return
+        servers = {ref.server for i in ids if (ref := activation.parse_tool_id(i, self.app.registry.names()))}
+        for server in sorted(servers):
+            conn = self.app.registry.get(server)
+            if conn is not None and not conn.config.disabled:
+                with contextlib.suppress(SidecarError):  # not loaded then, with the reason logged below
+                    await self.app.catalogs.tool_catalog(conn, "gateway", live=True)
+        done = await activation.activate(self.app, tuple(ids), host.session)
+        lost = [r["id"] for r in done["results"] if r["status"] == "not loaded"]
+        if lost:
+            log.warning("gateway session %s: not restored: %s", durable.name, one_line(", ".join(lost)))
+        self.hosts.changed(host)
+
+    async def _restored(self, host: Host) -> None:
+        """Wait (a while) for a durable session's tools, so a host listing once at start sees them."""
+        if host.restoring is not None and not host.restoring.done():
+            await asyncio.wait({host.restoring}, timeout=RESTORE_WAIT_S)
 
     async def _tell_modern(self) -> None:
         await self._bus.publish(ToolsListChanged())
@@ -193,7 +226,9 @@ class Gateway:
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> Any:
         self.app.ensure_loaded()
-        return _result(ctx, {"tools": self.tools_of(self.host(ctx))})
+        host = self.host(ctx)
+        await self._restored(host)
+        return _result(ctx, {"tools": self.tools_of(host)})
 
     async def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> Any:
         return _result(ctx, await self._answer_call(ctx, params))

@@ -24,6 +24,7 @@ from mcp_sidecar.protocol.errors import SidecarError
 
 if TYPE_CHECKING:
     from mcp_sidecar.connections.connection import Connection
+    from mcp_sidecar.gateway.durable import DurableSession
     from mcp_sidecar.services.app import Sidecar
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,10 @@ class Host:
     """Sends the host `tools/list_changed` (its era's way)."""
     names: dict[str, str] = field(default_factory=dict)
     """Tool id → native name, kept for the host's life so a name never moves to another tool."""
+    durable: DurableSession | None = None
+    """Where its activated ids are kept across restarts (`--session NAME`)."""
+    restoring: asyncio.Task[None] | None = None
+    """Activating a durable session's saved ids again, after a restart."""
 
     def native_name(self, server: str, tool: str) -> str:
         tool_id = f"{server}.{tool}"
@@ -65,12 +70,14 @@ class Hosts:
         app.hub.subscribe(CatalogInvalidated, self._invalidated)
         app.hub.subscribe(Reconciled, self._reconciled)
 
-    def open(self, tell: Tell, session: str | None = None) -> Host:
-        """A new host; its session is `session` (a durable one) or a fresh `gateway-N`."""
-        if session is None:
+    def open(self, tell: Tell, durable: DurableSession | None = None) -> Host:
+        """A new host; its session is the durable one's name, or a fresh `gateway-N`."""
+        if durable is not None:
+            session = durable.name
+        else:
             self._counter += 1
             session = f"gateway-{self._counter}"
-        host = Host(session, tell)
+        host = Host(session, tell, durable=durable)
         self._by_session[session] = host
         return host
 
@@ -84,7 +91,10 @@ class Hosts:
         return iter(list(self._by_session.values()))
 
     def changed(self, host: Host) -> None:
-        """Tell `host` its list changed, in the background (never from inside an event handler's caller)."""
+        """Tell `host` its list changed, in the background (never from inside an event handler's caller);
+        a durable session keeps its new set of ids."""
+        if host.durable is not None and self._by_session.get(host.session) is host:
+            host.durable.save(list(self._app.sessions.active(host.session)))
         tasks.spawn(_tell(host), "gateway-list-changed")
 
     def _deactivated(self, event: ToolsDeactivated) -> None:

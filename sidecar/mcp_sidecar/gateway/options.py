@@ -17,5 +17,17 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="native: activated tools join tools/list (default); proxy: mcp_tools and mcp_call only, "
         "for hosts that ignore list_changed",
     )
-    parser.add_argument("--session", help="a durable session: its activated tools are restored after a restart")
+    parser.add_argument(
+        "--session",
+        type=_session_name,
+        help="a durable session NAME: its activated tools are restored after a restart",
+    )
     return parser
+
+
+def _session_name(value: str) -> str:
+    from mcp_sidecar.gateway.durable import valid_name
+
+    if not valid_name(value):
+        raise argparse.ArgumentTypeError("1-64 letters, digits, '_', '.' or '-', starting with a letter or digit")
+    return value

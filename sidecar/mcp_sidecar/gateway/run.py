@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from mcp_sidecar.gateway.durable import DurableSession
 from mcp_sidecar.gateway.face import Gateway, Mode
 from mcp_sidecar.services.app import Sidecar
 
@@ -29,7 +30,8 @@ def gateway_app(workspace: Path, trust_project: bool) -> Sidecar:
 async def serve(args: argparse.Namespace, workspace: Path) -> int:
     app = gateway_app(workspace, args.trust_project)
     mode: Mode = args.tools
-    gateway = Gateway(app, mode, session=args.session)
+    durable = DurableSession(args.session) if args.session else None
+    gateway = Gateway(app, mode, durable)
     try:
         app.ensure_loaded()
         await _stdio(gateway)
