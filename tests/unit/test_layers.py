@@ -1,7 +1,9 @@
 """The layer rule, read from the source: who may import the SDK, pygls, and whom.
 
 - `services/` imports neither pygls/lsprotocol nor the MCP SDK; `handlers/` not the SDK;
-- only `connections/` and `auth/` import the SDK (`demo/` is an MCP server of its own);
+- only `connections/` and `auth/` import the SDK (`demo/` is an MCP server of its own), and
+  `gateway/`, the MCP server face, which calls the services and never the connections, the
+  editor's handlers or pygls;
 - `protocol/` imports nothing of ours outside itself;
 - no import cycles between modules of `mcp_sidecar`, function-level imports included
   (imports under `if TYPE_CHECKING:` are for annotations only and are left out).
@@ -144,13 +146,27 @@ def test_layers_do_not_import_what_they_must_not(layer: str, forbidden: tuple[st
 
 
 def test_only_connections_and_auth_import_the_sdk() -> None:
-    allowed = {"connections", "auth", "demo"}
+    allowed = {"connections", "auth", "demo", "gateway"}
     offenders = {
         module: sorted(m for m in imported if _top(m) in SDK)
         for module, imported in all_imports().items()
         if _layer(module) not in allowed
     }
     assert {m: found for m, found in offenders.items() if found} == {}
+
+
+def test_the_gateway_goes_through_the_services() -> None:
+    """The MCP face needs no pygls (its memory goal), and no connection is driven from it."""
+    banned = ("mcp_sidecar.connections", "mcp_sidecar.handlers", "mcp_sidecar.server", "mcp_sidecar.pygls_shim")
+    offenders = {
+        module: sorted(m for m in imported if _top(m) in EDITOR_PROTOCOL or m.startswith(banned))
+        for module, imported in all_imports().items()
+        if _layer(module) == "gateway"
+    }
+    assert {m: found for m, found in offenders.items() if found} == {}
+    edges = graph()
+    for module in [m for m in edges if _layer(m) == "gateway"]:
+        assert "mcp_sidecar.server" not in reachable(edges, module)
 
 
 def test_protocol_imports_nothing_of_ours_outside_itself() -> None:

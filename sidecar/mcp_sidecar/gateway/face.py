@@ -73,7 +73,7 @@ RESTORE_WAIT_S = 15.0
 log = logging.getLogger(__name__)
 
 
-def _connection_of(ctx: ServerRequestContext[Any, Any]) -> HostConnection:
+def connection_of(ctx: ServerRequestContext[Any, Any]) -> HostConnection:
     """The SDK's per-connection object behind a request (handshake era: one per host).
 
     `ServerSession` keeps it private; `tests/unit/test_gateway_names.py` pins the attribute.
@@ -148,7 +148,7 @@ class Gateway:
             if self._modern is None:
                 self._modern = self._open(self._tell_modern)
             return self._modern
-        conn = _connection_of(ctx)
+        conn = connection_of(ctx)
         host = conn.state.get(_HOST_KEY)
         if not isinstance(host, Host):
             host = self._open(conn.send_tool_list_changed)

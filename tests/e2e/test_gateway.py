@@ -1,0 +1,190 @@
+"""`mcp-sidecar mcp` over stdio with the SDK's own `Client` as the host, in both protocol eras.
+
+Every test starts the gateway as a real process with real fixture servers upstream: list →
+activate → `list_changed` → the native tool with its schema → call it; deactivation by a
+reload; a changed tool; names that need a hash; proxy mode; prompts; durable sessions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support.gateway import gateway, text_of, tool_names
+from support.servers import fixture_path
+from support.sidecar import write_config
+
+
+def stdio(script: str, *args: str, **extra: Any) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(fixture_path(script)), "stdio", *args], **extra}
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    write_config(path, {"basic": stdio("basic.py", "--prompts")})
+    return path
+
+
+@pytest.mark.parametrize("legacy", [True, False], ids=["handshake", "2026-07-28"])
+async def test_activate_then_call_the_native_tool(home: Path, legacy: bool) -> None:
+    async with gateway(home, legacy=legacy) as (host, changes):
+        listed = (await host.list_tools()).tools
+        assert [t.name for t in listed] == ["mcp_tools"]
+        assert "basic" in (listed[0].description or "")  # the server directory
+        found = text_of(await host.call_tool("mcp_tools", {"query": "echo text back"}))
+        assert "basic.echo" in found
+        before = changes.count
+        activated = await host.call_tool("mcp_tools", {"activate": ["basic.echo"]})
+        assert not activated.is_error
+        assert "basic.echo → basic__echo" in text_of(activated)
+        await changes.next(before)
+        tools = {t.name: t for t in (await host.list_tools()).tools}
+        assert set(tools) == {"mcp_tools", "basic__echo"}
+        echo = tools["basic__echo"]
+        assert echo.input_schema["required"] == ["text"]
+        assert echo.input_schema["properties"]["text"]["type"] == "string"
+        assert echo.output_schema is not None  # the server's own output schema, passed through
+        assert (echo.description or "").startswith("[basic] Echo the given text back.")
+        result = await host.call_tool("basic__echo", {"text": "hi"})
+        assert not result.is_error
+        assert text_of(result) == "hi"
+        assert result.structured_content == {"result": "hi"}
+
+
+async def test_a_reload_that_disables_the_server_removes_its_tools(home: Path) -> None:
+    async with gateway(home) as (host, changes):
+        await host.call_tool("mcp_tools", {"activate": ["basic.echo"]})
+        await changes.next(0)
+        assert "basic__echo" in await tool_names(host)
+        seen = changes.count
+        write_config(home, {"basic": stdio("basic.py", "--prompts", disabled=True)})
+        await changes.next(seen)
+        assert await tool_names(host) == ["mcp_tools"]
+        refused = await host.call_tool("basic__echo", {"text": "hi"})
+        assert refused.is_error
+        assert "tool_not_active" in text_of(refused)
+        assert "activat" in text_of(refused)  # the hint: activate it again
+
+
+async def test_a_changed_tool_leaves_the_list_and_is_never_called_with_its_old_schema(home: Path) -> None:
+    async with gateway(home) as (host, changes):
+        await host.call_tool("mcp_tools", {"activate": ["basic.echo", "basic.redefine"]})
+        await changes.next(0)
+        assert set(await tool_names(host)) == {"mcp_tools", "basic__echo", "basic__redefine"}
+        seen = changes.count
+        redefined = await host.call_tool("basic__redefine", {"mode": "change"})
+        assert not redefined.is_error
+        await changes.next(seen)  # the server's list_changed, checked: echo changed, so it went
+        assert set(await tool_names(host)) == {"mcp_tools", "basic__redefine"}
+        refused = await host.call_tool("basic__echo", {"text": "hi"})
+        assert refused.is_error
+        assert "activat" in text_of(refused)
+        seen = changes.count
+        again = await host.call_tool("mcp_tools", {"activate": ["basic.echo"]})
+        assert not again.is_error
+        await changes.next(seen)
+        echo = {t.name: t for t in (await host.list_tools()).tools}["basic__echo"]
+        assert "prefix" in echo.input_schema["required"]  # the new definition, in full
+
+
+async def test_names_a_host_would_refuse_get_a_stable_hash(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    long_name = "fetch_" + "x" * 70
+    tools = ["--tool", "get.item:Get one item by id.", "--tool", "get_item:Get one item, the other way."]
+    write_config(home, {"basic": stdio("basic.py", *tools, "--tool", f"{long_name}:A tool with a long name.")})
+    ids = ["basic.get.item", "basic.get_item", f"basic.{long_name}"]
+    async with gateway(home) as (host, changes):
+        activated = text_of(await host.call_tool("mcp_tools", {"activate": ids}))
+        await changes.next(0)
+        names = [n for n in await tool_names(host) if n != "mcp_tools"]
+        assert len(names) == 3
+        assert "basic__get_item" in names
+        assert all(len(n) <= 64 and n.replace("_", "").replace("-", "").isalnum() for n in names)
+        assert len(set(names)) == 3
+        for name in names:
+            assert f"→ {name}" in activated  # the activation text states every native name
+            result = await host.call_tool(name, {"query": "q"})
+            assert not result.is_error, text_of(result)
+    async with gateway(home) as (host, changes):
+        await host.call_tool("mcp_tools", {"activate": list(reversed(ids))})
+        await changes.next(0)
+        again = [n for n in await tool_names(host) if n != "mcp_tools"]
+        assert sorted(again) == sorted(names)  # the same names, whatever the order
+
+
+async def test_proxy_mode_lists_mcp_tools_and_mcp_call_only(home: Path) -> None:
+    async with gateway(home, "--tools", "proxy") as (host, _changes):
+        assert await tool_names(host) == ["mcp_tools", "mcp_call"]
+        refused = await host.call_tool("mcp_call", {"id": "basic.echo", "arguments": {"text": "hi"}})
+        assert refused.is_error
+        assert "tool_not_active" in text_of(refused)
+        activated = text_of(await host.call_tool("mcp_tools", {"activate": ["basic.echo"]}))
+        assert "mcp_call" in activated
+        assert await tool_names(host) == ["mcp_tools", "mcp_call"]
+        result = await host.call_tool("mcp_call", {"id": "basic.echo", "arguments": {"text": "hi"}})
+        assert text_of(result) == "hi"
+        bad = await host.call_tool("mcp_call", {"id": 3})
+        assert bad.is_error
+        assert "invalid_params" in text_of(bad)
+        native = await host.call_tool("basic__echo", {"text": "hi"})
+        assert native.is_error  # no native names in proxy mode
+
+
+async def test_prompts_are_listed_namespaced_and_fetched_sanitised(home: Path) -> None:
+    async with gateway(home) as (host, _changes):
+        prompts = {p.name: p for p in (await host.list_prompts()).prompts}
+        assert {"basic__review_code", "basic__summarize_notes"} <= set(prompts)
+        arguments = {a.name: a.required for a in prompts["basic__review_code"].arguments or []}
+        assert arguments["code"] is True
+        got = await host.get_prompt("basic__review_code", {"code": "x = 1"})
+        [message] = got.messages
+        assert message.role == "user"
+        assert "x = 1" in getattr(message.content, "text", "")
+        with pytest.raises(Exception, match="code"):
+            await host.get_prompt("basic__review_code", {})  # a required argument missing
+
+
+async def test_server_text_reaches_the_host_sanitised(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    write_config(home, {"hostile": stdio("hostile.py")})
+    async with gateway(home) as (host, changes):
+        await host.call_tool("mcp_tools", {"activate": ["hostile.clip"]})
+        await changes.next(0)
+        clip = {t.name: t for t in (await host.list_tools()).tools}["hostile__clip"]
+        shown = f"{clip.title}{clip.description}{json.dumps(clip.input_schema)}"
+        result = text_of(await host.call_tool("hostile__clip", {}))
+        for text in (shown, result):
+            assert "\x1b" not in text
+            assert "\u202e" not in text
+            assert not any(0xE0000 <= ord(c) <= 0xE007F for c in text)
+
+
+async def test_a_durable_session_restores_its_tools_after_a_restart(home: Path) -> None:
+    async with gateway(home, "--session", "work") as (host, changes):
+        await host.call_tool("mcp_tools", {"activate": ["basic.echo"]})
+        await changes.next(0)
+    saved = home / "cache" / "gateway-sessions" / "work.json"
+    assert json.loads(saved.read_text()) == {"ids": ["basic.echo"]}
+    assert stat.S_IMODE(os.stat(saved).st_mode) == 0o600
+    async with gateway(home, "--session", "work") as (host, _changes):
+        assert set(await tool_names(host)) == {"mcp_tools", "basic__echo"}
+        assert text_of(await host.call_tool("basic__echo", {"text": "back"})) == "back"
+    async with gateway(home) as (host, _changes):
+        assert await tool_names(host) == ["mcp_tools"]  # without --session, a fresh one
+
+
+async def test_an_unknown_tool_name_is_a_tool_error_with_what_to_do(home: Path) -> None:
+    async with gateway(home) as (host, _changes):
+        result = await host.call_tool("basic__echo", {"text": "hi"})
+        assert result.is_error
+        assert "mcp_tools" in text_of(result)
+        bad = await host.call_tool("mcp_tools", {"query": "x", "activate": ["basic.echo"]})
+        assert bad.is_error
+        assert "exactly one" in text_of(bad)
