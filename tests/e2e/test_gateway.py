@@ -185,6 +185,10 @@ async def test_an_unknown_tool_name_is_a_tool_error_with_what_to_do(home: Path) 
         result = await host.call_tool("basic__echo", {"text": "hi"})
         assert result.is_error
         assert "mcp_tools" in text_of(result)
+        await host.call_tool("mcp_tools", {"activate": ["basic.echo"]})
+        by_id = await host.call_tool("basic.echo", {"text": "hi"})  # the id, as discovery spells it
+        assert by_id.is_error
+        assert "call it as 'basic__echo'" in text_of(by_id)
         bad = await host.call_tool("mcp_tools", {"query": "x", "activate": ["basic.echo"]})
         assert bad.is_error
         assert "exactly one" in text_of(bad)

@@ -28,6 +28,7 @@ from mcp_types import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_sidecar import __version__, tasks
+from mcp_sidecar.catalog.names import nfc
 from mcp_sidecar.gateway import native
 from mcp_sidecar.gateway.hosts import Host, Hosts, Tell
 from mcp_sidecar.output.sanitize import one_line, strip_controls
@@ -247,9 +248,21 @@ class Gateway:
             return await self._call(host, tool_id, given)
         tool_id = host.tool_id(params.name) if self.mode == "native" else None
         if tool_id is None:
-            why = f"{params.name!r} is not a tool of this gateway: find one with mcp_tools query, then activate it."
-            return _failure(SidecarError(diagnostic("tool_not_found", "call", why)))
+            return _failure(SidecarError(diagnostic("tool_not_found", "call", self._unknown(host, params.name))))
         return await self._call(host, tool_id, arguments)
+
+    def _unknown(self, host: Host, name: str) -> str:
+        """Why `name` is no tool of the host's, and what to call instead when it spells an active tool's id."""
+        active = self.app.sessions.active(host.session)
+        for ref in activation.tool_refs(nfc(name), self.app.registry.names()):
+            if ref.id in active:
+                how = (
+                    f"mcp_call with id {ref.id!r}"
+                    if self.mode == "proxy"
+                    else repr(host.native_name(ref.server, ref.tool))
+                )
+                return f"{one_line(name)!r} is loaded: call it as {how}."
+        return f"{one_line(name)!r} is not a tool of this gateway: find one with mcp_tools query, then activate it."
 
     async def _model_tool(self, host: Host, arguments: dict[str, Any]) -> dict[str, Any]:
         before = set(self.app.sessions.active(host.session))
