@@ -192,3 +192,18 @@ async def test_an_unknown_tool_name_is_a_tool_error_with_what_to_do(home: Path) 
         bad = await host.call_tool("mcp_tools", {"query": "x", "activate": ["basic.echo"]})
         assert bad.is_error
         assert "exactly one" in text_of(bad)
+
+
+async def test_a_project_server_needs_trust_as_on_every_entry_point(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "repo"
+    project.mkdir()
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": stdio("basic.py")}}))
+    async with gateway(home, project=project) as (host, _changes):
+        refused = await host.call_tool("mcp_tools", {"activate": ["proj.echo"]})
+        assert refused.is_error
+        assert "proj__echo" not in await tool_names(host)
+    async with gateway(home, "--trust-project", project=project) as (host, changes):
+        loaded = await host.call_tool("mcp_tools", {"activate": ["proj.echo"]})
+        assert not loaded.is_error, text_of(loaded)
+        await changes.next(0)
+        assert "proj__echo" in await tool_names(host)
