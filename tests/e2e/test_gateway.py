@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -89,7 +91,7 @@ async def test_a_changed_tool_leaves_the_list_and_is_never_called_with_its_old_s
         refused = await host.call_tool("basic__echo", {"text": "hi"})
         assert refused.is_error
         assert text_of(refused).endswith(
-            'basic__echo was removed: its server changed it. Activate it again to see what it takes now: '
+            "basic__echo was removed: its server changed it. Activate it again to see what it takes now: "
             'mcp_tools({"activate": ["basic.echo"]})'
         )
         seen = changes.count
@@ -177,13 +179,31 @@ async def test_a_durable_session_restores_its_tools_after_a_restart(home: Path) 
         await host.call_tool("mcp_tools", {"activate": ["basic.echo"]})
         await changes.next(0)
     saved = home / "cache" / "gateway-sessions" / "work.json"
-    assert json.loads(saved.read_text()) == {"ids": ["basic.echo"]}
+    kept = json.loads(saved.read_text())
+    assert list(kept) == ["tools"]
+    assert list(kept["tools"]) == ["basic.echo"]
+    assert re.fullmatch(r"[0-9a-f]{64}", kept["tools"]["basic.echo"])  # a digest, no schema
     assert stat.S_IMODE(os.stat(saved).st_mode) == 0o600
     async with gateway(home, "--session", "work") as (host, _changes):
         assert set(await tool_names(host)) == {"mcp_tools", "basic__echo"}
         assert text_of(await host.call_tool("basic__echo", {"text": "back"})) == "back"
     async with gateway(home) as (host, _changes):
         assert await tool_names(host) == ["mcp_tools"]  # without --session, a fresh one
+    # The server's definition changed while the gateway was down: it is not restored unseen.
+    saved.write_text(json.dumps({"tools": {"basic.echo": "0" * 64}}))
+    async with gateway(home, "--session", "work") as (host, _changes):
+        assert await tool_names(host) == ["mcp_tools"]
+        refused = text_of(await host.call_tool("basic__echo", {"text": "x"}))
+        assert "its server changed it. Activate it again" in refused
+
+
+def test_trusting_a_project_needs_the_project_named(home: Path) -> None:
+    env = {**os.environ, "MCP_SIDECAR_HOME": str(home)}
+    command = [sys.executable, "-m", "mcp_sidecar", "mcp", "--trust-project"]
+    done = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "--trust-project needs --project DIR" in done.stderr
+    assert done.stdout == ""
 
 
 async def test_an_unknown_tool_name_is_a_tool_error_with_what_to_do(home: Path) -> None:

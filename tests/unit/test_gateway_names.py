@@ -14,7 +14,7 @@ from mcp import Client
 from mcp.server.lowlevel.server import Server
 
 from mcp_sidecar.gateway import face, native
-from mcp_sidecar.gateway.durable import DurableSession, valid_name
+from mcp_sidecar.gateway.durable import DurableSession, digest, valid_name
 from mcp_sidecar.gateway.hosts import Host
 
 HOST_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -42,6 +42,23 @@ def test_a_taken_name_goes_to_the_hash_and_different_ids_never_share_one() -> No
     assert native.hashed("docs", "get.page") != native.hashed("docs", "get_page")
 
 
+def test_a_tool_named_like_another_tools_hash_never_gets_its_name() -> None:
+    """A server names its own tools: `get_page_<hash>` is what `get.page` hashes to (review finding)."""
+
+    async def tell() -> None:
+        return None
+
+    host = Host("s", tell)
+    evil = native.hashed("docs", "get.page")[len("docs__") :]
+    first = host.native_name("docs", evil)
+    second = host.native_name("docs", "get.page")
+    assert first != second
+    assert HOST_NAME.match(second)
+    assert host.tool_id(first) == f"docs.{evil}"
+    assert host.tool_id(second) == "docs.get.page"
+    assert not native.ALLOWED.match("a__b\n")
+
+
 def test_a_host_keeps_each_tools_name_for_its_life() -> None:
     async def tell() -> None:
         return None
@@ -58,21 +75,21 @@ def test_a_host_keeps_each_tools_name_for_its_life() -> None:
 def test_durable_sessions_round_trip_privately(tmp_path: Path) -> None:
     directory = tmp_path / "sessions"
     session = DurableSession("work", directory)
-    assert session.load() == []
-    session.save(["b.two", "a.one"])
+    assert session.load() == {}
+    session.save({"b.two": digest("two"), "a.one": digest("one")})
     path = directory / "work.json"
-    assert json.loads(path.read_text()) == {"ids": ["a.one", "b.two"]}
+    assert json.loads(path.read_text()) == {"tools": {"a.one": digest("one"), "b.two": digest("two")}}
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700
-    assert DurableSession("work", directory).load() == ["a.one", "b.two"]
+    assert DurableSession("work", directory).load() == {"a.one": digest("one"), "b.two": digest("two")}
 
 
-@pytest.mark.parametrize("content", ['{"ids": "a.one"}', "[1, 2]", "not json", '{"ids": [1]}'])
+@pytest.mark.parametrize("content", ['{"tools": "a.one"}', "[1, 2]", "not json", '{"tools": {"a.one": 1}}'])
 def test_a_file_that_is_not_ours_starts_empty(tmp_path: Path, content: str) -> None:
     directory = tmp_path / "sessions"
-    DurableSession("work", directory).save(["a.one"])
+    DurableSession("work", directory).save({"a.one": digest("one")})
     (directory / "work.json").write_text(content)
-    assert DurableSession("work", directory).load() == []
+    assert DurableSession("work", directory).load() == {}
 
 
 def test_a_symlinked_session_directory_is_not_used(tmp_path: Path) -> None:
@@ -80,12 +97,12 @@ def test_a_symlinked_session_directory_is_not_used(tmp_path: Path) -> None:
     elsewhere.mkdir()
     (tmp_path / "sessions").symlink_to(elsewhere)
     session = DurableSession("work", tmp_path / "sessions")
-    session.save(["a.one"])
+    session.save({"a.one": digest("one")})
     assert list(elsewhere.iterdir()) == []
-    assert session.load() == []
+    assert session.load() == {}
 
 
-@pytest.mark.parametrize("name", ["", "../x", ".hidden", "a/b", "x" * 65, "trailing.", "sp ace"])
+@pytest.mark.parametrize("name", ["", "../x", ".hidden", "a/b", "x" * 65, "trailing.", "sp ace", "work\n"])
 def test_session_names_are_plain_file_names(name: str) -> None:
     assert not valid_name(name)
     with pytest.raises(ValueError, match="session name"):

@@ -37,7 +37,7 @@ FORMAT_LABELS = {
     "codex": "Codex TOML",
 }
 _REFERENCE = re.compile(r"\$\{([^}]*)\}")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 # VS Code's (and Cursor's) predefined variables: only the other client knows their values.
 _PREDEFINED = frozenset(
     {

@@ -19,8 +19,8 @@ from mcp_sidecar.config.model import (
     Transport,
 )
 
-SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-SCOPE_TOKEN = re.compile(r"^[\x21\x23-\x5B\x5D-\x7E]+$")  # RFC 6749 scope-token characters
+SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
+SCOPE_TOKEN = re.compile(r"^[\x21\x23-\x5B\x5D-\x7E]+\Z")  # RFC 6749 scope-token characters
 KNOWN_FIELDS = frozenset(
     {
         "type",
@@ -99,7 +99,7 @@ Bad = Callable[[str, str], None]
 """Records one problem: the field, and why it is wrong."""
 
 
-SHOWN_KEY = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
+SHOWN_KEY = re.compile(r"^[A-Za-z0-9_.-]{1,32}\Z")
 """A name or field key a problem may repeat; others are described, not echoed (file data, maybe a secret,
 and text a repository would like a model to read)."""
 

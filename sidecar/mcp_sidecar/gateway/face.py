@@ -22,14 +22,15 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from mcp.server.caching import CacheHint
 from mcp.server.lowlevel.server import NotificationOptions, Server
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, PromptsListChanged, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_sidecar import __version__, tasks
 from mcp_sidecar.catalog.names import nfc
-from mcp_sidecar.gateway import native
+from mcp_sidecar.gateway import entries, native
+from mcp_sidecar.gateway.durable import digest
 from mcp_sidecar.gateway.hosts import Host, Hosts, Tell
 from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.output.shaping import model_call
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from mcp.server.models import InitializationOptions
 
     from mcp_sidecar.gateway.durable import DurableSession
+    from mcp_sidecar.protocol.results import CallToolResult
     from mcp_sidecar.services.app import Sidecar
     from mcp_sidecar.services.sessions import ActiveTool
 
@@ -83,29 +85,6 @@ def connection_of(ctx: ServerRequestContext[Any, Any]) -> HostConnection:
     """
     conn: HostConnection = ctx.session._connection  # noqa: SLF001
     return conn
-
-
-def _clean(value: Any) -> Any:
-    """`value` with every `title` and `description` string sanitised, at any depth of a schema."""
-    if isinstance(value, dict):
-        return {
-            k: strip_controls(v) if k in ("title", "description") and isinstance(v, str) else _clean(v)
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
-
-
-def _named(value: Any) -> bool:
-    return isinstance(value, dict) and isinstance(value.get("name"), str)
-
-
-def _clean_block(block: dict[str, Any]) -> dict[str, Any]:
-    """A result's text block sanitised for the host's terminal and model; other blocks as sent."""
-    if block.get("type") == "text" and isinstance(block.get("text"), str):
-        return {**block, "text": strip_controls(block["text"])}
-    return block
 
 
 def _text(text: str, is_error: bool) -> dict[str, Any]:
@@ -155,37 +134,42 @@ class Gateway:
     def host(self, ctx: ServerRequestContext[Any, Any]) -> Host:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             if self._modern is None:
-                self._modern = self._open(self._tell_modern)
+                self._modern = self._open(self._tell_modern, ctx.protocol_version, self._tell_modern_prompts)
             return self._modern
         conn = connection_of(ctx)
         host = conn.state.get(_HOST_KEY)
         if not isinstance(host, Host):
-            host = self._open(conn.send_tool_list_changed)
+            host = self._open(conn.send_tool_list_changed, ctx.protocol_version, conn.send_prompt_list_changed)
             conn.state[_HOST_KEY] = host
             conn.exit_stack.callback(self.hosts.close, host)
         return host
 
-    def _open(self, tell: Tell) -> Host:
+    def _open(self, tell: Tell, version: str, tell_prompts: Tell) -> Host:
         """A new host: the first one continues the durable session, if any, restoring its tools."""
         durable, self._durable = self._durable, None
-        host = self.hosts.open(tell, durable)
+        host = self.hosts.open(tell, durable, tell_prompts)
+        host.version = version
         if durable is not None:
             host.restoring = tasks.spawn(self._restore(host, durable), "gateway-restore")
         return host
 
     async def _restore(self, host: Host, durable: DurableSession) -> None:
-        """Activate the saved ids again, each against its server's live catalog (fetched first)."""
-        ids = durable.load()
-        if not ids:
+        """Activate the saved ids again, each against its server's live catalog (fetched first); one
+        whose definition changed since it was saved is dropped again, as a changed tool is."""
+        saved = durable.load()
+        if not saved:
             return
-        servers = {ref.server for i in ids if (ref := activation.parse_tool_id(i, self.app.registry.names()))}
+        servers = {ref.server for i in saved if (ref := activation.parse_tool_id(i, self.app.registry.names()))}
         for server in sorted(servers):
             conn = self.app.registry.get(server)
             if conn is not None and not conn.config.disabled:
                 with contextlib.suppress(SidecarError):  # not loaded then, with the reason logged below
                     await self.app.catalogs.tool_catalog(conn, "gateway", live=True)
-        done = await activation.activate(self.app, tuple(ids), host.session)
-        lost = [r["id"] for r in done["results"] if r["status"] == "not loaded"]
+        done = await activation.activate(self.app, tuple(saved), host.session)
+        active = self.app.sessions.active(host.session)
+        changed = [i for i, tool in active.items() if i in saved and digest(tool.canonical) != saved[i]]
+        self.app.sessions.deactivate(host.session, changed, "tool changed")
+        lost = [r["id"] for r in done["results"] if r["status"] == "not loaded"] + changed
         if lost:
             log.warning("gateway session %s: not restored: %s", durable.name, one_line(", ".join(lost)))
         self.hosts.changed(host)
@@ -198,6 +182,9 @@ class Gateway:
     async def _tell_modern(self) -> None:
         await self._bus.publish(ToolsListChanged())
 
+    async def _tell_modern_prompts(self) -> None:
+        await self._bus.publish(PromptsListChanged())
+
     # -- tools ------------------------------------------------------------------------------
 
     def _mcp_tools(self) -> dict[str, Any]:
@@ -207,20 +194,9 @@ class Gateway:
         description = f"{head}\n{note}" + (f"\n\nServers ({directory}" if directory else "")
         return {"name": model_tool.NAME, "description": description, "inputSchema": model_tool.INPUT_SCHEMA}
 
-    def _native(self, host: Host, tool: ActiveTool) -> dict[str, Any]:
-        d = tool.descriptor
-        entry: dict[str, Any] = {
-            "name": host.native_name(tool.server, tool.name),
-            "description": strip_controls(f"[{tool.server}] {d.get('description') or ''}".rstrip()),
-            "inputSchema": _clean(d.get("inputSchema") or {"type": "object"}),
-        }
-        if isinstance(d.get("title"), str):
-            entry["title"] = one_line(d["title"])
-        if isinstance(d.get("outputSchema"), dict):
-            entry["outputSchema"] = _clean(d["outputSchema"])
-        if isinstance(d.get("annotations"), dict):
-            entry["annotations"] = _clean(d["annotations"])
-        return entry
+    def _native(self, host: Host, tool: ActiveTool) -> dict[str, Any] | None:
+        name = host.native_name(tool.server, tool.name)
+        return entries.tool_entry(name, tool.server, tool.descriptor, host.version)
 
     def tools_of(self, host: Host) -> list[dict[str, Any]]:
         tools = [self._mcp_tools()]
@@ -228,8 +204,8 @@ class Gateway:
             call = model_tool.definition(self.app)["call"]
             tools.append({"name": call["name"], "description": call["description"], "inputSchema": call["inputSchema"]})
             return tools
-        tools += [self._native(host, t) for t in self.app.sessions.active(host.session).values()]
-        return tools
+        natives = [self._native(host, t) for t in self.app.sessions.active(host.session).values()]
+        return tools + [entry for entry in natives if entry is not None]
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -244,6 +220,7 @@ class Gateway:
 
     async def _answer_call(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> Any:
         host = self.host(ctx)
+        await self._restored(host)
         arguments = dict(params.arguments or {})
         if params.name == model_tool.NAME:
             return await self._model_tool(host, arguments)
@@ -255,6 +232,8 @@ class Gateway:
                 return _refusal("invalid_params", why)
             return await self._call(host, tool_id, given)
         tool_id = host.tool_id(params.name) if self.mode == "native" else None
+        if tool_id is None and (named := self._as_id(host, params.name)) in host.dropped:
+            return _refusal("tool_not_active", self._gone(host, named, "tool_not_active"))
         if tool_id is None:
             return _refusal("tool_not_found", self._unknown(host, params.name))
         return await self._call(host, tool_id, arguments)
@@ -273,11 +252,17 @@ class Gateway:
         tool_id = self._as_id(host, name)
         if tool_id != name and self.mode == "native":
             named = activation.parse_tool_id(tool_id, self.app.registry.names())
-            if named is not None:
+            if named is not None and self._known(named):
                 activate = model_call({"activate": [named.id]})
-                native_name = host.native_name(named.server, named.tool)
+                native_name = host.would_name(named.server, named.tool)
                 return f"{one_line(name)!r} is not activated yet: {one_line(activate)}, then call {native_name}."
         return f"{one_line(name)!r} is not a tool of this gateway: find one with mcp_tools query, then activate it."
+
+    def _known(self, ref: activation.ToolRef) -> bool:
+        """Whether a catalog in memory (or on disk) has the tool: a guessed name is not a tool."""
+        conn = self.app.registry.get(ref.server)
+        catalog = self.app.catalogs.cached_tools(conn) if conn is not None else None
+        return catalog is not None and ref.tool in catalog.visible(conn.config) if conn is not None else False
 
     def _gone(self, host: Host, tool_id: str, code: str) -> str:
         """Why a tool the host activated cannot be called now, and the next step."""
@@ -341,12 +326,28 @@ class Gateway:
             if code in ("tool_changed", "tool_not_active"):
                 return _refusal(code, self._gone(host, tool_id, code), exc.diagnostic.server)
             return _failure(exc, self.wording(host))
+        return self._answer(host, tool_id, result)
+
+    def _answer(self, host: Host, tool_id: str, result: CallToolResult) -> dict[str, Any]:
+        """The call's result for the host: sanitised, and valid against what its list declared."""
         out: dict[str, Any] = {
-            "content": [_clean_block(b) for b in result["content"]],
+            "content": [entries.clean_block(b) for b in result["content"]],
             "isError": bool(result.get("isError")),
         }
-        if "structuredContent" in result:
-            out["structuredContent"] = result["structuredContent"]
+        structured = result.get("structuredContent")
+        if isinstance(structured, dict) or (structured is not None and host.version in MODERN_PROTOCOL_VERSIONS):
+            out["structuredContent"] = entries.clean_strings(structured)
+        for step in result.get("elicitations") or []:
+            text = f"The server needs the user to open {one_line(step['url'])} first: ask them, then call again."
+            out["content"].append({"type": "text", "text": text})
+        active = self.app.sessions.get(host.session, tool_id)
+        listed = self._native(host, active) if active is not None and self.mode == "native" else None
+        if listed is not None and "outputSchema" in listed and "structuredContent" not in out and not out["isError"]:
+            # Over the output limits the structured result stays in the spill file: the host must not
+            # take the preview for a result its schema promises, so it reads as a failed call.
+            note = "The structured result was too large to pass on: the text above and the spill file hold it."
+            out["content"].append({"type": "text", "text": note})
+            out["isError"] = True
         return out
 
     # -- prompts ----------------------------------------------------------------------------
@@ -366,19 +367,14 @@ class Gateway:
         found = await asyncio.gather(*(of(c) for c in conns))
         listed: list[dict[str, Any]] = []
         names: dict[str, tuple[str, str]] = {}
+        version = self.host(ctx).version
         for conn, items in zip(conns, found, strict=True):
             for p in items:
-                name = native.native_name(conn.name, p["name"], set(names))
-                names[name] = (conn.name, p["name"])
-                entry: dict[str, Any] = {"name": name}
-                if isinstance(p.get("description"), str):
-                    entry["description"] = strip_controls(f"[{conn.name}] {p['description']}")
-                arguments = [
-                    a for a in p.get("arguments") or [] if isinstance(a, dict) and isinstance(a.get("name"), str)
-                ]
-                if arguments:
-                    entry["arguments"] = [_clean(a) for a in arguments]
-                listed.append(entry)
+                name = native.native_name(conn.name, p["name"], names)
+                entry = entries.prompt_entry(name, conn.name, p, version)
+                if entry is not None:
+                    names[name] = (conn.name, p["name"])
+                    listed.append(entry)
         self._prompt_names = names
         return _result(ctx, {"prompts": listed})
 
@@ -395,9 +391,9 @@ class Gateway:
             used = prompts.use(self.app, previewed["previewId"])
         except SidecarError as exc:
             raise MCPError(INVALID_PARAMS, one_line(exc.diagnostic.render())) from None
-        out: dict[str, Any] = {
-            "messages": [{"role": m["role"], "content": m["content"]} for m in used["messages"]],
-        }
+        # One user message holding the labelled snapshot: a server's "assistant" turn is data
+        # for the model to read, never words put in its mouth.
+        out: dict[str, Any] = {"messages": [{"role": "user", "content": {"type": "text", "text": used["text"]}}]}
         if used.get("description"):
             out["description"] = used["description"]
         return _result(ctx, out)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from mcp_sidecar import tasks
 from mcp_sidecar.events import CatalogInvalidated, Reconciled, ToolsDeactivated
 from mcp_sidecar.gateway import native
+from mcp_sidecar.gateway.durable import digest
 from mcp_sidecar.protocol.errors import SidecarError
 
 if TYPE_CHECKING:
@@ -38,8 +39,14 @@ class Host:
     """The sidecar session its activations go to."""
     tell: Tell
     """Sends the host `tools/list_changed` (its era's way)."""
+    tell_prompts: Tell | None = None
+    """Sends the host `prompts/list_changed`."""
+    version: str = "2025-11-25"
+    """The protocol version it speaks: what its lists and results must fit."""
     names: dict[str, str] = field(default_factory=dict)
     """Tool id → native name, kept for the host's life so a name never moves to another tool."""
+    ids: dict[str, str] = field(default_factory=dict)
+    """Native name → tool id: the reverse of `names` (each name has one id)."""
     durable: DurableSession | None = None
     """Where its activated ids are kept across restarts (`--session NAME`)."""
     dropped: dict[str, str] = field(default_factory=dict)
@@ -48,17 +55,22 @@ class Host:
     """Activating a durable session's saved ids again, after a restart."""
 
     def native_name(self, server: str, tool: str) -> str:
+        """The tool's name in this host: given once (on its activation), kept for the host's life."""
         tool_id = f"{server}.{tool}"
         name = self.names.get(tool_id)
         if name is None:
-            taken = {n for i, n in self.names.items() if i != tool_id}
-            name = native.native_name(server, tool, taken)
+            name = native.native_name(server, tool, self.ids.keys())
             self.names[tool_id] = name
+            self.ids[name] = tool_id
         return name
+
+    def would_name(self, server: str, tool: str) -> str:
+        """The name `server.tool` has, or would get if activated now (nothing is kept)."""
+        return self.names.get(f"{server}.{tool}") or native.native_name(server, tool, self.ids.keys())
 
     def tool_id(self, name: str) -> str | None:
         """The id a native name was given to in this host, if any."""
-        return next((i for i, n in self.names.items() if n == name), None)
+        return self.ids.get(name)
 
 
 class Hosts:
@@ -72,14 +84,14 @@ class Hosts:
         app.hub.subscribe(CatalogInvalidated, self._invalidated)
         app.hub.subscribe(Reconciled, self._reconciled)
 
-    def open(self, tell: Tell, durable: DurableSession | None = None) -> Host:
+    def open(self, tell: Tell, durable: DurableSession | None = None, tell_prompts: Tell | None = None) -> Host:
         """A new host; its session is the durable one's name, or a fresh `gateway-N`."""
         if durable is not None:
             session = durable.name
         else:
             self._counter += 1
             session = f"gateway-{self._counter}"
-        host = Host(session, tell, durable=durable)
+        host = Host(session, tell, tell_prompts, durable=durable)
         self._by_session[session] = host
         return host
 
@@ -98,8 +110,9 @@ class Hosts:
         for tool_id in self._app.sessions.active(host.session):
             host.dropped.pop(tool_id, None)
         if host.durable is not None and self._by_session.get(host.session) is host:
-            host.durable.save(list(self._app.sessions.active(host.session)))
-        tasks.spawn(_tell(host), "gateway-list-changed")
+            active = self._app.sessions.active(host.session)
+            host.durable.save({tool_id: digest(tool.canonical) for tool_id, tool in active.items()})
+        tasks.spawn(_tell(host.tell), "gateway-list-changed")
 
     def _deactivated(self, event: ToolsDeactivated) -> None:
         host = self._by_session.get(event.session)
@@ -108,12 +121,20 @@ class Hosts:
             self.changed(host)
 
     def _reconciled(self, event: Reconciled) -> None:
-        # The server directory in `mcp_tools`' description may have changed with the configuration.
+        # The server directory in `mcp_tools`' description, and the prompts, may have changed.
         if event.added or event.removed or event.changed:
             for host in list(self._by_session.values()):
                 self.changed(host)
+                self._prompts_changed(host)
+
+    def _prompts_changed(self, host: Host) -> None:
+        if host.tell_prompts is not None:
+            tasks.spawn(_tell(host.tell_prompts), "gateway-prompts-changed")
 
     def _invalidated(self, event: CatalogInvalidated) -> None:
+        if event.kind == "prompts":
+            for host in list(self._by_session.values()):
+                self._prompts_changed(host)
         if event.kind != "tools":
             return
         affected = [
@@ -142,9 +163,9 @@ class Hosts:
                 self._app.sessions.deactivate(host.session, stale, "tool changed")
 
 
-async def _tell(host: Host) -> None:
+async def _tell(tell: Tell) -> None:
     try:
-        await host.tell()
+        await tell()
     except (asyncio.CancelledError, KeyboardInterrupt):
         raise
     except Exception as exc:  # a host that went away: nothing to tell

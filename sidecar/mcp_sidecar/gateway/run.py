@@ -8,6 +8,7 @@ MCP face is the SDK's server alone. stdout carries only MCP messages; logs go to
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from mcp_sidecar.gateway.durable import DurableSession
@@ -28,6 +29,11 @@ def gateway_app(workspace: Path, trust_project: bool) -> Sidecar:
 
 
 async def serve(args: argparse.Namespace, workspace: Path) -> int:
+    if args.trust_project and args.project is None:
+        # A host's configuration is often global: trusting "whatever directory it starts in" would
+        # trust every repository the user opens.
+        print("mcp-sidecar mcp: --trust-project needs --project DIR, the one project to trust", file=sys.stderr)
+        return 2
     app = gateway_app(workspace, args.trust_project)
     mode: Mode = args.tools
     durable = DurableSession(args.session) if args.session else None

@@ -26,7 +26,7 @@ MAX_DESCRIPTION_CHARS = 1_000
 MAX_STRING_CHARS = 10_000
 MAX_URL_CHARS = 8_192
 FORMATS = ("email", "uri", "date", "date-time")
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+\Z")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 MAX_URI_CHARS = 4_096
 MAX_ARGUMENT_BYTES = 64 * 1024
-_ABSOLUTE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")
+_ABSOLUTE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+\Z")
 _SPACE = re.compile(r"[\x00-\x20\x7f]")
 
 
