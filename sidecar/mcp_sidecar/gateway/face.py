@@ -101,6 +101,20 @@ def _refusal(code: DiagnosticCode, message: str, server: str | None = None) -> d
     return _text(f"{server + ': ' if server else ''}[{code}] {message}", True)
 
 
+class _Server(Server[Any]):
+    """The SDK's low-level server, saying by default that it sends list changes: its HTTP sessions
+    ask for the initialization options without arguments, and must advertise what stdio does."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        changes = notification_options or NotificationOptions(tools_changed=True, prompts_changed=True)
+        return super().create_initialization_options(changes, experimental_capabilities, extensions)
+
+
 class Gateway:
     def __init__(self, app: Sidecar, mode: Mode = "native", durable: DurableSession | None = None) -> None:
         """`durable`: the session the first host continues (`--session NAME`), else none."""
@@ -112,7 +126,7 @@ class Gateway:
         self._modern: Host | None = None
         self._prompt_names: dict[str, tuple[str, str]] = {}
         """Native prompt name → (server, prompt), as last listed."""
-        self.server: Server[Any] = Server(
+        self.server: Server[Any] = _Server(
             "mcp-sidecar",
             version=__version__,
             instructions=INSTRUCTIONS,
@@ -127,7 +141,7 @@ class Gateway:
         self.server.middleware = []  # no tracing span per message: the face adds as little as it can
 
     def initialization_options(self) -> InitializationOptions:
-        return self.server.create_initialization_options(NotificationOptions(tools_changed=True, prompts_changed=True))
+        return self.server.create_initialization_options()
 
     # -- hosts ------------------------------------------------------------------------------
 

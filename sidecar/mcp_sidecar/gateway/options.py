@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = sub.add_parser(
-        "mcp", help="serve MCP on stdio: one mcp_tools tool, then the activated tools as native tools (any MCP host)"
+        "mcp",
+        help="serve MCP on stdio (or --http on loopback): one mcp_tools tool, then the activated tools as native "
+        "tools (any MCP host)",
     )
     parser.add_argument(
         "--tools",
@@ -22,7 +28,54 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         type=_session_name,
         help="a durable session NAME: its activated tools are restored after a restart",
     )
+    parser.add_argument(
+        "--http",
+        type=_loopback,
+        metavar="HOST:PORT",
+        help="serve Streamable HTTP instead of stdio, on 127.0.0.1, ::1 or localhost only (PORT 0: any free port); "
+        "every request needs the bearer token printed at start",
+    )
+    parser.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="PATH",
+        help="with --http: write the bearer token to PATH (created 0600) instead of printing it",
+    )
     return parser
+
+
+def _loopback(value: str) -> Address:
+    try:
+        return parse_address(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class Address:
+    host: str
+    """As given: one of `LOOPBACK`."""
+    port: int
+    """0: any free port."""
+
+    @property
+    def bind_host(self) -> str:
+        return "::1" if self.host == "::1" else "127.0.0.1"
+
+
+def parse_address(value: str) -> Address:
+    """`HOST:PORT` with a loopback HOST (`127.0.0.1`, `localhost`, `::1` or `[::1]`); else ValueError."""
+    host, sep, port_text = value.rpartition(":")
+    if not sep or not host:
+        raise ValueError(f"expected HOST:PORT, e.g. 127.0.0.1:8765 (got {value!r})")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if host.lower() not in LOOPBACK:
+        raise ValueError(
+            f"{host!r} is not a loopback address: the gateway serves HTTP only on 127.0.0.1, ::1 or localhost"
+        )
+    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise ValueError(f"the port must be 0 to 65535 (0: any free port), got {port_text!r}")
+    return Address(host.lower(), int(port_text))
 
 
 def _session_name(value: str) -> str:

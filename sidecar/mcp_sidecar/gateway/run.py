@@ -1,4 +1,5 @@
-"""`mcp-sidecar mcp`: the gateway over stdio (both protocol eras), with the CLI's configuration rules.
+"""`mcp-sidecar mcp`: the gateway over stdio or, with `--http`, Streamable HTTP on loopback (both
+protocol eras), with the CLI's configuration rules.
 
 One `Sidecar` app per process, as for every entry point: the same configuration files, project
 trust (`--project`, `--trust-project`), catalog caches, keyring and diagnostics. No pygls: the
@@ -14,6 +15,8 @@ from pathlib import Path
 from mcp_sidecar.gateway.durable import DurableSession
 from mcp_sidecar.gateway.face import Gateway, Mode
 from mcp_sidecar.services.app import Sidecar
+
+EXIT_USAGE = 2
 
 
 def gateway_app(workspace: Path, trust_project: bool) -> Sidecar:
@@ -33,13 +36,20 @@ async def serve(args: argparse.Namespace, workspace: Path) -> int:
         # A host's configuration is often global: trusting "whatever directory it starts in" would
         # trust every repository the user opens.
         print("mcp-sidecar mcp: --trust-project needs --project DIR, the one project to trust", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    if args.token_file is not None and args.http is None:
+        print("mcp-sidecar mcp: --token-file needs --http", file=sys.stderr)
+        return EXIT_USAGE
     app = gateway_app(workspace, args.trust_project)
     mode: Mode = args.tools
     durable = DurableSession(args.session) if args.session else None
     gateway = Gateway(app, mode, durable)
     try:
         app.ensure_loaded()
+        if args.http is not None:
+            from mcp_sidecar.gateway import http
+
+            return await http.serve(gateway, args.http, args.token_file)
         await _stdio(gateway)
     finally:
         await app.shutdown()
