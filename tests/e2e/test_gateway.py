@@ -43,7 +43,8 @@ async def test_activate_then_call_the_native_tool(home: Path, legacy: bool) -> N
         before = changes.count
         activated = await host.call_tool("mcp_tools", {"activate": ["basic.echo"]})
         assert not activated.is_error
-        assert "basic.echo → basic__echo" in text_of(activated)
+        assert " ✔ basic.echo → basic__echo · loaded" in text_of(activated)
+        assert "   basic__echo(text: string) — Echo the given text back." in text_of(activated)
         await changes.next(before)
         tools = {t.name: t for t in (await host.list_tools()).tools}
         assert set(tools) == {"mcp_tools", "basic__echo"}
@@ -69,8 +70,10 @@ async def test_a_reload_that_disables_the_server_removes_its_tools(home: Path) -
         assert await tool_names(host) == ["mcp_tools"]
         refused = await host.call_tool("basic__echo", {"text": "hi"})
         assert refused.is_error
-        assert "tool_not_active" in text_of(refused)
-        assert "activat" in text_of(refused)  # the hint: activate it again
+        assert text_of(refused) == (
+            "basic: [tool_not_active] basic__echo was removed: its server was disabled. "
+            "Ask the user to run `mcp-sidecar run enable basic`."
+        )
 
 
 async def test_a_changed_tool_leaves_the_list_and_is_never_called_with_its_old_schema(home: Path) -> None:
@@ -85,7 +88,10 @@ async def test_a_changed_tool_leaves_the_list_and_is_never_called_with_its_old_s
         assert set(await tool_names(host)) == {"mcp_tools", "basic__redefine"}
         refused = await host.call_tool("basic__echo", {"text": "hi"})
         assert refused.is_error
-        assert "activat" in text_of(refused)
+        assert text_of(refused).endswith(
+            'basic__echo was removed: its server changed it. Activate it again to see what it takes now: '
+            'mcp_tools({"activate": ["basic.echo"]})'
+        )
         seen = changes.count
         again = await host.call_tool("mcp_tools", {"activate": ["basic.echo"]})
         assert not again.is_error
@@ -187,8 +193,16 @@ async def test_an_unknown_tool_name_is_a_tool_error_with_what_to_do(home: Path) 
         assert "mcp_tools" in text_of(result)
         await host.call_tool("mcp_tools", {"activate": ["basic.echo"]})
         by_id = await host.call_tool("basic.echo", {"text": "hi"})  # the id, as discovery spells it
-        assert by_id.is_error
-        assert "call it as 'basic__echo'" in text_of(by_id)
+        assert text_of(by_id) == "[tool_not_found] 'basic.echo' is loaded: call it as 'basic__echo'."
+        guessed = await host.call_tool("basic__add", {"a": 1, "b": 2})
+        assert text_of(guessed) == (
+            "[tool_not_found] 'basic__add' is not activated yet: "
+            'mcp_tools({"activate": ["basic.add"]}), then call basic__add.'
+        )
+        as_native = text_of(await host.call_tool("mcp_tools", {"activate": ["basic__add"]}))
+        assert " ✔ basic.add → basic__add · loaded" in as_native  # a native name taken for an id
+        found = text_of(await host.call_tool("mcp_tools", {"query": "add two integers"}))
+        assert "[loaded as basic__add]" in found
         bad = await host.call_tool("mcp_tools", {"query": "x", "activate": ["basic.echo"]})
         assert bad.is_error
         assert "exactly one" in text_of(bad)

@@ -36,7 +36,9 @@ from mcp_sidecar.gateway.forwarding import Forwarding, model_tool_servers
 from mcp_sidecar.gateway.hosts import Host, Hosts, Tell
 from mcp_sidecar.gateway.resources import Resources
 from mcp_sidecar.output.sanitize import one_line, strip_controls
-from mcp_sidecar.protocol.errors import SidecarError, diagnostic
+from mcp_sidecar.output.shaping import model_call
+from mcp_sidecar.output.wording import Wording
+from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError
 from mcp_sidecar.services import activation, model_tool, prompts
 
 if TYPE_CHECKING:
@@ -55,19 +57,19 @@ if TYPE_CHECKING:
 Mode = Literal["native", "proxy"]
 
 NATIVE_NOTE = """\
-Activated tools become your own tools on the next turn, named `<server>__<tool>` (the \
-activation answer states each native name), with their full input schema: call them directly."""
+Activated tools are added to your own tools as `<server>__<tool>` (the activation answer \
+names each), with their full schemas: call them directly once they appear. If they never \
+appear, this host does not refresh its tool list: ask the user to start the gateway with \
+`--tools proxy`."""
 PROXY_NOTE = """\
 Activated tools are called with `mcp_call` ({id, arguments}), using the signature the \
 activation answer shows."""
-NATIVE_HINT = (
-    "Call each loaded tool by its native name (below) with arguments that follow its signature: every parameter "
-    "without `?` is required, `= value` is the default, quoted alternatives are the only allowed values."
-)
-PROXY_HINT = (
-    "Call each loaded tool with mcp_call {id, arguments}, the arguments following its signature: every parameter "
-    "without `?` is required, `= value` is the default, quoted alternatives are the only allowed values."
-)
+NATIVE_HINT = "Call each loaded tool by the name after →: it is among your tools now, with its full schema."
+PROXY_HINT = "Call each loaded tool with mcp_call {id, arguments}, the arguments following its signature."
+NATIVE_LOADED = "Tools marked [loaded as NAME] are among your tools under that name: call them directly."
+PROXY_LOADED = "Tools marked [loaded] are callable now with mcp_call, with the signature their activation showed."
+COMMAND = "mcp-sidecar run"
+"""How a person runs a `/mcp` command beside a host: in a terminal."""
 INSTRUCTIONS = (
     "The user's MCP servers, on demand: call mcp_tools with `query` to find a capability, "
     "`activate` to load exact tool ids, then call the loaded tools."
@@ -115,8 +117,14 @@ def _text(text: str, is_error: bool) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": strip_controls(text)}], "isError": is_error}
 
 
-def _failure(error: SidecarError) -> dict[str, Any]:
-    return _text(model_tool.for_model(error.diagnostic).render(), True)
+def _failure(error: SidecarError, wording: Wording) -> dict[str, Any]:
+    """A service's diagnostic, with the hint a model can act on (`/mcp` commands as a terminal's)."""
+    return _text(model_tool.for_model(error.diagnostic, wording).render(), True)
+
+
+def _refusal(code: DiagnosticCode, message: str, server: str | None = None) -> dict[str, Any]:
+    """The gateway's own refusal: its message says what to do, so no general hint follows it."""
+    return _text(f"{server + ': ' if server else ''}[{code}] {message}", True)
 
 
 class Gateway:
@@ -267,11 +275,11 @@ class Gateway:
             given = arguments.get("arguments", {})
             if not isinstance(tool_id, str) or not isinstance(given, dict) or set(arguments) - {"id", "arguments"}:
                 why = "mcp_call takes {id: string, arguments: object}."
-                return _failure(SidecarError(diagnostic("invalid_params", "call", why)))
+                return _refusal("invalid_params", why)
             return await self._forwarded_call(ctx, host, tool_id, given)
         tool_id = host.tool_id(params.name) if self.mode == "native" else None
         if tool_id is None:
-            return _failure(SidecarError(diagnostic("tool_not_found", "call", self._unknown(host, params.name))))
+            return _refusal("tool_not_found", self._unknown(host, params.name))
         return await self._forwarded_call(ctx, host, tool_id, arguments)
 
     async def _forwarded_call(
@@ -292,21 +300,66 @@ class Gateway:
                     else repr(host.native_name(ref.server, ref.tool))
                 )
                 return f"{one_line(name)!r} is loaded: call it as {how}."
+        tool_id = self._as_id(host, name)
+        if tool_id != name and self.mode == "native":
+            named = activation.parse_tool_id(tool_id, self.app.registry.names())
+            if named is not None:
+                activate = model_call({"activate": [named.id]})
+                native_name = host.native_name(named.server, named.tool)
+                return f"{one_line(name)!r} is not activated yet: {one_line(activate)}, then call {native_name}."
         return f"{one_line(name)!r} is not a tool of this gateway: find one with mcp_tools query, then activate it."
+
+    def _gone(self, host: Host, tool_id: str, code: str) -> str:
+        """Why a tool the host activated cannot be called now, and the next step."""
+        ref = activation.parse_tool_id(tool_id, self.app.registry.names())
+        name = host.native_name(ref.server, ref.tool) if ref is not None else tool_id
+        if self.mode == "proxy":
+            name = tool_id
+        again = one_line(model_call({"activate": [tool_id]}))
+        reason = "tool changed" if code == "tool_changed" else host.dropped.get(tool_id)
+        if reason == "server disabled":
+            server = ref.server if ref is not None else "SERVER"
+            return f"{name} was removed: its server was disabled. Ask the user to run `{COMMAND} enable {server}`."
+        if reason == "server removed":
+            return f"{name} was removed: its server is no longer configured. Query for another tool."
+        if reason in ("tool changed", "definition changed"):
+            return f"{name} was removed: its server changed it. Activate it again to see what it takes now: {again}"
+        return f"{name} is not activated: {again}"
+
+    def wording(self, host: Host) -> Wording:
+        """How this host's model calls what it loaded, and how its person runs a command or a prompt."""
+        if self.mode == "proxy":
+            return Wording(None, COMMAND, self._prompt_command, PROXY_HINT, PROXY_LOADED)
+
+        def call_name(tool_id: str) -> str:
+            ref = activation.parse_tool_id(tool_id, self.app.registry.names())
+            return host.native_name(ref.server, ref.tool) if ref is not None else tool_id
+
+        return Wording(call_name, COMMAND, self._prompt_command, NATIVE_HINT, NATIVE_LOADED)
+
+    def _prompt_command(self, server: str, name: str) -> str:
+        listed = next((n for n, target in self._prompt_names.items() if target == (server, name)), None)
+        return f"{listed or native.native_name(server, name, set())} from this host's prompts"
 
     async def _model_tool(self, host: Host, arguments: dict[str, Any]) -> dict[str, Any]:
         before = set(self.app.sessions.active(host.session))
-        result = await model_tool.invoke(self.app, arguments, host.session)
-        text = result["text"].replace(activation.CALL_HINT, NATIVE_HINT if self.mode == "native" else PROXY_HINT)
-        now = self.app.sessions.active(host.session)
-        if "activate" in arguments and self.mode == "native":
-            loaded = [now[i] for i in _loaded_ids(result) if i in now]
-            if loaded:
-                names = ", ".join(f"{t.server}.{t.name} → {host.native_name(t.server, t.name)}" for t in loaded)
-                text += f"\nNative names (call these directly from your next turn): {names}"
-        if set(now) != before:
+        if isinstance(arguments.get("activate"), list):
+            arguments["activate"] = [self._as_id(host, i) for i in arguments["activate"]]
+        result = await model_tool.invoke(self.app, arguments, host.session, wording=self.wording(host))
+        if set(self.app.sessions.active(host.session)) != before:
             self.hosts.changed(host)
-        return _text(text, result["isError"])
+        return _text(result["text"], result["isError"])
+
+    def _as_id(self, host: Host, name: Any) -> Any:
+        """A native name the model took for an id (`basic__echo`) as the id it names (`basic.echo`)."""
+        if not isinstance(name, str) or "." in name or name.startswith("mcp__"):
+            return name
+        known = host.tool_id(name)
+        if known is not None:
+            return known
+        servers = sorted(self.app.registry.names(), key=len, reverse=True)
+        server = next((s for s in servers if name.startswith(f"{s}__") and len(name) > len(s) + 2), None)
+        return f"{server}.{name[len(server) + 2 :]}" if server is not None else name
 
     async def _call(
         self, host: Host, tool_id: str, arguments: dict[str, Any], progress: ProgressSink | None = None
@@ -314,16 +367,14 @@ class Gateway:
         try:
             result = await activation.call_tool(self.app, tool_id, arguments, host.session, progress)
         except SidecarError as exc:
-            if exc.diagnostic.code == "tool_changed":
+            code = exc.diagnostic.code
+            if code == "tool_changed":
                 self.app.sessions.deactivate(host.session, [tool_id], "tool changed")
-            return _failure(exc)
+            if code in ("tool_changed", "tool_not_active"):
+                return _refusal(code, self._gone(host, tool_id, code), exc.diagnostic.server)
+            return _failure(exc, self.wording(host))
         out: dict[str, Any] = {
-            "content": [
-                {**b, "text": strip_controls(b["text"])}
-                if b.get("type") == "text" and isinstance(b.get("text"), str)
-                else b
-                for b in result["content"]
-            ],
+            "content": [_clean_block(b) for b in result["content"]],
             "isError": bool(result.get("isError")),
         }
         if "structuredContent" in result:
@@ -411,8 +462,3 @@ def _result(ctx: ServerRequestContext[Any, Any], result: dict[str, Any]) -> dict
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
         result["resultType"] = "complete"
     return result
-
-
-def _loaded_ids(result: Any) -> list[str]:
-    rows = result["details"].get("results", [])
-    return [r["id"] for r in rows if r["status"] in ("loaded", "already loaded")]

@@ -42,6 +42,8 @@ class Host:
     """Tool id → native name, kept for the host's life so a name never moves to another tool."""
     durable: DurableSession | None = None
     """Where its activated ids are kept across restarts (`--session NAME`)."""
+    dropped: dict[str, str] = field(default_factory=dict)
+    """Tool id → why it left the host's list, until it is activated again (for the call that follows)."""
     restoring: asyncio.Task[None] | None = None
     """Activating a durable session's saved ids again, after a restart."""
 
@@ -93,6 +95,8 @@ class Hosts:
     def changed(self, host: Host) -> None:
         """Tell `host` its list changed, in the background (never from inside an event handler's caller);
         a durable session keeps its new set of ids."""
+        for tool_id in self._app.sessions.active(host.session):
+            host.dropped.pop(tool_id, None)
         if host.durable is not None and self._by_session.get(host.session) is host:
             host.durable.save(list(self._app.sessions.active(host.session)))
         tasks.spawn(_tell(host), "gateway-list-changed")
@@ -100,6 +104,7 @@ class Hosts:
     def _deactivated(self, event: ToolsDeactivated) -> None:
         host = self._by_session.get(event.session)
         if host is not None and event.reason != "session ended":
+            host.dropped.update(dict.fromkeys(event.removed, event.reason))
             self.changed(host)
 
     def _reconciled(self, event: Reconciled) -> None:

@@ -26,6 +26,7 @@ from mcp_sidecar.catalog.tools import ToolCatalog, canonical, tool_view
 from mcp_sidecar.output import signature
 from mcp_sidecar.output.sanitize import one_line
 from mcp_sidecar.output.shaping import shape_tool_result
+from mcp_sidecar.output.wording import EDITOR, Wording
 from mcp_sidecar.protocol.errors import Diagnostic, DiagnosticCode, SidecarError, diagnostic, fail, refused_disabled
 from mcp_sidecar.services.sessions import ActiveTool
 
@@ -243,7 +244,7 @@ async def _activate_one(app: Sidecar, tool_id: str, session_id: str) -> Activati
     return {"id": ref.id, "status": "loaded", "tool": tool_view(ref.server, descriptor)}
 
 
-async def activate(app: Sidecar, ids: tuple[str, ...], session_id: str) -> ActivateResult:
+async def activate(app: Sidecar, ids: tuple[str, ...], session_id: str, wording: Wording = EDITOR) -> ActivateResult:
     app.ensure_loaded()
     app.sessions.open(session_id)
     # Catalog fetches are bounded by the app's discovery slots; ids resolve concurrently.
@@ -260,7 +261,8 @@ async def activate(app: Sidecar, ids: tuple[str, ...], session_id: str) -> Activ
             continue  # `server.tool` and `mcp__server__tool` spellings of one tool
         results.append(outcome)
     app.sessions.activated({tool["server"] for tool in tools})  # the Loaded column counts active tools
-    return {"session": session_id, "results": results, "tools": tools, "text": _render(results, tools)}
+    text = _render(results, tools, wording)
+    return {"session": session_id, "results": results, "tools": tools, "text": text}
 
 
 CALL_HINT = (
@@ -273,14 +275,18 @@ SIGNATURE_MIN_CHARS = 240
 SIGNATURE_MAX_CHARS = 2_000
 
 
-def _signatures(tools: list[ToolDefinition]) -> dict[str, str]:
-    """Each loaded tool's compact signature, within its share of `SIGNATURES_CHARS`, indented."""
+def _signatures(tools: list[ToolDefinition], wording: Wording) -> dict[str, str]:
+    """Each loaded tool's compact signature under the name the model calls it by, within its share of
+    `SIGNATURES_CHARS`, indented."""
     if not tools:
         return {}
     share = max(SIGNATURE_MIN_CHARS, min(SIGNATURE_MAX_CHARS, SIGNATURES_CHARS // len(tools)))
     out = {}
     for tool in tools:
-        text = signature.compact(tool["id"], cast("dict[str, Any]", tool), share)
+        name = wording.call_name(tool["id"]) if wording.call_name else tool["id"]
+        text = signature.compact(name, cast("dict[str, Any]", tool), share)
+        if wording.call_name:
+            text = text.replace(signature.POINTER, f"full schema: {name}'s own definition")
         out[tool["id"]] = "\n".join(f"   {line}" for line in text.splitlines())
     return out
 
@@ -291,10 +297,10 @@ def _marks(tool: ToolDefinition) -> str:
     return "".join(f" [{word}]" for word in words if word in ("read-only", "destructive"))
 
 
-def _render(results: list[ActivationEntry], tools: list[ToolDefinition]) -> str:
+def _render(results: list[ActivationEntry], tools: list[ToolDefinition], wording: Wording = EDITOR) -> str:
     """One line per id, then each loaded tool's signature; ids, reasons and nearby names are
     sanitised (an id may echo the client's input), and so is every schema string."""
-    signatures = _signatures(tools)
+    signatures = _signatures(tools, wording)
     marks = {t["id"]: _marks(t) for t in tools}
     lines = ["mcp activate"]
     for r in results:
@@ -308,12 +314,13 @@ def _render(results: list[ActivationEntry], tools: list[ToolDefinition]) -> str:
             if r.get("nearby"):
                 line += f" Nearby: {one_line(', '.join(r['nearby']))}"
         else:
-            line = f" ✔ {one_line(r['id'])} · {r['status']}{marks.get(r['id'], '')}"
+            called = f" → {one_line(wording.call_name(r['id']))}" if wording.call_name else ""
+            line = f" ✔ {one_line(r['id'])}{called} · {r['status']}{marks.get(r['id'], '')}"
             if r["id"] in signatures:
                 line += "\n" + signatures[r["id"]]
         lines.append(line)
     if signatures:
-        lines.append(CALL_HINT)
+        lines.append(wording.call_hint or CALL_HINT)
     return "\n".join(lines)
 
 

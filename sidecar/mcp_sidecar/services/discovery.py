@@ -31,6 +31,7 @@ from mcp_sidecar.catalog.tools import canonical
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.output.sanitize import json_escape, one_line, strip_controls
 from mcp_sidecar.output.shaping import model_call
+from mcp_sidecar.output.wording import EDITOR, Wording
 from mcp_sidecar.protocol.errors import SidecarError, refused_disabled
 from mcp_sidecar.protocol.params import RANKED_QUERY_CHARS
 from mcp_sidecar.services.activation import model_name_owners, tool_refs
@@ -124,6 +125,7 @@ async def discover(
     session_id: str = "default",
     *,
     for_model: bool = False,
+    wording: Wording = EDITOR,
 ) -> DiscoverResult:
     """Rank every searched server's metadata for `query`.
 
@@ -170,7 +172,9 @@ async def discover(
         "unavailable": unavailable,
         # Refusals come from the catalogs, keyed by kind (catalog/names.py): dicts until typed there.
         "refused": cast("list[RefusedEntry]", refused),
-        "text": render(query, candidates, unavailable, refused, ranked_chars=len(ranked) if cut else None),
+        "text": render(
+            query, candidates, unavailable, refused, ranked_chars=len(ranked) if cut else None, wording=wording
+        ),
     }
     if cut:
         result["rankedQuery"] = ranked
@@ -381,22 +385,23 @@ def read_call(c: Mapping[str, Any]) -> str:
     return model_call({"read": {"server": c["server"], "template": c["uriTemplate"], "arguments": arguments}})
 
 
-def _tool_row(c: Mapping[str, Any], desc: str) -> str:
+def _tool_row(c: Mapping[str, Any], desc: str, wording: Wording) -> str:
     signature = f"{one_line(c['id'])}({one_line(', '.join(c['required']))})"
     if c["loaded"]:
-        return f"● {signature} [loaded]{desc}"
+        called = f" as {one_line(wording.call_name(c['id']))}" if wording.call_name else ""
+        return f"● {signature} [loaded{called}]{desc}"
     if c.get("changed"):
         return f"○ {signature} — changed since activation: activate again{desc}"
     return f"○ {signature}{desc}"
 
 
-def _row(c: Mapping[str, Any]) -> str:
+def _row(c: Mapping[str, Any], wording: Wording) -> str:
     """One candidate on one line (a resource or template adds its read call): server strings through `one_line`."""
     kind = c["kind"]
     desc = f" — {one_line(c['description'])}" if c.get("description") else ""
     server = one_line(c["server"])
     if kind == "tool":
-        return _tool_row(c, desc)
+        return _tool_row(c, desc, wording)
     if kind == "resource":
         title = one_line(c.get("title") or c["name"])
         mime = f" [{one_line(c['mimeType'])}]" if c.get("mimeType") else ""
@@ -406,7 +411,10 @@ def _row(c: Mapping[str, Any]) -> str:
         row = f"○ {server} · [template] {one_line(c['uriTemplate'])} ({variables}){desc}"
         return f"{row}\n   read (fill in the variables): {read_call(c)}"
     arguments = one_line(", ".join(a["name"] + ("*" if a["required"] else "") for a in c["arguments"]))
-    command = f"/mcp prompt {server} {one_line(c['name'])}"
+    if wording.prompt_command is not None:
+        command = one_line(wording.prompt_command(c["server"], c["name"]))
+    else:
+        command = f"/mcp prompt {server} {one_line(c['name'])}"
     row = f"○ {server} · [prompt] {one_line(c['name'])}({arguments}){desc}"
     return f"{row}\n   for people: ask the user to run {command}"
 
@@ -426,6 +434,7 @@ def render(
     refused: list[dict[str, Any]] | None = None,
     *,
     ranked_chars: int | None = None,
+    wording: Wording = EDITOR,
 ) -> str:
     """Compact, deterministic text for a model: one row per candidate, then the exact next calls."""
     shown = query if len(query) <= QUERY_SHOWN_CHARS else query[: QUERY_SHOWN_CHARS - 1] + "…"
@@ -434,14 +443,14 @@ def render(
         lines.append(f" (a long query: ranked on its first {ranked_chars:,} of {len(query):,} characters)")
     if not candidates:
         lines.append(" (no matching candidates)")
-    lines.extend(f" {_row(c)}" for c in candidates)
+    lines.extend(f" {_row(c, wording)}" for c in candidates)
     lines.extend(_unavailable_rows(unavailable))
     lines.extend(_refused_rows(refused or []))
     to_activate = [c["id"] for c in candidates if c["kind"] == "tool" and not c["loaded"]]
     if to_activate:
         lines.append(f"Activate the tools you need by their exact ids: {model_call({'activate': to_activate})}")
     if any(c["kind"] == "tool" and c["loaded"] for c in candidates):
-        lines.append(LOADED_NOTE)
+        lines.append(wording.loaded_note or LOADED_NOTE)
     return "\n".join(lines)
 
 

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.output.sanitize import one_line, removal_note, removed_hidden, strip_controls
+from mcp_sidecar.output.wording import EDITOR, Wording
 from mcp_sidecar.protocol import params
 from mcp_sidecar.protocol.errors import Diagnostic, DiagnosticCode, SidecarError, diagnostic
 from mcp_sidecar.services import activation, completion, discovery, reading
@@ -304,21 +305,26 @@ def call_text(result: CallToolResult) -> str:
     return strip_controls(text) + (f"\n{note}" if note else "")
 
 
-def for_model(diag: Diagnostic) -> Diagnostic:
+def for_model(diag: Diagnostic, wording: Wording = EDITOR) -> Diagnostic:
     """`diag` with the hint a model can act on, when its usual hint is written for a person."""
     hint = MODEL_HINTS.get(diag.code)
     if hint is None:
         return diag
-    return replace(diag, hint=hint.format(server=diag.server or "SERVER"))
+    return replace(diag, hint=wording.person_command(hint.format(server=diag.server or "SERVER")))
 
 
-def _failure(error: SidecarError) -> ModelToolInvokeResult:
-    diag = for_model(error.diagnostic)
+def _failure(error: SidecarError, wording: Wording) -> ModelToolInvokeResult:
+    diag = for_model(error.diagnostic, wording)
     return {"text": one_line(diag.render()), "isError": True, "details": {"diagnostic": diag.to_json()}}
 
 
 async def invoke(
-    app: Sidecar, arguments: dict[str, Any], session: str, *, include_directory: bool = False
+    app: Sidecar,
+    arguments: dict[str, Any],
+    session: str,
+    *,
+    include_directory: bool = False,
+    wording: Wording = EDITOR,
 ) -> ModelToolInvokeResult:
     """Run one `mcp_tools` operation.
 
@@ -326,7 +332,7 @@ async def invoke(
     the server directory reaches the model in a result instead: a session's first query answer,
     and its first after servers or their descriptions changed, begin with it.
     """
-    result = await _invoke(app, arguments, session)
+    result = await _invoke(app, arguments, session, wording)
     if include_directory and "query" in arguments and not result["isError"]:
         key = _directory_key(app)
         if key and app.sessions.directory_news(session, key):
@@ -336,7 +342,7 @@ async def invoke(
     return result
 
 
-async def _invoke(app: Sidecar, arguments: dict[str, Any], session: str) -> ModelToolInvokeResult:
+async def _invoke(app: Sidecar, arguments: dict[str, Any], session: str, wording: Wording) -> ModelToolInvokeResult:
     op = "mcp_tools"
     chosen = [name for name in OPERATIONS if name in arguments]
     unknown = sorted(set(arguments) - set(INPUT_SCHEMA["properties"]))
@@ -354,11 +360,13 @@ async def _invoke(app: Sidecar, arguments: dict[str, Any], session: str) -> Mode
             p = params.parse_discover(
                 op, {k: arguments[k] for k in ("query", "kind", "server", "limit") if k in arguments}
             )
-            found = await discovery.discover(app, p.query, p.kind, p.server, p.limit, session, for_model=True)
+            found = await discovery.discover(
+                app, p.query, p.kind, p.server, p.limit, session, for_model=True, wording=wording
+            )
             return {"text": found["text"], "isError": False, "details": found}
         if operation == "activate":
             ids = params.parse_activate(op, {"ids": arguments["activate"]}).ids
-            loaded = await activation.activate(app, ids, session)
+            loaded = await activation.activate(app, ids, session, wording)
             failed = all(r["status"] == "not loaded" for r in loaded["results"])
             return {"text": loaded["text"], "isError": failed, "details": loaded}
         if operation == "read":
@@ -375,4 +383,4 @@ async def _invoke(app: Sidecar, arguments: dict[str, Any], session: str) -> Mode
         )
         return {"text": done["text"], "isError": False, "details": done}
     except SidecarError as exc:
-        return _failure(exc)
+        return _failure(exc, wording)
