@@ -131,6 +131,25 @@ async def test_a_form_elicitation_is_answered_by_the_host(home: Path) -> None:
     assert params.requested_schema["properties"]["email"]["format"] == "email"
 
 
+async def test_a_url_elicitation_is_shown_by_the_host_with_the_url_a_browser_opens(home: Path) -> None:
+    write_config(home, {"everything": EVERYTHING})
+    asked: list[types.ElicitRequestParams] = []
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params)
+        return types.ElicitResult(action="accept")
+
+    url = "https://xn--bcher-kva.example/connect?session=1"
+    arguments = {"url": url, "message": "Connect your library", "elicitationId": "step-1"}
+    async with gateway(home, elicitation_callback=elicit) as (host, changes):
+        await activated(host, changes, "everything.trigger-url-elicitation")
+        result = await host.call_tool("everything__trigger-url-elicitation", arguments)
+    assert "User completed the URL elicitation flow" in text_of(result)
+    (params,) = asked
+    assert isinstance(params, types.ElicitRequestURLParams)
+    assert (params.message, params.url, params.elicitation_id) == ("[everything] Connect your library", url, "step-1")
+
+
 @pytest.mark.parametrize(
     ("answer", "heard"),
     [
