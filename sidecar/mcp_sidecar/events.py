@@ -68,12 +68,14 @@ class WatchesLost:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ServerLogged:
-    """A server's log message at `warning` or above, redacted and on one line (`mcp/serverLog`)."""
+    """A server's log message at its configured `logLevel` or above, redacted and on one line."""
 
     conn: Connection
     level: str
     logger: str | None
     text: str
+    notify: bool = True
+    """For the editor too (`mcp/serverLog`): at `warning` or above, within the server's per-second budget."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -8,15 +8,23 @@ It has the attributes and requests the services use; tests drive its state with 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
 from mcp_sidecar.config.model import ServerConfig
+from mcp_sidecar.connections.client_hooks import ClientOffer
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.connections.listing import Listings
 from mcp_sidecar.connections.stderr_log import StderrLog
 from mcp_sidecar.events import ConnectionEvent, StatusChanged
 from mcp_sidecar.protocol.errors import Diagnostic
+
+
+@dataclass
+class FakeHooks:
+    offer: ClientOffer = field(default_factory=ClientOffer)
+    """What the current session was offered."""
 
 
 class FakeConnection:
@@ -34,6 +42,7 @@ class FakeConnection:
         self.tools_stale = False
         self.listening = True
         self.log = StderrLog()
+        self.hooks = FakeHooks()
         self.lists = Listings(config.name)
         """Only its `hints` are used: tests set what a server's lists said about caching."""
         self.auth_state = "none"

@@ -88,7 +88,7 @@ def test_without_a_token_nothing_is_sent() -> None:
 
 
 def test_a_completion_reaches_the_editor_once_and_only_for_a_step_the_person_took() -> None:
-    hooks = ClientHooks("s", ClientSide(), StderrLog(), lambda level, logger, text: None)
+    hooks = ClientHooks("s", ClientSide(), StderrLog(), lambda level, logger, text, notify: None)
     assert hooks.completed("never-asked") is False
     hooks.asked_urls.add("e-1")
     assert [hooks.completed("e-1") for _ in range(200)] == [True] + [False] * 199

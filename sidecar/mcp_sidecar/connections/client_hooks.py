@@ -134,8 +134,9 @@ class ClientHooks:
     server: str
     side: ClientSide
     log: StderrLog
-    on_log: Callable[[str, str | None, str], None]
-    """(level, logger, text) of a message to send the editor (at `NOTIFIED_LEVEL` or above)."""
+    on_log: Callable[[str, str | None, str, bool], None]
+    """(level, logger, text, notify) of every message at `log_level` or above; `notify`: for the editor
+    too (at `NOTIFIED_LEVEL` or above, within the per-second budget)."""
     log_level: str = "warning"
     roots_enabled: bool = True
     offer: ClientOffer = field(default_factory=ClientOffer)
@@ -357,8 +358,7 @@ class ClientHooks:
         text = self.log.redact(one_line(text))[:LOG_TEXT_CHARS]
         name = self.log.redact(one_line(logger))[:200] if isinstance(logger, str) else None
         self.log.add(f"[{level}] {name}: {text}" if name else f"[{level}] {text}")
-        if _rank(level) >= _rank(NOTIFIED_LEVEL) and self._within_budget():
-            self.on_log(level, name, text)
+        self.on_log(level, name, text, _rank(level) >= _rank(NOTIFIED_LEVEL) and self._within_budget())
 
     def _within_budget(self) -> bool:
         now = time.monotonic()

@@ -410,8 +410,8 @@ class Connection:
         self._set_state("failed", diag.diagnostic)
         self._stop.set()
 
-    def _logged(self, level: str, logger: str | None, text: str) -> None:
-        self._publish(ServerLogged(self, level, logger, text))
+    def _logged(self, level: str, logger: str | None, text: str, notify: bool) -> None:
+        self._publish(ServerLogged(self, level, logger, text, notify))
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
@@ -481,7 +481,10 @@ class Connection:
         return await content_requests.call_tool(session, name, arguments, timeout_s, operation, progress)
 
     def offered(self) -> dict[str, Any]:
-        """What this server is offered as the client's capabilities (on its next connection)."""
+        """What this server is offered as the client's capabilities: on its current session, else on
+        its next connection (the offer can change meanwhile: the gateway's follows its hosts)."""
+        if self._session is not None and self.state == "connected":
+            return self.hooks.offer.to_json()
         return self.hooks.side.offer().to_json()
 
     async def roots_changed(self) -> None:

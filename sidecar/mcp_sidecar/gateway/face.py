@@ -10,7 +10,9 @@ that ignore `list_changed`) the list is `mcp_tools` and `mcp_call {id, arguments
 Prompts of every enabled server are listed as `<server>__<prompt>`; `prompts/get` goes through
 the same checks and sanitising as a prompt preview (a host turns prompts into commands a person
 chooses). Server text reaching the host (descriptions, titles, results) is stripped of control,
-bidi, zero-width and TAG characters.
+bidi, zero-width and TAG characters. With `--resources`, the servers' resources are listed too
+(`resources.py`). What the servers ask and report during a host's request goes to that host
+(`forwarding.py`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from mcp_sidecar import __version__, tasks
 from mcp_sidecar.catalog.names import nfc
 from mcp_sidecar.gateway import entries, native
 from mcp_sidecar.gateway.durable import digest
+from mcp_sidecar.gateway.forwarding import Forwarding, model_tool_servers
 from mcp_sidecar.gateway.hosts import Host, Hosts, Tell
+from mcp_sidecar.gateway.resources import Resources
 from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.output.shaping import model_call
 from mcp_sidecar.output.wording import Wording
@@ -44,6 +48,7 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
     from mcp.server.models import InitializationOptions
 
+    from mcp_sidecar.connections.content_requests import ProgressSink
     from mcp_sidecar.gateway.durable import DurableSession
     from mcp_sidecar.protocol.results import CallToolResult
     from mcp_sidecar.services.app import Sidecar
@@ -116,8 +121,11 @@ class _Server(Server[Any]):
 
 
 class Gateway:
-    def __init__(self, app: Sidecar, mode: Mode = "native", durable: DurableSession | None = None) -> None:
-        """`durable`: the session the first host continues (`--session NAME`), else none."""
+    def __init__(
+        self, app: Sidecar, mode: Mode = "native", durable: DurableSession | None = None, resources: bool = False
+    ) -> None:
+        """`durable`: the session the first host continues (`--session NAME`), else none;
+        `resources`: list the servers' resources (`--resources`)."""
         self.app = app
         self.mode = mode
         self.hosts = Hosts(app)
@@ -126,6 +134,7 @@ class Gateway:
         self._modern: Host | None = None
         self._prompt_names: dict[str, tuple[str, str]] = {}
         """Native prompt name → (server, prompt), as last listed."""
+        self.resources = Resources(app, resources)
         self.server: Server[Any] = _Server(
             "mcp-sidecar",
             version=__version__,
@@ -134,11 +143,15 @@ class Gateway:
             on_call_tool=self._call_tool,
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_resource_templates,
+            on_read_resource=self._read_resource,
             on_subscriptions_listen=ListenHandler(self._bus),
             # Each host's lists are its own and change with every activation: never fresh for long.
             cache_hints={"tools/list": CacheHint(0, "private"), "prompts/list": CacheHint(0, "private")},
         )
         self.server.middleware = []  # no tracing span per message: the face adds as little as it can
+        self.forwarding = Forwarding(app, self.server, self.host)
 
     def initialization_options(self) -> InitializationOptions:
         return self.server.create_initialization_options()
@@ -154,8 +167,16 @@ class Gateway:
         host = conn.state.get(_HOST_KEY)
         if not isinstance(host, Host):
             host = self._open(conn.send_tool_list_changed, ctx.protocol_version, conn.send_prompt_list_changed)
+            self.forwarding.opened(host, ctx)
             conn.state[_HOST_KEY] = host
             conn.exit_stack.callback(self.hosts.close, host)
+            conn.exit_stack.callback(self.forwarding.closed, host)
+        return host
+
+    async def _host(self, ctx: ServerRequestContext[Any, Any]) -> Host:
+        """`host(ctx)`, once its roots are known: a request that may connect servers waits for them."""
+        host = self.host(ctx)
+        await self.forwarding.ready(host)
         return host
 
     def _open(self, tell: Tell, version: str, tell_prompts: Tell) -> Host:
@@ -173,6 +194,7 @@ class Gateway:
         saved = durable.load()
         if not saved:
             return
+        await self.forwarding.ready(host)
         servers = {ref.server for i in saved if (ref := activation.parse_tool_id(i, self.app.registry.names()))}
         for server in sorted(servers):
             conn = self.app.registry.get(server)
@@ -225,7 +247,7 @@ class Gateway:
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> Any:
         self.app.ensure_loaded()
-        host = self.host(ctx)
+        host = await self._host(ctx)
         await self._restored(host)
         return _result(ctx, {"tools": self.tools_of(host)})
 
@@ -233,24 +255,32 @@ class Gateway:
         return _result(ctx, await self._answer_call(ctx, params))
 
     async def _answer_call(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> Any:
-        host = self.host(ctx)
+        host = await self._host(ctx)
         await self._restored(host)
         arguments = dict(params.arguments or {})
         if params.name == model_tool.NAME:
-            return await self._model_tool(host, arguments)
+            async with self.forwarding.call(ctx, host, model_tool_servers(arguments)):
+                return await self._model_tool(host, arguments)
         if params.name == model_tool.CALL_NAME and self.mode == "proxy":
             tool_id = arguments.get("id")
             given = arguments.get("arguments", {})
             if not isinstance(tool_id, str) or not isinstance(given, dict) or set(arguments) - {"id", "arguments"}:
                 why = "mcp_call takes {id: string, arguments: object}."
                 return _refusal("invalid_params", why)
-            return await self._call(host, tool_id, given)
+            return await self._forwarded_call(ctx, host, tool_id, given)
         tool_id = host.tool_id(params.name) if self.mode == "native" else None
         if tool_id is None and (named := self._as_id(host, params.name)) in host.dropped:
             return _refusal("tool_not_active", self._gone(host, named, "tool_not_active"))
         if tool_id is None:
             return _refusal("tool_not_found", self._unknown(host, params.name))
-        return await self._call(host, tool_id, arguments)
+        return await self._forwarded_call(ctx, host, tool_id, arguments)
+
+    async def _forwarded_call(
+        self, ctx: ServerRequestContext[Any, Any], host: Host, tool_id: str, arguments: dict[str, Any]
+    ) -> dict[str, Any]:
+        servers = {ref.server for ref in activation.tool_refs(tool_id, self.app.registry.names())}
+        async with self.forwarding.call(ctx, host, servers) as call:
+            return await self._call(host, tool_id, arguments, call.progress)
 
     def _unknown(self, host: Host, name: str) -> str:
         """Why `name` is no tool of the host's, and what to call instead when it spells an active tool's id."""
@@ -330,9 +360,11 @@ class Gateway:
         server = next((s for s in servers if name.startswith(f"{s}__") and len(name) > len(s) + 2), None)
         return f"{server}.{name[len(server) + 2 :]}" if server is not None else name
 
-    async def _call(self, host: Host, tool_id: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def _call(
+        self, host: Host, tool_id: str, arguments: dict[str, Any], progress: ProgressSink | None = None
+    ) -> dict[str, Any]:
         try:
-            result = await activation.call_tool(self.app, tool_id, arguments, host.session)
+            result = await activation.call_tool(self.app, tool_id, arguments, host.session, progress)
         except SidecarError as exc:
             code = exc.diagnostic.code
             if code == "tool_changed":
@@ -370,6 +402,7 @@ class Gateway:
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> Any:
         self.app.ensure_loaded()
+        await self._host(ctx)
         conns = [c for c in self.app.registry if not c.config.disabled]
 
         async def of(conn: Any) -> list[dict[str, Any]]:
@@ -393,7 +426,7 @@ class Gateway:
         return _result(ctx, {"prompts": listed})
 
     async def _get_prompt(self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> Any:
-        host = self.host(ctx)
+        host = await self._host(ctx)
         if params.name not in self._prompt_names:
             await self._list_prompts(ctx, None)
         target = self._prompt_names.get(params.name)
@@ -401,7 +434,8 @@ class Gateway:
             raise MCPError(INVALID_PARAMS, f"No prompt named {one_line(params.name)!r}: list the prompts again.")
         server, name = target
         try:
-            previewed = await prompts.preview(self.app, server, name, dict(params.arguments or {}), host.session)
+            async with self.forwarding.call(ctx, host, {server}):
+                previewed = await prompts.preview(self.app, server, name, dict(params.arguments or {}), host.session)
             used = prompts.use(self.app, previewed["previewId"])
         except SidecarError as exc:
             raise MCPError(INVALID_PARAMS, one_line(exc.diagnostic.render())) from None
@@ -411,6 +445,26 @@ class Gateway:
         if used.get("description"):
             out["description"] = used["description"]
         return _result(ctx, out)
+
+    # -- resources (`--resources`) ------------------------------------------------------------
+
+    async def _list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> Any:
+        await self._host(ctx)
+        return _result(ctx, {"resources": await self.resources.listed()})
+
+    async def _list_resource_templates(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> Any:
+        await self._host(ctx)
+        return _result(ctx, {"resourceTemplates": await self.resources.templates()})
+
+    async def _read_resource(self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> Any:
+        host = await self._host(ctx)
+        server, uri = self.resources.target(params.uri)
+        async with self.forwarding.call(ctx, host, {server}):
+            return _result(ctx, await self.resources.read(server, uri, params.uri))
 
 
 def _result(ctx: ServerRequestContext[Any, Any], result: dict[str, Any]) -> dict[str, Any]:

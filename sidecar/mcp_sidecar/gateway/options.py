@@ -24,6 +24,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "for hosts that ignore list_changed",
     )
     parser.add_argument(
+        "--resources",
+        action="store_true",
+        help="list every enabled server's resources in resources/list, as mcp-sidecar://SERVER/URI "
+        "(default: none listed; models read them with mcp_tools read)",
+    )
+    parser.add_argument(
         "--session",
         type=_session_name,
         help="a durable session NAME: its activated tools are restored after a restart",

@@ -43,7 +43,7 @@ async def serve(args: argparse.Namespace, workspace: Path) -> int:
     app = gateway_app(workspace, args.trust_project)
     mode: Mode = args.tools
     durable = DurableSession(args.session) if args.session else None
-    gateway = Gateway(app, mode, durable)
+    gateway = Gateway(app, mode, durable, resources=args.resources)
     try:
         app.ensure_loaded()
         if args.http is not None:

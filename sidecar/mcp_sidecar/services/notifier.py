@@ -89,6 +89,8 @@ class Notifier:
                 self.notify(methods.APPROVAL_REQUIRED, required)
 
     def _server_logged(self, event: ServerLogged) -> None:
+        if not event.notify:
+            return
         logged: ServerLogParams = {"server": event.conn.name, "level": event.level, "text": event.text}
         if event.logger is not None:
             logged["logger"] = event.logger

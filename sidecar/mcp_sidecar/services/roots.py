@@ -3,6 +3,10 @@
 `roots/list` answers `current()`. A change of the folders (`workspace/didChangeWorkspaceFolders`)
 or of trust (which reloads the configuration) tells every connected server that was offered
 roots, once per actual change.
+
+A client of the sidecar that has roots of its own (an MCP host of the gateway) supplies them
+instead: they are what that client chose to disclose, so they are the servers' roots whatever
+the workspace's trust, until it withdraws them.
 """
 
 from __future__ import annotations
@@ -28,13 +32,22 @@ class Roots:
         self._folders: tuple[Path, ...] | None = None
         """The editor's folders; None until it says (then the workspace alone stands for them)."""
         self._announced: list[Root] | None = None
+        self._supplied: tuple[Root, ...] | None = None
+        """Roots a client gave for its servers (the gateway's hosts); None: the workspace's rule."""
         hub.subscribe(Reconciled, lambda event: self._maybe_announce())
 
     def set_folders(self, folders: list[Path]) -> None:
         self._folders = tuple(dict.fromkeys(folders))
         self._maybe_announce()
 
+    def supply(self, roots: list[Root] | None) -> None:
+        """The servers' roots are `roots` from now on (None: the trusted workspace's again)."""
+        self._supplied = None if roots is None else tuple(dict.fromkeys(roots))
+        self._maybe_announce()
+
     def current(self) -> list[Root]:
+        if self._supplied is not None:
+            return list(self._supplied)
         if not self._configuration.trusted:
             return []
         folders = self._folders
