@@ -301,7 +301,7 @@ def report_calls(results: list[Any], calls: int, warmup: int, rounds: int, concu
 # --------------------------------------------------------------------------- 3: memory
 
 
-async def gateway_memory(calls: int, devnull: TextIO) -> dict[str, Any]:
+async def gateway_memory(calls: int, quiet_s: float, devnull: TextIO) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="mcp-sidecar-bench-") as tmp:
         home = Path(tmp)
         write_config(home, {"basic": basic_server_entry("auto")})
@@ -312,11 +312,13 @@ async def gateway_memory(calls: int, devnull: TextIO) -> dict[str, Any]:
             for _ in range(calls):
                 _echoed(await host.call_tool("basic__echo", ARGUMENTS))
             pid = gateway_pid()
-            await settle(pid)
+            await settle(pid, quiet_s)
             return {"self": proc_status(pid), "servers": [proc_status(p) for p in descendants(pid)]}
 
 
-async def bare_memory(calls: int, *python_flags: str, stderr: Any = asyncio.subprocess.DEVNULL) -> dict[str, Any]:
+async def bare_memory(
+    calls: int, quiet_s: float, *python_flags: str, stderr: Any = asyncio.subprocess.DEVNULL
+) -> dict[str, Any]:
     argv = [PYTHON, *python_flags, str(BARE_CLIENT), "--mode", "auto", "--calls", str(calls)]
     proc = await asyncio.create_subprocess_exec(
         *argv, "--", PYTHON, str(BASIC_SERVER), "stdio",
@@ -328,7 +330,7 @@ async def bare_memory(calls: int, *python_flags: str, stderr: Any = asyncio.subp
         line = await asyncio.wait_for(proc.stdout.readline(), 120)
         if line.strip() != b"ready":
             raise RuntimeError(f"the bare client did not get ready: {line!r}")
-        await settle(proc.pid)
+        await settle(proc.pid, quiet_s)
         return {"self": proc_status(proc.pid), "servers": [proc_status(p) for p in descendants(proc.pid)]}
     finally:
         proc.stdin.close()
@@ -367,21 +369,21 @@ async def import_census(calls: int, devnull: TextIO) -> dict[str, list[str]]:
         gateway = imported_modules(log_path.read_text(encoding="utf-8", errors="replace"))
         bare_log = home / "bare-imports.log"
         with _log_file(bare_log) as log:
-            await bare_memory(calls, "-X", "importtime", stderr=log)
+            await bare_memory(calls, 0.0, "-X", "importtime", stderr=log)
         bare = imported_modules(bare_log.read_text(encoding="utf-8", errors="replace"))
     return {"gateway": gateway, "bare": bare}
 
 
-async def bench_memory(runs: int, calls: int, census: bool, devnull: TextIO) -> dict[str, Any]:
+async def bench_memory(runs: int, calls: int, quiet_s: float, census: bool, devnull: TextIO) -> dict[str, Any]:
     gateway: list[dict[str, Any]] = []
     bare: list[dict[str, Any]] = []
     for run_no in range(runs):  # alternate which one goes first
         if run_no % 2 == 0:
-            gateway.append(await gateway_memory(calls, devnull))
-            bare.append(await bare_memory(calls))
+            gateway.append(await gateway_memory(calls, quiet_s, devnull))
+            bare.append(await bare_memory(calls, quiet_s))
         else:
-            bare.append(await bare_memory(calls))
-            gateway.append(await gateway_memory(calls, devnull))
+            bare.append(await bare_memory(calls, quiet_s))
+            gateway.append(await gateway_memory(calls, quiet_s, devnull))
     imports = await import_census(calls, devnull) if census else None
     return {"gateway": gateway, "bare": bare, "imports": imports}
 
@@ -595,7 +597,7 @@ async def run(args: argparse.Namespace, devnull: TextIO) -> int:
         await bench_calls(mode, args.calls, args.warmup, args.rounds, args.concurrency, devnull) for mode in args.modes
     ]
     verdicts += report_calls(call_results, args.calls, args.warmup, args.rounds, args.concurrency)
-    memory = await bench_memory(args.runs, args.memory_calls, args.census, devnull)
+    memory = await bench_memory(args.runs, args.memory_calls, args.quiet_s, args.census, devnull)
     verdicts += report_memory(memory, args.runs, args.memory_calls)
     verdicts += report_context(await bench_context(catalog_servers(args.catalog_servers)))
     print("\n".join(verdicts))
@@ -617,13 +619,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="smoke run: 20 calls, 3 rounds, auto only, 1 memory run without the import count, 2 reference servers",
+        help="smoke run: 20 calls, 3 rounds, auto only, 1 memory run without the import count, 1 reference server",
     )
     args = parser.parse_args(argv)
-    args.census = True
+    args.census, args.quiet_s = True, 1.0
     if args.quick:
         args.calls, args.warmup, args.rounds, args.runs, args.memory_calls, args.modes = 20, 5, 3, 1, 10, "auto"
-        args.catalog_servers, args.census = 2, False
+        args.catalog_servers, args.census, args.quiet_s = 1, False, 0.3
         print("--quick: a smoke run; too few samples for the verdicts below to mean anything\n")
     args.modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     if min(args.calls, args.rounds, args.concurrency, args.runs) < 1 or not args.modes:
