@@ -13,7 +13,8 @@ stdio in each path:
    round), plus a `tools/call` of a name the gateway does not have, which it answers without
    upstream I/O (the host → gateway hop alone). Added latency = gateway minus direct.
 2. Throughput, per mode: rounds of 50 concurrent calls (`asyncio.gather`), alternating which
-   path goes first; calls per second of each round.
+   path goes first; calls per second of each round. For both, the CPU per call of each process
+   on the path (this script, the gateway, the server), from /proc/PID/stat.
 3. Memory: VmRSS/VmHWM of the gateway process after it connected the server and made the calls,
    against a process that is only an SDK client connected to basic.py after the same calls
    (`_bare_client.py`). A separate untimed run of each with `-X importtime` counts the modules

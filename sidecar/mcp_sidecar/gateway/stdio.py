@@ -1,9 +1,9 @@
 """The gateway's stdio transport: the SDK's `stdio_server`, with the host's pipes read and written on the event loop.
 
 The SDK's `stdio_server` goes through anyio's file wrapper, so every line it reads, every write
-and every flush is a hand-off to a worker thread and back: three per request and answer, about
-a third of the gateway's CPU per call in `benchmarks/gateway.py`. Here stdin is an
-asyncio pipe reader and stdout an asyncio pipe writer; the rest is the SDK's behaviour: one
+and every flush is a hand-off to a worker thread and back: three per request and answer, a fifth
+of the gateway's CPU per call in `benchmarks/gateway.py` (a third when calls overlap). Here
+stdin is an asyncio pipe reader and stdout an asyncio pipe writer; the rest is the SDK's: one
 JSON-RPC message per line, UTF-8, a line that is not a message passed to the session as the
 error, messages written `by_alias` and `exclude_unset`; and, while serving, fd 0 reads the null
 device and fd 1 writes to stderr, so a stray print or a descriptor a child inherits never
