@@ -1,6 +1,7 @@
 """A stdio MCP server with a large, deterministic, realistic-looking synthetic tool catalog.
 
     python _synthetic_server.py --seed S --count N [--counter-file P]
+    python _synthetic_server.py --catalog PATH --server NAME [--counter-file P]
 
 `generate_tools(seed, count)` builds the catalog from word lists: snake_case verb_noun names
 (with some qualifiers), an optional title, one to three sentences of description and a small
@@ -13,12 +14,15 @@ The server is the SDK's low-level `Server` (no per-tool function introspection, 
 fast as the SDK import allows): `tools/list` (unpaginated), empty `resources/list`,
 `resources/templates/list` and `prompts/list`, and a `tools/call` that echoes the tool's name.
 `--counter-file` appends the process id to a file at start, so a benchmark can check that
-no server was started.
+no server was started. `--catalog PATH --server NAME` serves one server's real tools from a
+file shaped like `data/reference_catalogs.json` (`{"servers": {NAME: {"tools": [...]}}}`)
+instead of generated ones, under that server's name.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 from collections.abc import Sequence
@@ -184,7 +188,19 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--count", type=int, default=100)
     parser.add_argument("--counter-file", default=None, metavar="PATH")
-    return parser.parse_args(argv)
+    parser.add_argument("--catalog", default=None, metavar="PATH", help="serve a server's tools from this file")
+    parser.add_argument("--server", default=None, metavar="NAME", help="with --catalog: which server's tools")
+    args = parser.parse_args(argv)
+    if (args.catalog is None) != (args.server is None):
+        parser.error("--catalog and --server go together")
+    return args
+
+
+def catalog_tools(path: str, server: str) -> list[dict[str, Any]]:
+    """The tool descriptors of `server` in a reference catalog file."""
+    with open(path, encoding="utf-8") as file:
+        tools: list[dict[str, Any]] = json.load(file)["servers"][server]["tools"]
+    return tools
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -199,7 +215,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     from mcp.server.lowlevel import Server
     from mcp.server.stdio import stdio_server
 
-    tools = [types.Tool.model_validate(t) for t in generate_tools(args.seed, args.count)]
+    if args.catalog:
+        descriptors, name = catalog_tools(args.catalog, args.server), args.server
+    else:
+        descriptors, name = generate_tools(args.seed, args.count), f"synthetic-{args.seed}"
+    tools = [types.Tool.model_validate(t) for t in descriptors]
     listed = types.ListToolsResult(tools=tools)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
@@ -218,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         return types.ListPromptsResult(prompts=[])
 
     server: Server[Any] = Server(
-        f"synthetic-{args.seed}",
+        name,
         version="0.1.0",
         on_list_tools=list_tools,
         on_call_tool=call_tool,

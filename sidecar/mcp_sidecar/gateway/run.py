@@ -59,5 +59,7 @@ async def serve(args: argparse.Namespace, workspace: Path) -> int:
 async def _stdio(gateway: Gateway) -> None:
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read, write):
+    from mcp_sidecar.gateway import stdio
+
+    async with stdio.stdio_streams() if stdio.usable() else stdio_server() as (read, write):
         await gateway.server.run(read, write, gateway.initialization_options())
