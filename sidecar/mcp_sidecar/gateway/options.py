@@ -18,4 +18,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "for hosts that ignore list_changed",
     )
     parser.add_argument("--session", help="a durable session: its activated tools are restored after a restart")
+    parser.add_argument(
+        "--approved-only",
+        action="store_true",
+        help="with --trust-project: run only the project servers already approved (in an editor, or by an earlier "
+        "--trust-project); new or changed definitions wait for approval instead of being approved by this start",
+    )
     return parser

@@ -14,20 +14,27 @@ from mcp_sidecar.gateway.face import Gateway, Mode
 from mcp_sidecar.services.app import Sidecar
 
 
-def gateway_app(workspace: Path, trust_project: bool) -> Sidecar:
+def gateway_app(workspace: Path, trust_project: bool, approved_only: bool = False) -> Sidecar:
     """The app behind a gateway: no editor to notify; configuration files watched, since a host
-    keeps the gateway running for a whole conversation."""
+    keeps the gateway running for a whole conversation.
+
+    `--trust-project` approves the project's definitions as they are, as on the CLI; with
+    `--approved-only` it only reads the project's file, and what was never approved (in an
+    editor, or by an earlier `--trust-project`) waits, as in a trusted editor workspace. An
+    editor that starts the gateway for its own trusted workspace passes both: starting the
+    gateway is no approval the person gave.
+    """
     return Sidecar(
         lambda method, params: None,
         workspace=workspace,
         trusted=trust_project,
         watch_config=True,
-        approve_project=trust_project,
+        approve_project=trust_project and not approved_only,
     )
 
 
 async def serve(args: argparse.Namespace, workspace: Path) -> int:
-    app = gateway_app(workspace, args.trust_project)
+    app = gateway_app(workspace, args.trust_project, args.approved_only)
     mode: Mode = args.tools
     gateway = Gateway(app, mode, session=args.session)
     try:
