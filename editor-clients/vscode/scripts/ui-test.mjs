@@ -494,6 +494,10 @@ await step("started from the list, the gateway's mcp_tools is a tool of chat (Co
     .locator(".view-lines", { hasText: /Discovered\s+1\s+tools/ })
     .first()
     .waitFor({ timeout: 60_000 });
+  // The notification center (opened by earlier steps) covers the chat input's toolbar.
+  if (await page.locator(".notifications-center").isVisible())
+    await runPaletteCommand("Notifications: Hide Notifications");
+  await page.locator(".notifications-center").waitFor({ state: "hidden" });
   await page.locator(".interactive-input-part .action-label[aria-label='Configure Tools...']").click();
   const tree = quickInput.locator(".monaco-list-row");
   const group = tree.filter({ hasText: /^mcp-sidecar\s*MCP Sidecar/ }).first();
