@@ -3,8 +3,10 @@
 // tool → call it with arguments asked field by field, the status bar changing, a prompt preview
 // → Use prompt, the MCP servers view, the approval modal of a project server changed on disk,
 // and server-everything asking: a form elicitation, a URL consent modal, the sampling
-// approvals (the test language model answers) and a progress notification. Saves a screenshot
-// of every step into ARTIFACTS_DIR.
+// approvals (the test language model answers) and a progress notification; then
+// mcpSidecar.chat.tools switched to "gateway" in the Settings editor: "MCP: List Servers" has
+// MCP Sidecar, started from there its mcp_tools is one of chat's tools (Configure Tools), and
+// switched back the server leaves the list. Saves a screenshot of every step into ARTIFACTS_DIR.
 // Usage: node ui-test.mjs BASE_URL WORKSPACE ARTIFACTS_DIR
 import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
@@ -428,6 +430,93 @@ await step("a long call shows the server's progress in a cancellable notificatio
   await page
     .locator(".tab", { hasText: "everything.trigger-long-running-operation-result" })
     .waitFor({ timeout: 30_000 });
+});
+
+// ------------------------------------------------------------------ the gateway for VS Code's chat
+
+/** Sets mcpSidecar.chat.tools in the Settings editor, as a person would. */
+async function chooseChatTools(value) {
+  await runPaletteCommand("Preferences: Open Settings (UI)");
+  // The search box has the focus; a second search replaces the first.
+  await page.locator(".settings-editor .search-container .suggest-input-container").click();
+  await page.keyboard.press("ControlOrMeta+a");
+  await page.keyboard.type("mcpSidecar.chat.tools");
+  const select = page.locator(".settings-editor select[aria-label='mcpSidecar.chat.tools']");
+  await select.waitFor();
+  await select.selectOption(value);
+  await page.waitForFunction(
+    (v) => document.querySelector(".settings-editor select[aria-label='mcpSidecar.chat.tools']")?.value === v,
+    value,
+  );
+}
+
+const gatewayRow = quickRows.filter({ hasText: /^MCP Sidecar/ });
+
+/**
+ * Opens "MCP: List Servers" and waits for a row with `text`. VS Code closes a quick input when a
+ * server's state changes under it or the server's output takes the focus: then it is opened again.
+ */
+async function serverList(text) {
+  for (let attempt = 1; ; attempt++) {
+    const open = async () => {
+      await runPaletteCommand("MCP: List Servers");
+      await quickRows
+        .filter({ hasText: text })
+        .first()
+        .waitFor({ timeout: STEP_TIMEOUT / 3 });
+      await settled();
+      return quickInput.isVisible();
+    };
+    if (await open().catch(() => false)) return;
+    if (attempt === 3) throw new Error(`the MCP server list did not stay open with ${text}`);
+    await page.keyboard.press("Escape");
+  }
+}
+
+await step(
+  "mcpSidecar.chat.tools = gateway in the Settings editor: VS Code's MCP server list has MCP Sidecar",
+  async () => {
+    await chooseChatTools("gateway");
+    await snap("chat-tools-setting-gateway");
+    await serverList(/^MCP Sidecar\s*Stopped/);
+    await snap("mcp-server-list");
+  },
+);
+
+await step("started from the list, the gateway's mcp_tools is a tool of chat (Configure Tools)", async () => {
+  await gatewayRow.first().click();
+  await pickRow("Start Server");
+  await serverList(/^MCP Sidecar\s*Running/);
+  await gatewayRow.first().click();
+  await pickRow("Show Output");
+  // VS Code's log of the server: the gateway lists one tool before anything is activated.
+  await page
+    .locator(".view-lines", { hasText: /Discovered\s+1\s+tools/ })
+    .first()
+    .waitFor({ timeout: 60_000 });
+  // The notification center (opened by earlier steps) covers the chat input's toolbar.
+  if (await page.locator(".notifications-center").isVisible())
+    await runPaletteCommand("Notifications: Hide Notifications");
+  await page.locator(".notifications-center").waitFor({ state: "hidden" });
+  await page.locator(".interactive-input-part .action-label[aria-label='Configure Tools...']").click();
+  const tree = quickInput.locator(".monaco-list-row");
+  const group = tree.filter({ hasText: /^mcp-sidecar\s*MCP Sidecar/ }).first();
+  await group.waitFor();
+  if ((await group.getAttribute("aria-expanded")) !== "true") await group.locator(".monaco-tl-twistie").click();
+  await tree
+    .filter({ hasText: /^mcp_tools\s*Find and load tools from the user's MCP servers/ })
+    .first()
+    .waitFor();
+  await snap("gateway-tools-in-chat");
+  await page.keyboard.press("Escape");
+});
+
+await step("mcpSidecar.chat.tools back to tools: MCP Sidecar leaves the server list at once", async () => {
+  await chooseChatTools("tools");
+  await serverList("Add Server");
+  if ((await gatewayRow.count()) !== 0) throw new Error("MCP Sidecar is still listed");
+  await snap("mcp-server-list-tools-mode");
+  await page.keyboard.press("Escape");
 });
 
 console.log(`${passed} passed, 0 failed`);

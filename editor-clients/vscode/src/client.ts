@@ -42,6 +42,7 @@ export class SidecarClient implements vscode.Disposable {
   /** Trust was granted while no sidecar ran: the next start says so (`trustGranted`), once. */
   private trustGrantedPending = false;
   private current: ClientState = "stopped";
+  private lastLaunch: Launch | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
   private readonly stateEmitter = new vscode.EventEmitter<ClientState>();
@@ -97,6 +98,11 @@ export class SidecarClient implements vscode.Disposable {
     });
   }
 
+  /** The executable and arguments of the last start attempt that found the sidecar. */
+  get launch(): Launch | undefined {
+    return this.lastLaunch;
+  }
+
   get state(): ClientState {
     return this.current;
   }
@@ -135,6 +141,7 @@ export class SidecarClient implements vscode.Disposable {
       this.setState("stopped");
       return;
     }
+    this.lastLaunch = launch;
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
     const serverOptions: ServerOptions = {
       command: launch.command,

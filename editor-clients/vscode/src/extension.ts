@@ -4,7 +4,8 @@ import * as vscode from "vscode";
 import { Actions } from "./actions";
 import { Approvals } from "./approvals";
 import { Bootstrap, userSidecarPath } from "./bootstrap";
-import { prepareCall, registerChatTools } from "./chatTools";
+import { ChatSurface } from "./chatSurface";
+import { prepareCall } from "./chatTools";
 import { SidecarClient } from "./client";
 import { registerCommands } from "./commands";
 import {
@@ -51,6 +52,8 @@ export interface McpSidecarApi {
   serverChannels: ServerChannels;
   /** Every `$/progress` value of a tool call as the extension rendered it. */
   onDidRenderProgress: vscode.Event<RenderedProgress>;
+  /** What chat gets (`mcpSidecar.chat.tools`): the chat tools, or the gateway's MCP server definition. */
+  chat: ChatSurface;
   /** What `mcp_call` would show before calling (VS Code asks only inside a chat session). */
   prepareCall: (input: { id: string; arguments?: P.JsonObject }) => Promise<vscode.PreparedToolInvocation>;
 }
@@ -86,6 +89,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
   const actions = new Actions(client, resources, outputs, prompts, elicitations);
   const view = new ServersView(client, store);
   const approvals = new Approvals(client, store, log);
+  const chat = new ChatSurface(client, log, String(context.extension.packageJSON.version ?? "0"));
 
   context.subscriptions.push(
     log,
@@ -108,7 +112,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
     vscode.window.createTreeView("mcpSidecar.servers", { treeDataProvider: view, showCollapseAll: true }),
     createStatusBar(client, store),
     registerNotifications(client, actions, log),
-    registerChatTools(client),
+    chat,
     ...registerCommands({ client, store, actions, outputs, view, log, bootstrap, approvals, serverChannels }),
     vscode.workspace.onDidGrantWorkspaceTrust(async () => {
       try {
@@ -153,6 +157,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
     sampling,
     serverChannels,
     onDidRenderProgress,
+    chat,
     prepareCall: (input) => prepareCall(client, input),
   };
 }

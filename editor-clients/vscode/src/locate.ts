@@ -212,11 +212,16 @@ export function bundledWheel(extensionPath: string): string | undefined {
   return newest ? path.join(dir, newest) : undefined;
 }
 
-/** Sidecar arguments for the log level: warning is the default, info `-v`, debug `-vv`. */
+/** The sidecar's option for a log level: warning is the default, info `-v`, debug `-vv`. */
+export function logLevelArgs(logLevel: string): string[] {
+  if (logLevel === "info") return ["-v"];
+  if (logLevel === "debug") return ["-vv"];
+  return [];
+}
+
+/** Sidecar arguments for the log level (and a log file). */
 export function sidecarArgs(logLevel: string, logFile: string | undefined): string[] {
-  const args: string[] = [];
-  if (logLevel === "info") args.push("-v");
-  if (logLevel === "debug") args.push("-vv");
+  const args = logLevelArgs(logLevel);
   if (logFile) args.push("--log-file", logFile);
   args.push("serve");
   return args;

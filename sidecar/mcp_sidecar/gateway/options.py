@@ -47,6 +47,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="PATH",
         help="with --http: write the bearer token to PATH (created 0600) instead of printing it",
     )
+    parser.add_argument(
+        "--approved-only",
+        action="store_true",
+        help="with --trust-project: run only the project servers already approved (in an editor, or by an earlier "
+        "--trust-project); new or changed definitions wait for approval instead of being approved by this start",
+    )
     return parser
 
 

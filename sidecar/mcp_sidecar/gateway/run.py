@@ -19,15 +19,22 @@ from mcp_sidecar.services.app import Sidecar
 EXIT_USAGE = 2
 
 
-def gateway_app(workspace: Path, trust_project: bool) -> Sidecar:
+def gateway_app(workspace: Path, trust_project: bool, approved_only: bool = False) -> Sidecar:
     """The app behind a gateway: no editor to notify; configuration files watched, since a host
-    keeps the gateway running for a whole conversation."""
+    keeps the gateway running for a whole conversation.
+
+    `--trust-project` approves the project's definitions as they are, as on the CLI; with
+    `--approved-only` it only reads the project's file, and what was never approved (in an
+    editor, or by an earlier `--trust-project`) waits, as in a trusted editor workspace. An
+    editor that starts the gateway for its own trusted workspace passes both: starting the
+    gateway is no approval the person gave.
+    """
     return Sidecar(
         lambda method, params: None,
         workspace=workspace,
         trusted=trust_project,
         watch_config=True,
-        approve_project=trust_project,
+        approve_project=trust_project and not approved_only,
     )
 
 
@@ -40,7 +47,7 @@ async def serve(args: argparse.Namespace, workspace: Path) -> int:
     if args.token_file is not None and args.http is None:
         print("mcp-sidecar mcp: --token-file needs --http", file=sys.stderr)
         return EXIT_USAGE
-    app = gateway_app(workspace, args.trust_project)
+    app = gateway_app(workspace, args.trust_project, args.approved_only)
     mode: Mode = args.tools
     durable = DurableSession(args.session) if args.session else None
     gateway = Gateway(app, mode, durable, resources=args.resources)

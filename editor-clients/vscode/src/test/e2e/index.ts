@@ -15,6 +15,7 @@ import { statusBarModel } from "../../format";
 import * as P from "../../protocol";
 import type { Node } from "../../views/servers";
 import { registerServerAskTests } from "./asks";
+import { registerGatewayTests } from "./gateway";
 import { activeText, cases, EXTENSION_ID, rejectsWithCode, setApi, test, waitFor } from "./harness";
 
 let api: McpSidecarApi;
@@ -830,6 +831,10 @@ test("mcp_call asks before a read-only tool unless the user listed its server; a
     await api.store.refresh();
   }
 });
+
+// ------------------------------------------------------------------ the gateway for VS Code's chat (mcpSidecar.chat.tools)
+
+registerGatewayTests();
 
 // ------------------------------------------------------------------ a server asks (elicitation, sampling), progress, logs
 
