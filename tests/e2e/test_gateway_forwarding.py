@@ -147,7 +147,8 @@ async def test_a_url_elicitation_is_shown_by_the_host_with_the_url_a_browser_ope
     assert "User completed the URL elicitation flow" in text_of(result)
     (params,) = asked
     assert isinstance(params, types.ElicitRequestURLParams)
-    assert (params.message, params.url, params.elicitation_id) == ("[everything] Connect your library", url, "step-1")
+    labelled = "[everything] Connect your library (opens xn--bcher-kva.example)"  # the site, as a browser opens it
+    assert (params.message, params.url, params.elicitation_id) == (labelled, url, "step-1")
 
 
 @pytest.mark.parametrize(

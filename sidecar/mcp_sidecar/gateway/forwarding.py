@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 import warnings
 from collections import OrderedDict
@@ -34,7 +35,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_sidecar import tasks
 from mcp_sidecar.events import ElicitationAsked, ElicitationCompleted, SamplingAsked, ServerLogged
-from mcp_sidecar.output.sanitize import one_line
+from mcp_sidecar.output.sanitize import has_controls, one_line
 from mcp_sidecar.services import offers
 
 if TYPE_CHECKING:
@@ -56,6 +57,12 @@ ROOTS_WAIT_S = 10.0
 MESSAGE_CHARS = 200
 LOGS_PER_SECOND = 20
 """Log messages one call passes to its host, at most, in any second."""
+PROGRESS_INTERVAL_S = 0.1
+CLOSE_WAIT_S = 1.0
+"""How long a call's answer waits for its queued notifications to go out."""
+ROOTS_ANSWER_S = 30.0
+"""How long a host's `roots/list` may take; past it, that host's roots stay unknown."""
+MAX_ROOTS = 100
 MAX_URL_STEPS = 100
 """URL elicitations remembered so their completion notice reaches the host that was asked."""
 
@@ -71,6 +78,8 @@ class _Link:
     log_level: str | None = None
     """Its `logging/setLevel`; None: every message that reaches the gateway."""
     first_roots: asyncio.Task[None] | None = None
+    waited: bool = False
+    """Its first request waited for its roots already: no later one waits again."""
 
 
 @dataclass(eq=False)
@@ -85,6 +94,11 @@ class Call:
     _window: float = 0.0
     _sent: int = 0
     _open: bool = True
+    _reported: float = -math.inf
+    """The last progress value passed on: progress only goes forward."""
+    _reported_at: float = -math.inf
+    _pending: tuple[float, float | None, str | None] | None = None
+    """The newest progress held back by the throttle: it goes out before the call's answer."""
 
     @property
     def progress(self) -> Callable[[float | None, float | None, str | None], None] | None:
@@ -95,9 +109,22 @@ class Call:
         return self._progressed
 
     def _progressed(self, progress: float | None, total: float | None, message: str | None) -> None:
-        if progress is None:
+        """At most one report per `PROGRESS_INTERVAL_S`, the newest kept; a value that is not finite or
+        goes back is dropped (a server flooding progress must not flood the host or delay the answer)."""
+        if progress is None or not math.isfinite(progress) or progress < self._reported:
             return  # MCP progress always has a value; a status message alone has no place in it
-        text = one_line(message)[:MESSAGE_CHARS] if message else None
+        self._reported = progress
+        total = total if total is not None and math.isfinite(total) else None
+        self._pending = (progress, total, one_line(message)[:MESSAGE_CHARS] if message else None)
+        if time.monotonic() - self._reported_at >= PROGRESS_INTERVAL_S:
+            self._flush_progress()
+
+    def _flush_progress(self) -> None:
+        if self._pending is None:
+            return
+        progress, total, text = self._pending
+        self._pending = None
+        self._reported_at = time.monotonic()
         self.send(lambda: self.ctx.session.report_progress(progress, total, text))
 
     def logged(self, level: str, logger: str, text: str) -> None:
@@ -138,10 +165,11 @@ class Call:
         self._last = tasks.spawn(in_order(), "gateway-forward")
 
     async def close(self) -> None:
-        """The call is answered next: what is queued goes first, nothing after."""
+        """The call is answered next: what is queued goes first (for a second at most), nothing after."""
+        self._flush_progress()
         self._open = False
         if self._last is not None:
-            await asyncio.wait({self._last})
+            await asyncio.wait({self._last}, timeout=CLOSE_WAIT_S)
 
 
 class Forwarding:
@@ -150,7 +178,7 @@ class Forwarding:
         self._host_of = host_of
         self._links: dict[Host, _Link] = {}
         self._calls: list[Call] = []
-        self._url_steps: OrderedDict[str, ServerSession] = OrderedDict()
+        self._url_steps: OrderedDict[tuple[str, str], ServerSession] = OrderedDict()
         app.hub.answer(ElicitationAsked, self._elicit)
         app.hub.answer(SamplingAsked, self._sample)
         app.hub.subscribe(ServerLogged, self._logged)
@@ -178,21 +206,22 @@ class Forwarding:
 
     def closed(self, host: Host) -> None:
         """The host disconnected: its roots go; servers keep the offer they had (their questions
-        are declined when no connected host can answer them)."""
+        are declined when no connected host can answer them), so a host coming and going cannot
+        make them reconnect again and again."""
         if self._links.pop(host, None) is not None:
-            self._reoffer()
             self._supply_roots()
 
     async def ready(self, host: Host) -> None:
         """The host's roots are known (or it took too long to say): servers may be connected now."""
         link = self._links.get(host)
-        if link is not None and link.first_roots is not None and not link.first_roots.done():
+        if link is not None and not link.waited and link.first_roots is not None and not link.first_roots.done():
+            link.waited = True
             await asyncio.wait({link.first_roots}, timeout=ROOTS_WAIT_S)
 
     def _reoffer(self) -> None:
-        """The servers are offered what the connected hosts can answer (`offers.change`)."""
-        if self._links:  # when the last host leaves, the offer stays for the next (likely the same kind)
-            offers.change(self._app, offers.union(link.offer for link in self._links.values()))
+        """The servers are offered what any host connected so far could answer (`offers.change`): the
+        offer only grows, so a server reconnects at most once per capability gained."""
+        offers.change(self._app, offers.union([self._app.offer, *(link.offer for link in self._links.values())]))
 
     # -- roots ------------------------------------------------------------------------------
 
@@ -203,7 +232,9 @@ class Forwarding:
         scoped = related and ctx.request_id is not None and ctx.session.can_send_request
         metadata = ServerMessageMetadata(related_request_id=ctx.request_id) if scoped else None
         try:
-            listed = await ctx.session.send_request(types.ListRootsRequest(), types.ListRootsResult, metadata=metadata)
+            listed = await ctx.session.send_request(
+                types.ListRootsRequest(), types.ListRootsResult, ROOTS_ANSWER_S, metadata=metadata
+            )
         except (asyncio.CancelledError, KeyboardInterrupt):
             raise
         except Exception as exc:
@@ -213,8 +244,10 @@ class Forwarding:
         self._supply_roots()
 
     def _supply_roots(self) -> None:
-        told = [link.roots for link in self._links.values() if link.roots is not None]
-        self._app.roots.supply([root for roots in told for root in roots] if told else None)
+        """The servers' roots: the host's; with several hosts (over HTTP, sharing the servers), only the
+        roots every one of them listed, so no host's folders reach the servers by another's call and
+        no host widens what the servers may touch for the others."""
+        self._app.roots.supply(shared_roots([link.roots for link in self._links.values() if link.roots is not None]))
 
     async def _roots_changed(self, ctx: Ctx, params: Any) -> None:
         link = self._links.get(self._host_of(ctx))
@@ -241,19 +274,13 @@ class Forwarding:
             await call.close()
 
     def _route(self, server: str, can: Callable[[ClientOffer], bool]) -> Call | None:
-        """The latest call in flight on `server` whose host can answer; None: nobody can."""
-        for call in reversed(self._calls):
-            if server in call.servers and call.link is not None and can(call.link.offer):
-                return call
-        return None
+        return route(self._calls, server, can)
 
     def _logged(self, event: ServerLogged) -> None:
-        told: set[Host] = set()
-        for call in reversed(self._calls):
-            if event.conn.name in call.servers and call.host not in told:
-                told.add(call.host)
-                logger = f"{event.conn.name}/{event.logger}" if event.logger else event.conn.name
-                call.logged(event.level, logger, event.text)
+        call = only_call(self._calls, event.conn.name)
+        if call is not None:
+            logger = f"{event.conn.name}/{event.logger}" if event.logger else event.conn.name
+            call.logged(event.level, logger, event.text)
 
     # -- questions --------------------------------------------------------------------------
 
@@ -267,19 +294,19 @@ class Forwarding:
             return {"action": "decline"}
         asked: types.ElicitRequestParams = (
             types.ElicitRequestURLParams(
-                message=_labelled(request.server, params["message"]),
+                message=labelled(request.server, params["message"]) + _opens(params["url"]),
                 url=params["url"],
                 elicitation_id=params.get("elicitationId") or "",
             )
             if url
             else types.ElicitRequestFormParams(
-                message=_labelled(request.server, params["message"]), requested_schema=params["requestedSchema"]
+                message=labelled(request.server, params["message"]), requested_schema=params["requestedSchema"]
             )
         )
         result = await _ask(call, types.ElicitRequest(params=asked), types.ElicitResult)
         answer = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         if url and answer.get("action") == "accept" and params.get("elicitationId"):
-            self._remember_step(params["elicitationId"], call.ctx.session)
+            self._remember_step(request.server, params["elicitationId"], call.ctx.session)
         return answer
 
     async def _sample(self, request: SamplingAsked) -> Any:
@@ -289,21 +316,54 @@ class Forwarding:
         if call is None:
             raise offers.Declined
         params = {k: v for k, v in request.params.items() if k != "server"}
+        # Whose request it is, for the host's approval and its model: the server's own words follow.
+        label = f"[Request from MCP server {request.server} through mcp-sidecar]"
+        system = params.get("systemPrompt")
+        params["systemPrompt"] = f"{label}\n{system}" if isinstance(system, str) and system else label
         asked = types.CreateMessageRequest(params=types.CreateMessageRequestParams.model_validate(params))
         tools = "tools" in params or "toolChoice" in params
         shape = types.CreateMessageResultWithTools if tools else types.CreateMessageResult
         result = await _ask(call, asked, shape)
         return result.model_dump(by_alias=True, mode="json", exclude_none=True)
 
-    def _remember_step(self, elicitation_id: str, session: ServerSession) -> None:
-        self._url_steps[elicitation_id] = session
+    def _remember_step(self, server: str, elicitation_id: str, session: ServerSession) -> None:
+        self._url_steps[(server, elicitation_id)] = session
         while len(self._url_steps) > MAX_URL_STEPS:
             self._url_steps.popitem(last=False)
 
     def _completed(self, event: ElicitationCompleted) -> None:
-        session = self._url_steps.pop(event.elicitation_id, None)
+        session = self._url_steps.pop((event.conn.name, event.elicitation_id), None)
         if session is not None:
             tasks.spawn(_tell_completed(session, event.elicitation_id), "gateway-elicitation-complete")
+
+
+def only_call(calls: list[Call], server: str) -> Call | None:
+    """The latest call in flight on `server` when all of them are one host's; None otherwise.
+
+    A server's request carries nothing saying which of our calls it belongs to: with two hosts'
+    calls on one server (over HTTP), a question or log message could be the other host's, so it
+    reaches neither (questions are declined, messages stay in the log).
+    """
+    on = [c for c in calls if server in c.servers]
+    if not on or len({c.host for c in on}) != 1:
+        return None
+    return on[-1]
+
+
+def route(calls: list[Call], server: str, can: Callable[[ClientOffer], bool]) -> Call | None:
+    """The call a question of `server` goes to, when its host can answer; None: nobody can."""
+    call = only_call(calls, server)
+    return call if call is not None and call.link is not None and can(call.link.offer) else None
+
+
+def shared_roots(told: list[list[Root]]) -> list[Root] | None:
+    """The servers' roots from what the hosts listed: one host's; several hosts' (over HTTP, sharing
+    the servers), only those every one listed, so no host's folders reach the servers by another's
+    call and no host widens what the servers may touch for the others. None: no host said."""
+    if not told:
+        return None
+    shared = set.intersection(*(set(roots) for roots in told))
+    return [root for root in told[0] if root in shared]
 
 
 async def _ask(call: Call, request: Any, result_type: type[Any]) -> Any:
@@ -325,9 +385,20 @@ def model_tool_servers(arguments: dict[str, Any]) -> set[str]:
     return {part["server"] for part in parts if isinstance(part, dict) and isinstance(part.get("server"), str)}
 
 
-def _labelled(server: str, message: str) -> str:
-    """The question as the host shows it: which server asks, then its (already sanitised) text."""
-    return f"[{server}] {message}"
+def labelled(server: str, message: str) -> str:
+    """The question as the host shows it: which server asks, on every line of its (already
+    sanitised) text, so no line of the server's can pass for another server's label."""
+    return "\n".join(f"[{server}] {line}" for line in (message.splitlines() or [""]))
+
+
+def _opens(url: str) -> str:
+    """The site a URL step opens, as a browser resolves its host (the URL was checked already)."""
+    from mcp_sidecar.output.elicitation import url_host
+
+    try:
+        return f" (opens {url_host(url)})"
+    except ValueError:
+        return ""
 
 
 def host_roots(listed: list[Any]) -> list[Root]:
@@ -336,9 +407,11 @@ def host_roots(listed: list[Any]) -> list[Root]:
     A root without a name is named after the last segment of its path, as a workspace folder is.
     """
     roots: list[Root] = []
-    for root in listed:
+    for root in listed[:MAX_ROOTS]:
         uri = root.get("uri") if isinstance(root, dict) else None
-        if not isinstance(uri, str) or not uri.startswith("file:"):
+        if not isinstance(uri, str) or not uri.startswith("file:") or len(uri) > 4096:
+            continue
+        if has_controls(uri) or any(c.isspace() for c in uri):
             continue
         name = root.get("name")
         if not isinstance(name, str) or not name.strip():
@@ -347,4 +420,4 @@ def host_roots(listed: list[Any]) -> list[Root]:
     return roots
 
 
-__all__ = ["Call", "Forwarding", "host_roots", "model_tool_servers"]
+__all__ = ["Call", "Forwarding", "host_roots", "model_tool_servers", "only_call", "route", "shared_roots"]

@@ -44,6 +44,9 @@ log = logging.getLogger(__name__)
 
 PATH = "/mcp"
 SESSION_IDLE_S = 24 * 60 * 60
+MAX_SESSIONS = 128
+"""Sessions kept at once (each holds a host's tools, about 85 KB): a host reconnecting without
+ending its session cannot make the gateway keep thousands for a day."""
 """A host idle this long (no request, no open stream) loses its session: a day, since a person
 leaves an assistant's conversation open for hours; a session holds only its activated ids."""
 SHUTDOWN_WAIT_S = 3
@@ -149,6 +152,7 @@ def http_server(gateway: Gateway, bound: Address, token: str) -> HttpServer:
         transport_security=security_settings(bound),
         host=bound.host,
         session_idle_timeout=SESSION_IDLE_S,
+        max_sessions=MAX_SESSIONS,
     )
     config = uvicorn.Config(
         BearerToken(app, token),
@@ -178,10 +182,10 @@ async def serve(gateway: Gateway, address: Address, token_file: Path | None) -> 
             sock.close()
             print(f"mcp-sidecar: cannot write the token file {token_file}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_FAILED
-    server = http_server(gateway, bound, token)
     where = f"<the token in {token_file}>" if token_file is not None else token
     line = f"mcp-sidecar: MCP over HTTP at {url} (send the header: Authorization: Bearer {where})"
     try:
+        server = http_server(gateway, bound, token)
         with _stop_on_signals(server):  # before the line: whoever reads it may stop the gateway at once
             print(line, file=sys.stderr, flush=True)
             log.info("gateway: serving Streamable HTTP at %s", url)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
-from mcp_sidecar.output.sanitize import one_line, strip_controls
+from mcp_sidecar.output.sanitize import has_controls, one_line, strip_controls
 from mcp_sidecar.protocol.errors import SidecarError
 from mcp_sidecar.services import reading
 
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 PREFIX = "mcp-sidecar://"
 RESOURCE_NOT_FOUND = -32002
+MAX_URI_CHARS = 4096
+"""A URI longer than a read may ask for (`reading.check_uri`) is no URI to show."""
 OFF = "This gateway lists no resources (start it with --resources); read them with mcp_tools read."
 
 
@@ -87,7 +89,9 @@ def read_contents(server: str, asked: str, result: ReadResult) -> list[dict[str,
     contents: list[dict[str, Any]] = []
     for item in result["contents"]:
         uri = item.get("uri")
-        out: dict[str, Any] = {"uri": namespaced(server, uri) if isinstance(uri, str) else asked}
+        # The server names what it returned: a URI that hides characters is shown as the one asked.
+        fine = isinstance(uri, str) and not has_controls(uri) and len(uri) <= MAX_URI_CHARS
+        out: dict[str, Any] = {"uri": namespaced(server, uri) if fine and isinstance(uri, str) else asked}
         if isinstance(item.get("mimeType"), str):
             out["mimeType"] = item["mimeType"]
         if isinstance(item.get("text"), str):
