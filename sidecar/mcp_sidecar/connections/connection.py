@@ -225,13 +225,7 @@ class Connection:
             raise fail(
                 "cancelled", operation, "The connection attempt was stopped by a reconnect or shutdown.", self.name
             ) from None
-        if self._session is None:
-            # It connected, then went before this caller resumed (a server dying right after its
-            # handshake): its failure is the answer, as for a caller that came a moment later.
-            diag = self.last_diagnostic
-            if diag is not None:
-                raise fail(diag.code, operation, diag.message, self.name)
-            raise fail("connection_failed", operation, "The server closed the connection after connecting.", self.name)
+        assert self._session is not None
         return self._session
 
     def _start_owner(self, operation: str) -> None:
