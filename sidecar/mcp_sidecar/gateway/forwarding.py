@@ -35,6 +35,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_sidecar import tasks
 from mcp_sidecar.events import ElicitationAsked, ElicitationCompleted, SamplingAsked, ServerLogged
+from mcp_sidecar.gateway.hosts import deliver
 from mcp_sidecar.output.sanitize import has_controls, one_line
 from mcp_sidecar.services import offers
 
@@ -155,12 +156,7 @@ class Call:
         async def in_order() -> None:
             if previous is not None:
                 await asyncio.wait({previous})
-            try:
-                await make()
-            except (asyncio.CancelledError, KeyboardInterrupt):
-                raise
-            except Exception as exc:  # a host that went away: nothing to tell
-                log.debug("gateway: a notification was not delivered: %s", type(exc).__name__)
+            await deliver(make, "a notification")
 
         self._last = tasks.spawn(in_order(), "gateway-forward")
 

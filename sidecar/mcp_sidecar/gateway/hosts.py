@@ -164,9 +164,14 @@ class Hosts:
 
 
 async def _tell(tell: Tell) -> None:
+    await deliver(tell, "list_changed")
+
+
+async def deliver(send: Callable[[], Awaitable[None]], what: str) -> None:
+    """Send one notification to a host; a host that went away has nothing to be told (logged)."""
     try:
-        await tell()
+        await send()
     except (asyncio.CancelledError, KeyboardInterrupt):
         raise
-    except Exception as exc:  # a host that went away: nothing to tell
-        log.debug("gateway: list_changed not delivered: %s", type(exc).__name__)
+    except Exception as exc:
+        log.debug("gateway: %s not delivered: %s", what, type(exc).__name__)
