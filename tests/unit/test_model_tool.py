@@ -16,6 +16,7 @@ from mcp_sidecar.catalog.tools import ToolCatalog
 from mcp_sidecar.protocol.errors import HINTS, DiagnosticCode
 from mcp_sidecar.services import activation, model_tool
 from mcp_sidecar.services.app import Sidecar
+from mcp_sidecar.services.discovery import NOTHING_MATCHES
 from mcp_sidecar.services.model_tool import MODEL_HINTS
 
 TOOLS: list[dict[str, Any]] = [
@@ -245,6 +246,8 @@ async def test_query_returns_text_and_discovery_details(app: Sidecar) -> None:
         "required": ["schema"],
         "loaded": False,
         "next": {"method": "mcp/activate", "params": {"ids": ["warehouse.list_tables"]}},
+        # Typed as a palette search ("tab" only starts words): keywords alone rank it.
+        "match": {"signals": ["keyword"], "keywordRank": 1},
     }
     assert result["text"] == details["text"]
     assert result["text"].splitlines()[:2] == [
@@ -258,7 +261,10 @@ async def test_query_defaults_to_five_and_honours_limit(app: Sidecar) -> None:
         "warehouse", [{"name": f"tool_{i}", "description": "A tool."} for i in range(12)], "cache", 0
     )
     default = await model_tool.invoke(app, {"query": "tool"}, "s")
-    assert [c["name"] for c in default["details"]["candidates"]] == [f"tool_{i}" for i in range(5)]
+    # Alike by keywords, so meaning orders them: which five is the model's call, that it is five is not.
+    names = [c["name"] for c in default["details"]["candidates"]]
+    assert len(set(names)) == 5
+    assert set(names) <= {f"tool_{i}" for i in range(12)}
     more = await model_tool.invoke(app, {"query": "tool", "limit": 50}, "s")
     assert len(more["details"]["candidates"]) == 12
 
@@ -320,8 +326,9 @@ async def test_query_of_a_missing_or_disabled_server_is_an_error_result(
 
 async def test_no_match_says_so(app: Sidecar) -> None:
     result = await model_tool.invoke(app, {"query": "zebra ", "kind": "tools"}, "s")
+    text = f'mcp discover "zebra "\n (no matching candidates)\n{NOTHING_MATCHES}'
     assert result == {
-        "text": 'mcp discover "zebra "\n (no matching candidates)',
+        "text": text,
         "isError": False,
         "details": {
             "query": "zebra ",
@@ -330,7 +337,7 @@ async def test_no_match_says_so(app: Sidecar) -> None:
             "candidates": [],
             "unavailable": [],
             "refused": [],
-            "text": 'mcp discover "zebra "\n (no matching candidates)',
+            "text": text,
         },
     }
 

@@ -255,6 +255,14 @@ export interface DiscoverParams {
   session?: string;
 }
 
+/** Which signal put a candidate where it is: an exact name, keywords (BM25F), meaning (embeddings). */
+export interface Match {
+  signals: ("exact" | "keyword" | "semantic")[];
+  keywordRank?: number;
+  semanticRank?: number;
+  similarity?: number;
+}
+
 interface CandidateBase {
   server: string;
   name: string;
@@ -263,6 +271,10 @@ interface CandidateBase {
   icons?: Icon[];
   next: { method: string; params: JsonObject };
   score: number;
+  /** Present for a ranked query, not when browsing with an empty one. */
+  match?: Match;
+  /** Neither signal vouches for it: the nearest entry, not a match. */
+  weak?: true;
 }
 
 export interface ToolCandidate extends CandidateBase {

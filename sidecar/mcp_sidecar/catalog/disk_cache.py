@@ -73,6 +73,9 @@ class ToolCache:
     def _name(self, key: str) -> str:
         return f"tools-{key}.json"
 
+    def _vectors_name(self, key: str) -> str:
+        return f"vectors-{key}.bin"
+
     def _refused(self, exc: fs.UnsafeDirectory) -> None:
         if self._reported == exc.why:
             return
@@ -134,13 +137,69 @@ class ToolCache:
         except OSError as exc:
             log.warning("could not write the tool cache: %s", type(exc).__name__)
 
+    def load_vectors(self, key: str, digest: str) -> Any:
+        """The embeddings kept beside catalog `key` (float32), when they were made from `digest`."""
+        try:
+            with fs.private_directory(self.directory, create=False) as dir_fd:
+                if dir_fd is None:
+                    return None
+                raw = fs.read_private_file(dir_fd, self._vectors_name(key), MAX_FILE_BYTES)
+        except FileNotFoundError:
+            return None
+        except fs.UnsafeDirectory as exc:
+            self._refused(exc)
+            return None
+        except (OSError, ValueError):
+            return None
+        return vectors_from_bytes(raw, digest)
+
+    def store_vectors(self, key: str, digest: str, vectors: Any) -> None:
+        try:
+            with fs.private_directory(self.directory, create=True) as dir_fd:
+                assert dir_fd is not None
+                fs.atomic_write_at(dir_fd, self._vectors_name(key), vectors_to_bytes(digest, vectors))
+        except fs.UnsafeDirectory as exc:
+            self._refused(exc)
+        except OSError as exc:
+            log.warning("could not write catalog embeddings: %s", type(exc).__name__)
+
     def invalidate(self, key: str) -> None:
         try:
             with fs.private_directory(self.directory, create=False) as dir_fd:
                 if dir_fd is not None:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(self._name(key), dir_fd=dir_fd)
+                    for name in (self._name(key), self._vectors_name(key)):
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(name, dir_fd=dir_fd)
         except fs.UnsafeDirectory as exc:
             self._refused(exc)
         except OSError as exc:
             log.warning("could not remove a tool cache file: %s", type(exc).__name__)
+
+
+VECTORS_MAGIC = b"mcp-sidecar vectors 1\n"
+
+
+def vectors_to_bytes(digest: str, vectors: Any) -> bytes:
+    """A header (magic, the digest of what was embedded, rows, columns), then float16 rows."""
+    import numpy as np
+
+    rows, columns = vectors.shape
+    header = VECTORS_MAGIC + f"{digest} {rows} {columns}\n".encode()
+    return header + np.ascontiguousarray(vectors, np.float16).tobytes()
+
+
+def vectors_from_bytes(raw: bytes, digest: str) -> Any:
+    import numpy as np
+
+    if not raw.startswith(VECTORS_MAGIC):
+        return None
+    end = raw.find(b"\n", len(VECTORS_MAGIC))
+    try:
+        found, rows, columns = raw[len(VECTORS_MAGIC) : end].decode().split(" ")
+        shape = (int(rows), int(columns))
+    except ValueError:
+        return None
+    body = raw[end + 1 :]
+    if found != digest or len(body) != shape[0] * shape[1] * 2:
+        return None
+    return np.frombuffer(body, np.float16).reshape(shape).astype(np.float32)

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from mcp_sidecar.catalog.index import Document
+from mcp_sidecar.catalog.tokens import tokenize
 
 _VARIABLE = re.compile(r"\{[+#./;?&]?([^}]*)\}")
 
@@ -112,3 +113,15 @@ def prompt_document(server: str, descriptor: dict[str, Any], position: int) -> D
         position=position,
         payload=descriptor,
     )
+
+
+EMBEDDED_DESCRIPTION_CHARS = 400
+"""A description's opening says what an entry does; its tail (examples, caveats) blurs the vector."""
+
+
+def embedding_text(doc: Document) -> str:
+    """What the semantic signal embeds: the name as words, the title, the description's start."""
+    name = " ".join(tokenize(doc.fields.get("name") or doc.key))
+    title = doc.fields.get("title") or ""
+    description = " ".join((doc.fields.get("description") or "")[:EMBEDDED_DESCRIPTION_CHARS].split())
+    return " ".join(part for part in (name + ".", title, description) if part and part != ".")

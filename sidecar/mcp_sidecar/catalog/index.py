@@ -94,10 +94,13 @@ class Index:
     surface: dict[str, str] = field(default_factory=dict)
     """A word as written → its term: "queri" must reach "query" while "queries" is typed."""
     exact: dict[str, list[int]] = field(default_factory=dict)
+    vectors: Any = None
+    """One unit vector per document (float32, `catalog/semantic.py`), or None without the model."""
+    _ids: dict[int, int] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, server: str, documents: Sequence[Document]) -> Index:
-        index = cls(server, list(documents))
+    def build(cls, server: str, documents: Sequence[Document], vectors: Any = None) -> Index:
+        index = cls(server, list(documents), vectors=vectors)
         postings: dict[str, dict[int, float]] = {}
         lengths: list[float] = []
         for doc_id, doc in enumerate(index.documents):
@@ -136,6 +139,21 @@ class Index:
             self._length_array = np.asarray(self.lengths, np.float64)
         return self._length_array
 
+    def doc_id(self, document: Document) -> int | None:
+        """Where `document` (this very object) is in `documents`, or None when it is not."""
+        if not self._ids and self.documents:
+            self._ids = {id(d): i for i, d in enumerate(self.documents)}
+        return self._ids.get(id(document))
+
+    def contains(self, term: str, doc_id: int) -> bool:
+        """Whether the document has the term (postings are in document order)."""
+        posting = self.postings.get(term)
+        if posting is None:
+            return False
+        docs = posting[0]
+        at = bisect_left(docs, doc_id)
+        return at < len(docs) and docs[at] == doc_id
+
     def df(self, term: str) -> int:
         found = self.postings.get(term)
         return 0 if found is None else len(found[0])
@@ -170,6 +188,14 @@ SYNONYMS = _synonyms()
 class Hit:
     score: float
     document: Document
+    keyword: int | None = None
+    """Its rank (1-based) by keywords alone, when the keywords matched it (`catalog/hybrid.py`)."""
+    semantic: int | None = None
+    """Its rank (1-based) by meaning alone, when the model ranked it near the top."""
+    similarity: float | None = None
+    """Cosine similarity of the query and the entry, when the model is on."""
+    weak: bool = False
+    """Below the confidence threshold: the nearest entry, not a match (`catalog/hybrid.py`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,21 +235,21 @@ def search(
     if n_docs == 0:
         return []
     avg_length = max(sum(ix.total_length for ix in pool) / n_docs, 1e-9)
-    groups = _term_groups(query, _Terms(pool, n_docs))
+    groups = term_groups(query, Terms(pool, n_docs))
     touched = sum(ix.df(term) for ix in pool for group in groups for term, _ in group)
     score = _score_arrays if touched > VECTOR_THRESHOLD else _score_lists
     hits: list[Hit] = []
     for ix in pool:
         if ix.documents:
             hits.extend(score(ix, groups, avg_length, query.exact, kinds, limit))
-    hits.sort(key=_order)
+    hits.sort(key=hit_order)
     return hits[:limit]
 
 
 Groups = list[list[tuple[str, float]]]
 
 
-class _Terms:
+class Terms:
     """The weighted terms a query word stands for, over a pool of indexes."""
 
     def __init__(self, pool: list[Index], n_docs: int) -> None:
@@ -260,7 +286,7 @@ class _Terms:
         return [(t, self.idf(t) * PREFIX_DISCOUNT) for t in sorted(expansions)]
 
 
-def _term_groups(query: Query, terms: _Terms) -> Groups:
+def term_groups(query: Query, terms: Terms) -> Groups:
     # Each word: itself (stemmed, e-variant) at full weight. An earlier word that no entry
     # contains is read as an abbreviation ("mov fi", "sea fil"), and the last word, unless a
     # space ends it, as still being typed: their completions count too, a little less.
@@ -344,7 +370,7 @@ def _score_arrays(
     return [Hit(float(scores[i]), ix.documents[i]) for i in matched]
 
 
-def _order(hit: Hit) -> tuple[float, int, str, int]:
+def hit_order(hit: Hit) -> tuple[float, int, str, int]:
     doc = hit.document
     return (-round(hit.score, 9), KIND_ORDER.get(doc.kind, 9), doc.server, doc.position)
 

@@ -41,6 +41,8 @@ class ToolCatalog:
     """How long after `fetched_at` it is used without asking the server again: a server's TTL
     (`catalog/freshness.py`), a disk copy's remaining life; unbounded for a live copy without a TTL,
     which change notices and reconnections keep current instead."""
+    on_disk: bool = False
+    """Kept in the disk cache (a private list never is), so its embeddings may be kept there too."""
     _visible: dict[str, dict[str, Any]] | None = None
     _accepted: list[dict[str, Any]] | None = None
     _refused: list[dict[str, Any]] = field(default_factory=list)

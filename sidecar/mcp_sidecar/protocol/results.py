@@ -312,6 +312,18 @@ class RefusedEntry(TypedDict):
     diagnostic: DiagnosticJson
 
 
+class Match(TypedDict):
+    """Which signal put a candidate where it is (`catalog/hybrid.py`)."""
+
+    signals: list[Literal["exact", "keyword", "semantic"]]
+    keywordRank: NotRequired[int]
+    """Its rank by keywords alone (BM25F), when its words matched."""
+    semanticRank: NotRequired[int]
+    """Its rank by meaning alone, when near the top."""
+    similarity: NotRequired[float]
+    """Cosine similarity of the query and the entry (the semantic signal on)."""
+
+
 class ToolCandidate(TypedDict):
     kind: Literal["tool"]
     id: str
@@ -329,6 +341,10 @@ class ToolCandidate(TypedDict):
     icons: NotRequired[list[Icon]]
     next: NextCall
     score: float
+    match: NotRequired[Match]
+    """Present for a ranked query (not when browsing with an empty one)."""
+    weak: NotRequired[Literal[True]]
+    """Neither signal vouches for it: the nearest entry, not a match."""
 
 
 class ResourceCandidate(TypedDict):
@@ -342,6 +358,10 @@ class ResourceCandidate(TypedDict):
     icons: NotRequired[list[Icon]]
     next: NextCall
     score: float
+    match: NotRequired[Match]
+    """Present for a ranked query (not when browsing with an empty one)."""
+    weak: NotRequired[Literal[True]]
+    """Neither signal vouches for it: the nearest entry, not a match."""
 
 
 class TemplateCandidate(TypedDict):
@@ -357,6 +377,10 @@ class TemplateCandidate(TypedDict):
     icons: NotRequired[list[Icon]]
     next: NextCall
     score: float
+    match: NotRequired[Match]
+    """Present for a ranked query (not when browsing with an empty one)."""
+    weak: NotRequired[Literal[True]]
+    """Neither signal vouches for it: the nearest entry, not a match."""
 
 
 class PromptArgument(TypedDict):
@@ -374,6 +398,10 @@ class PromptCandidate(TypedDict):
     icons: NotRequired[list[Icon]]
     next: NextCall
     score: float
+    match: NotRequired[Match]
+    """Present for a ranked query (not when browsing with an empty one)."""
+    weak: NotRequired[Literal[True]]
+    """Neither signal vouches for it: the nearest entry, not a match."""
 
 
 Candidate = ToolCandidate | ResourceCandidate | TemplateCandidate | PromptCandidate

@@ -20,6 +20,7 @@ slot behind it, and discoveries and activations of the same servers cannot deadl
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import math
 import time
 from collections.abc import AsyncIterator
@@ -27,7 +28,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from mcp_sidecar.catalog import documents, names
+from mcp_sidecar.catalog import documents, names, semantic
 from mcp_sidecar.catalog.disk_cache import TTL_SECONDS, ToolCache, cache_key
 from mcp_sidecar.catalog.freshness import CacheHints, combine, fresh_for, may_keep_on_disk
 from mcp_sidecar.catalog.index import Document, Index
@@ -146,7 +147,13 @@ class Catalogs:
         if loaded is None:
             return None
         catalog = ToolCatalog(
-            conn.name, loaded.tools, source="cache", generation=0, fetched_at=loaded.fetched_at, fresh_s=loaded.fresh_s
+            conn.name,
+            loaded.tools,
+            source="cache",
+            generation=0,
+            fetched_at=loaded.fetched_at,
+            fresh_s=loaded.fresh_s,
+            on_disk=True,
         )
         self.tools[conn.name] = catalog
         return catalog
@@ -177,6 +184,7 @@ class Catalogs:
             return
         fresh_s = fresh_for(hints, TTL_SECONDS)
         self.cache.store(self.key(conn), conn.name, catalog.descriptors, catalog.fetched_at, fresh_s)
+        catalog.on_disk = True
 
     # -- resources and prompts ---------------------------------------------------------------
 
@@ -235,9 +243,36 @@ class Catalogs:
             docs += [documents.template_document(conn.name, d, offset + i) for i, d in enumerate(source.templates)]
         else:
             docs = [documents.prompt_document(conn.name, d, i) for i, d in enumerate(source.items)]
-        index = Index.build(conn.name, docs)
+        vectors = self._vectors(conn, docs, source if isinstance(source, ToolCatalog) else None)
+        index = Index.build(conn.name, docs, vectors)
         self._indexes[(conn.name, group)] = _IndexEntry(source, index)
         return index
+
+    def model(self) -> semantic.Model | None:
+        """The embedding model for the semantic signal, or None when it is off or not installed."""
+        if not semantic.enabled_by_environment():
+            return None
+        return semantic.load_model(self.cache.directory.parent / "models" if self.cache is not None else None)
+
+    def _vectors(self, conn: Connection, docs: list[Document], tools: ToolCatalog | None) -> Any:
+        """The documents' embeddings: from beside a disk-cached tool catalog when made from the same
+        texts by the same model, else computed (and kept there, when the catalog is)."""
+        model = self.model()
+        if model is None:
+            return None
+        texts = [documents.embedding_text(d) for d in docs]
+        digest = hashlib.sha256("\0".join([model.digest, *texts]).encode()).hexdigest()[:32]
+        keep = tools is not None and tools.on_disk and self.cache is not None
+        if keep:
+            assert self.cache is not None
+            found = self.cache.load_vectors(self.key(conn), digest)
+            if found is not None and len(found) == len(docs):
+                return found
+        vectors = model.embed(texts)
+        if keep:
+            assert self.cache is not None
+            self.cache.store_vectors(self.key(conn), digest, vectors)
+        return vectors
 
     @asynccontextmanager
     async def slot(self, server: str) -> AsyncIterator[None]:

@@ -20,13 +20,12 @@ import asyncio
 import json
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
-from mcp_sidecar.catalog import index as ranking
-from mcp_sidecar.catalog import names
+from mcp_sidecar.catalog import hybrid, names
 from mcp_sidecar.catalog.documents import template_variables
 from mcp_sidecar.catalog.icons import safe_icons
-from mcp_sidecar.catalog.index import Hit, Index
+from mcp_sidecar.catalog.index import EXACT_BOOST, Hit, Index
 from mcp_sidecar.catalog.tools import canonical
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.output.sanitize import json_escape, one_line, strip_controls
@@ -43,6 +42,7 @@ if TYPE_CHECKING:
         Candidate,
         DiscoverResult,
         Icon,
+        Match,
         NextCall,
         PromptArgument,
         RefusedEntry,
@@ -161,7 +161,8 @@ async def discover(
     )
     hidden = {(r["server"], r["name"]) for r in collided}
     ranked, cut = ranked_query(query)
-    hits = _ranked_hits(indexes, ranked, limit, hidden, prompts_last=for_model and kind == "all")
+    model = app.catalogs.model()
+    hits = _ranked_hits(indexes, ranked, limit, hidden, prompts_last=for_model and kind == "all", model=model)
     active = app.sessions.active(session_id)
     candidates = [candidate(hit, active) for hit in hits]
     result: DiscoverResult = {
@@ -196,13 +197,13 @@ USABLE_KINDS = frozenset({"tool", "resource", "template"})
 
 
 def _ranked_hits(
-    indexes: list[Index], query: str, limit: int, hidden: set[tuple[str, str]], *, prompts_last: bool
+    indexes: list[Index], query: str, limit: int, hidden: set[tuple[str, str]], *, prompts_last: bool, model: Any
 ) -> list[Hit]:
     """The best `limit` hits; with `prompts_last`, prompts only fill what tools and resources leave."""
 
     def offered(kinds: frozenset[str] | None, wanted: int) -> list[Hit]:
         # Colliding tools are ranked but not offered: ask for as many more hits as there are of them.
-        hits = ranking.search(indexes, query, kinds=kinds, limit=wanted + len(hidden))
+        hits = hybrid.search(indexes, query, kinds=kinds, limit=wanted + len(hidden), model=model)
         kept = [h for h in hits if h.document.kind != "tool" or (h.document.server, h.document.key) not in hidden]
         return kept[:wanted]
 
@@ -291,6 +292,37 @@ def _annotations(d: dict[str, Any]) -> _Annotations:
     return {"annotations": d["annotations"]} if isinstance(d.get("annotations"), dict) else {}
 
 
+class _Ranking(TypedDict, total=False):
+    match: Match
+    weak: Literal[True]
+
+
+def _ranking(hit: Hit) -> _Ranking:
+    out: _Ranking = {}
+    if hit.keyword is not None or hit.semantic is not None:
+        out["match"] = match(hit)
+    if hit.weak:
+        out["weak"] = True
+    return out
+
+
+def match(hit: Hit) -> Match:
+    """Which signal put the hit where it is: an exact name, keywords, meaning, or both."""
+    signals: list[Literal["exact", "keyword", "semantic"]] = []
+    if hit.score >= EXACT_BOOST and hit.keyword is not None:
+        signals.append("exact")
+    out: Match = {"signals": signals}
+    if hit.keyword is not None:
+        signals.append("keyword")
+        out["keywordRank"] = hit.keyword
+    if hit.semantic is not None:
+        signals.append("semantic")
+        out["semanticRank"] = hit.semantic
+    if hit.similarity is not None:
+        out["similarity"] = round(hit.similarity, 4)
+    return out
+
+
 def candidate(hit: Hit, active: Mapping[str, ActiveTool]) -> Candidate:
     doc = hit.document
     d: dict[str, Any] = doc.payload
@@ -323,6 +355,7 @@ def candidate(hit: Hit, active: Mapping[str, ActiveTool]) -> Candidate:
             **_icons(d),
             "next": next_call,
             "score": score,
+            **_ranking(hit),
         }
     if doc.kind == "resource":
         return {
@@ -336,6 +369,7 @@ def candidate(hit: Hit, active: Mapping[str, ActiveTool]) -> Candidate:
             **_icons(d),
             "next": {"method": "mcp/read", "params": {"server": doc.server, "uri": doc.key}},
             "score": score,
+            **_ranking(hit),
         }
     if doc.kind == "template":
         variables = template_variables(doc.key)
@@ -355,6 +389,7 @@ def candidate(hit: Hit, active: Mapping[str, ActiveTool]) -> Candidate:
                 "params": {"server": doc.server, "template": doc.key, "arguments": {v: f"<{v}>" for v in variables}},
             },
             "score": score,
+            **_ranking(hit),
         }
     arguments: list[PromptArgument] = [
         {"name": a["name"], "required": bool(a.get("required", False))}
@@ -374,6 +409,7 @@ def candidate(hit: Hit, active: Mapping[str, ActiveTool]) -> Candidate:
             "params": {"server": doc.server, "name": doc.key, "arguments": {a["name"]: "" for a in arguments}},
         },
         "score": score,
+        **_ranking(hit),
     }
 
 
@@ -443,15 +479,36 @@ def render(
         lines.append(f" (a long query: ranked on its first {ranked_chars:,} of {len(query):,} characters)")
     if not candidates:
         lines.append(" (no matching candidates)")
-    lines.extend(f" {_row(c, wording)}" for c in candidates)
+    elif all(c.get("weak") for c in candidates):
+        lines.append(f" (no confident match: the nearest entries follow, marked {WEAK}; they may not do what is asked)")
+    lines.extend(f" {_weak_marked(_row(c, wording), c)}" for c in candidates)
     lines.extend(_unavailable_rows(unavailable))
     lines.extend(_refused_rows(refused or []))
-    to_activate = [c["id"] for c in candidates if c["kind"] == "tool" and not c["loaded"]]
+    if not unavailable and (not candidates or all(c.get("weak") for c in candidates)):
+        lines.append(NOTHING_MATCHES)
+    to_activate = [c["id"] for c in candidates if c["kind"] == "tool" and not c["loaded"] and not c.get("weak")]
+    weak_tools = [c["id"] for c in candidates if c["kind"] == "tool" and not c["loaded"] and c.get("weak")]
     if to_activate:
         lines.append(f"Activate the tools you need by their exact ids: {model_call({'activate': to_activate})}")
+    elif weak_tools:
+        lines.append(
+            f"If a weak match does fit, activate it by its exact id: {model_call({'activate': weak_tools[:1]})}"
+        )
     if any(c["kind"] == "tool" and c["loaded"] for c in candidates):
         lines.append(wording.loaded_note or LOADED_NOTE)
     return "\n".join(lines)
+
+
+WEAK = "[weak match]"
+NOTHING_MATCHES = (
+    "Try other words for what the tool would do (an action and its object), or query one server with "
+    "`server`; if nothing fits, no configured server offers this: say so rather than guess."
+)
+
+
+def _weak_marked(row: str, c: Mapping[str, Any]) -> str:
+    """A weak candidate's row with the mark after its glyph, where the eye starts reading."""
+    return f"{row[:2]}{WEAK} {row[2:]}" if c.get("weak") else row
 
 
 LOADED_NOTE = (

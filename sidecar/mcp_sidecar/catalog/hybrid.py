@@ -1,0 +1,173 @@
+"""Hybrid ranking: keywords (BM25F, `index.py`) fused with meaning (`semantic.py`), and a threshold.
+
+Two ranked lists over the same pool: by keywords, and by the cosine similarity of the query's
+vector to each entry's. Reciprocal-rank fusion merges them (each list's top `DEPTH`), so
+neither signal's scale needs calibrating against the other's. What fusion must not disturb:
+
+* an entry whose name or id is typed exactly stays first (the keyword list's exact boost);
+* a query being typed (`rea tex`: a word that matches no whole word, only as a prefix or an
+  abbreviation) is ranked by keywords alone: a half-typed word has no meaning to embed.
+
+Every hit says which signal put it where (`keyword`, `semantic` ranks and `similarity`), and
+whether it is `weak`: neither signal vouches for it. Keywords vouch when the words the entry
+matches carry at least `COVERAGE` of the query's weight (the IDF of every query word, a word
+no entry has weighing the most); meaning vouches when the similarity reaches `SIMILARITY`. A
+query whose every hit is weak has no match: "nothing matches" is an answer, with the nearest
+entries shown as weak rather than as matches. Both thresholds were calibrated on the tuning
+halves of the no-match and paraphrase sets (`benchmarks/retrieval_quality.py`), never on the
+held-out halves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+
+from mcp_sidecar.catalog import index as keywords
+from mcp_sidecar.catalog.index import EXACT_BOOST, Hit, Index, Terms, hit_order, parse_query, term_groups
+from mcp_sidecar.catalog.tokens import stem
+
+DEPTH = 50
+"""How far down each signal's list fusion reads."""
+RRF_K = 5.0
+"""Small: the top of each list counts much more than its tail (chosen on the tuning halves)."""
+KEYWORD_WEIGHT = 1.0
+SEMANTIC_WEIGHT = 1.0
+SIMILARITY = 0.35
+"""A similarity at least this high vouches for an entry by itself."""
+COVERAGE = 0.5
+FLOOR = 0.1
+"""Below this similarity an entry the keywords did not find is no candidate at all, not even a weak one."""
+"""The share of the query's weight an entry's matched words must carry to vouch for it."""
+
+
+def search(
+    indexes: Iterable[Index],
+    text: str,
+    *,
+    kinds: frozenset[str] | None = None,
+    limit: int = 5,
+    model: Any = None,
+) -> list[Hit]:
+    """The best `limit` entries for `text`, weak ones marked; `model` None ranks by keywords alone."""
+    pool = [ix for ix in indexes if ix.documents]
+    query = parse_query(text)
+    if not query.words and not query.prefix:
+        return keywords.search(pool, text, kinds=kinds, limit=limit)
+    by_keywords = keywords.search(pool, text, kinds=kinds, limit=max(limit, DEPTH))
+    coverage = _coverage(pool, text, by_keywords)
+    if model is None or _being_typed(pool, text) or not all(ix.vectors is not None for ix in pool):
+        ranked = [
+            replace(h, keyword=rank, weak=not _exact(h) and coverage[id(h.document)] < COVERAGE)
+            for rank, h in enumerate(by_keywords, 1)
+        ]
+        return ranked[:limit]
+    query_vector = model.embed([text])[0]
+    by_meaning = _by_similarity(pool, query_vector, kinds)
+    return _fuse(by_keywords, by_meaning, coverage, limit)
+
+
+def _exact(hit: Hit) -> bool:
+    return hit.score >= EXACT_BOOST
+
+
+TYPING_WORDS = 3
+"""A query of at most this many words whose last one only starts longer words is being typed."""
+
+
+def _being_typed(pool: list[Index], text: str) -> bool:
+    """Whether the query is short and its last word matches no whole word of any entry, only the
+    start of longer ones (a palette search as the user types it)."""
+    query = parse_query(text)
+    if not query.prefix or len(query.words) + 1 > TYPING_WORDS:
+        return False
+    terms = Terms(pool, sum(len(ix.documents) for ix in pool))
+    if terms.contain_any(terms.with_e_variant(stem(query.prefix))):
+        return False
+    return any(ix.with_prefix(query.prefix) for ix in pool)
+
+
+def _coverage(pool: list[Index], text: str, hits: list[Hit]) -> dict[int, float]:
+    """Per hit (keyed by its document's id()), the share of the query's IDF weight its words match.
+
+    A word weighs its IDF; a word no entry has gets the highest IDF there is, so a query about
+    something absent is never covered by its common words alone ("read my email").
+    """
+    n_docs = sum(len(ix.documents) for ix in pool)
+    if not hits or n_docs == 0:
+        return {}
+    terms = Terms(pool, n_docs)
+    groups = term_groups(parse_query(text), terms)
+    weights = [terms.idf(g[0][0]) for g in groups]
+    total = sum(weights) or 1.0
+    out: dict[int, float] = {}
+    for hit in hits:
+        found = _locate(pool, hit)
+        if found is None:
+            continue
+        ix, doc_id = found
+        matched = sum(w for g, w in zip(groups, weights, strict=True) if any(ix.contains(t, doc_id) for t, _ in g))
+        out[id(hit.document)] = matched / total
+    return out
+
+
+def _locate(pool: list[Index], hit: Hit) -> tuple[Index, int] | None:
+    for ix in pool:
+        if ix.server == hit.document.server:
+            doc_id = ix.doc_id(hit.document)
+            if doc_id is not None:
+                return ix, doc_id
+    return None
+
+
+def _by_similarity(pool: list[Index], query_vector: Any, kinds: frozenset[str] | None) -> list[tuple[float, Any]]:
+    """The `DEPTH` most similar entries of the pool, best first: (similarity, document)."""
+    import numpy as np
+
+    found: list[tuple[float, Any]] = []
+    for ix in pool:
+        sims = ix.vectors @ query_vector
+        if kinds is not None:
+            allowed = np.fromiter((d.kind in kinds for d in ix.documents), bool, len(ix.documents))
+            sims = np.where(allowed, sims, -2.0)
+        take = min(DEPTH, len(sims))
+        top = np.argpartition(-sims, take - 1)[:take] if take < len(sims) else np.arange(len(sims))
+        found.extend((float(sims[i]), ix.documents[i]) for i in top.tolist() if sims[i] > -2.0)
+    found.sort(key=lambda pair: (-pair[0], keywords.KIND_ORDER.get(pair[1].kind, 9), pair[1].server, pair[1].position))
+    return found[:DEPTH]
+
+
+def _fuse(
+    by_keywords: list[Hit], by_meaning: list[tuple[float, Any]], coverage: dict[int, float], limit: int
+) -> list[Hit]:
+    fused: dict[int, Hit] = {}
+    scores: dict[int, float] = {}
+    rank = 0
+    for position, hit in enumerate(by_keywords, 1):
+        # Entries the keywords score alike share a rank: their catalog order is no evidence.
+        if position == 1 or round(hit.score, 9) != round(by_keywords[position - 2].score, 9):
+            rank = position
+        key = id(hit.document)
+        fused[key] = replace(hit, keyword=rank)
+        scores[key] = KEYWORD_WEIGHT / (RRF_K + rank) + (EXACT_BOOST if _exact(hit) else 0.0)
+    for rank, (similarity, document) in enumerate(by_meaning, 1):
+        key = id(document)
+        held = fused.get(key)
+        if held is None and similarity < FLOOR:
+            continue
+        fused[key] = (
+            replace(held, semantic=rank, similarity=similarity)
+            if held is not None
+            else Hit(0.0, document, semantic=rank, similarity=similarity)
+        )
+        scores[key] = scores.get(key, 0.0) + SEMANTIC_WEIGHT / (RRF_K + rank)
+    out = []
+    for key, hit in fused.items():
+        vouched = _exact(hit) or coverage.get(key, 0.0) >= COVERAGE or (hit.similarity or 0.0) >= SIMILARITY
+        out.append(replace(hit, score=scores[key], weak=not vouched))
+    if any(not h.weak and h.keyword is not None for h in out):
+        # Keywords found real matches: an entry only vaguely near in meaning is filler, not an answer.
+        out = [h for h in out if not (h.weak and h.keyword is None)]
+    out.sort(key=hit_order)
+    return out[:limit]
