@@ -299,3 +299,9 @@ def load_model(cache: Path | None = None, root: Path | None = None) -> Model | N
 def enabled_by_environment() -> bool:
     """`MCP_SIDECAR_SEMANTIC=0` turns the dense signal off (BM25 alone), for comparison and triage."""
     return os.environ.get("MCP_SIDECAR_SEMANTIC", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def forget_loaded() -> None:
+    """Load again on the next `load_model` (a changed package, or a test that damaged a file)."""
+    with _load_lock:
+        _loaded.clear()

@@ -1,0 +1,113 @@
+"""Hybrid ranking: keywords fused with meaning, exact and typed queries kept on keywords, weak hits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mcp_sidecar.catalog import semantic
+from mcp_sidecar.catalog.documents import embedding_text, tool_document
+from mcp_sidecar.catalog.hybrid import search
+from mcp_sidecar.catalog.index import Hit, Index
+
+TOOLS = {
+    "files": [
+        ("list_directory", "Get a detailed listing of all files and directories in a specified path."),
+        ("read_text_file", "Read the complete contents of a file from the file system as text."),
+        ("move_file", "Move or rename files and directories."),
+        ("write_file", "Create a new file or completely overwrite an existing file with new content."),
+    ],
+    "clock": [
+        ("get_current_time", "Get the current time in a specific timezone."),
+        ("convert_time", "Convert time between timezones."),
+    ],
+    "tracker": [
+        ("create_issue", "Open a new issue in a repository's tracker."),
+        ("list_issues", "List the issues of a repository, filtered by state and label."),
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> semantic.Model:
+    loaded = semantic.load_model(tmp_path_factory.mktemp("models"))
+    assert loaded is not None
+    return loaded
+
+
+def indexes(model: semantic.Model | None) -> list[Index]:
+    out = []
+    for server, specs in TOOLS.items():
+        docs = [tool_document(server, {"name": n, "description": d}, i) for i, (n, d) in enumerate(specs)]
+        vectors = model.embed([embedding_text(d) for d in docs]) if model is not None else None
+        out.append(Index.build(server, docs, vectors))
+    return out
+
+
+def ids(hits: list[Hit]) -> list[str]:
+    return [f"{h.document.server}.{h.document.key}" for h in hits]
+
+
+def test_a_paraphrase_sharing_no_word_is_found_by_meaning(model: semantic.Model) -> None:
+    hits = search(indexes(model), "what hour is it in Tokyo right now", limit=3, model=model)
+    assert set(ids(hits)[:2]) == {"clock.get_current_time", "clock.convert_time"}
+    assert all(h.keyword is None for h in hits[:2])  # no word of the query is in the tools' text...
+    assert [h.semantic for h in hits[:2]] == [1, 2]  # ...their meaning put them first
+
+
+def test_without_the_model_the_paraphrase_finds_nothing_confident() -> None:
+    hits = search(indexes(None), "what hour is it in Tokyo right now", limit=3)
+    assert all(h.weak for h in hits)
+
+
+def test_an_exact_name_stays_first_whatever_meaning_says(model: semantic.Model) -> None:
+    hits = search(indexes(model), "move_file", limit=3, model=model)
+    assert ids(hits)[0] == "files.move_file"
+    assert hits[0].keyword == 1
+    assert not hits[0].weak
+
+
+def test_a_query_being_typed_is_ranked_by_keywords_alone(model: semantic.Model) -> None:
+    hits = search(indexes(model), "rea tex", limit=3, model=model)
+    assert ids(hits)[0] == "files.read_text_file"
+    assert all(h.semantic is None and h.similarity is None for h in hits)
+
+
+def test_a_whole_word_query_uses_both_signals(model: semantic.Model) -> None:
+    hits = search(indexes(model), "list the issues of my repository", limit=3, model=model)
+    assert ids(hits)[0] == "tracker.list_issues"
+    assert (hits[0].keyword, hits[0].semantic) == (1, 1)
+    assert hits[0].similarity is not None
+    assert not hits[0].weak
+
+
+def test_a_need_nothing_serves_gets_no_confident_candidate(model: semantic.Model) -> None:
+    for query in ("order a large pepperoni pizza", "arm the home security system", "book a flight to Oslo"):
+        hits = search(indexes(model), query, limit=5, model=model)
+        assert all(h.weak for h in hits), (query, ids(hits))
+
+
+def test_vague_neighbours_do_not_pad_real_keyword_matches(model: semantic.Model) -> None:
+    hits = search(indexes(model), "convert time between timezones", limit=8, model=model)
+    assert ids(hits)[0] == "clock.convert_time"
+    assert all(not (h.weak and h.keyword is None) for h in hits)
+
+
+def test_ranking_is_deterministic(model: semantic.Model) -> None:
+    first = search(indexes(model), "save text into a file", limit=5, model=model)
+    again = search(indexes(model), "save text into a file", limit=5, model=model)
+    assert [(h.score, h.keyword, h.semantic) for h in first] == [(h.score, h.keyword, h.semantic) for h in again]
+    assert ids(first) == ids(again)
+
+
+def test_an_index_without_vectors_falls_back_to_keywords(model: semantic.Model) -> None:
+    mixed = [*indexes(model)[:2], indexes(None)[2]]
+    hits = search(mixed, "list issues", limit=3, model=model)
+    assert ids(hits)[0] == "tracker.list_issues"
+    assert all(h.semantic is None for h in hits)
+
+
+def test_the_empty_query_browses(model: semantic.Model, tmp_path: Path) -> None:
+    hits = search(indexes(model), "", limit=3, model=model)
+    assert ids(hits) == ["clock.get_current_time", "clock.convert_time", "files.list_directory"]
