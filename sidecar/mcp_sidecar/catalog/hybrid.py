@@ -114,33 +114,30 @@ def _coverage(pool: list[Index], text: str, hits: list[Hit]) -> dict[int, float]
 
 def _locate(pool: list[Index], hit: Hit) -> tuple[Index, int] | None:
     for ix in pool:
-        if ix.server == hit.document.server:
-            doc_id = ix.doc_id(hit.document)
-            if doc_id is not None:
-                return ix, doc_id
+        if ix.server == hit.document.server and 0 <= hit.row < len(ix.kinds) and ix.documents[hit.row] is hit.document:
+            return ix, hit.row
     return None
 
 
-def _by_similarity(pool: list[Index], query_vector: Any, kinds: frozenset[str] | None) -> list[tuple[float, Any]]:
-    """The `DEPTH` most similar entries of the pool, best first: (similarity, document)."""
+def _by_similarity(pool: list[Index], query_vector: Any, kinds: frozenset[str] | None) -> list[Hit]:
+    """The `DEPTH` most similar entries of the pool, best first (`similarity` set, score 0)."""
     import numpy as np
 
-    found: list[tuple[float, Any]] = []
+    found: list[Hit] = []
     for ix in pool:
         sims = ix.vectors @ query_vector
         if kinds is not None:
-            allowed = np.fromiter((d.kind in kinds for d in ix.documents), bool, len(ix.documents))
-            sims = np.where(allowed, sims, -2.0)
+            sims = np.where(ix.kind_mask(kinds), sims, -2.0)
         take = min(DEPTH, len(sims))
         top = np.argpartition(-sims, take - 1)[:take] if take < len(sims) else np.arange(len(sims))
-        found.extend((float(sims[i]), ix.documents[i]) for i in top.tolist() if sims[i] > -2.0)
-    found.sort(key=lambda pair: (-pair[0], keywords.KIND_ORDER.get(pair[1].kind, 9), pair[1].server, pair[1].position))
+        found.extend(
+            Hit(0.0, ix.documents[i], similarity=float(sims[i]), row=i) for i in top.tolist() if sims[i] > -2.0
+        )
+    found.sort(key=lambda h: (-(h.similarity or 0.0), *hit_order(h)[1:]))
     return found[:DEPTH]
 
 
-def _fuse(
-    by_keywords: list[Hit], by_meaning: list[tuple[float, Any]], coverage: dict[int, float], limit: int
-) -> list[Hit]:
+def _fuse(by_keywords: list[Hit], by_meaning: list[Hit], coverage: dict[int, float], limit: int) -> list[Hit]:
     fused: dict[int, Hit] = {}
     scores: dict[int, float] = {}
     rank = 0
@@ -151,16 +148,13 @@ def _fuse(
         key = id(hit.document)
         fused[key] = replace(hit, keyword=rank)
         scores[key] = KEYWORD_WEIGHT / (RRF_K + rank) + (EXACT_BOOST if _exact(hit) else 0.0)
-    for rank, (similarity, document) in enumerate(by_meaning, 1):
-        key = id(document)
+    for rank, near in enumerate(by_meaning, 1):
+        key = id(near.document)
         held = fused.get(key)
+        similarity = near.similarity or 0.0
         if held is None and similarity < FLOOR:
             continue
-        fused[key] = (
-            replace(held, semantic=rank, similarity=similarity)
-            if held is not None
-            else Hit(0.0, document, semantic=rank, similarity=similarity)
-        )
+        fused[key] = replace(held if held is not None else near, semantic=rank, similarity=similarity)
         scores[key] = scores.get(key, 0.0) + SEMANTIC_WEIGHT / (RRF_K + rank)
     out = []
     for key, hit in fused.items():

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,10 +81,11 @@ class Index:
     """
 
     server: str
-    documents: list[Document]
-    postings: dict[str, tuple[list[int], list[float]]] = field(default_factory=dict)
+    documents: Sequence[Document]
+    """A list, or for an index read from the disk cache a sequence that makes each on first use."""
+    postings: Mapping[str, tuple[Sequence[int], Sequence[float]]] = field(default_factory=dict)
     """term → (document ids, weighted term frequencies)."""
-    lengths: list[float] = field(default_factory=list)
+    lengths: Sequence[float] = field(default_factory=list)
     _arrays: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     _length_array: Any = None
     """term → (document ids, weighted term frequencies), both numpy arrays."""
@@ -96,11 +97,14 @@ class Index:
     exact: dict[str, list[int]] = field(default_factory=dict)
     vectors: Any = None
     """One unit vector per document (float32, `catalog/semantic.py`), or None without the model."""
-    _ids: dict[int, int] = field(default_factory=dict)
+    kinds: Sequence[str] = field(default_factory=list)
+    """Each document's kind, so filters never need the documents themselves."""
+    _masks: dict[frozenset[str], Any] = field(default_factory=dict)
 
     @classmethod
     def build(cls, server: str, documents: Sequence[Document], vectors: Any = None) -> Index:
         index = cls(server, list(documents), vectors=vectors)
+        index.kinds = [d.kind for d in index.documents]
         postings: dict[str, dict[int, float]] = {}
         lengths: list[float] = []
         for doc_id, doc in enumerate(index.documents):
@@ -118,8 +122,17 @@ class Index:
         index.lengths = lengths
         index.total_length = float(sum(lengths))
         index.postings = {term: (list(docs.keys()), list(docs.values())) for term, docs in postings.items()}
-        index.vocabulary = sorted(index.postings.keys() | index.surface.keys())
+        index.vocabulary = sorted(postings.keys() | index.surface.keys())
         return index
+
+    def kind_mask(self, kinds: frozenset[str]) -> Any:
+        """A boolean array: which documents are of one of `kinds`."""
+        mask = self._masks.get(kinds)
+        if mask is None:
+            import numpy as np
+
+            mask = self._masks[kinds] = np.fromiter((k in kinds for k in self.kinds), bool, len(self.kinds))
+        return mask
 
     def arrays(self, term: str) -> tuple[Any, Any] | None:
         found = self._arrays.get(term)
@@ -139,12 +152,6 @@ class Index:
             self._length_array = np.asarray(self.lengths, np.float64)
         return self._length_array
 
-    def doc_id(self, document: Document) -> int | None:
-        """Where `document` (this very object) is in `documents`, or None when it is not."""
-        if not self._ids and self.documents:
-            self._ids = {id(d): i for i, d in enumerate(self.documents)}
-        return self._ids.get(id(document))
-
     def contains(self, term: str, doc_id: int) -> bool:
         """Whether the document has the term (postings are in document order)."""
         posting = self.postings.get(term)
@@ -152,7 +159,7 @@ class Index:
             return False
         docs = posting[0]
         at = bisect_left(docs, doc_id)
-        return at < len(docs) and docs[at] == doc_id
+        return at < len(docs) and int(docs[at]) == doc_id
 
     def df(self, term: str) -> int:
         found = self.postings.get(term)
@@ -196,6 +203,8 @@ class Hit:
     """Cosine similarity of the query and the entry, when the model is on."""
     weak: bool = False
     """Below the confidence threshold: the nearest entry, not a match (`catalog/hybrid.py`)."""
+    row: int = -1
+    """Where the document is in its index's `documents`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,13 +337,13 @@ def _score_lists(
             scores[doc_id] = scores.get(doc_id, 0.0) + value
     for doc_id in ix.exact.get(exact, ()):
         scores[doc_id] = scores.get(doc_id, 0.0) + EXACT_BOOST
-    docs = ix.documents
-    found = [(value, i) for i, value in scores.items() if value > 0 and (kinds is None or docs[i].kind in kinds)]
+    docs, kind_of = ix.documents, ix.kinds
+    found = [(value, i) for i, value in scores.items() if value > 0 and (kinds is None or kind_of[i] in kinds)]
     if len(found) > limit:
         # Keep every entry tied with the limit-th score, so ordering stays deterministic.
         threshold = sorted((v for v, _ in found), reverse=True)[limit - 1]
         found = [(v, i) for v, i in found if v >= threshold]
-    return [Hit(v, docs[i]) for v, i in found]
+    return [Hit(v, docs[i], row=i) for v, i in found]
 
 
 def _score_arrays(
@@ -361,13 +370,12 @@ def _score_arrays(
     for doc_id in ix.exact.get(exact, ()):
         scores[doc_id] += EXACT_BOOST
     if kinds is not None:
-        allowed = np.fromiter((d.kind in kinds for d in ix.documents), bool, len(ix.documents))
-        scores[~allowed] = 0.0
+        scores[~ix.kind_mask(kinds)] = 0.0
     matched = np.flatnonzero(scores > 0)
     if len(matched) > limit:
         threshold = np.partition(scores[matched], len(matched) - limit)[len(matched) - limit]
         matched = matched[scores[matched] >= threshold]
-    return [Hit(float(scores[i]), ix.documents[i]) for i in matched]
+    return [Hit(float(scores[i]), ix.documents[i], row=i) for i in matched.tolist()]
 
 
 def hit_order(hit: Hit) -> tuple[float, int, str, int]:
@@ -376,6 +384,15 @@ def hit_order(hit: Hit) -> tuple[float, int, str, int]:
 
 
 def _browse(pool: list[Index], kinds: frozenset[str] | None, limit: int) -> list[Hit]:
-    docs = [d for ix in pool for d in ix.documents if kinds is None or d.kind in kinds]
-    docs.sort(key=lambda d: (KIND_ORDER.get(d.kind, 9), d.server, d.position))
-    return [Hit(0.0, d) for d in docs[:limit]]
+    # Documents are in catalog position order within an index: the first `limit` of each kind
+    # per index are all that can be shown.
+    rows: list[tuple[int, str, int, Index, int]] = []
+    for ix in pool:
+        taken: dict[str, int] = {}
+        for row, kind in enumerate(ix.kinds):
+            if (kinds is None or kind in kinds) and taken.get(kind, 0) < limit:
+                taken[kind] = taken.get(kind, 0) + 1
+                rows.append((KIND_ORDER.get(kind, 9), ix.server, row, ix, row))
+    found = [Hit(0.0, ix.documents[row], row=row) for _, _, _, ix, row in rows]
+    found.sort(key=lambda h: (KIND_ORDER.get(h.document.kind, 9), h.document.server, h.document.position))
+    return found[:limit]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_sidecar.catalog import names
@@ -28,25 +28,67 @@ def canonical(descriptor: dict[str, Any]) -> str:
     return json.dumps(descriptor, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-@dataclass(slots=True)
 class ToolCatalog:
-    server: str
-    descriptors: list[dict[str, Any]]
-    """Every tool the server listed, in its order, unfiltered."""
-    source: Source
-    generation: int
-    """The connection generation that fetched it (0 for a disk cache)."""
-    fetched_at: float = field(default_factory=time.time)
-    fresh_s: float = math.inf
-    """How long after `fetched_at` it is used without asking the server again: a server's TTL
-    (`catalog/freshness.py`), a disk copy's remaining life; unbounded for a live copy without a TTL,
-    which change notices and reconnections keep current instead."""
-    on_disk: bool = False
-    """Kept in the disk cache (a private list never is), so its embeddings may be kept there too."""
-    _visible: dict[str, dict[str, Any]] | None = None
-    _accepted: list[dict[str, Any]] | None = None
-    _refused: list[dict[str, Any]] = field(default_factory=list)
-    _canonical: dict[str, str] = field(default_factory=dict)
+    """One server's tools. A copy from the disk cache may come with its descriptors still unparsed
+    (`loader`): discovery from a stored index needs only the few it returns, so the rest are
+    parsed on the first use that needs them all."""
+
+    __slots__ = (
+        "_accepted",
+        "_canonical",
+        "_descriptors",
+        "_loader",
+        "_refused",
+        "_visible",
+        "fetched_at",
+        "fresh_s",
+        "generation",
+        "on_disk",
+        "server",
+        "source",
+    )
+
+    def __init__(
+        self,
+        server: str,
+        descriptors: list[dict[str, Any]] | None,
+        source: Source,
+        generation: int,
+        fetched_at: float | None = None,
+        fresh_s: float = math.inf,
+        on_disk: bool = False,
+        *,
+        loader: Callable[[], list[dict[str, Any]]] | None = None,
+        refused: list[dict[str, Any]] | None = None,
+    ) -> None:
+        if descriptors is None and loader is None:
+            raise ValueError("a tool catalog needs its descriptors or a loader for them")
+        self.server = server
+        self._descriptors = descriptors
+        self._loader = loader
+        self.source: Source = source
+        self.generation = generation
+        """The connection generation that fetched it (0 for a disk cache)."""
+        self.fetched_at = time.time() if fetched_at is None else fetched_at
+        self.fresh_s = fresh_s
+        """How long after `fetched_at` it is used without asking the server again: a server's TTL
+        (`catalog/freshness.py`), a disk copy's remaining life; unbounded for a live copy without a
+        TTL, which change notices and reconnections keep current instead."""
+        self.on_disk = on_disk
+        """Kept in the disk cache (a private list never is), so its index may be kept there too."""
+        self._visible: dict[str, dict[str, Any]] | None = None
+        self._accepted: list[dict[str, Any]] | None = None
+        self._refused: list[dict[str, Any]] | None = refused
+        self._canonical: dict[str, str] = {}
+
+    @property
+    def descriptors(self) -> list[dict[str, Any]]:
+        """Every tool the server listed, in its order, unfiltered."""
+        if self._descriptors is None:
+            assert self._loader is not None
+            self._descriptors = self._loader()
+            self._loader = None
+        return self._descriptors
 
     def expired(self, now: float | None = None) -> bool:
         return (time.time() if now is None else now) - self.fetched_at > self.fresh_s
@@ -66,8 +108,11 @@ class ToolCatalog:
 
     @property
     def refused(self) -> list[dict[str, Any]]:
-        """`{kind: "tool", name, diagnostic}` for every tool left out for its name."""
-        self.accepted()
+        """`{kind: "tool", name, diagnostic}` for every tool left out for its name (known without
+        parsing the descriptors when a stored index recorded them)."""
+        if self._refused is None:
+            self.accepted()
+        assert self._refused is not None
         return self._refused
 
     def refused_entry(self, name: str) -> dict[str, Any] | None:
