@@ -73,8 +73,8 @@ class ToolCache:
     def _name(self, key: str) -> str:
         return f"tools-{key}.json"
 
-    def _vectors_name(self, key: str) -> str:
-        return f"vectors-{key}.bin"
+    def _index_name(self, key: str) -> str:
+        return f"index-{key}.bin"
 
     def _refused(self, exc: fs.UnsafeDirectory) -> None:
         if self._reported == exc.why:
@@ -83,49 +83,43 @@ class ToolCache:
         message = f"The catalog cache directory {exc.path} {exc.why}; it is not read, written or cleaned."
         log.warning("%s", diagnostic("directory_unsafe", "catalog cache", message).render())
 
-    def load(self, key: str, now: float | None = None) -> CachedTools | None:
-        """The cached descriptors, when they were fetched and for how long, or None when absent,
-        expired or unreadable."""
+    def read(self, key: str) -> bytes | None:
+        """The catalog file's bytes, unparsed, or None when absent or unreadable."""
+        return self._read(self._name(key), quiet=False)
+
+    def _read(self, name: str, *, quiet: bool) -> bytes | None:
         try:
             with fs.private_directory(self.directory, create=False) as dir_fd:
                 if dir_fd is None:
                     return None
-                raw = fs.read_private_file(dir_fd, self._name(key), MAX_FILE_BYTES)
-            data = json.loads(raw.decode("utf-8"))
+                return fs.read_private_file(dir_fd, name, MAX_FILE_BYTES)
         except FileNotFoundError:
             return None
         except fs.UnsafeDirectory as exc:
             self._refused(exc)
             return None
         except (OSError, ValueError):
-            log.warning("ignoring an unreadable tool cache file")
+            if not quiet:
+                log.warning("ignoring an unreadable tool cache file")
             return None
-        if not isinstance(data, dict) or data.get("version") != FORMAT_VERSION or data.get("key") != key:
-            return None
-        fetched_at = data.get("fetchedAt")
-        tools = data.get("tools")
-        fresh_s = data.get("freshS", TTL_SECONDS)  # files written before it existed: 24 hours
-        if not isinstance(fetched_at, int | float) or not isinstance(tools, list):
-            return None
-        if isinstance(fresh_s, bool) or not isinstance(fresh_s, int | float) or not 0 < fresh_s <= TTL_SECONDS:
-            return None
-        age = (time.time() if now is None else now) - fetched_at
-        if age < 0 or age > fresh_s:
-            return None
-        if not all(isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools):
-            return None
-        return CachedTools(tools, float(fetched_at), float(fresh_s))
+
+    def load(self, key: str, now: float | None = None) -> CachedTools | None:
+        """The cached descriptors, when they were fetched and for how long, or None when absent,
+        expired or unreadable."""
+        raw = self.read(key)
+        return None if raw is None else parse(key, raw, now)
 
     def store(
         self, key: str, server: str, tools: list[dict[str, Any]], fetched_at: float, fresh_s: float = TTL_SECONDS
-    ) -> None:
+    ) -> bytes | None:
+        """Write the catalog; the bytes written, or None when it could not be."""
         payload = {
             "version": FORMAT_VERSION,
             "key": key,
             "server": server,
             "fetchedAt": fetched_at,
             "freshS": min(fresh_s, TTL_SECONDS),
-            "tools": tools,
+            "tools": tools,  # last: `stored_index.tool_spans` relies on it
         }
         data = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         try:
@@ -134,40 +128,31 @@ class ToolCache:
                 fs.atomic_write_at(dir_fd, self._name(key), data)
         except fs.UnsafeDirectory as exc:
             self._refused(exc)
+            return None
         except OSError as exc:
             log.warning("could not write the tool cache: %s", type(exc).__name__)
+            return None
+        return data
 
-    def load_vectors(self, key: str, digest: str) -> Any:
-        """The embeddings kept beside catalog `key` (float32), when they were made from `digest`."""
-        try:
-            with fs.private_directory(self.directory, create=False) as dir_fd:
-                if dir_fd is None:
-                    return None
-                raw = fs.read_private_file(dir_fd, self._vectors_name(key), MAX_FILE_BYTES)
-        except FileNotFoundError:
-            return None
-        except fs.UnsafeDirectory as exc:
-            self._refused(exc)
-            return None
-        except (OSError, ValueError):
-            return None
-        return vectors_from_bytes(raw, digest)
+    def load_index(self, key: str) -> bytes | None:
+        """The stored index file beside catalog `key` (`catalog/stored_index.py`), unchecked."""
+        return self._read(self._index_name(key), quiet=True)
 
-    def store_vectors(self, key: str, digest: str, vectors: Any) -> None:
+    def store_index(self, key: str, data: bytes) -> None:
         try:
             with fs.private_directory(self.directory, create=True) as dir_fd:
                 assert dir_fd is not None
-                fs.atomic_write_at(dir_fd, self._vectors_name(key), vectors_to_bytes(digest, vectors))
+                fs.atomic_write_at(dir_fd, self._index_name(key), data)
         except fs.UnsafeDirectory as exc:
             self._refused(exc)
         except OSError as exc:
-            log.warning("could not write catalog embeddings: %s", type(exc).__name__)
+            log.warning("could not write a catalog index: %s", type(exc).__name__)
 
     def invalidate(self, key: str) -> None:
         try:
             with fs.private_directory(self.directory, create=False) as dir_fd:
                 if dir_fd is not None:
-                    for name in (self._name(key), self._vectors_name(key)):
+                    for name in (self._name(key), self._index_name(key)):
                         with contextlib.suppress(FileNotFoundError):
                             os.unlink(name, dir_fd=dir_fd)
         except fs.UnsafeDirectory as exc:
@@ -176,30 +161,32 @@ class ToolCache:
             log.warning("could not remove a tool cache file: %s", type(exc).__name__)
 
 
-VECTORS_MAGIC = b"mcp-sidecar vectors 1\n"
-
-
-def vectors_to_bytes(digest: str, vectors: Any) -> bytes:
-    """A header (magic, the digest of what was embedded, rows, columns), then float16 rows."""
-    import numpy as np
-
-    rows, columns = vectors.shape
-    header = VECTORS_MAGIC + f"{digest} {rows} {columns}\n".encode()
-    return header + np.ascontiguousarray(vectors, np.float16).tobytes()
-
-
-def vectors_from_bytes(raw: bytes, digest: str) -> Any:
-    import numpy as np
-
-    if not raw.startswith(VECTORS_MAGIC):
-        return None
-    end = raw.find(b"\n", len(VECTORS_MAGIC))
+def parse(key: str, raw: bytes, now: float | None = None, *, fresh_only: bool = True) -> CachedTools | None:
+    """A catalog file's descriptors, when it is this key's, well formed and (`fresh_only`) fresh."""
     try:
-        found, rows, columns = raw[len(VECTORS_MAGIC) : end].decode().split(" ")
-        shape = (int(rows), int(columns))
+        data = json.loads(raw.decode("utf-8"))
     except ValueError:
+        log.warning("ignoring an unreadable tool cache file")
         return None
-    body = raw[end + 1 :]
-    if found != digest or len(body) != shape[0] * shape[1] * 2:
+    if not isinstance(data, dict) or data.get("version") != FORMAT_VERSION or data.get("key") != key:
         return None
-    return np.frombuffer(body, np.float16).reshape(shape).astype(np.float32)
+    fetched_at = data.get("fetchedAt")
+    tools = data.get("tools")
+    fresh_s = data.get("freshS", TTL_SECONDS)  # files written before it existed: 24 hours
+    if not isinstance(fetched_at, int | float) or not isinstance(tools, list):
+        return None
+    if fresh_only and not fresh(fetched_at, fresh_s, now):
+        return None
+    if not all(isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools):
+        return None
+    return CachedTools(tools, float(fetched_at), float(fresh_s))
+
+
+def fresh(fetched_at: Any, fresh_s: Any, now: float | None = None) -> bool:
+    """Whether a copy fetched at `fetched_at` may still be served (`fresh_s`: at most 24 hours)."""
+    if isinstance(fetched_at, bool) or not isinstance(fetched_at, int | float):
+        return False
+    if isinstance(fresh_s, bool) or not isinstance(fresh_s, int | float) or not 0 < fresh_s <= TTL_SECONDS:
+        return False
+    age = (time.time() if now is None else now) - fetched_at
+    return 0 <= age <= fresh_s

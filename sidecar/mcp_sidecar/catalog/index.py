@@ -92,9 +92,9 @@ class Index:
     total_length: float = 0.0
     vocabulary: list[str] = field(default_factory=list)
     """Sorted surface words (as written, lowercased) and terms, for prefix matching."""
-    surface: dict[str, str] = field(default_factory=dict)
+    surface: Mapping[str, str] = field(default_factory=dict)
     """A word as written → its term: "queri" must reach "query" while "queries" is typed."""
-    exact: dict[str, list[int]] = field(default_factory=dict)
+    exact: Mapping[str, Sequence[int]] = field(default_factory=dict)
     vectors: Any = None
     """One unit vector per document (float32, `catalog/semantic.py`), or None without the model."""
     kinds: Sequence[str] = field(default_factory=list)
@@ -106,23 +106,26 @@ class Index:
         index = cls(server, list(documents), vectors=vectors)
         index.kinds = [d.kind for d in index.documents]
         postings: dict[str, dict[int, float]] = {}
+        surface: dict[str, str] = {}
+        exact: dict[str, list[int]] = {}
         lengths: list[float] = []
         for doc_id, doc in enumerate(index.documents):
             length = 0.0
             for name, text in doc.fields.items():
                 weight = FIELD_WEIGHTS.get(name, 1.0)
                 for word in tokenize(text):
-                    term = index.surface.setdefault(word, stem(word))
+                    term = surface.setdefault(word, stem(word))
                     bucket = postings.setdefault(term, {})
                     bucket[doc_id] = bucket.get(doc_id, 0.0) + weight
                     length += weight
             for spelling in doc.exact:
-                index.exact.setdefault(spelling, []).append(doc_id)
+                exact.setdefault(spelling, []).append(doc_id)
             lengths.append(length)
         index.lengths = lengths
         index.total_length = float(sum(lengths))
         index.postings = {term: (list(docs.keys()), list(docs.values())) for term, docs in postings.items()}
-        index.vocabulary = sorted(postings.keys() | index.surface.keys())
+        index.surface, index.exact = surface, exact
+        index.vocabulary = sorted(postings.keys() | surface.keys())
         return index
 
     def kind_mask(self, kinds: frozenset[str]) -> Any:

@@ -40,10 +40,10 @@ class ToolCatalog:
         "_loader",
         "_refused",
         "_visible",
+        "disk",
         "fetched_at",
         "fresh_s",
         "generation",
-        "on_disk",
         "server",
         "source",
     )
@@ -56,7 +56,7 @@ class ToolCatalog:
         generation: int,
         fetched_at: float | None = None,
         fresh_s: float = math.inf,
-        on_disk: bool = False,
+        disk: bytes | None = None,
         *,
         loader: Callable[[], list[dict[str, Any]]] | None = None,
         refused: list[dict[str, Any]] | None = None,
@@ -74,8 +74,9 @@ class ToolCatalog:
         """How long after `fetched_at` it is used without asking the server again: a server's TTL
         (`catalog/freshness.py`), a disk copy's remaining life; unbounded for a live copy without a
         TTL, which change notices and reconnections keep current instead."""
-        self.on_disk = on_disk
-        """Kept in the disk cache (a private list never is), so its index may be kept there too."""
+        self.disk = disk
+        """The bytes of its copy in the disk cache (a private list never has one), so its index
+        may be kept there too (`catalog/stored_index.py`)."""
         self._visible: dict[str, dict[str, Any]] | None = None
         self._accepted: list[dict[str, Any]] | None = None
         self._refused: list[dict[str, Any]] | None = refused

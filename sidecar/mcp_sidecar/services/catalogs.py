@@ -20,7 +20,6 @@ slot behind it, and discoveries and activations of the same servers cannot deadl
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import math
 import time
 from collections.abc import AsyncIterator
@@ -28,7 +27,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from mcp_sidecar.catalog import documents, names, semantic
+from mcp_sidecar.catalog import disk_cache, documents, names, semantic, stored_index
 from mcp_sidecar.catalog.disk_cache import TTL_SECONDS, ToolCache, cache_key
 from mcp_sidecar.catalog.freshness import CacheHints, combine, fresh_for, may_keep_on_disk
 from mcp_sidecar.catalog.index import Document, Index
@@ -143,20 +142,59 @@ class Catalogs:
             return current
         if self.cache is None:
             return None
-        loaded = self.cache.load(self.key(conn))
-        if loaded is None:
+        key = self.key(conn)
+        raw = self.cache.read(key)
+        if raw is None:
+            return None
+        catalog = self._stored(conn, key, raw)
+        if catalog is None:
+            loaded = disk_cache.parse(key, raw)
+            if loaded is None:
+                return None
+            catalog = ToolCatalog(
+                conn.name,
+                loaded.tools,
+                source="cache",
+                generation=0,
+                fetched_at=loaded.fetched_at,
+                fresh_s=loaded.fresh_s,
+                disk=raw,
+            )
+        self.tools[conn.name] = catalog
+        return catalog
+
+    def _stored(self, conn: Connection, key: str, raw: bytes) -> ToolCatalog | None:
+        """The catalog with its index as stored beside it, its descriptors left unparsed; None
+        when no index made from this very file (same filters, same model) is there."""
+        assert self.cache is not None
+        data = self.cache.load_index(key)
+        if data is None:
+            return None
+        found = stored_index.from_bytes(data, self._fingerprint(conn, key, raw), raw)
+        if found is None:
+            return None
+        meta = found.meta
+        if not disk_cache.fresh(meta.get("fetchedAt"), meta.get("freshS")) or not isinstance(meta.get("refused"), list):
             return None
         catalog = ToolCatalog(
             conn.name,
-            loaded.tools,
+            None,
             source="cache",
             generation=0,
-            fetched_at=loaded.fetched_at,
-            fresh_s=loaded.fresh_s,
-            on_disk=True,
+            fetched_at=float(meta["fetchedAt"]),
+            fresh_s=float(meta["freshS"]),
+            disk=raw,
+            loader=lambda: _descriptors(key, raw),
+            refused=meta["refused"],
         )
-        self.tools[conn.name] = catalog
+        self._indexes[(conn.name, "tools")] = _IndexEntry(catalog, found.index)
         return catalog
+
+    def _fingerprint(self, conn: Connection, key: str, raw: bytes) -> stored_index.Fingerprint:
+        model = self.model()
+        filters = stored_index.filters_digest(conn.config.include_tools, conn.config.exclude_tools)
+        digest = stored_index.catalog_digest(raw)
+        return stored_index.Fingerprint(key, digest, filters, model.digest if model is not None else None)
 
     async def tool_catalog(self, conn: Connection, operation: str, *, live: bool = False) -> ToolCatalog:
         """The server's tools; `live` demands a copy fetched on the current connection and still current."""
@@ -183,8 +221,7 @@ class Catalogs:
             self.cache.invalidate(self.key(conn))
             return
         fresh_s = fresh_for(hints, TTL_SECONDS)
-        self.cache.store(self.key(conn), conn.name, catalog.descriptors, catalog.fetched_at, fresh_s)
-        catalog.on_disk = True
+        catalog.disk = self.cache.store(self.key(conn), conn.name, catalog.descriptors, catalog.fetched_at, fresh_s)
 
     # -- resources and prompts ---------------------------------------------------------------
 
@@ -243,9 +280,12 @@ class Catalogs:
             docs += [documents.template_document(conn.name, d, offset + i) for i, d in enumerate(source.templates)]
         else:
             docs = [documents.prompt_document(conn.name, d, i) for i, d in enumerate(source.items)]
-        vectors = self._vectors(conn, docs, source if isinstance(source, ToolCatalog) else None)
+        model = self.model()
+        vectors = model.embed([documents.embedding_text(d) for d in docs]) if model is not None else None
         index = Index.build(conn.name, docs, vectors)
         self._indexes[(conn.name, group)] = _IndexEntry(source, index)
+        if isinstance(source, ToolCatalog) and source.disk is not None:
+            self._keep_index(conn, source, index, source.disk)
         return index
 
     def model(self) -> semantic.Model | None:
@@ -254,25 +294,23 @@ class Catalogs:
             return None
         return semantic.load_model(self.cache.directory.parent / "models" if self.cache is not None else None)
 
-    def _vectors(self, conn: Connection, docs: list[Document], tools: ToolCatalog | None) -> Any:
-        """The documents' embeddings: from beside a disk-cached tool catalog when made from the same
-        texts by the same model, else computed (and kept there, when the catalog is)."""
-        model = self.model()
-        if model is None:
-            return None
-        texts = [documents.embedding_text(d) for d in docs]
-        digest = hashlib.sha256("\0".join([model.digest, *texts]).encode()).hexdigest()[:32]
-        keep = tools is not None and tools.on_disk and self.cache is not None
-        if keep:
-            assert self.cache is not None
-            found = self.cache.load_vectors(self.key(conn), digest)
-            if found is not None and len(found) == len(docs):
-                return found
-        vectors = model.embed(texts)
-        if keep:
-            assert self.cache is not None
-            self.cache.store_vectors(self.key(conn), digest, vectors)
-        return vectors
+    def _keep_index(self, conn: Connection, catalog: ToolCatalog, index: Index, raw: bytes) -> None:
+        """Store a tool catalog's index beside its disk copy, for the next start's first discovery."""
+        assert self.cache is not None
+        spans = stored_index.tool_spans(raw, catalog.descriptors)
+        if spans is None:
+            return
+        where = {id(d): span for d, span in zip(catalog.descriptors, spans, strict=True)}
+        visible = catalog.visible(conn.config).values()
+        key = self.key(conn)
+        meta = {
+            "fetchedAt": catalog.fetched_at,
+            "freshS": min(catalog.fresh_s, TTL_SECONDS),
+            "refused": catalog.refused,
+        }
+        data = stored_index.to_bytes(index, self._fingerprint(conn, key, raw), [where[id(d)] for d in visible], meta)
+        if data is not None:
+            self.cache.store_index(key, data)
 
     @asynccontextmanager
     async def slot(self, server: str) -> AsyncIterator[None]:
@@ -296,6 +334,12 @@ class Catalogs:
 
     def _lock(self, server: str, group: Group) -> asyncio.Lock:
         return self._locks.setdefault((server, group), asyncio.Lock())
+
+
+def _descriptors(key: str, raw: bytes) -> list[dict[str, Any]]:
+    """A stored catalog's descriptors, parsed when first needed (its index proved it well formed)."""
+    loaded = disk_cache.parse(key, raw, fresh_only=False)
+    return loaded.tools if loaded is not None else []
 
 
 def tools_need_fetch(catalog: ToolCatalog, conn: Connection, live: bool) -> bool:

@@ -1,0 +1,313 @@
+"""A tool catalog's ranking index (and embeddings) kept beside it in the disk cache.
+
+A first discovery after a start reads each server's index as arrays instead of parsing its
+catalog and tokenising every description again: `index-KEY.bin` holds the postings (CSR:
+term offsets, document ids, weighted term frequencies), document lengths, the sorted
+vocabulary, the exact spellings, each visible tool's name and byte span in the catalog file,
+the refusals, and the embeddings (float16). Tool descriptors stay in the catalog file and are
+parsed one by one, only for the candidates a query returns.
+
+The file is trusted only when it was made from the very catalog file beside it (a SHA-256 of
+its bytes), for the same filters and the same embedding model, in this format; anything else
+is ignored and the index is built (and kept) again. It is keyed and removed with its catalog.
+No string it holds may contain a NUL (they are NUL-joined); a catalog that has one is simply
+never stored this way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from bisect import bisect_left
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, overload
+
+from mcp_sidecar.catalog.index import Document, Index
+
+MAGIC = b"mcp-sidecar index 2\n"
+SEPARATOR = "\0"
+
+
+def catalog_digest(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
+def filters_digest(include: Sequence[str] | None, exclude: Sequence[str] | None) -> str:
+    material = json.dumps([list(include) if include is not None else None, list(exclude or [])])
+    return hashlib.sha256(material.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """What an index file must have been made from to be used."""
+
+    key: str
+    catalog: str
+    filters: str
+    model: str | None
+
+
+def tool_spans(raw: bytes, descriptors: Sequence[dict[str, Any]]) -> list[tuple[int, int]] | None:
+    """Each descriptor's byte span in a catalog file whose `tools` array comes last, written compact
+    (what `ToolCache.store` writes); None when the file is not laid out so."""
+    encoded = [json.dumps(d, separators=(",", ":"), ensure_ascii=False).encode("utf-8") for d in descriptors]
+    tail = b"[" + b",".join(encoded) + b"]}"
+    if not raw.endswith(tail):
+        return None
+    at = len(raw) - len(tail) + 1
+    spans = []
+    for blob in encoded:
+        spans.append((at, at + len(blob)))
+        at += len(blob) + 1
+    return spans
+
+
+def to_bytes(
+    index: Index, fingerprint: Fingerprint, spans: Sequence[tuple[int, int]], meta: dict[str, Any]
+) -> bytes | None:
+    """The index as a file, or None when one of its strings holds a NUL."""
+    import numpy as np
+
+    terms = sorted(index.postings)
+    surface = sorted(index.surface.items())
+    exact = sorted(index.exact.items())
+    keys = [d.key for d in index.documents]
+    strings = {
+        "terms": terms,
+        "vocabulary": list(index.vocabulary),
+        "surfaceWords": [w for w, _ in surface],
+        "surfaceTerms": [t for _, t in surface],
+        "exactSpellings": [s for s, _ in exact],
+        "keys": keys,
+    }
+    if any(SEPARATOR in s for values in strings.values() for s in values):
+        return None
+    offsets = [0]
+    doc_ids: list[int] = []
+    tfs: list[float] = []
+    for term in terms:
+        ids, weights = index.postings[term]
+        doc_ids.extend(ids)
+        tfs.extend(weights)
+        offsets.append(len(doc_ids))
+    arrays: dict[str, Any] = {
+        "offsets": np.asarray(offsets, np.int64),
+        "docIds": np.asarray(doc_ids, np.int32),
+        "tfs": np.asarray(tfs, np.float64),
+        "lengths": np.asarray(index.lengths, np.float64),
+        "positions": np.asarray([d.position for d in index.documents], np.int32),
+        "spans": np.asarray(spans, np.int64).reshape(-1),
+        "exactCounts": np.asarray([len(ids) for _, ids in exact], np.int32),
+        "exactIds": np.asarray([i for _, ids in exact for i in ids], np.int32),
+    }
+    if index.vectors is not None:
+        arrays["vectors"] = np.ascontiguousarray(index.vectors, np.float16)
+    blobs: list[bytes] = []
+    sections: dict[str, list[int]] = {}
+    at = 0
+    for name, value in [*arrays.items(), *((n, SEPARATOR.join(v).encode("utf-8")) for n, v in strings.items())]:
+        blob = value if isinstance(value, bytes) else value.tobytes()
+        sections[name] = [at, len(blob)]
+        pad = -len(blob) % 8
+        blobs.append(blob + b"\0" * pad)
+        at += len(blob) + pad
+    header = {
+        "key": fingerprint.key,
+        "catalog": fingerprint.catalog,
+        "filters": fingerprint.filters,
+        "model": fingerprint.model,
+        "server": index.server,
+        "documents": len(keys),
+        "dimensions": 0 if index.vectors is None else int(index.vectors.shape[1]),
+        "totalLength": index.total_length,
+        "sections": sections,
+        **meta,
+    }
+    head = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    head += b" " * (-(len(MAGIC) + 8 + len(head)) % 8)
+    return MAGIC + len(head).to_bytes(8, "little") + head + b"".join(blobs)
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    index: Index
+    meta: dict[str, Any]
+    """Everything else the header holds: `fetchedAt`, `freshS`, `refused`, ..."""
+
+
+def from_bytes(data: bytes, fingerprint: Fingerprint, catalog: bytes) -> Stored | None:
+    """The index in `data` when it was made from `fingerprint`, over the `catalog` file's bytes."""
+    try:
+        reader = _Reader(data)
+        if reader.fingerprint() != fingerprint:
+            return None
+        return Stored(_index(reader, catalog), reader.meta())
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
+
+
+class _Reader:
+    """The header and the sections of an index file; any inconsistency raises ValueError."""
+
+    def __init__(self, data: bytes) -> None:
+        if not data.startswith(MAGIC) or len(data) < len(MAGIC) + 8:
+            raise ValueError("not an index file of this format")
+        size = int.from_bytes(data[len(MAGIC) : len(MAGIC) + 8], "little")
+        body_at = len(MAGIC) + 8 + size
+        self.header: dict[str, Any] = json.loads(data[len(MAGIC) + 8 : body_at])
+        self.body = memoryview(data)[body_at:]
+        self.sections: dict[str, list[int]] = self.header["sections"]
+
+    def fingerprint(self) -> Fingerprint:
+        h = self.header
+        return Fingerprint(h["key"], h["catalog"], h["filters"], h["model"])
+
+    def meta(self) -> dict[str, Any]:
+        internal = ("sections", "documents", "dimensions", "totalLength")
+        return {k: v for k, v in self.header.items() if k not in internal}
+
+    def _section(self, name: str) -> memoryview:
+        start, length = self.sections[name]
+        if start < 0 or length < 0 or start + length > len(self.body):
+            raise ValueError("a section lies outside the file")
+        return self.body[start : start + length]
+
+    def array(self, name: str, dtype: Any, count: int | None = None) -> Any:
+        import numpy as np
+
+        found = np.frombuffer(self._section(name), dtype)
+        if count is not None and len(found) != count:
+            raise ValueError("a section has the wrong size")
+        return found
+
+    def strings(self, name: str) -> list[str]:
+        text = bytes(self._section(name)).decode("utf-8")
+        return text.split(SEPARATOR) if text else []
+
+
+def _index(reader: _Reader, catalog: bytes) -> Index:
+    import numpy as np
+
+    n_docs = int(reader.header["documents"])
+    server = reader.header["server"]
+    terms = reader.strings("terms")
+    offsets = reader.array("offsets", np.int64, len(terms) + 1)
+    doc_ids = reader.array("docIds", np.int32)
+    tfs = reader.array("tfs", np.float64, len(doc_ids))
+    spans = reader.array("spans", np.int64, 2 * n_docs).reshape(n_docs, 2)
+    keys = reader.strings("keys")
+    spellings = reader.strings("exactSpellings")
+    counts = reader.array("exactCounts", np.int32, len(spellings))
+    exact_ids = reader.array("exactIds", np.int32, int(counts.sum())).tolist()
+    if len(keys) != n_docs or int(offsets[-1]) != len(doc_ids) or (len(doc_ids) and doc_ids.max() >= n_docs):
+        raise ValueError("the sections disagree")
+    if n_docs and (spans.min() < 0 or spans.max() > len(catalog)):
+        raise ValueError("a span lies outside the catalog")
+    vectors = None
+    if reader.header["model"] is not None:
+        dimensions = int(reader.header["dimensions"])
+        vectors = reader.array("vectors", np.float16, n_docs * dimensions).reshape(n_docs, dimensions)
+        vectors = vectors.astype(np.float32)
+    starts = np.concatenate(([0], np.cumsum(counts))).tolist()
+    return Index(
+        server,
+        StoredDocuments(server, keys, reader.array("positions", np.int32, n_docs).tolist(), spans, catalog),
+        postings=Postings(dict(zip(terms, range(len(terms)), strict=True)), offsets, doc_ids, tfs),
+        lengths=reader.array("lengths", np.float64, n_docs),
+        total_length=float(reader.header["totalLength"]),
+        vocabulary=reader.strings("vocabulary"),
+        surface=SortedMap(reader.strings("surfaceWords"), reader.strings("surfaceTerms")),
+        exact=SortedMap(spellings, [exact_ids[a:b] for a, b in itertools.pairwise(starts)]),
+        vectors=vectors,
+        kinds=["tool"] * n_docs,
+    )
+
+
+class Postings(Mapping[str, tuple[Sequence[int], Sequence[float]]]):
+    """term → (document ids, weighted term frequencies), read from CSR arrays on demand."""
+
+    def __init__(self, rows: dict[str, int], offsets: Any, doc_ids: Any, tfs: Any) -> None:
+        self._rows = rows
+        self._offsets = offsets
+        self._doc_ids = doc_ids
+        self._tfs = tfs
+        self._lists: dict[str, tuple[list[int], list[float]]] = {}
+
+    def __getitem__(self, term: str) -> tuple[list[int], list[float]]:
+        found = self._lists.get(term)
+        if found is None:
+            row = self._rows[term]
+            a, b = int(self._offsets[row]), int(self._offsets[row + 1])
+            found = self._lists[term] = (self._doc_ids[a:b].tolist(), self._tfs[a:b].tolist())
+        return found
+
+    def __contains__(self, term: object) -> bool:
+        return term in self._rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+class SortedMap(Mapping[str, Any]):
+    """A mapping over sorted keys and aligned values, looked up by bisection: no dict to build."""
+
+    def __init__(self, keys: list[str], values: Sequence[Any]) -> None:
+        if len(keys) != len(values):
+            raise ValueError("keys and values differ in length")
+        self._keys = keys
+        self._values = values
+
+    def __getitem__(self, key: str) -> Any:
+        at = bisect_left(self._keys, key)
+        if at < len(self._keys) and self._keys[at] == key:
+            return self._values[at]
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+class StoredDocuments(Sequence[Document]):
+    """The visible tools of a stored index; each becomes a `Document` (its descriptor parsed from
+    its span of the catalog file) the first time it is asked for."""
+
+    def __init__(self, server: str, keys: list[str], positions: list[int], spans: Any, catalog: bytes) -> None:
+        self._server = server
+        self._keys = keys
+        self._positions = positions
+        self._spans = spans
+        self._catalog = catalog
+        self._made: dict[int, Document] = {}
+
+    @overload
+    def __getitem__(self, i: int) -> Document: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Document]: ...
+
+    def __getitem__(self, i: int | slice) -> Document | Sequence[Document]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self._keys)
+        found = self._made.get(i)
+        if found is None:
+            a, b = (int(x) for x in self._spans[i])
+            descriptor = json.loads(self._catalog[a:b])
+            if not isinstance(descriptor, dict) or descriptor.get("name") != self._keys[i]:
+                raise ValueError("the stored index disagrees with its catalog")
+            found = self._made[i] = Document(
+                "tool", self._server, self._keys[i], {}, frozenset(), self._positions[i], descriptor
+            )
+        return found
+
+    def __len__(self) -> int:
+        return len(self._keys)
