@@ -72,9 +72,9 @@ async def test_a_restart_ranks_from_the_stored_index_as_from_a_fresh_one(
     assert await answers(again) == built
     assert catalog._descriptors is None  # noqa: SLF001 (candidates came from their spans only)
     found = await discover(again, "drop table", kind="tools")
-    [first, *_] = found["candidates"]
-    assert first["kind"] == "tool"
-    assert first["annotations"] == {"destructiveHint": True}
+    [top, *_] = found["candidates"]
+    assert top["kind"] == "tool"
+    assert top["annotations"] == {"destructiveHint": True}
     assert [r["name"] for r in found["refused"]] == ["bad name"]
     # Whatever needs every descriptor parses them then.
     assert [d["name"] for d in catalog.descriptors] == [t["name"] for t in TOOLS]
