@@ -35,7 +35,13 @@ from _common import ROOT, SIDECAR_ARGV, RawClient, Summary, machine_line, now, s
 from discover_latency import QUERIES, server_names, write_config
 
 GOAL_MS = 100.0
-VARIANTS = ("initialize -> discover", "initialize, initialized -> discover")
+VARIANTS = (
+    "initialize -> discover",
+    "initialize, initialized -> discover",
+    "baseline: no stored index, initialize -> discover",
+)
+"""The third is the sidecar before issue 20 did its part: each run starts with the stored indexes
+removed, so it parses every catalog, builds every index and embeds every tool (then stores them)."""
 
 
 def counted(counter: Path) -> int:
@@ -73,22 +79,36 @@ async def one_run(home: Path, query: str, initialized: bool) -> dict[str, Any]:
 
 
 def in_process_breakdown(home: Path, repeats: int) -> dict[str, Summary]:
-    """Read every cache file, then build documents and indexes: the work of a cold discovery."""
-    from mcp_sidecar.catalog.documents import tool_document
+    """A cold discovery's work both ways: read every catalog file, then build documents, indexes
+    and embeddings (the baseline); or read each stored index and check it against its catalog."""
+    from mcp_sidecar.catalog import semantic, stored_index
+    from mcp_sidecar.catalog.documents import embedding_text, tool_document
     from mcp_sidecar.catalog.index import Index
 
     files = sorted((home / "cache" / "catalogs").glob("tools-*.json"))
-    samples: dict[str, list[float]] = {"read": [], "index": []}
+    model = semantic.load_model(home / "cache" / "models")
+    assert model is not None
+    samples: dict[str, list[float]] = {"read": [], "index": [], "stored": []}
     for _ in range(repeats + 1):
         start = now()
         loaded = [json.loads(f.read_text(encoding="utf-8")) for f in files]
         read = now()
         for payload in loaded:
             server = payload["server"]
-            Index.build(server, [tool_document(server, t, i) for i, t in enumerate(payload["tools"])])
+            docs = [tool_document(server, t, i) for i, t in enumerate(payload["tools"])]
+            Index.build(server, docs, model.embed([embedding_text(d) for d in docs]))
         built = now()
+        for f in files:
+            raw = f.read_bytes()
+            data = (f.parent / f.name.replace("tools-", "index-").replace(".json", ".bin")).read_bytes()
+            said = stored_index.fingerprint_of(data)
+            assert said is not None
+            mark = stored_index.Fingerprint(said.key, stored_index.catalog_digest(raw), said.filters, said.model)
+            if stored_index.from_bytes(data, mark, raw) is None:
+                raise RuntimeError(f"the stored index of {f.name} was not read")
         samples["read"].append((read - start) * 1000)
         samples["index"].append((built - read) * 1000)
+        samples["stored"].append((now() - built) * 1000)
     return {k: Summary.of(v[1:]) for k, v in samples.items()}  # the first pass warms imports
 
 
@@ -106,6 +126,9 @@ async def bench_size(servers: int, per_server: int, runs: int, breakdown_repeats
         for run_no in range(runs):
             order = VARIANTS if run_no % 2 == 0 else VARIANTS[::-1]
             for variant in order:
+                if variant == VARIANTS[2]:
+                    for stored in (home / "cache" / "catalogs").glob("index-*.bin"):
+                        stored.unlink()
                 timing = await one_run(home, QUERIES[run_no % len(QUERIES)], initialized=variant == VARIANTS[1])
                 samples[variant].append(timing["init_to_discover"])
                 launch.append(timing["launch_to_init"])
@@ -151,6 +174,7 @@ def report(results: Sequence[dict[str, Any]]) -> None:
                 f"{r['cache_files']} files, {r['cache_kib']:.0f} KiB",
                 b["read"].median,
                 b["index"].median,
+                b["stored"].median,
                 r["started_by_prepare"],
                 r["started_after"],
             ]
@@ -160,8 +184,9 @@ def report(results: Sequence[dict[str, Any]]) -> None:
             [
                 "tools",
                 "disk cache",
-                "read + parse, ms",
-                "documents + indexes, ms",
+                "baseline: read + parse, ms",
+                "baseline: documents + indexes + embeddings, ms",
+                "stored indexes: read + check, ms",
                 "servers started: prepare",
                 "servers started: measured runs",
             ],

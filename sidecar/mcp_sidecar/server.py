@@ -136,6 +136,9 @@ def create_server(app_defaults: dict[str, Any] | None = None) -> tuple[SidecarSe
             granted=_bool_option(options, "trustGranted", False),
         )
         _offer_client_side(app, params)
+        # numpy and the embedding model (a memory map, a compiled tokenizer): about 60 ms here,
+        # paid now so that the first discovery from the disk cache does not.
+        app.catalogs.model()
         window = params.capabilities.window if params.capabilities else None
         if window is not None and window.show_document is not None and window.show_document.support:
             app.logins.open_external = _show_document

@@ -63,9 +63,14 @@ def search(
             for rank, h in enumerate(by_keywords, 1)
         ]
         return ranked[:limit]
-    query_vector = model.embed([text])[0]
-    by_meaning = _by_similarity(pool, query_vector, kinds)
-    return _fuse(by_keywords, by_meaning, coverage, limit)
+    similarities = _similarities(pool, model.embed([text])[0], kinds)
+    where = {id(ix): n for n, ix in enumerate(pool)}
+    similarity_of = {}
+    for hit in by_keywords:
+        found = _locate(pool, hit)
+        if found is not None:
+            similarity_of[id(hit.document)] = float(similarities[where[id(found[0])]][found[1]])
+    return _fuse(by_keywords, _by_similarity(pool, similarities), similarity_of, coverage, limit)
 
 
 def _exact(hit: Hit) -> bool:
@@ -119,47 +124,68 @@ def _locate(pool: list[Index], hit: Hit) -> tuple[Index, int] | None:
     return None
 
 
-def _by_similarity(pool: list[Index], query_vector: Any, kinds: frozenset[str] | None) -> list[Hit]:
+def _similarities(pool: list[Index], query_vector: Any, kinds: frozenset[str] | None) -> list[Any]:
+    """Per index, every entry's similarity to the query (-2 for entries of other kinds)."""
+    import numpy as np
+
+    out = []
+    for ix in pool:
+        sims = ix.vectors @ query_vector
+        out.append(np.where(ix.kind_mask(kinds), sims, -2.0) if kinds is not None else sims)
+    return out
+
+
+def _by_similarity(pool: list[Index], similarities: list[Any]) -> list[Hit]:
     """The `DEPTH` most similar entries of the pool, best first (`similarity` set, score 0)."""
     import numpy as np
 
-    found: list[Hit] = []
-    for ix in pool:
-        sims = ix.vectors @ query_vector
-        if kinds is not None:
-            sims = np.where(ix.kind_mask(kinds), sims, -2.0)
-        take = min(DEPTH, len(sims))
-        top = np.argpartition(-sims, take - 1)[:take] if take < len(sims) else np.arange(len(sims))
-        found.extend(
-            Hit(0.0, ix.documents[i], similarity=float(sims[i]), row=i) for i in top.tolist() if sims[i] > -2.0
-        )
+    every = np.concatenate(similarities) if similarities else np.zeros(0)
+    take = min(DEPTH, len(every))
+    if take == 0:
+        return []
+    top = np.argpartition(-every, take - 1)[:take] if take < len(every) else np.arange(len(every))
+    starts = np.cumsum([0, *(len(s) for s in similarities)])
+    found = []
+    for at in top.tolist():
+        if every[at] <= -2.0:
+            continue
+        which = int(np.searchsorted(starts, at, side="right")) - 1
+        row = at - int(starts[which])
+        found.append(Hit(0.0, pool[which].documents[row], similarity=float(every[at]), row=row))
     found.sort(key=lambda h: (-(h.similarity or 0.0), *hit_order(h)[1:]))
-    return found[:DEPTH]
+    return found
 
 
-def _fuse(by_keywords: list[Hit], by_meaning: list[Hit], coverage: dict[int, float], limit: int) -> list[Hit]:
-    fused: dict[int, Hit] = {}
-    scores: dict[int, float] = {}
+def _fuse(
+    by_keywords: list[Hit],
+    by_meaning: list[Hit],
+    similarity_of: dict[int, float],
+    coverage: dict[int, float],
+    limit: int,
+) -> list[Hit]:
+    """Reciprocal-rank fusion of the two lists; each entry vouched for, or marked weak."""
+    found: dict[int, list[Any]] = {}  # id(document) → [hit, keyword rank, semantic rank, score]
     rank = 0
     for position, hit in enumerate(by_keywords, 1):
         # Entries the keywords score alike share a rank: their catalog order is no evidence.
         if position == 1 or round(hit.score, 9) != round(by_keywords[position - 2].score, 9):
             rank = position
-        key = id(hit.document)
-        fused[key] = replace(hit, keyword=rank)
-        scores[key] = KEYWORD_WEIGHT / (RRF_K + rank) + (EXACT_BOOST if _exact(hit) else 0.0)
+        score = KEYWORD_WEIGHT / (RRF_K + rank) + (EXACT_BOOST if _exact(hit) else 0.0)
+        found[id(hit.document)] = [hit, rank, None, score]
     for rank, near in enumerate(by_meaning, 1):
         key = id(near.document)
-        held = fused.get(key)
-        similarity = near.similarity or 0.0
-        if held is None and similarity < FLOOR:
-            continue
-        fused[key] = replace(held if held is not None else near, semantic=rank, similarity=similarity)
-        scores[key] = scores.get(key, 0.0) + SEMANTIC_WEIGHT / (RRF_K + rank)
+        entry = found.get(key)
+        if entry is None:
+            if (near.similarity or 0.0) < FLOOR:
+                continue
+            entry = found[key] = [near, None, None, 0.0]
+        entry[2] = rank
+        entry[3] += SEMANTIC_WEIGHT / (RRF_K + rank)
     out = []
-    for key, hit in fused.items():
-        vouched = _exact(hit) or coverage.get(key, 0.0) >= COVERAGE or (hit.similarity or 0.0) >= SIMILARITY
-        out.append(replace(hit, score=scores[key], weak=not vouched))
+    for key, (hit, keyword, semantic, score) in found.items():
+        similarity = similarity_of.get(key, hit.similarity)
+        vouched = _exact(hit) or coverage.get(key, 0.0) >= COVERAGE or (similarity or 0.0) >= SIMILARITY
+        out.append(Hit(score, hit.document, keyword, semantic, similarity, not vouched, hit.row))
     if any(not h.weak and h.keyword is not None for h in out):
         # Keywords found real matches: an entry only vaguely near in meaning is filler, not an answer.
         out = [h for h in out if not (h.weak and h.keyword is None)]

@@ -148,6 +148,14 @@ def from_bytes(data: bytes, fingerprint: Fingerprint, catalog: bytes) -> Stored 
         return None
 
 
+def fingerprint_of(data: bytes) -> Fingerprint | None:
+    """What an index file says it was made from (for inspection; `from_bytes` checks it)."""
+    try:
+        return _Reader(data).fingerprint()
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
 class _Reader:
     """The header and the sections of an index file; any inconsistency raises ValueError."""
 
