@@ -221,6 +221,8 @@ async def test_tool_candidate_shape(env: Env) -> None:
             "required": ["query"],  # required only: the optional `limit` is left out
             "loaded": False,
             "next": {"method": "mcp/activate", "params": {"ids": ["warehouse.list_tables"]}},
+            # An exact name or URI: ranked by keywords alone, first.
+            "match": {"signals": ["exact", "keyword"], "keywordRank": 1},
         }
     ]
     assert (found["query"], found["kind"], found["session"]) == ("warehouse.list_tables", "all", "default")
@@ -238,6 +240,8 @@ async def test_resource_candidate_shape(env: Env) -> None:
             "description": "How to set up the warehouse project.",
             "mimeType": "text/markdown",
             "next": {"method": "mcp/read", "params": {"server": "warehouse", "uri": "notes://readme"}},
+            # An exact name or URI: ranked by keywords alone, first.
+            "match": {"signals": ["exact", "keyword"], "keywordRank": 1},
         }
     ]
 
@@ -263,6 +267,8 @@ async def test_template_candidate_shape(env: Env) -> None:
                     "arguments": {"folder": "<folder>", "name": "<name>"},
                 },
             },
+            # An exact name or URI: ranked by keywords alone, first.
+            "match": {"signals": ["exact", "keyword"], "keywordRank": 1},
         }
     ]
 
@@ -281,6 +287,8 @@ async def test_prompt_candidate_shape(env: Env) -> None:
                 "method": "mcp/prompt/preview",
                 "params": {"server": "warehouse", "name": "review_code", "arguments": {"code": "", "language": ""}},
             },
+            # An exact name or URI: ranked by keywords alone, first.
+            "match": {"signals": ["exact", "keyword"], "keywordRank": 1},
         }
     ]
 
@@ -310,13 +318,14 @@ async def test_text_rendering_is_compact_and_deterministic(env: Env) -> None:
 async def test_loaded_tools_are_marked_after_activation(env: Env) -> None:
     session = "marks"
     before = await discover(env.sidecar, "list ", server="warehouse", kind="tools", limit=2, session=session)
+    # Alike by keywords ("list" in both names): meaning orders them.
     assert before["text"] == "\n".join(
         [
             'mcp discover "list "',
-            " ○ warehouse.list_tables(query) — List the tables of a schema.",
             " ○ warehouse.list_teams(query) — List the teams of the organisation.",
+            " ○ warehouse.list_tables(query) — List the tables of a schema.",
             "Activate the tools you need by their exact ids: "
-            'mcp_tools({"activate": ["warehouse.list_tables", "warehouse.list_teams"]})',
+            'mcp_tools({"activate": ["warehouse.list_teams", "warehouse.list_tables"]})',
         ]
     )
     activated = await env.sidecar.request("mcp/activate", {"ids": ["warehouse.list_tables"], "session": session})
@@ -325,13 +334,13 @@ async def test_loaded_tools_are_marked_after_activation(env: Env) -> None:
     assert after["text"] == "\n".join(
         [
             'mcp discover "list "',
-            " ● warehouse.list_tables(query) [loaded] — List the tables of a schema.",
             " ○ warehouse.list_teams(query) — List the teams of the organisation.",
+            " ● warehouse.list_tables(query) [loaded] — List the tables of a schema.",
             'Activate the tools you need by their exact ids: mcp_tools({"activate": ["warehouse.list_teams"]})',
             LOADED_NOTE,
         ]
     )
-    [loaded, other] = after["candidates"]
+    [other, loaded] = after["candidates"]
     assert (loaded["loaded"], other["loaded"]) == (True, False)
     assert loaded["next"] == {"method": "mcp/callTool", "params": {"id": "warehouse.list_tables", "arguments": {}}}
     # Other sessions are unaffected.

@@ -4,18 +4,20 @@ Two ranked lists over the same pool: by keywords, and by the cosine similarity o
 vector to each entry's. Reciprocal-rank fusion merges them (each list's top `DEPTH`), so
 neither signal's scale needs calibrating against the other's. What fusion must not disturb:
 
-* an entry whose name or id is typed exactly stays first (the keyword list's exact boost);
-* a query being typed (`rea tex`: a word that matches no whole word, only as a prefix or an
-  abbreviation) is ranked by keywords alone: a half-typed word has no meaning to embed.
+* a query that is exactly an entry's name or id is ranked by keywords alone, that entry first;
+* a query being typed (`rea tex`: a short query whose last word matches no whole word, only the
+  start of longer ones) is ranked by keywords alone: a half-typed word has no meaning to embed.
 
 Every hit says which signal put it where (`keyword`, `semantic` ranks and `similarity`), and
 whether it is `weak`: neither signal vouches for it. Keywords vouch when the words the entry
 matches carry at least `COVERAGE` of the query's weight (the IDF of every query word, a word
 no entry has weighing the most); meaning vouches when the similarity reaches `SIMILARITY`. A
 query whose every hit is weak has no match: "nothing matches" is an answer, with the nearest
-entries shown as weak rather than as matches. Both thresholds were calibrated on the tuning
-halves of the no-match and paraphrase sets (`benchmarks/retrieval_quality.py`), never on the
-held-out halves.
+entries shown as weak rather than as matches; when keywords did find real matches, entries only
+vaguely near in meaning are left out instead. A query of more than `LONG_QUERY_WORDS` words (a
+pasted message) is ranked but not judged. The thresholds and the fusion constant were chosen on
+the tuning halves of the paraphrase and no-match sets and on `queries.json`
+(`benchmarks/retrieval_quality.py`), never on the held-out halves.
 """
 
 from __future__ import annotations
@@ -56,10 +58,12 @@ def search(
     if not query.words and not query.prefix:
         return keywords.search(pool, text, kinds=kinds, limit=limit)
     by_keywords = keywords.search(pool, text, kinds=kinds, limit=max(limit, DEPTH))
-    coverage = _coverage(pool, text, by_keywords)
-    if model is None or _being_typed(pool, text) or not all(ix.vectors is not None for ix in pool):
+    judged = len(query.words) + (query.prefix is not None) <= LONG_QUERY_WORDS
+    coverage = _coverage(pool, text, by_keywords) if judged else {}
+    exact = bool(by_keywords) and _exact(by_keywords[0])
+    if model is None or exact or _being_typed(pool, text) or not all(ix.vectors is not None for ix in pool):
         ranked = [
-            replace(h, keyword=rank, weak=not _exact(h) and coverage[id(h.document)] < COVERAGE)
+            replace(h, keyword=rank, weak=judged and not _exact(h) and coverage.get(id(h.document), 0.0) < COVERAGE)
             for rank, h in enumerate(by_keywords, 1)
         ]
         return ranked[:limit]
@@ -70,13 +74,16 @@ def search(
         found = _locate(pool, hit)
         if found is not None:
             similarity_of[id(hit.document)] = float(similarities[where[id(found[0])]][found[1]])
-    return _fuse(by_keywords, _by_similarity(pool, similarities), similarity_of, coverage, limit)
+    return _fuse(by_keywords, _by_similarity(pool, similarities), similarity_of, coverage if judged else None, limit)
 
 
 def _exact(hit: Hit) -> bool:
     return hit.score >= EXACT_BOOST
 
 
+LONG_QUERY_WORDS = 16
+"""Past this many words a query is a pasted message, not a need put in words: its hits are ranked
+but not judged (no entry can be expected to carry its words), so none is marked weak."""
 TYPING_WORDS = 3
 """A query of at most this many words whose last one only starts longer words is being typed."""
 
@@ -160,10 +167,11 @@ def _fuse(
     by_keywords: list[Hit],
     by_meaning: list[Hit],
     similarity_of: dict[int, float],
-    coverage: dict[int, float],
+    coverage: dict[int, float] | None,
     limit: int,
 ) -> list[Hit]:
-    """Reciprocal-rank fusion of the two lists; each entry vouched for, or marked weak."""
+    """Reciprocal-rank fusion of the two lists; each entry vouched for, or marked weak (`coverage`
+    None: a query too long to judge, nothing is marked)."""
     found: dict[int, list[Any]] = {}  # id(document) → [hit, keyword rank, semantic rank, score]
     rank = 0
     for position, hit in enumerate(by_keywords, 1):
@@ -184,7 +192,9 @@ def _fuse(
     out = []
     for key, (hit, keyword, semantic, score) in found.items():
         similarity = similarity_of.get(key, hit.similarity)
-        vouched = _exact(hit) or coverage.get(key, 0.0) >= COVERAGE or (similarity or 0.0) >= SIMILARITY
+        vouched = (
+            coverage is None or _exact(hit) or coverage.get(key, 0.0) >= COVERAGE or (similarity or 0.0) >= SIMILARITY
+        )
         out.append(Hit(score, hit.document, keyword, semantic, similarity, not vouched, hit.row))
     if any(not h.weak and h.keyword is not None for h in out):
         # Keywords found real matches: an entry only vaguely near in meaning is filler, not an answer.
