@@ -159,8 +159,14 @@ const KIND_ICON: Record<Candidate["kind"], string> = {
   prompt: "$(comment-discussion)",
 };
 
-/** A search result row: label, description and detail of the quick pick item. */
+/** A search result row: label, description and detail of the quick pick item; a weak candidate
+ * (neither keywords nor meaning vouch for it) says so at the end of its description. */
 export function candidateItem(candidate: Candidate): { label: string; description: string; detail: string } {
+  const item = kindItem(candidate);
+  return candidate.weak ? { ...item, description: `${item.description} · weak match` } : item;
+}
+
+function kindItem(candidate: Candidate): { label: string; description: string; detail: string } {
   const description = candidate.description ?? candidate.title ?? "";
   switch (candidate.kind) {
     case "tool": {

@@ -345,6 +345,14 @@ describe("search", function()
     check.truthy(kinds["prompt:summarize_notes"], vim.inspect(kinds))
   end)
 
+  it("marks a weak candidate, which neither keywords nor meaning vouch for", function()
+    local weak =
+      { kind = "tool", id = "shop.create_order", required = {}, description = "Create an order.", weak = true }
+    check.eq("○ shop.create_order() [weak match] — Create an order.", Actions.format(weak))
+    weak.weak = nil
+    check.eq("○ shop.create_order() — Create an order.", Actions.format(weak))
+  end)
+
   it("finds resources and templates", function()
     local err, result = async(function(cb)
       mcp.discover("notes", { kind = "resources" }, cb)

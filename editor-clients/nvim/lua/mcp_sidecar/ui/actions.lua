@@ -29,7 +29,9 @@ M.fail = fail
 ---@param c table
 ---@return string
 function M.format(c)
-  local desc = c.description and (" — " .. c.description:gsub("\n.*", "")) or ""
+  -- A weak candidate (neither keywords nor meaning vouch for it) says so before its description.
+  local desc = (c.weak and " [weak match]" or "")
+    .. (c.description and (" — " .. c.description:gsub("\n.*", "")) or "")
   if c.kind == "tool" then
     return ("%s %s(%s)%s"):format(c.loaded and "●" or "○", c.id, table.concat(c.required or {}, ", "), desc)
   elseif c.kind == "resource" then

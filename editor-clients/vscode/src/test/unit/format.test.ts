@@ -171,6 +171,20 @@ test("candidates render kind, server and description", () => {
     }).description,
     "template · basic",
   );
+  const weak = candidateItem({
+    kind: "tool",
+    id: "shop.create_order",
+    server: "shop",
+    name: "create_order",
+    description: "Create an order.",
+    required: [],
+    loaded: false,
+    next: { method: "mcp/activate", params: {} },
+    score: 0.2,
+    match: { signals: ["semantic"], semanticRank: 1, similarity: 0.21 },
+    weak: true,
+  });
+  assert.equal(weak.description, "tool · shop · weak match");
 });
 
 test("errors become the diagnostic's message and hint, never a stack", () => {
