@@ -141,3 +141,23 @@ def test_a_foreign_weights_file_turns_the_signal_off(tmp_path: Path) -> None:
     (root / semantic.WEIGHTS).write_bytes(b"\x00" * 64)
     (root / semantic.TOKENIZER).write_text("{}", encoding="utf-8")
     assert semantic.load_model(tmp_path / "c", root=root) is None
+
+
+def test_the_merge_tables_encode_as_the_arrays(model: semantic.Model) -> None:
+    merges = semantic.Merges(model.tokenizer)
+    words = {w for text in texts() for w in semantic.words_of(" ".join(text.split()))}
+    words |= {"\u2581" + "x" * 64, "\u2581日本語", "\u2581🎉🎉", "\u2581a"}
+    for word in sorted(words):
+        assert merges.encode_word(word) == model.tokenizer.encode_word(word), word
+
+
+def test_a_catalog_of_endless_new_words_is_cut_at_the_budget(
+    model: semantic.Model, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(semantic, "WORD_BUDGET", 3)
+    first, second = model.embed(["alpha beta gamma", "delta epsilon"])
+    assert first.any()
+    assert not second.any()  # its words came after the budget: they count for nothing
+    assert "more than 3 new words in one catalog" in caplog.text
+    [again] = model.embed(["alpha beta gamma"])  # words already known cost nothing
+    np.testing.assert_allclose(again, first)
