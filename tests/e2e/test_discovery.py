@@ -451,10 +451,13 @@ async def test_model_tool_definition(env: Env) -> None:
 async def test_model_tool_query_activate_and_read(env: Env) -> None:
     invoke = "mcp/modelTool/invoke"
     session = "model"
-    query: dict[str, Any] = {"query": "lis tab", "server": "warehouse", "kind": "tools", "limit": 3}
+    # A model writes whole words (its query's last word is not a prefix being typed): the same
+    # answer as an editor's query ending in a space.
+    query: dict[str, Any] = {"query": "list tables", "server": "warehouse", "kind": "tools", "limit": 3}
     result = await env.sidecar.request(invoke, {"arguments": query, "session": session})
     assert result["isError"] is False
-    assert result["details"] == await discover(env.sidecar, **query, session=session)
+    as_typed = await discover(env.sidecar, **{**query, "query": "list tables "}, session=session)
+    assert result["details"] == {**as_typed, "query": "list tables", "text": result["text"]}
     assert result["text"] == result["details"]["text"]
     assert result["text"].splitlines()[1] == " ○ warehouse.list_tables(query) — List the tables of a schema."
 

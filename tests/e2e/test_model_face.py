@@ -143,12 +143,11 @@ async def test_prompts_are_for_people_and_never_push_tools_out(sidecar: SidecarC
     # With room to spare, it comes after every tool and resource, saying who can run it.
     roomy = await invoke(sidecar, {**query, "limit": 50}, "prompts")
     kinds = [c["kind"] for c in roomy["details"]["candidates"]]
-    assert kinds[-1] == "prompt", kinds
-    assert kinds.count("prompt") == 1, kinds
-    assert roomy["text"].splitlines()[-3:-1] == [
-        " ○ notes · [prompt] summarize_notes(folder) — Summarize the notes of a folder.",
-        "   for people: ask the user to run /mcp prompt notes summarize_notes",
-    ]
+    first_prompt = kinds.index("prompt")
+    assert set(kinds[first_prompt:]) == {"prompt"}, kinds
+    lines = roomy["text"].splitlines()
+    row = lines.index(" ○ notes · [prompt] summarize_notes(folder) — Summarize the notes of a folder.")
+    assert lines[row + 1] == "   for people: ask the user to run /mcp prompt notes summarize_notes"
     only = await invoke(sidecar, {**query, "kind": "prompts"}, "prompts")
     assert only["text"].splitlines() == [
         'mcp discover "summarize notes"',
@@ -169,7 +168,9 @@ async def test_a_long_query_is_ranked_on_its_head_and_says_so(sidecar: SidecarCl
     lines = found["text"].splitlines()
     assert lines[0] == "mcp discover " + json.dumps(message[:199] + "…", ensure_ascii=False)
     assert lines[1] == f" (a long query: ranked on its first {len(ranked):,} of {len(message):,} characters)"
-    assert lines[2] == " ○ basic.echo(text) — Echo the given text back."
+    # Past 16 words a query is a pasted message: ranked, not judged (nothing is marked weak).
+    assert lines[2] == " (a long message: ranked, not judged; read each description before activating one)"
+    assert lines[3] == " ○ basic.echo(text) — Echo the given text back."
     assert found["details"]["query"] == message
     # Past 64 KiB the query is refused, with a hint a model can act on.
     refused = await invoke(sidecar, {"query": "x" * (64 * 1024 + 1)}, "long")

@@ -14,7 +14,7 @@ from mcp_sidecar.catalog.tools import ToolCatalog
 from mcp_sidecar.protocol.errors import diagnostic
 from mcp_sidecar.protocol.results import Unavailable
 from mcp_sidecar.services.app import Sidecar
-from mcp_sidecar.services.discovery import DESCRIPTION_CHARS, render, short
+from mcp_sidecar.services.discovery import DESCRIPTION_CHARS, NOTHING_MATCHES, Scope, nothing_matches, render, short
 
 TOOLS: list[dict[str, Any]] = [{"name": "echo", "description": "Echo.", "inputSchema": {"type": "object"}}]
 
@@ -138,3 +138,16 @@ async def test_no_model_name_is_parsed_when_no_server_names_meet_at_double_under
     found = await discovery.discover(app, "echo", "tools", limit=10)
     assert sorted(c["server"] for c in found["candidates"]) == sorted(servers)
     assert found["refused"] == []
+
+
+def test_the_next_step_when_nothing_fits_widens_a_narrowed_search_first() -> None:
+    assert nothing_matches(Scope()) == NOTHING_MATCHES
+    assert "use your other tools, or tell the user" in NOTHING_MATCHES
+    assert nothing_matches(Scope(server="git", kind="tools")) == (
+        "Nothing in git fits: query again without `server` to search every server."
+    )
+    assert nothing_matches(Scope(kind="resources")) == (
+        'Nothing among the resources fits: query again with `kind: "all"`, or in other words.'
+    )
+    # A server name is shown on one line, whatever it holds.
+    assert "\n" not in nothing_matches(Scope(server="a\nb"))

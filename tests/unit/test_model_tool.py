@@ -16,7 +16,7 @@ from mcp_sidecar.catalog.tools import ToolCatalog
 from mcp_sidecar.protocol.errors import HINTS, DiagnosticCode
 from mcp_sidecar.services import activation, model_tool
 from mcp_sidecar.services.app import Sidecar
-from mcp_sidecar.services.discovery import NOTHING_MATCHES
+from mcp_sidecar.services.discovery import Scope, nothing_matches
 from mcp_sidecar.services.model_tool import MODEL_HINTS
 
 TOOLS: list[dict[str, Any]] = [
@@ -228,15 +228,18 @@ async def test_read_and_complete_failures_are_results(
 
 
 async def test_query_returns_text_and_discovery_details(app: Sidecar) -> None:
-    result = await model_tool.invoke(app, {"query": "lis tab", "kind": "tools", "server": "warehouse"}, "s")
+    result = await model_tool.invoke(app, {"query": "list tables", "kind": "tools", "server": "warehouse"}, "s")
     assert result["isError"] is False
     details = result["details"]
-    assert (details["query"], details["kind"], details["session"]) == ("lis tab", "tools", "s")
+    assert (details["query"], details["kind"], details["session"]) == ("list tables", "tools", "s")
     assert details["unavailable"] == []
     [first, *_] = details["candidates"]
     score = first.pop("score")
     assert isinstance(score, float)
     assert score > 0
+    # Both signals put it first: its words and its meaning.
+    match = first.pop("match")
+    assert (match["signals"], match.get("keywordRank"), match.get("semanticRank")) == (["keyword", "semantic"], 1, 1)
     assert first == {
         "kind": "tool",
         "id": "warehouse.list_tables",
@@ -246,12 +249,10 @@ async def test_query_returns_text_and_discovery_details(app: Sidecar) -> None:
         "required": ["schema"],
         "loaded": False,
         "next": {"method": "mcp/activate", "params": {"ids": ["warehouse.list_tables"]}},
-        # Typed as a palette search ("tab" only starts words): keywords alone rank it.
-        "match": {"signals": ["keyword"], "keywordRank": 1},
     }
     assert result["text"] == details["text"]
     assert result["text"].splitlines()[:2] == [
-        'mcp discover "lis tab"',
+        'mcp discover "list tables"',
         " ○ warehouse.list_tables(schema) — List the tables of a schema.",
     ]
 
@@ -326,7 +327,7 @@ async def test_query_of_a_missing_or_disabled_server_is_an_error_result(
 
 async def test_no_match_says_so(app: Sidecar) -> None:
     result = await model_tool.invoke(app, {"query": "zebra ", "kind": "tools"}, "s")
-    text = f'mcp discover "zebra "\n (no matching candidates)\n{NOTHING_MATCHES}'
+    text = 'mcp discover "zebra "\n (no matching candidates)\n' + nothing_matches(Scope(kind="tools"))
     assert result == {
         "text": text,
         "isError": False,

@@ -27,7 +27,7 @@ from dataclasses import replace
 from typing import Any
 
 from mcp_sidecar.catalog import index as keywords
-from mcp_sidecar.catalog.index import EXACT_BOOST, Hit, Index, Terms, hit_order, parse_query, term_groups
+from mcp_sidecar.catalog.index import EXACT_BOOST, Hit, Index, Terms, hit_order, parse_query
 from mcp_sidecar.catalog.tokens import stem
 
 DEPTH = 20
@@ -41,9 +41,9 @@ reorders keywords' near misses rather than outvoting their clear matches."""
 SIMILARITY = 0.35
 """A similarity at least this high vouches for an entry by itself."""
 COVERAGE = 0.5
+"""The share of the query's weight an entry's matched words must carry to vouch for it."""
 FLOOR = 0.1
 """Below this similarity an entry the keywords did not find is no candidate at all, not even a weak one."""
-"""The share of the query's weight an entry's matched words must carry to vouch for it."""
 
 
 def search(
@@ -60,7 +60,7 @@ def search(
     if not query.words and not query.prefix:
         return keywords.search(pool, text, kinds=kinds, limit=limit)
     by_keywords = keywords.search(pool, text, kinds=kinds, limit=max(limit, DEPTH))
-    judged = len(query.words) + (query.prefix is not None) <= LONG_QUERY_WORDS
+    judged = is_judged(text)
     coverage = _coverage(pool, text, by_keywords) if judged else {}
     exact = bool(by_keywords) and _exact(by_keywords[0])
     if model is None or exact or _being_typed(pool, text) or not all(ix.vectors is not None for ix in pool):
@@ -112,7 +112,13 @@ def _coverage(pool: list[Index], text: str, hits: list[Hit]) -> dict[int, float]
     if not hits or n_docs == 0:
         return {}
     terms = Terms(pool, n_docs)
-    groups = term_groups(parse_query(text), terms)
+    query = parse_query(text)
+    # Whole words only (with their e-variant and synonyms): an abbreviation's completions rank
+    # an entry, but do not vouch for it. The word being typed counts with its completions.
+    groups = [terms.with_e_variant(w) for w in dict.fromkeys(query.words)]
+    if query.prefix:
+        whole = stem(query.prefix)
+        groups.append(terms.with_e_variant(whole) + terms.completions(query.prefix, whole))
     weights = [terms.idf(g[0][0]) for g in groups]
     total = sum(weights) or 1.0
     out: dict[int, float] = {}
@@ -203,3 +209,9 @@ def _fuse(
         out = [h for h in out if not (h.weak and h.keyword is None)]
     out.sort(key=hit_order)
     return out[:limit]
+
+
+def is_judged(text: str) -> bool:
+    """Whether a query is short enough for its hits to be judged (marked weak or not)."""
+    query = parse_query(text)
+    return len(query.words) + (query.prefix is not None) <= LONG_QUERY_WORDS

@@ -20,6 +20,7 @@ import asyncio
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 from mcp_sidecar.catalog import hybrid, names
@@ -162,7 +163,9 @@ async def discover(
     hidden = {(r["server"], r["name"]) for r in collided}
     ranked, cut = ranked_query(query)
     model = app.catalogs.model()
-    hits = _ranked_hits(indexes, ranked, limit, hidden, prompts_last=for_model and kind == "all", model=model)
+    # A model writes whole words: its last word is not a prefix still being typed ("tea" is not "team").
+    words = ranked + " " if for_model and ranked and not ranked[-1].isspace() else ranked
+    hits = _ranked_hits(indexes, words, limit, hidden, prompts_last=for_model and kind == "all", model=model)
     active = app.sessions.active(session_id)
     candidates = [candidate(hit, active) for hit in hits]
     result: DiscoverResult = {
@@ -174,7 +177,13 @@ async def discover(
         # Refusals come from the catalogs, keyed by kind (catalog/names.py): dicts until typed there.
         "refused": cast("list[RefusedEntry]", refused),
         "text": render(
-            query, candidates, unavailable, refused, ranked_chars=len(ranked) if cut else None, wording=wording
+            query,
+            candidates,
+            unavailable,
+            refused,
+            ranked_chars=len(ranked) if cut else None,
+            wording=wording,
+            scope=Scope(server, kind, hybrid.is_judged(words)),
         ),
     }
     if cut:
@@ -463,6 +472,16 @@ def _refused_rows(refused: list[dict[str, Any]]) -> list[str]:
     return [f" ✘ {one_line(server)} refused {line}" for server, rs in by_server.items() for line in names.summary(rs)]
 
 
+@dataclass(frozen=True)
+class Scope:
+    """What a query searched, for the next step when nothing fits."""
+
+    server: str | None = None
+    kind: str = "all"
+    judged: bool = True
+    """False for a query too long to judge (a pasted message): nothing is marked weak."""
+
+
 def render(
     query: str,
     candidates: list[Candidate],
@@ -471,29 +490,32 @@ def render(
     *,
     ranked_chars: int | None = None,
     wording: Wording = EDITOR,
+    scope: Scope = Scope(),
 ) -> str:
     """Compact, deterministic text for a model: one row per candidate, then the exact next calls."""
     shown = query if len(query) <= QUERY_SHOWN_CHARS else query[: QUERY_SHOWN_CHARS - 1] + "…"
     lines = [f"mcp discover {json_escape(json.dumps(shown, ensure_ascii=False))}"]
     if ranked_chars is not None:
         lines.append(f" (a long query: ranked on its first {ranked_chars:,} of {len(query):,} characters)")
+    all_weak = bool(candidates) and all(c.get("weak") for c in candidates)
     if not candidates:
         lines.append(" (no matching candidates)")
-    elif all(c.get("weak") for c in candidates):
+    elif all_weak:
         lines.append(f" (no confident match: the nearest entries follow, marked {WEAK}; they may not do what is asked)")
+    elif not scope.judged:
+        lines.append(" (a long message: ranked, not judged; read each description before activating one)")
     lines.extend(f" {_weak_marked(_row(c, wording), c)}" for c in candidates)
     lines.extend(_unavailable_rows(unavailable))
     lines.extend(_refused_rows(refused or []))
-    if not unavailable and (not candidates or all(c.get("weak") for c in candidates)):
-        lines.append(NOTHING_MATCHES)
+    if not unavailable and (not candidates or all_weak):
+        lines.append(nothing_matches(scope))
     to_activate = [c["id"] for c in candidates if c["kind"] == "tool" and not c["loaded"] and not c.get("weak")]
-    weak_tools = [c["id"] for c in candidates if c["kind"] == "tool" and not c["loaded"] and c.get("weak")]
     if to_activate:
-        lines.append(f"Activate the tools you need by their exact ids: {model_call({'activate': to_activate})}")
-    elif weak_tools:
-        lines.append(
-            f"If a weak match does fit, activate it by its exact id: {model_call({'activate': weak_tools[:1]})}"
-        )
+        lead = "Activate the tools you need by their exact ids" if scope.judged else "Activate only those that fit"
+        lines.append(f"{lead}: {model_call({'activate': to_activate})}")
+    elif any(c["kind"] == "tool" and not c["loaded"] for c in candidates):
+        call = model_call({"activate": ["<id>"]})
+        lines.append(f"If one of them does fit, activate it by its exact id as shown: {call}")
     if any(c["kind"] == "tool" and c["loaded"] for c in candidates):
         lines.append(wording.loaded_note or LOADED_NOTE)
     return "\n".join(lines)
@@ -501,9 +523,18 @@ def render(
 
 WEAK = "[weak match]"
 NOTHING_MATCHES = (
-    "Try other words for what the tool would do (an action and its object), or query one server with "
-    "`server`; if nothing fits, no configured server offers this: say so rather than guess."
+    "Try other words for what the tool would do (an action and its object). If nothing fits, none of "
+    "the user's MCP servers seems to offer this: use your other tools, or tell the user."
 )
+
+
+def nothing_matches(scope: Scope) -> str:
+    """The next step when nothing fits: widen a narrowed search first."""
+    if scope.server is not None:
+        return f"Nothing in {one_line(scope.server)} fits: query again without `server` to search every server."
+    if scope.kind != "all":
+        return f'Nothing among the {scope.kind} fits: query again with `kind: "all"`, or in other words.'
+    return NOTHING_MATCHES
 
 
 def _weak_marked(row: str, c: Mapping[str, Any]) -> str:
