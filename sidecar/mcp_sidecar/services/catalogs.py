@@ -85,6 +85,8 @@ class Catalogs:
         self.prompts: dict[str, ListCatalog] = {}
         self._indexes: dict[tuple[str, Group], _IndexEntry] = {}
         self._locks: dict[tuple[str, Group], asyncio.Lock] = {}
+        self._builds: dict[tuple[str, Group], asyncio.Lock] = {}
+        """One index build at a time per catalog (its fetch lock is not held while building)."""
         self._slots_held: dict[str, _ServerSlot] = {}
         self._hub = hub
         hub.subscribe(StatusChanged, self._status_changed)
@@ -265,11 +267,25 @@ class Catalogs:
 
     # -- indexes -----------------------------------------------------------------------------
 
-    def index(self, conn: Connection, group: Group, source: ToolCatalog | ListCatalog) -> Index:
-        """The ranking index of one catalog, rebuilt only when that catalog object changes."""
-        entry = self._indexes.get((conn.name, group))
+    async def index(self, conn: Connection, group: Group, source: ToolCatalog | ListCatalog) -> Index:
+        """The ranking index of one catalog, rebuilt only when that catalog object changes.
+
+        A build (tokens, embeddings, the stored copy) runs in a worker thread: a catalog of
+        thousands of tools takes a second or more, and other requests are answered meanwhile.
+        """
+        key = (conn.name, group)
+        entry = self._indexes.get(key)
         if entry is not None and entry.source is source:
             return entry.index
+        async with self._builds.setdefault(key, asyncio.Lock()):
+            entry = self._indexes.get(key)
+            if entry is not None and entry.source is source:
+                return entry.index
+            index = await asyncio.to_thread(self._build, conn, group, source)
+            self._indexes[key] = _IndexEntry(source, index)
+            return index
+
+    def _build(self, conn: Connection, group: Group, source: ToolCatalog | ListCatalog) -> Index:
         docs: list[Document] = []
         if isinstance(source, ToolCatalog):
             visible = source.visible(conn.config)
@@ -283,7 +299,6 @@ class Catalogs:
         model = self.model()
         vectors = model.embed([documents.embedding_text(d) for d in docs]) if model is not None else None
         index = Index.build(conn.name, docs, vectors)
-        self._indexes[(conn.name, group)] = _IndexEntry(source, index)
         if isinstance(source, ToolCatalog) and source.disk is not None:
             self._keep_index(conn, source, index, source.disk)
         return index

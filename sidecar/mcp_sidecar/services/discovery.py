@@ -95,7 +95,7 @@ async def _server_indexes(
         except SidecarError as exc:
             unavailable.append({"server": conn.name, "kind": group, "diagnostic": exc.diagnostic.to_json()})
             return
-        indexes.append(catalogs.index(conn, group, source))
+        indexes.append(await catalogs.index(conn, group, source))
         refused.extend({"server": conn.name, **r} for r in source.refused)
 
     needs_fetch = any(not _cached(app, conn, g) for g in groups)
