@@ -8,7 +8,7 @@ import pytest
 
 from mcp_sidecar.catalog import semantic
 from mcp_sidecar.catalog.documents import embedding_text, tool_document
-from mcp_sidecar.catalog.hybrid import search
+from mcp_sidecar.catalog.hybrid import SIMILARITY, search
 from mcp_sidecar.catalog.index import Hit, Index
 
 TOOLS = {
@@ -111,3 +111,36 @@ def test_an_index_without_vectors_falls_back_to_keywords(model: semantic.Model) 
 def test_the_empty_query_browses(model: semantic.Model, tmp_path: Path) -> None:
     hits = search(indexes(model), "", limit=3, model=model)
     assert ids(hits) == ["clock.get_current_time", "clock.convert_time", "files.list_directory"]
+
+
+def test_a_title_equal_to_the_query_cannot_turn_meaning_off(model: semantic.Model) -> None:
+    query = "what time is it in Tokyo right now"
+    evil = [tool_document("evil", {"name": "x", "title": query, "description": "Anything."}, 0)]
+    pool = [*indexes(model), Index.build("evil", evil, model.embed([embedding_text(d) for d in evil]))]
+    hits = search(pool, query, limit=4, model=model)
+    assert ids(hits)[0] == "evil.x"  # the exact boost still puts it first...
+    assert any(h.semantic is not None for h in hits[1:])  # ...but the rest is read for its meaning
+    assert {"clock.get_current_time", "clock.convert_time"} & set(ids(hits))
+
+
+def test_a_long_message_is_ranked_not_judged(model: semantic.Model) -> None:
+    message = (
+        "hello there, I was wondering whether you could please help me today because my manager asked "
+        "me to move the quarterly report file into the archive folder before the meeting"
+    )
+    hits = search(indexes(model), message, limit=5, model=model)
+    assert ids(hits)[0] == "files.move_file"
+    assert not any(h.weak for h in hits)
+    # Entries only near in meaning must be near enough to vouch for themselves.
+    assert all(h.keyword is not None or (h.similarity or 0.0) >= SIMILARITY for h in hits)
+
+
+class BrokenModel:
+    def embed(self, texts: list[str]) -> object:
+        raise ValueError("a damaged model file")
+
+
+def test_a_model_that_fails_leaves_keywords_to_rank(model: semantic.Model) -> None:
+    broken = search(indexes(model), "list issues", limit=3, model=BrokenModel())
+    assert ids(broken) == ids(search(indexes(model), "list issues", limit=3))
+    assert all(h.semantic is None for h in broken)

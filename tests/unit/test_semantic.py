@@ -165,3 +165,16 @@ def test_a_catalog_of_endless_new_words_is_cut_at_the_budget(
     assert "more than 3 new words in one catalog" in caplog.text
     [again] = model.embed(["alpha beta gamma"])  # words already known cost nothing
     np.testing.assert_allclose(again, first)
+
+
+def test_a_compiled_tokenizer_with_shifted_sections_is_refused(model: semantic.Model) -> None:
+    data = bytearray(model.tokenizer.to_bytes())
+    words = np.frombuffer(bytes(data), np.int64).copy()
+    words[3] += 1  # one more character, one merge fewer: the same bytes, read as other tables
+    words[8] -= 1
+    with pytest.raises(ValueError, match="tables of the wrong size"):
+        semantic.CompiledTokenizer.from_bytes(words.tobytes())
+    flipped = bytearray(data)
+    flipped[-5] ^= 0x01
+    with pytest.raises(ValueError, match="damaged"):
+        semantic.CompiledTokenizer.from_bytes(bytes(flipped))

@@ -123,6 +123,24 @@ def test_a_damaged_or_foreign_index_file_is_refused() -> None:
     for cut in (10, len(data) // 2, len(data) - 20):
         assert stored_index.from_bytes(data[:cut], mark, raw) is None
     assert stored_index.from_bytes(b"garbage" * 50, mark, raw) is None
+    # Any flipped bit past the header: the body's checksum no longer matches.
+    head = (
+        len(stored_index.MAGIC)
+        + 8
+        + int.from_bytes(data[len(stored_index.MAGIC) : len(stored_index.MAGIC) + 8], "little")
+    )
+    for at in range(head, len(data), max(1, (len(data) - head) // 97)):
+        flipped = bytearray(data)
+        flipped[at] ^= 0x10
+        assert stored_index.from_bytes(bytes(flipped), mark, raw) is None, at
+    # A header that is not what it should be: nested too deep, not finite, another version's.
+    for header in (
+        b"[" * 100_000,
+        b'{"documents": Infinity}',
+        data[len(stored_index.MAGIC) + 8 : head].replace(b'"sidecar":"', b'"sidecar":"0'),
+    ):
+        forged = stored_index.MAGIC + len(header).to_bytes(8, "little") + header + data[head:]
+        assert stored_index.from_bytes(forged, mark, raw) is None
 
 
 def test_a_catalog_with_a_nul_in_a_name_is_not_stored_this_way() -> None:

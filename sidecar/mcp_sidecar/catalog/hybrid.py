@@ -4,7 +4,9 @@ Two ranked lists over the same pool: by keywords, and by the cosine similarity o
 vector to each entry's. Reciprocal-rank fusion merges them (each list's top `DEPTH`), so
 neither signal's scale needs calibrating against the other's. What fusion must not disturb:
 
-* a query that is exactly an entry's name or id is ranked by keywords alone, that entry first;
+* a one-word query that is exactly an entry's name, id or URI is ranked by keywords alone, that
+  entry first (a longer query that is exactly a title still ranks that entry first, by the
+  exact boost, but is fused: a server cannot turn meaning off with a title);
 * a query being typed (`rea tex`: a short query whose last word matches no whole word, only the
   start of longer ones) is ranked by keywords alone: a half-typed word has no meaning to embed.
 
@@ -22,6 +24,7 @@ the tuning halves of the paraphrase and no-match sets and on `queries.json`
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -29,6 +32,8 @@ from typing import Any
 from mcp_sidecar.catalog import index as keywords
 from mcp_sidecar.catalog.index import EXACT_BOOST, Hit, Index, Terms, hit_order, parse_query
 from mcp_sidecar.catalog.tokens import stem
+
+log = logging.getLogger(__name__)
 
 DEPTH = 20
 """How far down each signal's list fusion reads."""
@@ -62,14 +67,21 @@ def search(
     by_keywords = keywords.search(pool, text, kinds=kinds, limit=max(limit, DEPTH))
     judged = is_judged(text)
     coverage = _coverage(pool, text, by_keywords) if judged else {}
-    exact = bool(by_keywords) and _exact(by_keywords[0])
+    # A name, an id or a URI typed exactly (one word): that entry, then keywords. A sentence that
+    # is exactly some entry's title ranks that entry first but is still read for its meaning.
+    exact = bool(by_keywords) and _exact(by_keywords[0]) and len(text.split()) == 1
     if model is None or exact or _being_typed(pool, text) or not all(ix.vectors is not None for ix in pool):
         ranked = [
             replace(h, keyword=rank, weak=judged and not _exact(h) and coverage.get(id(h.document), 0.0) < COVERAGE)
             for rank, h in enumerate(by_keywords, 1)
         ]
         return ranked[:limit]
-    similarities = _similarities(pool, model.embed([text])[0], kinds)
+    try:
+        query_vector = model.embed([text])[0]
+    except Exception:  # a fault in the model's files: keywords alone still answer
+        log.exception("embedding the query failed; ranked by keywords alone")
+        return search(pool, text, kinds=kinds, limit=limit, model=None)
+    similarities = _similarities(pool, query_vector, kinds)
     where = {id(ix): n for n, ix in enumerate(pool)}
     similarity_of = {}
     for hit in by_keywords:
@@ -204,7 +216,10 @@ def _fuse(
             coverage is None or _exact(hit) or coverage.get(key, 0.0) >= COVERAGE or (similarity or 0.0) >= SIMILARITY
         )
         out.append(Hit(score, hit.document, keyword, semantic, similarity, not vouched, hit.row))
-    if any(not h.weak and h.keyword is not None for h in out):
+    if coverage is None:
+        # A message too long to judge: an entry only near in meaning must be near enough to vouch.
+        out = [h for h in out if h.keyword is not None or (h.similarity or 0.0) >= SIMILARITY]
+    elif any(not h.weak and h.keyword is not None for h in out):
         # Keywords found real matches: an entry only vaguely near in meaning is filler, not an answer.
         out = [h for h in out if not (h.weak and h.keyword is None)]
     out.sort(key=hit_order)

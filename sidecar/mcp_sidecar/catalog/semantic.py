@@ -24,6 +24,7 @@ import json
 import logging
 import os
 import threading
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,7 @@ MODEL_NAME = "wordllama-l2_supercat-256"
 DIMENSIONS = 256
 SPACE = "\u2581"
 """SentencePiece's word-start mark: the tokenizer's normaliser puts it before every word."""
-COMPILED_FORMAT = 1
+COMPILED_FORMAT = 2
 MAX_WORD_CHARS = 24
 """A longer run of characters is cut: it is an identifier, a path or a hash, not a word with
 meaning, and merging a long word costs time that grows with its square (a hostile catalog)."""
@@ -123,25 +124,46 @@ class CompiledTokenizer:
         import numpy as np
 
         parts = [self.chars, self.char_ids, self.byte_ids, self.pair_keys, self.pair_ranks, self.pair_merged]
-        header = np.array([COMPILED_FORMAT, self.unknown, *(len(p) for p in parts)], np.int64)
-        return b"".join(np.ascontiguousarray(p, np.int64).tobytes() for p in (header, *parts))
+        body = b"".join(np.ascontiguousarray(p, np.int64).tobytes() for p in parts)
+        header = np.array([COMPILED_FORMAT, self.unknown, zlib.crc32(body), *(len(p) for p in parts)], np.int64)
+        return header.tobytes() + body
 
     @classmethod
     def from_bytes(cls, data: bytes) -> CompiledTokenizer:
         import numpy as np
 
         words = np.frombuffer(data, np.int64)
-        if len(words) < 8 or words[0] != COMPILED_FORMAT:
+        if len(words) < 9 or words[0] != COMPILED_FORMAT:
             raise ValueError("not a compiled tokenizer of this format")
-        sizes = [int(n) for n in words[2:8]]
-        if any(n < 0 for n in sizes) or 8 + sum(sizes) != len(words):
+        sizes = [int(n) for n in words[3:9]]
+        if any(n < 0 for n in sizes) or 9 + sum(sizes) != len(words):
             raise ValueError("a truncated compiled tokenizer")
-        parts, at = [], 8
+        if int(words[2]) != zlib.crc32(words[9:].tobytes()):
+            raise ValueError("a damaged compiled tokenizer")
+        parts, at = [], 9
         for n in sizes:
             parts.append(words[at : at + n])
             at += n
         chars, char_ids, byte_ids, pair_keys, pair_ranks, pair_merged = parts
-        return cls(chars, char_ids, byte_ids, pair_keys, pair_ranks, pair_merged, unknown=int(words[1]))
+        found = cls(chars, char_ids, byte_ids, pair_keys, pair_ranks, pair_merged, unknown=int(words[1]))
+        found.check()
+        return found
+
+    def check(self) -> None:
+        """Every table the shape encoding relies on (sorted for bisection, ids in range)."""
+        import numpy as np
+
+        ids = (self.char_ids, self.byte_ids, self.pair_merged, np.array([self.unknown]))
+        if len(self.chars) != len(self.char_ids) or len(self.byte_ids) != 256:
+            raise ValueError("tables of the wrong size")
+        if not (len(self.pair_keys) == len(self.pair_ranks) == len(self.pair_merged)):
+            raise ValueError("merge tables of different sizes")
+        if (np.diff(self.chars) <= 0).any() or (np.diff(self.pair_keys) < 0).any():
+            raise ValueError("tables that are looked up by bisection are not sorted")
+        if any(len(a) and (a.min() < 0 or a.max() >= self.VOCABULARY) for a in ids):
+            raise ValueError("a token id out of range")
+        if len(self.pair_ranks) and (self.pair_ranks.min() < 0 or self.pair_ranks.max() >= 1 << 31):
+            raise ValueError("a merge rank out of range")
 
     def symbol_ids(self, word: str) -> list[int]:
         import numpy as np
@@ -228,6 +250,11 @@ class Model:
     """Embeds texts: token rows from the memory-mapped weights, averaged, normalised (float32)."""
 
     def __init__(self, weights: Any, tokenizer: CompiledTokenizer, digest: str) -> None:
+        rows = weights.shape[0]
+        if tokenizer.unknown >= rows or any(
+            len(a) and a.max() >= rows for a in (tokenizer.char_ids, tokenizer.pair_merged)
+        ):
+            raise ModelUnavailable("the tokenizer names tokens the weights do not have")
         self.weights = weights
         self.tokenizer = tokenizer
         self.digest = digest
@@ -323,7 +350,7 @@ def _compiled_tokenizer(root: Path, digest: str, cache: Path | None) -> Compiled
                     return CompiledTokenizer.from_bytes(fs.read_private_file(dir_fd, name, 16 << 20))
         except FileNotFoundError:
             pass
-        except (OSError, ValueError, fs.UnsafeDirectory) as exc:
+        except Exception as exc:  # damaged or foreign: compile it again
             log.debug("compiled tokenizer not reused: %s", type(exc).__name__)
     compiled = CompiledTokenizer.from_json((root / TOKENIZER).read_bytes())
     if cache is not None:

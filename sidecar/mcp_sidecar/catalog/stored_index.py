@@ -19,14 +19,17 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import zlib
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
+from mcp_sidecar import __version__
 from mcp_sidecar.catalog.index import Document, Index
+from mcp_sidecar.catalog.semantic import DIMENSIONS
 
-MAGIC = b"mcp-sidecar index 2\n"
+MAGIC = b"mcp-sidecar index 3\n"
 SEPARATOR = "\0"
 
 
@@ -113,7 +116,10 @@ def to_bytes(
         pad = -len(blob) % 8
         blobs.append(blob + b"\0" * pad)
         at += len(blob) + pad
+    body = b"".join(blobs)
     header = {
+        "sidecar": __version__,
+        "body": zlib.crc32(body),
         "key": fingerprint.key,
         "catalog": fingerprint.catalog,
         "filters": fingerprint.filters,
@@ -125,9 +131,9 @@ def to_bytes(
         "sections": sections,
         **meta,
     }
-    head = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    head = json.dumps(header, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
     head += b" " * (-(len(MAGIC) + 8 + len(head)) % 8)
-    return MAGIC + len(head).to_bytes(8, "little") + head + b"".join(blobs)
+    return MAGIC + len(head).to_bytes(8, "little") + head + body
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,10 +147,12 @@ def from_bytes(data: bytes, fingerprint: Fingerprint, catalog: bytes) -> Stored 
     """The index in `data` when it was made from `fingerprint`, over the `catalog` file's bytes."""
     try:
         reader = _Reader(data)
-        if reader.fingerprint() != fingerprint:
-            return None
+        if reader.fingerprint() != fingerprint or reader.header.get("sidecar") != __version__:
+            return None  # another catalog, filters or model, or another version's tokens
+        if reader.header.get("body") != zlib.crc32(reader.body):
+            return None  # damaged
         return Stored(_index(reader, catalog), reader.meta())
-    except (ValueError, KeyError, TypeError, IndexError):
+    except Exception:  # a damaged or foreign file, however it fails: build the index again
         return None
 
 
@@ -152,7 +160,7 @@ def fingerprint_of(data: bytes) -> Fingerprint | None:
     """What an index file says it was made from (for inspection; `from_bytes` checks it)."""
     try:
         return _Reader(data).fingerprint()
-    except (ValueError, KeyError, TypeError):
+    except Exception:
         return None
 
 
@@ -173,7 +181,7 @@ class _Reader:
         return Fingerprint(h["key"], h["catalog"], h["filters"], h["model"])
 
     def meta(self) -> dict[str, Any]:
-        internal = ("sections", "documents", "dimensions", "totalLength")
+        internal = ("sections", "documents", "dimensions", "totalLength", "body", "sidecar")
         return {k: v for k, v in self.header.items() if k not in internal}
 
     def _section(self, name: str) -> memoryview:
@@ -209,28 +217,58 @@ def _index(reader: _Reader, catalog: bytes) -> Index:
     spellings = reader.strings("exactSpellings")
     counts = reader.array("exactCounts", np.int32, len(spellings))
     exact_ids = reader.array("exactIds", np.int32, int(counts.sum())).tolist()
-    if len(keys) != n_docs or int(offsets[-1]) != len(doc_ids) or (len(doc_ids) and doc_ids.max() >= n_docs):
-        raise ValueError("the sections disagree")
-    if n_docs and (spans.min() < 0 or spans.max() > len(catalog)):
+    lengths = reader.array("lengths", np.float64, n_docs)
+    positions = reader.array("positions", np.int32, n_docs)
+    _check(n_docs, len(keys), offsets, doc_ids, tfs, lengths, positions, exact_ids)
+    if n_docs and (spans[:, 0].min() < 0 or (spans[:, 1] <= spans[:, 0]).any() or spans.max() > len(catalog)):
         raise ValueError("a span lies outside the catalog")
+    vocabulary = reader.strings("vocabulary")
+    surface_words = reader.strings("surfaceWords")
+    if not all(_ascending(found) for found in (spellings, vocabulary, surface_words)):
+        raise ValueError("a list that is looked up by bisection is not sorted")
     vectors = None
     if reader.header["model"] is not None:
-        dimensions = int(reader.header["dimensions"])
-        vectors = reader.array("vectors", np.float16, n_docs * dimensions).reshape(n_docs, dimensions)
+        if int(reader.header["dimensions"]) != DIMENSIONS:
+            raise ValueError("embeddings of another width")
+        vectors = reader.array("vectors", np.float16, n_docs * DIMENSIONS).reshape(n_docs, DIMENSIONS)
         vectors = vectors.astype(np.float32)
+        if not np.isfinite(vectors).all():
+            raise ValueError("an embedding is not finite")
     starts = np.concatenate(([0], np.cumsum(counts))).tolist()
     return Index(
         server,
-        StoredDocuments(server, keys, reader.array("positions", np.int32, n_docs).tolist(), spans, catalog),
+        StoredDocuments(server, keys, positions.tolist(), spans, catalog),
         postings=Postings(dict(zip(terms, range(len(terms)), strict=True)), offsets, doc_ids, tfs),
-        lengths=reader.array("lengths", np.float64, n_docs),
+        lengths=lengths,
         total_length=float(reader.header["totalLength"]),
-        vocabulary=reader.strings("vocabulary"),
-        surface=SortedMap(reader.strings("surfaceWords"), reader.strings("surfaceTerms")),
+        vocabulary=vocabulary,
+        surface=SortedMap(surface_words, reader.strings("surfaceTerms")),
         exact=SortedMap(spellings, [exact_ids[a:b] for a, b in itertools.pairwise(starts)]),
         vectors=vectors,
         kinds=["tool"] * n_docs,
     )
+
+
+def _check(
+    n_docs: int, n_keys: int, offsets: Any, doc_ids: Any, tfs: Any, lengths: Any, positions: Any, exact_ids: list[int]
+) -> None:
+    """Every number an index holds within the range ranking relies on."""
+    import numpy as np
+
+    if n_keys != n_docs or int(offsets[0]) != 0 or int(offsets[-1]) != len(doc_ids) or (np.diff(offsets) < 0).any():
+        raise ValueError("the postings disagree with their offsets")
+    if len(doc_ids) and (doc_ids.min() < 0 or doc_ids.max() >= n_docs):
+        raise ValueError("a posting names no document")
+    if not (np.isfinite(tfs).all() and (tfs > 0).all() and np.isfinite(lengths).all() and (lengths >= 0).all()):
+        raise ValueError("a weight is not a positive number")
+    if n_docs and positions.min() < 0:
+        raise ValueError("a negative position")
+    if exact_ids and (min(exact_ids) < 0 or max(exact_ids) >= n_docs):
+        raise ValueError("an exact spelling names no document")
+
+
+def _ascending(values: list[str]) -> bool:
+    return all(a < b for a, b in itertools.pairwise(values))
 
 
 class Postings(Mapping[str, tuple[Sequence[int], Sequence[float]]]):

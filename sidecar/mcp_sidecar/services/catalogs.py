@@ -20,6 +20,7 @@ slot behind it, and discoveries and activations of the same servers cannot deadl
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import time
 from collections.abc import AsyncIterator
@@ -34,6 +35,8 @@ from mcp_sidecar.catalog.index import Document, Index
 from mcp_sidecar.catalog.tools import ToolCatalog
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.events import CatalogInvalidated, EventHub, Reconciled, RowMayHaveChanged, StatusChanged
+
+log = logging.getLogger(__name__)
 
 Group = Literal["tools", "resources", "prompts"]
 GROUPS: tuple[Group, ...] = ("tools", "resources", "prompts")
@@ -296,12 +299,21 @@ class Catalogs:
             docs += [documents.template_document(conn.name, d, offset + i) for i, d in enumerate(source.templates)]
         else:
             docs = [documents.prompt_document(conn.name, d, i) for i, d in enumerate(source.items)]
-        model = self.model()
-        vectors = model.embed([documents.embedding_text(d) for d in docs]) if model is not None else None
-        index = Index.build(conn.name, docs, vectors)
+        index = Index.build(conn.name, docs, self._embed(docs))
         if isinstance(source, ToolCatalog) and source.disk is not None:
             self._keep_index(conn, source, index, source.disk)
         return index
+
+    def _embed(self, docs: list[Document]) -> Any:
+        """The documents' embeddings, or None (keywords alone rank them) without the model."""
+        model = self.model()
+        if model is None:
+            return None
+        try:
+            return model.embed([documents.embedding_text(d) for d in docs])
+        except Exception:  # a fault in the model's files must not take discovery down with it
+            log.exception("embedding failed; this catalog is ranked by keywords alone")
+            return None
 
     def model(self) -> semantic.Model | None:
         """The embedding model for the semantic signal, or None when it is off or not installed."""
