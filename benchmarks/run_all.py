@@ -23,6 +23,7 @@ SCRIPTS = (
     "large_result.py",
     "vs_mcp_hub.py",
     "gateway.py",
+    "call_throughput.py",
 )
 
 
