@@ -7,9 +7,10 @@ vocabulary, the exact spellings, each visible tool's name and byte span in the c
 the refusals, and the embeddings (float16). Tool descriptors stay in the catalog file and are
 parsed one by one, only for the candidates a query returns.
 
-The file is trusted only when it was made from the very catalog file beside it (a SHA-256 of
-its bytes), for the same filters and the same embedding model, in this format; anything else
-is ignored and the index is built (and kept) again. It is keyed and removed with its catalog.
+The file is trusted only when it was made from the very catalog file beside it (its size and
+CRC-32), for the same filters, the same embedding model and the same sidecar version, in this
+format, with its body's checksum intact; anything else is ignored and the index is built (and
+kept) again. It is keyed and removed with its catalog.
 No string it holds may contain a NUL (they are NUL-joined); a catalog that has one is simply
 never stored this way.
 """
@@ -17,7 +18,6 @@ never stored this way.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import zlib
 from bisect import bisect_left
@@ -34,7 +34,9 @@ SEPARATOR = "\0"
 
 
 def catalog_digest(raw: bytes) -> str:
-    return hashlib.sha256(raw).hexdigest()
+    """Which catalog file an index was made from: its size and CRC-32 (the directory is private;
+    this tells a changed or damaged file, it is no defence against its owner)."""
+    return f"{len(raw)}:{zlib.crc32(raw):08x}"
 
 
 def filters_digest(include: Sequence[str] | None, exclude: Sequence[str] | None) -> str:
@@ -224,8 +226,6 @@ def _index(reader: _Reader, catalog: bytes) -> Index:
         raise ValueError("a span lies outside the catalog")
     vocabulary = reader.strings("vocabulary")
     surface_words = reader.strings("surfaceWords")
-    if not all(_ascending(found) for found in (spellings, vocabulary, surface_words)):
-        raise ValueError("a list that is looked up by bisection is not sorted")
     vectors = None
     if reader.header["model"] is not None:
         if int(reader.header["dimensions"]) != DIMENSIONS:
@@ -243,7 +243,7 @@ def _index(reader: _Reader, catalog: bytes) -> Index:
         total_length=float(reader.header["totalLength"]),
         vocabulary=vocabulary,
         surface=SortedMap(surface_words, reader.strings("surfaceTerms")),
-        exact=SortedMap(spellings, [exact_ids[a:b] for a, b in itertools.pairwise(starts)]),
+        exact=SortedMap(spellings, Slices(exact_ids, starts)),
         vectors=vectors,
         kinds=["tool"] * n_docs,
     )
@@ -267,8 +267,26 @@ def _check(
         raise ValueError("an exact spelling names no document")
 
 
-def _ascending(values: list[str]) -> bool:
-    return all(a < b for a, b in itertools.pairwise(values))
+class Slices(Sequence[list[int]]):
+    """`values[starts[i]:starts[i + 1]]` for each i, made when asked for."""
+
+    def __init__(self, values: list[int], starts: list[int]) -> None:
+        self._values = values
+        self._starts = starts
+
+    @overload
+    def __getitem__(self, i: int) -> list[int]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[list[int]]: ...
+
+    def __getitem__(self, i: int | slice) -> list[int] | Sequence[list[int]]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return self._values[self._starts[i] : self._starts[i + 1]]
+
+    def __len__(self) -> int:
+        return len(self._starts) - 1
 
 
 class Postings(Mapping[str, tuple[Sequence[int], Sequence[float]]]):
