@@ -82,6 +82,10 @@ _LEGACY_CHANGES: dict[str, ListKind] = {
 }
 
 
+CONNECT_ROUNDS = 3
+"""How often one caller waits for a connection that came up and went before it could use it."""
+
+
 class Connection:
     def __init__(
         self,
@@ -208,25 +212,33 @@ class Connection:
 
     async def _live(self, operation: str) -> LiveSession:
         """The live session, connecting first if needed; concurrent callers share one attempt."""
-        if self.config.disabled:
-            raise refused_disabled(operation, self.name, self.config.approval_required)
-        if self._session is not None and self.state == "connected":
-            return self._session
-        self._check_backoff(operation)
-        if self._ready is None or self._ready.done():
-            self._start_owner(operation)
-        assert self._ready is not None
-        try:
-            # shield: one caller's cancellation must not abort the attempt other callers share.
-            await asyncio.shield(self._ready)
-        except asyncio.CancelledError:
-            if cancelled_by_caller():
-                raise
-            raise fail(
-                "cancelled", operation, "The connection attempt was stopped by a reconnect or shutdown.", self.name
-            ) from None
-        assert self._session is not None
-        return self._session
+        for _ in range(CONNECT_ROUNDS):
+            if self.config.disabled:
+                raise refused_disabled(operation, self.name, self.config.approval_required)
+            if self._session is not None and self.state == "connected":
+                return self._session
+            self._check_backoff(operation)
+            if self._ready is None or self._ready.done():
+                self._start_owner(operation)
+            assert self._ready is not None
+            try:
+                # shield: one caller's cancellation must not abort the attempt other callers share.
+                await asyncio.shield(self._ready)
+            except asyncio.CancelledError:
+                if cancelled_by_caller():
+                    raise
+                raise fail(
+                    "cancelled", operation, "The connection attempt was stopped by a reconnect or shutdown.", self.name
+                ) from None
+            if self._session is not None:
+                return self._session
+            # It connected, then went before this caller resumed (a server dying right after its
+            # handshake, a session replaced): go round again as a caller arriving now would, which
+            # meets the backoff of a failure or joins the attempt under way.
+        diag = self.last_diagnostic
+        if diag is not None:
+            raise fail(diag.code, operation, diag.message, self.name)
+        raise fail("connection_failed", operation, "The server closed the connection after connecting.", self.name)
 
     def _start_owner(self, operation: str) -> None:
         self._stop = asyncio.Event()
