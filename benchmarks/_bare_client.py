@@ -51,13 +51,13 @@ def main(argv: Sequence[str] | None = None) -> None:
                     raise RuntimeError("echo failed")
             sys.stdout.write("ready\n")
             sys.stdout.flush()
-            await _stdin_line()
+            await stdin_line()
 
     with open(os.devnull, "w") as devnull:  # the server's stderr
         asyncio.run(run(devnull))
 
 
-async def _stdin_line() -> None:
+async def stdin_line() -> None:
     """Wait for a line or the end of stdin, without a thread."""
     reader = asyncio.StreamReader()
     loop = asyncio.get_running_loop()

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from _bare_client import stdin_line
 from _common import (
     BASIC_SERVER,
     PYTHON,
@@ -383,7 +384,7 @@ def bare_client(sessions: int, mode: str) -> int:
                 await asyncio.wait_for(all_ready.wait(), START_TIMEOUT_S)
                 sys.stdout.write("ready\n")
                 sys.stdout.flush()
-                await _stdin_line()
+                await stdin_line()
             finally:
                 stop.set()
 
@@ -395,17 +396,6 @@ def bare_client(sessions: int, mode: str) -> int:
     with open(os.devnull, "w") as devnull:  # the servers' stderr
         asyncio.run(run(devnull))
     return 0
-
-
-async def _stdin_line() -> None:
-    """Wait for a line or the end of stdin, without a thread."""
-    reader = asyncio.StreamReader()
-    loop = asyncio.get_running_loop()
-    transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    try:
-        await reader.readline()
-    finally:
-        transport.close()
 
 
 # --------------------------------------------------------------------------- main

@@ -122,31 +122,28 @@ class ToolCache:
             "tools": tools,  # last: `stored_index.tool_spans` relies on it
         }
         data = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-        try:
-            with fs.private_directory(self.directory, create=True) as dir_fd:
-                assert dir_fd is not None
-                fs.atomic_write_at(dir_fd, self._name(key), data)
-        except fs.UnsafeDirectory as exc:
-            self._refused(exc)
-            return None
-        except OSError as exc:
-            log.warning("could not write the tool cache: %s", type(exc).__name__)
-            return None
-        return data
+        return data if self._write(self._name(key), data, "the tool cache") else None
 
     def load_index(self, key: str) -> bytes | None:
         """The stored index file beside catalog `key` (`catalog/stored_index.py`), unchecked."""
         return self._read(self._index_name(key), quiet=True)
 
     def store_index(self, key: str, data: bytes) -> None:
+        self._write(self._index_name(key), data, "a catalog index")
+
+    def _write(self, name: str, data: bytes, what: str) -> bool:
+        """Replace `name` atomically in the checked directory; whether it was written."""
         try:
             with fs.private_directory(self.directory, create=True) as dir_fd:
                 assert dir_fd is not None
-                fs.atomic_write_at(dir_fd, self._index_name(key), data)
+                fs.atomic_write_at(dir_fd, name, data)
         except fs.UnsafeDirectory as exc:
             self._refused(exc)
+            return False
         except OSError as exc:
-            log.warning("could not write a catalog index: %s", type(exc).__name__)
+            log.warning("could not write %s: %s", what, type(exc).__name__)
+            return False
+        return True
 
     def invalidate(self, key: str) -> None:
         try:
