@@ -310,7 +310,9 @@ class Catalogs:
         if model is None:
             return None
         try:
-            return model.embed([documents.embedding_text(d) for d in docs])
+            vectors = model.embed([documents.embedding_text(d) for d in docs])
+            # At the precision they are stored in: a restart ranks exactly as this process does.
+            return vectors.astype("float16").astype("float32")
         except Exception:  # a fault in the model's files must not take discovery down with it
             log.exception("embedding failed; this catalog is ranked by keywords alone")
             return None
