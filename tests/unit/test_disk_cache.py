@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -321,3 +322,25 @@ def test_a_symlinked_cache_file_is_not_followed(cache: ToolCache, tmp_path: Path
     cache.invalidate("k")  # removes the link, never its target
     assert outside.exists()
     assert not (cache.directory / "tools-k.json").is_symlink()
+
+
+def test_storing_an_index_prunes_what_can_never_be_served_again(cache: ToolCache, tmp_path: Path) -> None:
+    live, gone, stale = (cache_key(name, "fp", Path("/work")) for name in ("live", "gone", "stale"))
+    for key in (live, stale):
+        cache.store(key, "s", TOOLS, NOW)
+        cache.store_index(key, b"an index")
+    cache.store_index(gone, b"an index whose catalog is gone")
+    now = time.time()
+    old = now - disk_cache.STALE_SECONDS - 60
+    os.utime(cache.directory / f"tools-{stale}.json", (old, old))
+    (cache.directory / "notes.txt").write_text("not the cache's", encoding="utf-8")
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(b"not ours to remove")
+    (cache.directory / f"index-{'0' * 40}.bin").symlink_to(outside)
+
+    cache.prune(now=now)
+
+    assert sorted(p.name for p in cache.directory.iterdir()) == sorted(
+        ["notes.txt", f"index-{'0' * 40}.bin", f"tools-{live}.json", f"index-{live}.bin"]
+    )
+    assert outside.read_bytes() == b"not ours to remove"

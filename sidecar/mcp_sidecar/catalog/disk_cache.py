@@ -24,6 +24,8 @@ import hashlib
 import json
 import logging
 import os
+import re
+import stat
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -37,6 +39,8 @@ log = logging.getLogger(__name__)
 
 TTL_SECONDS = 24 * 3600
 FORMAT_VERSION = 1
+STALE_SECONDS = 7 * 24 * 3600
+"""A catalog file untouched this long is removed (with its index) when an index is stored."""
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """Far above any catalog the sidecar accepts (10,000 tools, 4 MiB of descriptors)."""
 
@@ -129,7 +133,32 @@ class ToolCache:
         return self._read(self._index_name(key), quiet=True)
 
     def store_index(self, key: str, data: bytes) -> None:
-        self._write(self._index_name(key), data, "a catalog index")
+        if self._write(self._index_name(key), data, "a catalog index"):
+            self.prune()
+
+    def prune(self, now: float | None = None) -> None:
+        """Remove what can never be served again: an index whose catalog is gone, and a catalog
+        (with its index) untouched for `STALE_SECONDS`, long past its 24 hours (a definition that
+        changed keys its catalog anew, so nothing replaces the old file)."""
+        now = time.time() if now is None else now
+        try:
+            with fs.private_directory(self.directory, create=False) as dir_fd:
+                if dir_fd is None:
+                    return
+                names = set(os.listdir(dir_fd))
+                for name in sorted(names):
+                    key = _key_of(name)
+                    if key is None:
+                        continue
+                    if name.startswith("index-") and self._name(key) not in names:
+                        _unlink_regular(dir_fd, name)
+                    elif name.startswith("tools-") and _age(dir_fd, name, now) > STALE_SECONDS:
+                        _unlink_regular(dir_fd, name)
+                        _unlink_regular(dir_fd, self._index_name(key))
+        except fs.UnsafeDirectory as exc:
+            self._refused(exc)
+        except OSError as exc:
+            log.warning("could not prune the tool cache: %s", type(exc).__name__)
 
     def _write(self, name: str, data: bytes, what: str) -> bool:
         """Replace `name` atomically in the checked directory; whether it was written."""
@@ -187,3 +216,27 @@ def fresh(fetched_at: Any, fresh_s: Any, now: float | None = None) -> bool:
         return False
     age = (time.time() if now is None else now) - fetched_at
     return 0 <= age <= fresh_s
+
+
+_CACHE_FILE = re.compile(r"(?:tools|index)-([0-9a-f]{40})\.(?:json|bin)\Z")
+
+
+def _key_of(name: str) -> str | None:
+    found = _CACHE_FILE.fullmatch(name)
+    return found.group(1) if found else None
+
+
+def _age(dir_fd: int, name: str, now: float) -> float:
+    try:
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return 0.0
+    return now - info.st_mtime
+
+
+def _unlink_regular(dir_fd: int, name: str) -> None:
+    """Remove a regular file of this user's; anything else is left alone."""
+    with contextlib.suppress(FileNotFoundError):
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid():
+            os.unlink(name, dir_fd=dir_fd)
