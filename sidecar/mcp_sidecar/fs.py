@@ -141,3 +141,12 @@ def read_private_file(dir_fd: int, name: str, limit: int) -> bytes:
     if len(data) > limit:
         raise ValueError("larger than the limit")
     return data
+
+
+def unlink_own_file(dir_fd: int, name: str) -> None:
+    """Remove `name` in a checked directory when it is a regular file of this user's (never a link,
+    another user's file or a directory); absent is fine."""
+    with contextlib.suppress(FileNotFoundError):
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid():
+            os.unlink(name, dir_fd=dir_fd)

@@ -178,3 +178,16 @@ def test_a_compiled_tokenizer_with_shifted_sections_is_refused(model: semantic.M
     flipped[-5] ^= 0x01
     with pytest.raises(ValueError, match="damaged"):
         semantic.CompiledTokenizer.from_bytes(bytes(flipped))
+
+
+def test_a_new_compiled_tokenizer_removes_another_versions(tmp_path: Path) -> None:
+    cache = tmp_path / "models"
+    cache.mkdir(mode=0o700)
+    (cache / "tokenizer-wordllama-old-0000.bin").write_bytes(b"another version's")
+    (cache / "notes.txt").write_text("not a tokenizer", encoding="utf-8")
+    semantic.forget_loaded()
+    assert semantic.load_model(cache) is not None
+    names = sorted(p.name for p in cache.iterdir())
+    assert names[0] == "notes.txt"
+    assert len(names) == 2
+    assert names[1].startswith(f"tokenizer-{semantic.MODEL_NAME}-")

@@ -25,7 +25,6 @@ import json
 import logging
 import os
 import re
-import stat
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -151,10 +150,10 @@ class ToolCache:
                     if key is None:
                         continue
                     if name.startswith("index-") and self._name(key) not in names:
-                        _unlink_regular(dir_fd, name)
+                        fs.unlink_own_file(dir_fd, name)
                     elif name.startswith("tools-") and _age(dir_fd, name, now) > STALE_SECONDS:
-                        _unlink_regular(dir_fd, name)
-                        _unlink_regular(dir_fd, self._index_name(key))
+                        fs.unlink_own_file(dir_fd, name)
+                        fs.unlink_own_file(dir_fd, self._index_name(key))
         except fs.UnsafeDirectory as exc:
             self._refused(exc)
         except OSError as exc:
@@ -232,11 +231,3 @@ def _age(dir_fd: int, name: str, now: float) -> float:
     except FileNotFoundError:
         return 0.0
     return now - info.st_mtime
-
-
-def _unlink_regular(dir_fd: int, name: str) -> None:
-    """Remove a regular file of this user's; anything else is left alone."""
-    with contextlib.suppress(FileNotFoundError):
-        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid():
-            os.unlink(name, dir_fd=dir_fd)

@@ -358,6 +358,9 @@ def _compiled_tokenizer(root: Path, digest: str, cache: Path | None) -> Compiled
             with fs.private_directory(cache, create=True) as dir_fd:
                 assert dir_fd is not None
                 fs.atomic_write_at(dir_fd, name, compiled.to_bytes())
+                for other in os.listdir(dir_fd):  # another version's, which nothing reads again
+                    if other != name and other.startswith("tokenizer-") and other.endswith(".bin"):
+                        fs.unlink_own_file(dir_fd, other)
         except (OSError, fs.UnsafeDirectory) as exc:
             log.debug("compiled tokenizer not kept: %s", type(exc).__name__)
     return compiled
