@@ -150,7 +150,7 @@ class CompiledTokenizer:
         return found
 
     def check(self) -> None:
-        """Every table the shape encoding relies on (sorted for bisection, ids in range)."""
+        """Every table encoding relies on: sizes that agree, sorted for bisection, ids in range."""
         import numpy as np
 
         ids = (self.char_ids, self.byte_ids, self.pair_merged, np.array([self.unknown]))
