@@ -164,11 +164,13 @@ async def test_expired_access_token_is_refreshed_with_the_refresh_token(
     home: Path, keyring_env: dict[str, str]
 ) -> None:
     port = free_port()
-    with http_server("oauth_server.py", "--access-ttl", "1") as url:
+    # Four seconds: the login's own retried request must still find the token valid (with one
+    # second, a loaded machine saw it expire there, and the SDK authorized a second time).
+    with http_server("oauth_server.py", "--access-ttl", "4") as url:
         oauth_config(home, url, port)
         async with sidecar_for(home, keyring_env) as client:
             await client.request("mcp/auth/login", {"server": "secure"})
-        await asyncio.sleep(1.5)  # let the one-second access token expire (the server's clock decides)
+        await asyncio.sleep(4.5)  # let the access token expire (the server's clock decides)
         async with sidecar_for(home, keyring_env) as client:
             assert (await call_whoami(client))["content"][0]["text"] == "authenticated"
         assert stats(url)["grants"].get("refresh_token", 0) >= 1
