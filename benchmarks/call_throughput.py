@@ -258,15 +258,20 @@ async def sidecar_memory(servers: int, semantic: bool) -> dict[str, Any]:
                     raise RuntimeError(f"{tool_id} failed: {result}")
             status = await client.request("mcp/status", {})
             connected = sum(1 for row in status["servers"] if row["state"] == "connected")
-            await settle(client.pid, SETTLE_S)
-            return {
-                "self": proc_status(client.pid),
-                "numpy": _maps_numpy(client.pid),
-                "connected": connected,
-                "servers": len(_basic_servers(descendants(client.pid))),
-            }
+            return await _snapshot(client.pid, connected)
         finally:
             await client.close(STOP_TIMEOUT_S)
+
+
+async def _snapshot(pid: int, connected: int) -> dict[str, Any]:
+    """A client-side process's memory once it is quiet, and the servers it holds."""
+    await settle(pid, SETTLE_S)
+    return {
+        "self": proc_status(pid),
+        "numpy": _maps_numpy(pid),
+        "connected": connected,
+        "servers": len(_basic_servers(descendants(pid))),
+    }
 
 
 async def bare_memory(servers: int) -> dict[str, Any]:
@@ -284,13 +289,7 @@ async def bare_memory(servers: int) -> dict[str, Any]:
         line = await asyncio.wait_for(proc.stdout.readline(), START_TIMEOUT_S)
         if line.strip() != b"ready":
             raise RuntimeError(f"the bare client did not get ready: {line!r}")
-        await settle(proc.pid, SETTLE_S)
-        return {
-            "self": proc_status(proc.pid),
-            "numpy": _maps_numpy(proc.pid),
-            "connected": servers,
-            "servers": len(_basic_servers(descendants(proc.pid))),
-        }
+        return await _snapshot(proc.pid, servers)
     finally:
         with contextlib.suppress(Exception):
             proc.stdin.close()

@@ -30,7 +30,7 @@ from dataclasses import replace
 from typing import Any
 
 from mcp_sidecar.catalog import index as keywords
-from mcp_sidecar.catalog.index import EXACT_BOOST, Hit, Index, Terms, hit_order, parse_query
+from mcp_sidecar.catalog.index import EXACT_BOOST, Hit, Index, Query, Terms, hit_order, parse_query
 from mcp_sidecar.catalog.tokens import stem
 
 log = logging.getLogger(__name__)
@@ -65,12 +65,13 @@ def search(
     if not query.words and not query.prefix:
         return keywords.search(pool, text, kinds=kinds, limit=limit)
     by_keywords = keywords.search(pool, text, kinds=kinds, limit=max(limit, DEPTH))
-    judged = is_judged(text)
-    coverage = _coverage(pool, text, by_keywords) if judged else {}
+    terms = Terms(pool, sum(len(ix.documents) for ix in pool))
+    judged = _judged(query)
+    coverage = _coverage(pool, query, terms, by_keywords) if judged else {}
     # A name, an id or a URI typed exactly (one word): that entry, then keywords. A sentence that
     # is exactly some entry's title ranks that entry first but is still read for its meaning.
     exact = bool(by_keywords) and _exact(by_keywords[0]) and len(text.split()) == 1
-    if model is None or exact or _being_typed(pool, text) or not all(ix.vectors is not None for ix in pool):
+    if model is None or exact or _being_typed(pool, query, terms) or not all(ix.vectors is not None for ix in pool):
         ranked = [
             replace(h, keyword=rank, weak=judged and not _exact(h) and coverage.get(id(h.document), 0.0) < COVERAGE)
             for rank, h in enumerate(by_keywords, 1)
@@ -82,12 +83,11 @@ def search(
         log.exception("embedding the query failed; ranked by keywords alone")
         return search(pool, text, kinds=kinds, limit=limit, model=None)
     similarities = _similarities(pool, query_vector, kinds)
-    where = {id(ix): n for n, ix in enumerate(pool)}
     similarity_of = {}
     for hit in by_keywords:
         found = _locate(pool, hit)
         if found is not None:
-            similarity_of[id(hit.document)] = float(similarities[where[id(found[0])]][found[1]])
+            similarity_of[id(hit.document)] = float(similarities[found[0]][found[1]])
     return _fuse(by_keywords, _by_similarity(pool, similarities), similarity_of, coverage if judged else None, limit)
 
 
@@ -102,29 +102,24 @@ TYPING_WORDS = 3
 """A query of at most this many words whose last one only starts longer words is being typed."""
 
 
-def _being_typed(pool: list[Index], text: str) -> bool:
+def _being_typed(pool: list[Index], query: Query, terms: Terms) -> bool:
     """Whether the query is short and its last word matches no whole word of any entry, only the
     start of longer ones (a palette search as the user types it)."""
-    query = parse_query(text)
     if not query.prefix or len(query.words) + 1 > TYPING_WORDS:
         return False
-    terms = Terms(pool, sum(len(ix.documents) for ix in pool))
     if terms.contain_any(terms.with_e_variant(stem(query.prefix))):
         return False
     return any(ix.with_prefix(query.prefix) for ix in pool)
 
 
-def _coverage(pool: list[Index], text: str, hits: list[Hit]) -> dict[int, float]:
+def _coverage(pool: list[Index], query: Query, terms: Terms, hits: list[Hit]) -> dict[int, float]:
     """Per hit (keyed by its document's id()), the share of the query's IDF weight its words match.
 
     A word weighs its IDF; a word no entry has gets the highest IDF there is, so a query about
     something absent is never covered by its common words alone ("read my email").
     """
-    n_docs = sum(len(ix.documents) for ix in pool)
-    if not hits or n_docs == 0:
+    if not hits or terms.n_docs == 0:
         return {}
-    terms = Terms(pool, n_docs)
-    query = parse_query(text)
     # Whole words only (with their e-variant and synonyms): an abbreviation's completions rank
     # an entry, but do not vouch for it. The word being typed counts with its completions.
     groups = [terms.with_e_variant(w) for w in dict.fromkeys(query.words)]
@@ -138,16 +133,17 @@ def _coverage(pool: list[Index], text: str, hits: list[Hit]) -> dict[int, float]
         found = _locate(pool, hit)
         if found is None:
             continue
-        ix, doc_id = found
+        ix, doc_id = pool[found[0]], found[1]
         matched = sum(w for g, w in zip(groups, weights, strict=True) if any(ix.contains(t, doc_id) for t, _ in g))
         out[id(hit.document)] = matched / total
     return out
 
 
-def _locate(pool: list[Index], hit: Hit) -> tuple[Index, int] | None:
-    for ix in pool:
+def _locate(pool: list[Index], hit: Hit) -> tuple[int, int] | None:
+    """Where a hit is: its index's place in the pool, and its row there."""
+    for n, ix in enumerate(pool):
         if ix.server == hit.document.server and 0 <= hit.row < len(ix.kinds) and ix.documents[hit.row] is hit.document:
-            return ix, hit.row
+            return n, hit.row
     return None
 
 
@@ -228,5 +224,8 @@ def _fuse(
 
 def is_judged(text: str) -> bool:
     """Whether a query is short enough for its hits to be judged (marked weak or not)."""
-    query = parse_query(text)
+    return _judged(parse_query(text))
+
+
+def _judged(query: Query) -> bool:
     return len(query.words) + (query.prefix is not None) <= LONG_QUERY_WORDS
