@@ -16,11 +16,42 @@ if TYPE_CHECKING:
 
 
 def add_parsers(sub: Any) -> None:
-    login = sub.add_parser("login", help="OAuth login for an HTTP server: login SERVER [--no-browser]")
+    login = sub.add_parser(
+        "login", help="OAuth login for an HTTP server: login SERVER [--no-browser] [--approve-scopes]"
+    )
     login.add_argument("server")
     login.add_argument("--no-browser", action="store_true", help="print the URL and read the pasted callback address")
+    login.add_argument(
+        "--approve-scopes",
+        action="store_true",
+        help="approve the extra scopes a refused tool call asked for without a prompt (they are printed)",
+    )
     logout = sub.add_parser("logout", help="remove a server's stored OAuth credentials and revoke them")
     logout.add_argument("server")
+
+
+async def _approval(asked: LoginResult, approve: bool) -> tuple[str, ...] | None:
+    """The person's answer to the extra scopes: all of them, none (`()`), or None to cancel.
+
+    `--approve-scopes` answers "all" without a prompt; otherwise a terminal is asked, and a run
+    without one (a script) cancels rather than grant more access silently.
+    """
+    extra = tuple(asked.get("extraScopes", []))
+    shown = " ".join(one_line(s) for s in extra)
+    if approve:
+        print(f"Approving the extra scopes {shown} (--approve-scopes).", file=sys.stderr)
+        return extra
+    print(strip_controls(asked["text"]), file=sys.stderr)
+    if not sys.stdin.isatty():
+        print("No terminal to ask: run again with --approve-scopes to approve them.", file=sys.stderr)
+        return None
+    print(f"Log in with {shown}? [y]es, [n]o (log in without them), [c]ancel: ", end="", file=sys.stderr, flush=True)
+    answer = (await asyncio.to_thread(sys.stdin.readline)).strip().lower()
+    if answer in ("y", "yes"):
+        return extra
+    if answer in ("n", "no"):
+        return ()
+    return None
 
 
 def _print_error(error: SidecarError, as_json: bool) -> None:
@@ -45,10 +76,15 @@ async def login_or_logout(args: argparse.Namespace, project: Path) -> int:
     try:
         if args.command == "logout":
             result = await auth.logout(app, args.server)
-        elif not args.no_browser:
-            result = await auth.login(app, args.server, False)
         else:
-            pending = await auth.login(app, args.server, True)
+            first = await auth.login(app, args.server, args.no_browser)
+            if first["status"] == "needs_approval":
+                approved = await _approval(first, args.approve_scopes)
+                if approved is None:
+                    print(f"{args.server}: login cancelled; nothing was opened or sent.", file=sys.stderr)
+                    return 1
+                first = await auth.login(app, args.server, args.no_browser, approved)
+            pending = first
             if pending["status"] != "pending":
                 result = pending
             else:

@@ -130,7 +130,11 @@ class _Run:
                     raise
                 self.logins += 1
                 print(f"{self.scenario}: {code}; logging in", file=sys.stderr)
-                await auth.login(self.app, SERVER, False)
+                result = await auth.login(self.app, SERVER, False)
+                if result["status"] == "needs_approval":
+                    # The person running the suite approves the step-up (`login --approve-scopes`).
+                    print(f"{self.scenario}: approving {' '.join(result['extraScopes'])}", file=sys.stderr)
+                    await auth.login(self.app, SERVER, False, tuple(result["extraScopes"]))
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> None:
         from mcp_sidecar.services import activation

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -311,25 +313,97 @@ async def test_no_browser_login_completes_from_the_pasted_callback(home: Path, k
             assert (await call_whoami(client))["content"][0]["text"] == "authenticated"
 
 
-async def test_scope_step_up_is_remembered_for_the_next_login(home: Path, keyring_env: dict[str, str]) -> None:
+async def refused_admin_report(client: SidecarClient) -> dict[str, Any]:
+    await client.request("mcp/activate", {"ids": ["secure.admin_report"]})
+    denied = await client.error("mcp/callTool", {"id": "secure.admin_report", "arguments": {}})
+    return diagnostic_of(denied)
+
+
+async def test_scope_step_up_waits_for_the_person_to_approve_the_extra_scopes(
+    home: Path, keyring_env: dict[str, str]
+) -> None:
     port = free_port()
     with http_server("oauth_server.py", "--step-up") as url:
         oauth_config(home, url, port)
         async with sidecar_for(home, keyring_env) as client:
             await client.request("mcp/auth/login", {"server": "secure"})
-            await client.request("mcp/activate", {"ids": ["secure.admin_report"]})
-            denied = await client.error("mcp/callTool", {"id": "secure.admin_report", "arguments": {}})
-            assert diagnostic_of(denied)["code"] == "permission_denied"
-            assert diagnostic_of(denied)["hint"] == (
+            denied = await refused_admin_report(client)
+            assert denied["code"] == "permission_denied"
+            assert denied["message"] == (
+                "The server asks for more OAuth scopes than it granted (mcp admin). The request was not repeated; "
+                "the next login shows the scopes and asks before requesting them (for 10 minutes)."
+            )
+            assert denied["hint"] == (
                 "Check account permissions, OAuth scopes and the service's access policy; to ask for the missing "
                 "scopes, run mcp-sidecar login secure (in an editor: /mcp login secure)."
             )
             assert len(client.shown) == 1, "a refused elevation never opens a browser by itself"
-            result = await client.request("mcp/auth/login", {"server": "secure"})
+            before = stats(url)
+            asked = await client.request("mcp/auth/login", {"server": "secure"})
+            assert asked["status"] == "needs_approval"
+            assert asked["extraScopes"] == ["admin"]
+            assert asked["scopes"] == ["mcp", "admin"]
+            assert 590 <= asked["expiresInSeconds"] <= 600
+            assert "admin" in asked["text"]
+            assert len(client.shown) == 1, "asking opens nothing"
+            assert stats(url)["discovery"] == before["discovery"], "asking sends nothing"
+
+            result = await client.request("mcp/auth/login", {"server": "secure", "approveScopes": ["admin"]})
+            assert result["status"] == "completed"
             assert set(result["scopes"]) == {"mcp", "admin"}
             report = await client.request("mcp/callTool", {"id": "secure.admin_report", "arguments": {}})
             assert report["content"][0]["text"] == "admin report"
-        assert stats(url)["authorizations"][-1] == ["mcp", "admin"]
+            again = await client.request("mcp/auth/login", {"server": "secure"})
+            assert again["status"] == "completed", "an approved and granted scope is not asked for again"
+        assert stats(url)["authorizations"][-2:] == [["mcp", "admin"], ["mcp", "admin"]]
+        assert stats(url)["grants"]["authorization_code"] == 3, "the refused call was never replayed by a login"
+
+
+async def test_a_declined_step_up_logs_in_without_the_extra_scopes_and_forgets_them(
+    home: Path, keyring_env: dict[str, str]
+) -> None:
+    port = free_port()
+    with http_server("oauth_server.py", "--step-up") as url:
+        oauth_config(home, url, port)
+        async with sidecar_for(home, keyring_env) as client:
+            await client.request("mcp/auth/login", {"server": "secure"})
+            assert (await refused_admin_report(client))["code"] == "permission_denied"
+            # Approving a scope nobody asked for adds nothing: only pending extras can be approved.
+            result = await client.request("mcp/auth/login", {"server": "secure", "approveScopes": ["root"]})
+            assert result["status"] == "completed"
+            assert result["scopes"] == ["mcp"]
+            assert (await client.request("mcp/auth/login", {"server": "secure"}))["status"] == "completed"
+        assert stats(url)["authorizations"][-2:] == [["mcp"], ["mcp"]]
+
+
+async def test_a_step_up_request_lapses_after_ten_minutes(home: Path, keyring_env: dict[str, str]) -> None:
+    port = free_port()
+    with http_server("oauth_server.py", "--step-up") as url:
+        oauth_config(home, url, port)
+        async with sidecar_for(home, keyring_env) as client:
+            await client.request("mcp/auth/login", {"server": "secure"})
+            assert (await refused_admin_report(client))["code"] == "permission_denied"
+        # Age the request in the keyring itself, as eleven minutes would.
+        account = json.dumps(["secure", url, "dynamic"], separators=(",", ":"))
+        await age_step_up(keyring_env, account, 660)
+        async with sidecar_for(home, keyring_env) as client:
+            result = await client.request("mcp/auth/login", {"server": "secure"})
+            assert result["status"] == "completed"
+            assert result["scopes"] == ["mcp"]
+
+
+async def age_step_up(env: dict[str, str], account: str, seconds: float) -> None:
+    script = (
+        "import json, sys, keyring\n"
+        "account, seconds = sys.argv[1], float(sys.argv[2])\n"
+        "record = json.loads(keyring.get_password('mcp-sidecar', account))\n"
+        "assert record['stepUpScope'] and record['stepUpAt']\n"
+        "record['stepUpAt'] -= seconds\n"
+        "keyring.set_password('mcp-sidecar', account, json.dumps(record))\n"
+    )
+    full = {**os.environ, **env}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", script, account, str(seconds), env=full)
+    assert await proc.wait() == 0
 
 
 INSECURE = "OAuth URLs must use HTTPS (plain HTTP only on loopback), with a valid host and no credentials."

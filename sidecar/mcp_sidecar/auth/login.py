@@ -55,6 +55,8 @@ class LoginTarget:
     headers: dict[str, str]
     protocol: str
     timeout_s: float
+    step_up: str | None = None
+    """Step-up scopes this login asks for on top of its own (the person approved any new ones)."""
 
     @property
     def account(self) -> str:
@@ -114,6 +116,9 @@ async def run_login(
         server=target.server, url=target.url, configured_client_id=target.client_id
     )
 
+    record.step_up_scope = target.step_up
+    if not target.step_up:
+        record.step_up_at = None
     step_up = set((record.step_up_scope or "").split())
     registered = set(str((record.client_info or {}).get("scope") or "").split())
     if step_up and target.client_id is None and record.client_info and not step_up <= registered:

@@ -226,8 +226,11 @@ class SidecarOAuth(OAuthClientProvider):
     async def _perform_authorization_code_grant(self) -> tuple[str, str]:
         self._require_pkce()  # before anything is opened (a pre-registered client registers nothing)
         challenged = self.context.client_metadata.scope
-        base = self._configured_scope or challenged
-        self.context.client_metadata.scope = union(base, self.record_storage.record.step_up_scope)
+        record = self.record_storage.record
+        # Configured scopes are exactly what the person wants; otherwise the challenge plus what
+        # an earlier login was granted (a new login does not quietly give up an approved step-up).
+        base = self._configured_scope or union(challenged, " ".join(sorted(record.granted_scope)))
+        self.context.client_metadata.scope = union(base, record.step_up_scope)
         return await super()._perform_authorization_code_grant()
 
     def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
@@ -354,6 +357,7 @@ def record_after_login(provider: SidecarOAuth) -> CredentialRecord:
     granted = (record.tokens or {}).get("scope")
     if record.step_up_scope and granted and set(record.step_up_scope.split()) <= set(str(granted).split()):
         record.step_up_scope = None
+        record.step_up_at = None
     return record
 
 

@@ -24,6 +24,8 @@ SERVICE = "mcp-sidecar"
 RECORD_VERSION = 1
 STORE_TIME_LIMIT_S = 10.0
 MAX_REMEMBERED_SCOPES = 100
+STEP_UP_TTL_S = 600.0
+"""How long a scope a tool call was refused for waits for a login to approve it."""
 
 
 class CredentialStoreUnavailable(Exception):
@@ -53,7 +55,17 @@ class CredentialRecord:
     oauth_metadata: dict[str, Any] | None = None
     resource_metadata: dict[str, Any] | None = None
     step_up_scope: str | None = None
-    """A scope a tool call was refused for (403 insufficient_scope): the next login asks for it too."""
+    """Scopes a tool call was refused for (403 insufficient_scope): the next login shows them and
+    asks the person before it requests them (`pending_step_up`)."""
+    step_up_at: float | None = None
+    """When the step-up request was last made; it lapses after STEP_UP_TTL_S."""
+    registrations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Client registrations by issuer (SEP-2352), so a server that moves between authorization
+    servers reuses the registration each one issued instead of presenting another's."""
+    dpop_key: dict[str, Any] | None = None
+    """The private ES256 JWK this server's tokens are bound to (`oauthDpop`); only ever in the keyring."""
+    dpop_bound: bool = False
+    """The stored tokens are DPoP-bound to `dpop_key` (the token response said `token_type: DPoP`)."""
     stored_at: float = field(default_factory=time.time)
 
     def to_json(self) -> str:
@@ -70,6 +82,10 @@ class CredentialRecord:
                 "oauthMetadata": self.oauth_metadata,
                 "resourceMetadata": self.resource_metadata,
                 "stepUpScope": self.step_up_scope,
+                "stepUpAt": self.step_up_at,
+                "registrations": self.registrations,
+                "dpopKey": self.dpop_key,
+                "dpopBound": self.dpop_bound,
                 "storedAt": self.stored_at,
             },
             separators=(",", ":"),
@@ -97,6 +113,8 @@ class CredentialRecord:
 
         expires = raw.get("expiresAt")
         stored = raw.get("storedAt")
+        asked = raw.get("stepUpAt")
+        registrations = obj("registrations") or {}
         return cls(
             server=server,
             url=url,
@@ -108,12 +126,28 @@ class CredentialRecord:
             oauth_metadata=obj("oauthMetadata"),
             resource_metadata=obj("resourceMetadata"),
             step_up_scope=text_or_none("stepUpScope"),
+            step_up_at=float(asked) if isinstance(asked, int | float) else None,
+            registrations={k: v for k, v in registrations.items() if isinstance(k, str) and isinstance(v, dict)},
+            dpop_key=obj("dpopKey"),
+            dpop_bound=raw.get("dpopBound") is True,
             stored_at=float(stored) if isinstance(stored, int | float) else time.time(),
         )
 
     @property
     def has_tokens(self) -> bool:
         return bool(self.tokens and self.tokens.get("access_token"))
+
+    @property
+    def granted_scope(self) -> set[str]:
+        return set(str((self.tokens or {}).get("scope") or "").split())
+
+    def pending_step_up(self, now: float | None = None) -> set[str]:
+        """The step-up scopes still waiting for a login, or none once STEP_UP_TTL_S has passed."""
+        if not self.step_up_scope or self.step_up_at is None:
+            return set()
+        if (now if now is not None else time.time()) - self.step_up_at > STEP_UP_TTL_S:
+            return set()
+        return set(self.step_up_scope.split())
 
 
 class CredentialStore:
@@ -202,6 +236,7 @@ class MemoryBackedStore(CredentialStore):
 
 __all__ = [
     "MAX_REMEMBERED_SCOPES",
+    "STEP_UP_TTL_S",
     "CredentialRecord",
     "CredentialStore",
     "CredentialStoreLocked",

@@ -190,6 +190,7 @@ class Connection:
             garbage_lines=seen.garbage_lines,
             auth_state=self.auth_state,
             connecting=connecting,
+            step_up_scope=seen.step_up_scope,
         )
 
     def _resource_updated(self, uri: str) -> None:

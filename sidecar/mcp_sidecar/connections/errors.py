@@ -27,6 +27,8 @@ class FailureContext:
     """An HTTP body or server-sent event passed the 64 MiB message limit (`http_limits`)."""
     auth_state: str = "none"
     """OAuth: `tokens` (stored tokens were sent), `none`, or `unavailable` (the keyring failed)."""
+    step_up_scope: str | None = None
+    """A 403 asked for these OAuth scopes (`insufficient_scope`); "" when it named none."""
 
 
 class ToolCallAnswer(Exception):
@@ -85,6 +87,20 @@ def _unauthorized(ctx: FailureContext) -> SidecarError:
     return fail("authentication_required", op, "The server requires authentication.", server)
 
 
+def _forbidden(ctx: FailureContext) -> SidecarError:
+    op, server = ctx.operation, ctx.server
+    if ctx.step_up_scope is None or ctx.auth_state != "tokens":
+        return fail("permission_denied", op, "The server denied access.", server)
+    wanted = f" ({ctx.step_up_scope})" if ctx.step_up_scope else ""
+    return fail(
+        "permission_denied",
+        op,
+        f"The server asks for more OAuth scopes than it granted{wanted}. The request was not repeated; "
+        "the next login shows the scopes and asks before requesting them (for 10 minutes).",
+        server,
+    )
+
+
 def _classify_leaf(exc: BaseException, ctx: FailureContext) -> SidecarError:
     # In this order: what the HTTP status says beats the exception, and the SDK is imported
     # only once the failure may be its own (a missing command fails before the SDK loads).
@@ -99,7 +115,7 @@ def _by_http_status(exc: BaseException, ctx: FailureContext) -> SidecarError | N
     if ctx.http_status in (401,):
         return _unauthorized(ctx)
     if ctx.http_status == 403:
-        return fail("permission_denied", ctx.operation, "The server denied access.", ctx.server)
+        return _forbidden(ctx)
     if isinstance(exc, SidecarError):
         return exc
     return None
@@ -227,7 +243,7 @@ def _by_http_client(exc: BaseException, ctx: FailureContext) -> SidecarError | N
         if status == 401:
             return _unauthorized(ctx)
         if status == 403:
-            return fail("permission_denied", op, "The server denied access.", server)
+            return _forbidden(ctx)
         return fail("connection_failed", op, f"The server answered HTTP {status}.", server)
     if isinstance(exc, httpx2.TransportError | ConnectionError | EOFError):
         return fail("connection_failed", op, "The connection to the server failed.", server)

@@ -26,8 +26,11 @@ class Observations:
     http_too_large: bool = False
     """An HTTP body or event passed the 64 MiB message limit (`http_limits`)."""
     garbage_lines: int = 0
+    step_up_scope: str | None = None
+    """The scopes a `403 insufficient_scope` challenge asked for (OAuth step-up)."""
 
     def reset(self) -> None:
+        self.step_up_scope = None
         self.http_status = None
         self.http_not_mcp = False
         self.http_too_large = False
@@ -51,6 +54,22 @@ def sdk_stdio(
     return watched(stdio_client(params, errlog=pipe.writer), on_eof, seen.on_garbage)  # type: ignore[arg-type]
 
 
+SHOWN_SCOPES = 10
+
+
+def step_up_scope(response: Any) -> str | None:
+    """The scopes of a `403 insufficient_scope` challenge, as far as they are plain scope tokens."""
+    from mcp.client.auth.utils import extract_field_from_www_auth
+
+    from mcp_sidecar.config.validate import SCOPE_TOKEN
+
+    if extract_field_from_www_auth(response, "error") != "insufficient_scope":
+        return None
+    words = (extract_field_from_www_auth(response, "scope") or "").split()
+    shown = [w for w in dict.fromkeys(words) if len(w) <= 64 and SCOPE_TOKEN.match(w)][:SHOWN_SCOPES]
+    return " ".join(shown) or ""
+
+
 def http(resolved: ResolvedServer, auth: Any, timeout: float, on_eof: Callable[[], None], seen: Observations) -> Any:
     """The streamable HTTP transport with `auth` (an httpx auth or None), recording into `seen`."""
     import httpx2
@@ -66,6 +85,7 @@ def http(resolved: ResolvedServer, auth: Any, timeout: float, on_eof: Callable[[
     async def record_status(response: httpx2.Response) -> None:
         if response.status_code >= 400:
             seen.http_status = response.status_code
+            seen.step_up_scope = step_up_scope(response) if response.status_code == 403 else None
         elif response.request.url != endpoint:
             return  # OAuth metadata and token requests share this client
         elif response.status_code >= 300:  # redirects are not followed

@@ -17,7 +17,7 @@ def auth_handlers(app: Sidecar) -> dict[str, Handler]:
     @guarded("login")
     async def on_login(raw: Any) -> LoginResult:
         p = config_params.parse_login("login", raw)
-        return await auth.login(app, p.server, p.no_browser)
+        return await auth.login(app, p.server, p.no_browser, p.approve_scopes)
 
     @guarded("completeLogin")
     async def on_complete_login(raw: Any) -> LoginResult:

@@ -159,6 +159,7 @@ def parse_approve(operation: str, params: Any) -> list[tuple[str, str]]:
 class LoginParams:
     server: str
     no_browser: bool
+    approve_scopes: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,9 +171,23 @@ class CompleteLoginParams:
 MAX_CALLBACK_URL_CHARS = 8192
 
 
+MAX_APPROVED_SCOPES = 100
+
+
 def parse_login(operation: str, params: Any) -> LoginParams:
     p = _object(operation, params)
-    return LoginParams(server=_required(operation, p, "server"), no_browser=_bool(operation, p, "noBrowser", False))
+    approved = p.get("approveScopes")
+    if approved is not None and not (
+        isinstance(approved, list)
+        and len(approved) <= MAX_APPROVED_SCOPES
+        and all(isinstance(s, str) and 0 < len(s) <= 256 for s in approved)
+    ):
+        raise invalid_params(operation, f"`approveScopes` must be a list of at most {MAX_APPROVED_SCOPES} scopes.")
+    return LoginParams(
+        server=_required(operation, p, "server"),
+        no_browser=_bool(operation, p, "noBrowser", False),
+        approve_scopes=tuple(approved) if approved is not None else None,
+    )
 
 
 def parse_complete_login(operation: str, params: Any) -> CompleteLoginParams:

@@ -613,11 +613,13 @@ class ApproveResult(TypedDict):
 
 
 class LoginResult(TypedDict):
-    """`completed` carries `scopes`; `pending` (no browser) the login id and the address to open."""
+    """`completed` carries `scopes`; `pending` (no browser) the login id and the address to open;
+    `needs_approval` the step-up scopes the person must approve first (`extraScopes`)."""
 
     server: str
-    status: Literal["completed", "pending"]
+    status: Literal["completed", "pending", "needs_approval"]
     scopes: NotRequired[list[str]]
+    extraScopes: NotRequired[list[str]]
     loginId: NotRequired[str]
     authorizationUrl: NotRequired[str]
     redirectUri: NotRequired[str]

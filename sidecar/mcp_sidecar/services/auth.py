@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import secrets
@@ -160,7 +161,39 @@ async def _after_login(app: Sidecar, conn: Connection) -> None:
         await conn.close()
 
 
-async def login(app: Sidecar, server: str, no_browser: bool) -> LoginResult:
+def _extra_scopes(record: CredentialRecord | None, target: LoginTarget) -> tuple[set[str], set[str]]:
+    """(the pending step-up scopes, those of them the server was never granted nor configured with)."""
+    if record is None:
+        return set(), set()
+    asked = record.pending_step_up()
+    return asked, asked - record.granted_scope - set(target.scopes or ())
+
+
+def _needs_approval(server: str, record: CredentialRecord, target: LoginTarget, extra: set[str]) -> LoginResult:
+    from mcp_sidecar.auth.provider import union
+    from mcp_sidecar.auth.store import STEP_UP_TTL_S
+
+    ordered = [s for s in (record.step_up_scope or "").split() if s in extra]
+    base = " ".join(target.scopes) if target.scopes else " ".join(sorted(record.granted_scope))
+    every = (union(base, " ".join(ordered)) or "").split()
+    left = max(0, int(STEP_UP_TTL_S - (time.time() - (record.step_up_at or 0))))
+    return {
+        "server": server,
+        "status": "needs_approval",
+        "extraScopes": ordered,
+        "scopes": every,
+        "expiresInSeconds": left,
+        "text": (
+            f"{server} refused a tool call for lack of these scopes: {' '.join(ordered)}. "
+            "Logging in with them gives it more access than it has now: approve them, or log in without them."
+        ),
+    }
+
+
+async def login(
+    app: Sidecar, server: str, no_browser: bool, approve_scopes: tuple[str, ...] | None = None
+) -> LoginResult:
+    """`approve_scopes`: the person's answer to a `needs_approval` (None: not asked yet)."""
     from mcp_sidecar.auth.login import parse_callback, run_login
     from mcp_sidecar.auth.store import CredentialStoreUnavailable
 
@@ -173,8 +206,15 @@ async def login(app: Sidecar, server: str, no_browser: bool) -> LoginResult:
     store = app.logins.store
     try:
         await store.probe()  # fail before opening anything
+        record = await store.load(target.account)
     except CredentialStoreUnavailable:
         raise _store_failure(operation, server) from None
+    asked, extra = _extra_scopes(record, target)
+    if extra and approve_scopes is None and record is not None:
+        return _needs_approval(server, record, target, extra)
+    # Scopes already granted or configured need no approval; an extra one only when approved.
+    step_up = " ".join(s for s in asked if s not in extra or s in (approve_scopes or ())) or None
+    target = dataclasses.replace(target, step_up=step_up)
     if no_browser:
         return await _login_pasted(app, conn, target)
 
@@ -346,7 +386,9 @@ async def connection_auth(app: Sidecar, conn: Connection) -> tuple[Any, str]:
         try:
             record = await store.load(target.account)
             if record is not None:
-                record.step_up_scope = union(record.step_up_scope, scope)
+                pending = " ".join(sorted(record.pending_step_up())) or None
+                record.step_up_scope = union(pending, scope)
+                record.step_up_at = time.time()
                 await store.save(target.account, record)
         except CredentialStoreUnavailable:
             log.info("server %s: could not remember a step-up scope", conn.name)
