@@ -44,8 +44,14 @@ def _rules() -> list[tuple[type[BaseException], Explain]]:
     from pydantic import ValidationError
 
     from mcp_sidecar.auth.callback import CallbackPortInUse
+    from mcp_sidecar.auth.dpop import DpopKeyInvalid, DpopUnsupported
     from mcp_sidecar.auth.login import AuthorizationDenied, CallbackInvalid, LoginNotNeeded
-    from mcp_sidecar.auth.provider import IssuerChanged, PkceUnsupported
+    from mcp_sidecar.auth.provider import (
+        ClientAuthUnsupported,
+        IssuerChanged,
+        PkceUnsupported,
+        RegistrationUnavailable,
+    )
     from mcp_sidecar.auth.store import CredentialStoreUnavailable
     from mcp_sidecar.auth.urls import OAuthUrlRefused
 
@@ -66,6 +72,35 @@ def _rules() -> list[tuple[type[BaseException], Explain]]:
                 "oauth_refused",
                 "Refused the authorization server: its metadata does not list S256 in "
                 "code_challenge_methods_supported (PKCE is required).",
+            ),
+        ),
+        (
+            DpopUnsupported,
+            lambda leaf: (
+                "oauth_refused",
+                "Refused the authorization server: oauthDpop is set, and it does not offer DPoP with ES256 "
+                "(dpop_signing_alg_values_supported) or issued a token not bound to the key.",
+            ),
+        ),
+        (
+            DpopKeyInvalid,
+            _oauth("The DPoP key stored with the tokens is unusable; log in again to create a new one."),
+        ),
+        (
+            ClientAuthUnsupported,
+            lambda leaf: (
+                "oauth_refused",
+                "The token endpoint accepts neither client_secret_basic nor client_secret_post, "
+                "so the configured oauthClientSecret cannot be sent.",
+            ),
+        ),
+        (
+            RegistrationUnavailable,
+            lambda leaf: (
+                "oauth_failed",
+                "The authorization server offers no way to register this client: register one with it and "
+                "configure oauthClientId (with oauthClientSecret if it issued one), or oauthClientMetadataUrl "
+                "if it accepts client metadata documents.",
             ),
         ),
         (

@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx2
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthMetadata
 
+from mcp_sidecar.auth.dpop import DpopKey, DpopKeyInvalid
 from mcp_sidecar.auth.provider import (
     RecordStorage,
     SidecarOAuth,
@@ -57,6 +58,11 @@ class LoginTarget:
     timeout_s: float
     step_up: str | None = None
     """Step-up scopes this login asks for on top of its own (the person approved any new ones)."""
+    client_secret: str | None = field(default=None, repr=False)
+    """The confidential client's secret (`oauthClientSecret`, resolved); never stored by the sidecar."""
+    client_metadata_url: str | None = None
+    """`oauthClientMetadataUrl`: the client id when the authorization server accepts metadata documents."""
+    dpop: bool = False
 
     @property
     def account(self) -> str:
@@ -77,6 +83,7 @@ def _storage(
         pre_registered=target.client_id,
         redirect_uri=target.redirect_uri,
         with_tokens=with_tokens,
+        client_secret=target.client_secret if target.client_id else None,
     )
 
 
@@ -137,6 +144,8 @@ async def run_login(
         configured_scopes=target.scopes,
         redirect_handler=checked_redirect,
         callback_handler=callback,
+        client_metadata_url=target.client_metadata_url,
+        dpop_key=DpopKey.generate() if target.dpop else None,  # a new key per login; the old tokens die with it
     )
     bound = _bound()  # metadata, registration, token and MCP answers: at most 64 MiB each, as elsewhere
     http = httpx2.AsyncClient(
@@ -239,8 +248,25 @@ async def stored_provider(
     record = await store.load(target.account)
     if record is None or not record.has_tokens:
         return None
+    key: DpopKey | None = None
+    if record.dpop_bound:
+        try:
+            key = DpopKey.from_jwk(record.dpop_key)
+        except DpopKeyInvalid:
+            log.info("server %s: the DPoP key bound to its tokens is unusable; a login is needed", target.server)
+            return None
+    elif target.dpop:
+        return None  # `oauthDpop` and bearer tokens from before: never sent; a login binds new ones
     storage = _storage(target, store, record, with_tokens=True)
-    return SidecarOAuth(target.url, storage, target.port, login=False, on_step_up=on_step_up)
+    return SidecarOAuth(
+        target.url,
+        storage,
+        target.port,
+        login=False,
+        on_step_up=on_step_up,
+        client_metadata_url=target.client_metadata_url,
+        dpop_key=key,
+    )
 
 
 __all__ = [

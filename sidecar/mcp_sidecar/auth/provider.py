@@ -20,6 +20,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import Any
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider
@@ -40,6 +41,7 @@ from mcp.shared.auth import (
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from pydantic import AnyUrl, ValidationError
 
+from mcp_sidecar.auth.dpop import DpopKey, DpopUnsupported, Nonces, asks_for_nonce, supports_es256
 from mcp_sidecar.auth.store import MAX_REMEMBERED_SCOPES, CredentialRecord, CredentialStore
 from mcp_sidecar.auth.urls import origin_of, require_allowed, require_same_origin
 
@@ -49,6 +51,10 @@ logging.getLogger("mcp.client.auth").disabled = True
 logging.getLogger("mcp.client.auth.oauth2").disabled = True
 
 CLIENT_NAME = "mcp-sidecar"
+DPOP_TOKEN_REQUEST = "mcp_sidecar.dpop_token_request"
+"""Marks a token request the provider signed a DPoP proof for (a request extension)."""
+MAX_REGISTRATIONS = 8
+"""Registrations kept per server record, one per issuer, oldest dropped first."""
 
 
 class IssuerChanged(Exception):
@@ -57,6 +63,15 @@ class IssuerChanged(Exception):
 
 class PkceUnsupported(Exception):
     """The authorization server's metadata does not list `S256` in `code_challenge_methods_supported`."""
+
+
+class ClientAuthUnsupported(Exception):
+    """A confidential client, and the token endpoint offers neither `client_secret_basic` nor `_post`."""
+
+
+class RegistrationUnavailable(Exception):
+    """No configured client, no client metadata document the server accepts, no registration endpoint:
+    the person has to register a client with the authorization server and configure it."""
 
 
 def callback_uri(port: int) -> str:
@@ -98,14 +113,22 @@ class RecordStorage:
         pre_registered: str | None,
         redirect_uri: str,
         with_tokens: bool,
+        client_secret: str | None = None,
     ) -> None:
         self.store = store
         self.account = account
         self.record = record
         self._pre_registered = pre_registered
+        self._client_secret = client_secret
         self._redirect_uri = redirect_uri
         self._with_tokens = with_tokens
         self.tokens_set = False
+        self.binding: tuple[dict[str, Any] | None] | None = None
+        """Set by a login: the DPoP key (or None) the tokens it stores are bound to."""
+
+    @property
+    def confidential(self) -> bool:
+        return self._pre_registered is not None and self._client_secret is not None
 
     async def get_tokens(self) -> OAuthToken | None:
         if not self._with_tokens or not self.record.tokens:
@@ -116,6 +139,9 @@ class RecordStorage:
             return None
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
+        if self.binding is not None:
+            (key,) = self.binding
+            self.record.dpop_key, self.record.dpop_bound = key, key is not None
         self.record.tokens = tokens.model_dump(mode="json", exclude_none=True)
         self.record.expires_at = time.time() + tokens.expires_in if tokens.expires_in else None
         self.tokens_set = True
@@ -138,6 +164,18 @@ class RecordStorage:
             return None
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
+        if self.confidential:
+            # Built from the configuration each time: the secret is never copied into the keyring record.
+            # The method is settled against the server's metadata before each token request.
+            assert self._pre_registered is not None
+            return OAuthClientInformationFull(
+                client_id=self._pre_registered,
+                client_secret=self._client_secret,
+                redirect_uris=[AnyUrl(self._redirect_uri)],
+                token_endpoint_auth_method="client_secret_basic",
+                grant_types=["authorization_code", "refresh_token"],
+                response_types=["code"],
+            )
         if self.record.client_info:
             try:
                 info = OAuthClientInformationFull.model_validate(self.record.client_info)
@@ -156,10 +194,30 @@ class RecordStorage:
         return None
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        if self.confidential:
+            return  # the configured client: nothing to remember, and never its secret
         self.record.client_info = client_info.model_dump(mode="json", exclude_none=True)
         if client_info.issuer:
             self.record.issuer = client_info.issuer
+            # Keyed by issuer (SEP-2352): a later move back to this server reuses its registration.
+            self.record.registrations = {
+                **{k: v for k, v in self.record.registrations.items() if k != client_info.issuer},
+                client_info.issuer: self.record.client_info,
+            }
+            while len(self.record.registrations) > MAX_REGISTRATIONS:
+                self.record.registrations.pop(next(iter(self.record.registrations)))
         await self.store.save(self.account, self.record)
+
+    def registration_for(self, issuer: str) -> OAuthClientInformationFull | None:
+        """The registration this issuer made before, if the record keeps one."""
+        for known, info in self.record.registrations.items():
+            if issuers_match(known, issuer):
+                try:
+                    found = OAuthClientInformationFull.model_validate(info)
+                except ValidationError:
+                    return None
+                return found if found.issuer and issuers_match(found.issuer, issuer) else None
+        return None
 
 
 class SidecarOAuth(OAuthClientProvider):
@@ -174,6 +232,8 @@ class SidecarOAuth(OAuthClientProvider):
         redirect_handler: Callable[[str], Awaitable[None]] | None = None,
         callback_handler: Callable[[], Awaitable[AuthorizationCodeResult]] | None = None,
         on_step_up: Callable[[str], Awaitable[None]] | None = None,
+        client_metadata_url: str | None = None,
+        dpop_key: DpopKey | None = None,
     ) -> None:
         super().__init__(
             server_url=server_url,
@@ -181,14 +241,20 @@ class SidecarOAuth(OAuthClientProvider):
             storage=storage,
             redirect_handler=redirect_handler,
             callback_handler=callback_handler,
+            client_metadata_url=client_metadata_url,
         )
         self.record_storage = storage
         self._login = login
         self._configured_scope = " ".join(configured_scopes) if configured_scopes else None
         self._on_step_up = on_step_up
         self._server_origin = origin_of(server_url)
+        self._dpop = dpop_key
+        self._nonces = Nonces()
         record = storage.record
-        self._pinned_issuer = record.issuer if record.client_info or record.tokens else None
+        # Tokens are pinned to their issuer; a registration alone is keyed by issuer instead.
+        self._pinned_issuer = record.issuer if record.tokens else None
+        if login:
+            storage.binding = (dpop_key.private_jwk() if dpop_key is not None else None,)
         # A login discovers the metadata afresh; only connections (refresh) use the stored copy.
         if record.oauth_metadata and not login:
             with contextlib.suppress(ValidationError):
@@ -211,6 +277,16 @@ class SidecarOAuth(OAuthClientProvider):
         issuer = super()._expected_issuer()
         if self._pinned_issuer and not issuers_match(self._pinned_issuer, issuer):
             raise IssuerChanged()
+        if self._login and not self.record_storage.confidential:
+            current = self.context.client_info
+            if current is None or (current.issuer is not None and not issuers_match(current.issuer, issuer)):
+                # The registration this issuer made before (if it covers the step-up), or none: then
+                # the SDK registers anew.
+                known = self.record_storage.registration_for(issuer)
+                wanted = set((self.record_storage.record.step_up_scope or "").split())
+                if known is not None and not wanted <= set((known.scope or "").split()):
+                    known = None
+                self.context.client_info = known
         return issuer
 
     def _require_pkce(self) -> None:
@@ -223,8 +299,14 @@ class SidecarOAuth(OAuthClientProvider):
         if metadata is not None and "S256" not in (metadata.code_challenge_methods_supported or []):
             raise PkceUnsupported()
 
+    def _require_dpop(self) -> None:
+        """`oauthDpop`: fail closed when the authorization server does not offer DPoP with ES256."""
+        if self._dpop is not None and not supports_es256(self.context.oauth_metadata):
+            raise DpopUnsupported()
+
     async def _perform_authorization_code_grant(self) -> tuple[str, str]:
         self._require_pkce()  # before anything is opened (a pre-registered client registers nothing)
+        self._require_dpop()
         challenged = self.context.client_metadata.scope
         record = self.record_storage.record
         # Configured scopes are exactly what the person wants; otherwise the challenge plus what
@@ -232,6 +314,29 @@ class SidecarOAuth(OAuthClientProvider):
         base = self._configured_scope or union(challenged, " ".join(sorted(record.granted_scope)))
         self.context.client_metadata.scope = union(base, record.step_up_scope)
         return await super()._perform_authorization_code_grant()
+
+    def _settle_client_auth(self) -> None:
+        """A confidential client authenticates the way the token endpoint advertises: Basic when it
+        lists `client_secret_basic` (or lists nothing: the RFC 8414 default), else the form."""
+        info = self.context.client_info
+        if info is None or not self.record_storage.confidential:
+            return
+        metadata = self.context.oauth_metadata
+        offered = metadata.token_endpoint_auth_methods_supported if metadata is not None else None
+        if offered is None or "client_secret_basic" in offered:
+            info.token_endpoint_auth_method = "client_secret_basic"
+        elif "client_secret_post" in offered:
+            info.token_endpoint_auth_method = "client_secret_post"
+        else:
+            raise ClientAuthUnsupported()
+
+    async def _exchange_token_authorization_code(self, auth_code: str, code_verifier: str) -> httpx2.Request:
+        self._settle_client_auth()
+        return self._proved(await super()._exchange_token_authorization_code(auth_code, code_verifier))
+
+    async def _refresh_token(self) -> httpx2.Request:
+        self._settle_client_auth()
+        return self._proved(await super()._refresh_token())
 
     def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         if self._login:
@@ -249,18 +354,35 @@ class SidecarOAuth(OAuthClientProvider):
                     require_allowed(str(outgoing.url), "an OAuth endpoint", server_url)
                     if outgoing.method == "POST":
                         self._require_pkce()  # before registering with the authorization server
+                        self._require_registration(outgoing)
                     outgoing = self._with_registration_scope(outgoing)
                 response = yield outgoing
+                if self._dpop is not None:
+                    if self._nonce_asked(outgoing, response):
+                        response = yield self._reproved(outgoing)
+                    response = self._dpop_token_response(outgoing, response)
                 if outgoing is request:
                     # The challenge's resource_metadata is fetched next: only from the server's own origin.
                     pointer = extract_resource_metadata_from_www_auth(response)
                     if pointer:
                         require_same_origin(pointer, "the resource metadata URL", server_url)
+                    if self._step_up_asked(response):
+                        # A login's own request refused for scope: remembered for the next login, which
+                        # asks the person; never a second authorization by itself.
+                        await self._step_up_if_asked(response)
+                        return
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
             return
         finally:
             await flow.aclose()
+
+    def _require_registration(self, outgoing: httpx2.Request) -> None:
+        """Registration order: configured client, metadata document, dynamic registration, else ask the user."""
+        metadata = self.context.oauth_metadata
+        registering = b"redirect_uris" in outgoing.content and self.context.client_info is None
+        if registering and metadata is not None and metadata.registration_endpoint is None:
+            raise RegistrationUnavailable()
 
     def _with_registration_scope(self, outgoing: httpx2.Request) -> httpx2.Request:
         """Register for the scopes this login will ask for: an AS may refuse scopes a client lacks."""
@@ -277,6 +399,63 @@ class SidecarOAuth(OAuthClientProvider):
         headers = {k: v for k, v in outgoing.headers.items() if k.lower() != "content-length"}
         return httpx2.Request("POST", outgoing.url, json=body, headers=headers)
 
+    # -- DPoP -------------------------------------------------------------------------------
+
+    def _proved(self, token_request: httpx2.Request) -> httpx2.Request:
+        """A token request with its DPoP proof (when the server's tokens are DPoP-bound)."""
+        if self._dpop is not None:
+            token_request.extensions = {**token_request.extensions, DPOP_TOKEN_REQUEST: True}
+            token_request.headers["DPoP"] = self._dpop.proof(
+                "POST", str(token_request.url), nonce=self._nonces.get(str(token_request.url))
+            )
+        return token_request
+
+    def _add_auth_header(self, request: httpx2.Request) -> None:
+        tokens = self.context.current_tokens
+        if self._dpop is None or tokens is None or not tokens.access_token:
+            super()._add_auth_header(request)
+            return
+        url = str(request.url)
+        request.headers["Authorization"] = f"DPoP {tokens.access_token}"
+        request.headers["DPoP"] = self._dpop.proof(
+            request.method, url, access_token=tokens.access_token, nonce=self._nonces.get(url)
+        )
+
+    def _nonce_asked(self, outgoing: httpx2.Request, response: httpx2.Response) -> bool:
+        """Keep any nonce the answer carries; True when it refused the request for want of one."""
+        url = str(outgoing.url)
+        fresh = self._nonces.note(url, response.headers)
+        proved = "DPoP" in outgoing.headers
+        return proved and fresh and asks_for_nonce(response.status_code, response.headers, response.content)
+
+    def _reproved(self, outgoing: httpx2.Request) -> httpx2.Request:
+        """The same request with a new proof carrying the nonce just received (one retry per request)."""
+        assert self._dpop is not None
+        if outgoing.extensions.get(DPOP_TOKEN_REQUEST):
+            outgoing.headers["DPoP"] = self._dpop.proof(
+                "POST", str(outgoing.url), nonce=self._nonces.get(str(outgoing.url))
+            )
+        else:
+            self._add_auth_header(outgoing)
+        return outgoing
+
+    def _dpop_token_response(self, outgoing: httpx2.Request, response: httpx2.Response) -> httpx2.Response:
+        """A successful token answer must say `token_type: DPoP` (fail closed: a bearer token is refused);
+        the SDK's model knows only Bearer, so it gets the same answer with that word."""
+        if not outgoing.extensions.get(DPOP_TOKEN_REQUEST) or response.status_code != 200:
+            return response
+        try:
+            body = json.loads(response.content)
+        except ValueError:
+            return response  # the SDK reports an unreadable token answer
+        if not isinstance(body, dict) or str(body.get("token_type", "")).lower() != "dpop":
+            raise DpopUnsupported()
+        body["token_type"] = "Bearer"
+        headers = [
+            (k, v) for k, v in response.headers.items() if k.lower() not in ("content-length", "content-encoding")
+        ]
+        return httpx2.Response(200, headers=headers, json=body, request=response.request)
+
     # -- every connection -------------------------------------------------------------------
 
     async def _adopt_newer_tokens(self) -> bool:
@@ -287,7 +466,9 @@ class SidecarOAuth(OAuthClientProvider):
         self.context.token_expiry_time = self.record_storage.record.expires_at
         return True
 
-    async def _stored_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+    async def _stored_flow(  # noqa: C901 - an auth flow's exchanges cannot be split into sub-generators
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         if origin_of(str(request.url)) != self._server_origin:
             yield request  # a token goes only to the server it was issued for
             return
@@ -296,14 +477,18 @@ class SidecarOAuth(OAuthClientProvider):
             await self._prepare(request)
             if not self.context.is_token_valid() and self.context.can_refresh_token():
                 refreshed = True
-                refresh = await self._refresh_token()
-                require_allowed(str(refresh.url), "the token endpoint", self.context.server_url)
-                ok = await self._handle_refresh_response((yield refresh))
+                refresh = await self._checked_refresh()
+                answer = yield refresh
+                if self._dpop is not None and self._nonce_asked(refresh, answer):
+                    answer = yield self._reproved(refresh)
+                ok = await self._handle_refresh_response(answer)
                 if not ok:
                     self.context.clear_tokens()
         if self.context.is_token_valid():
             self._add_auth_header(request)
         response = yield request
+        if self._dpop is not None and self._nonce_asked(request, response):
+            response = yield self._reproved(request)
         if response.status_code == 401 and not refreshed and self.context.can_refresh_token():
             # The token may have been revoked or expired early, or another sidecar process
             # rotated it: newer stored tokens, else one refresh; then one retry.
@@ -311,15 +496,32 @@ class SidecarOAuth(OAuthClientProvider):
                 if await self._adopt_newer_tokens():
                     ok = True
                 else:
-                    refresh = await self._refresh_token()
-                    require_allowed(str(refresh.url), "the token endpoint", self.context.server_url)
-                    ok = await self._handle_refresh_response((yield refresh))
+                    refresh = await self._checked_refresh()
+                    answer = yield refresh
+                    if self._dpop is not None and self._nonce_asked(refresh, answer):
+                        answer = yield self._reproved(refresh)
+                    ok = await self._handle_refresh_response(answer)
             if ok:
                 self._add_auth_header(request)
                 response = yield request
             else:
                 self.context.clear_tokens()
         await self._step_up_if_asked(response)
+
+    async def _checked_refresh(self) -> httpx2.Request:
+        refresh = await self._refresh_token()
+        require_allowed(str(refresh.url), "the token endpoint", self.context.server_url)
+        return refresh
+
+    async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
+        if self._dpop is not None:
+            # A refreshed token must stay bound to the key; a bearer one is not used.
+            try:
+                response = self._dpop_token_response(response.request, response)
+            except DpopUnsupported:
+                self.context.clear_tokens()
+                return False
+        return await super()._handle_refresh_response(response)
 
     async def _prepare(self, request: httpx2.Request) -> None:
         """Under the context lock: initialise once, note the protocol version, adopt newer stored tokens."""
@@ -329,13 +531,13 @@ class SidecarOAuth(OAuthClientProvider):
         if not self.context.is_token_valid():
             await self._adopt_newer_tokens()
 
+    @staticmethod
+    def _step_up_asked(response: httpx2.Response) -> bool:
+        return response.status_code == 403 and extract_field_from_www_auth(response, "error") == "insufficient_scope"
+
     async def _step_up_if_asked(self, response: httpx2.Response) -> None:
         """A 403 `insufficient_scope` answer asks for more scopes: report them to the step-up callback."""
-        if (
-            response.status_code == 403
-            and extract_field_from_www_auth(response, "error") == "insufficient_scope"
-            and self._on_step_up is not None
-        ):
+        if self._step_up_asked(response) and self._on_step_up is not None:
             scope = cap_scope(extract_scope_from_www_auth(response))
             if scope:
                 await self._on_step_up(scope)

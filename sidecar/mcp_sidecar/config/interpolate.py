@@ -46,6 +46,8 @@ class ResolvedServer:
     secret_values: frozenset[str] = field(default=frozenset())
     """Every value that came from the environment or a header/env field, for redaction."""
     oauth_client_id: str | None = None
+    oauth_client_secret: str | SecretCommand | None = field(default=None, repr=False)
+    """The confidential client's secret: resolved, or a `!command` the OAuth code runs when it needs it."""
 
     def secret_commands(self) -> dict[str, str]:
         """The `!command` values still to run, by field (`env.KEY`, `headers.Name`)."""
@@ -112,6 +114,13 @@ def resolve(config: ServerConfig, workspace: Path | None, environ: Mapping[str, 
     url = _braced(config.url, "url", env_source, found) if config.url else None
     env = _secret_map(config.env, "env", env_source, found)
     headers = _secret_map(config.headers, "headers", env_source, found)
+    client_secret: str | SecretCommand | None = None
+    written = config.oauth_client_secret
+    if written is not None and written.startswith("!"):
+        client_secret = SecretCommand(written[1:])
+    elif written is not None:
+        client_secret = _shell_style(written, "oauthClientSecret", env_source, found)
+        found.add(client_secret)
     return ResolvedServer(
         command=command,
         args=args,
@@ -123,4 +132,5 @@ def resolve(config: ServerConfig, workspace: Path | None, environ: Mapping[str, 
         oauth_client_id=(
             _braced(config.oauth_client_id, "oauthClientId", env_source, found) if config.oauth_client_id else None
         ),
+        oauth_client_secret=client_secret,
     )

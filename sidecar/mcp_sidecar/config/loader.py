@@ -6,6 +6,7 @@ bundled demo server is configured, so a new user sees something work.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from dataclasses import dataclass, field
@@ -13,7 +14,14 @@ from pathlib import Path
 
 from mcp_sidecar.config import paths
 from mcp_sidecar.config.model import ServerConfig
-from mcp_sidecar.config.validate import SERVER_NAME, ConfigProblems, parse_server, parse_servers
+from mcp_sidecar.config.validate import (
+    CLIENT_METADATA_URL_RULE,
+    SERVER_NAME,
+    ConfigProblems,
+    is_client_metadata_url,
+    parse_server,
+    parse_servers,
+)
 
 DEMO_SERVER = "demo"
 
@@ -55,6 +63,11 @@ class LoadReport:
 class _FileRead:
     servers: dict[str, ServerConfig] = field(default_factory=dict)
     problems: list[ConfigProblem] = field(default_factory=list)
+    client_metadata_url: str | None = None
+    """The global file's top-level `oauthClientMetadataUrl`: every HTTP server's default."""
+
+
+GLOBAL_OPTIONS = ("oauthClientMetadataUrl",)
 
 
 def _read(path: Path, scope: str) -> _FileRead:
@@ -68,6 +81,7 @@ def _read(path: Path, scope: str) -> _FileRead:
         except json.JSONDecodeError as exc:
             raise ConfigProblems([f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}."]) from exc
         servers, broken = parse_servers(document, scope, str(path))  # type: ignore[arg-type]
+        option = document.get("oauthClientMetadataUrl") if isinstance(document, dict) else None
     except UnicodeDecodeError:
         return _FileRead(problems=[ConfigProblem(f"{path}: the file is not UTF-8 text.")])
     except OSError as exc:
@@ -80,7 +94,18 @@ def _read(path: Path, scope: str) -> _FileRead:
         for name, sentences in broken.items()
         for p in sentences
     ]
-    return _FileRead(servers, problems)
+    if option is not None and scope != "global":
+        problems.append(
+            ConfigProblem(
+                f"{path}: `oauthClientMetadataUrl` at the top level is a global option; "
+                "set it in the global file, or on a server."
+            )
+        )
+        option = None
+    elif option is not None and not is_client_metadata_url(option):
+        problems.append(ConfigProblem(f"{path}: the top-level `oauthClientMetadataUrl` {CLIENT_METADATA_URL_RULE}"))
+        option = None
+    return _FileRead(servers, problems, option)
 
 
 def demo_server() -> ServerConfig:
@@ -135,6 +160,14 @@ def load_report(project_dir: Path | None, trusted: bool) -> LoadReport:
     merged = {name: s for name, s in global_servers.items() if name not in hidden}
     shadowed = {name: global_servers[name] for name in project_servers if name in global_servers}
     merged.update(project_servers)
+    default_url = global_read.client_metadata_url
+    if default_url:
+        merged = {
+            name: dataclasses.replace(s, oauth_client_metadata_url=default_url)
+            if s.transport == "http" and s.oauth_client_metadata_url is None
+            else s
+            for name, s in merged.items()
+        }
     return LoadReport(EffectiveConfig(servers=merged, files=tuple(files), shadowed=shadowed), problems)
 
 

@@ -44,6 +44,11 @@ class ServerConfig:
     timeout_ms: int | None = None
     protocol: ProtocolMode = "auto"
     oauth_client_id: str | None = None
+    oauth_client_secret: str | None = field(default=None, repr=False)
+    """As written: a `${VAR}` reference or a `!command` (a literal only in the global file)."""
+    oauth_client_metadata_url: str | None = None
+    """The client ID metadata document's URL (CIMD); the global file's top-level option fills it in."""
+    oauth_dpop: bool = False
     oauth_scopes: tuple[str, ...] | None = None
     oauth_callback_port: int | None = None
     roots: bool = True

@@ -37,6 +37,9 @@ KNOWN_FIELDS = frozenset(
         "timeoutMs",
         "protocol",
         "oauthClientId",
+        "oauthClientSecret",
+        "oauthClientMetadataUrl",
+        "oauthDpop",
         "oauthScopes",
         "oauthCallbackPort",
         "roots",
@@ -127,6 +130,7 @@ def parse_server(name: str, definition: Any, scope: Scope) -> ServerConfig:
     _check_process_fields(definition, transport, bad)
     _check_behaviour_fields(definition, bad)
     _check_oauth_fields(definition, transport, bad)
+    _check_oauth_client(definition, scope, bad)
     _check_client_fields(definition, bad)
 
     if problems:
@@ -152,6 +156,9 @@ def parse_server(name: str, definition: Any, scope: Scope) -> ServerConfig:
         timeout_ms=definition.get("timeoutMs"),
         protocol=mode,
         oauth_client_id=definition.get("oauthClientId"),
+        oauth_client_secret=definition.get("oauthClientSecret"),
+        oauth_client_metadata_url=definition.get("oauthClientMetadataUrl"),
+        oauth_dpop=definition.get("oauthDpop", False),
         oauth_scopes=tuple(scopes) if scopes is not None else None,
         oauth_callback_port=definition.get("oauthCallbackPort"),
         roots=definition.get("roots", True),
@@ -257,7 +264,7 @@ def _check_oauth_fields(definition: Mapping[str, Any], transport: Transport | No
     _check_oauth_scopes(definition.get("oauthScopes"), bad)
     if port is not None and not (_is_int(port) and 1 <= port <= 65535):
         bad("oauthCallbackPort", "must be an integer from 1 to 65535.")
-    if not any(k in definition for k in ("oauthClientId", "oauthScopes", "oauthCallbackPort")):
+    if not any(k in definition for k in OAUTH_FIELDS):
         return
     headers = definition.get("headers", {})
     has_auth_header = _str_map(headers) and any(k.lower() == "authorization" for k in headers)
@@ -265,6 +272,69 @@ def _check_oauth_fields(definition: Mapping[str, Any], transport: Transport | No
         bad("oauthClientId" if client_id is not None else "oauthScopes", "requires an HTTP server.")
     elif has_auth_header:
         bad("headers", "has an Authorization header, which turns OAuth off; remove the OAuth fields.")
+
+
+OAUTH_FIELDS = (
+    "oauthClientId",
+    "oauthClientSecret",
+    "oauthClientMetadataUrl",
+    "oauthDpop",
+    "oauthScopes",
+    "oauthCallbackPort",
+)
+_REFERENCE = re.compile(r"\$\{?[A-Za-z_]")
+
+
+def is_secret_reference(value: str) -> bool:
+    """A `!command`, or a value holding a `${VAR}`/`$VAR` reference: a secret that is not in the file."""
+    return value.startswith("!") or bool(_REFERENCE.search(value.replace("$$", "")))
+
+
+def _check_oauth_client(definition: Mapping[str, Any], scope: Scope, bad: Bad) -> None:
+    """The confidential client's secret, the client metadata document URL and DPoP."""
+    secret = definition.get("oauthClientSecret")
+    if secret is not None:
+        if not isinstance(secret, str) or not secret.strip("! "):
+            bad("oauthClientSecret", "must be a non-empty string: a ${VAR} reference or a !command.")
+        elif "oauthClientId" not in definition:
+            bad("oauthClientSecret", "requires `oauthClientId` (the client the secret belongs to).")
+        elif scope == "project" and not is_secret_reference(secret):
+            bad(
+                "oauthClientSecret",
+                "is a literal secret in a project file, which is refused: use a ${VAR} reference or a !command.",
+            )
+    url = definition.get("oauthClientMetadataUrl")
+    if url is not None and not is_client_metadata_url(url):
+        bad("oauthClientMetadataUrl", CLIENT_METADATA_URL_RULE)
+    if not isinstance(definition.get("oauthDpop", False), bool):
+        bad("oauthDpop", "must be true or false.")
+
+
+CLIENT_METADATA_URL_RULE = (
+    "must be an https:// URL with a path (the client metadata document), without credentials, query or fragment."
+)
+
+
+def is_client_metadata_url(value: Any) -> bool:
+    """An HTTPS URL with a non-root path, no userinfo, query or fragment (the client ID metadata document draft)."""
+    from urllib.parse import urlsplit
+
+    if not isinstance(value, str) or len(value) > 2048 or not value.isascii() or any(c.isspace() for c in value):
+        return False
+    try:
+        parts = urlsplit(value)
+        host = parts.hostname
+    except ValueError:
+        return False
+    return (
+        parts.scheme == "https"
+        and bool(host)
+        and parts.path not in ("", "/")
+        and "@" not in parts.netloc
+        and not parts.query
+        and not parts.fragment
+        and "\\" not in value
+    )
 
 
 def _check_oauth_scopes(scopes: Any, bad: Bad) -> None:

@@ -162,6 +162,10 @@ class Authentication(TypedDict):
     credentials: str
     tokensStored: bool | None
     credentialStore: str | None
+    client: NotRequired[Literal["pre-registered", "confidential", "metadata document", "dynamic"]]
+    """OAuth only: how the sidecar identifies itself to the authorization server (never the secret)."""
+    dpop: NotRequired[bool]
+    """OAuth only: tokens are bound to a DPoP key (`oauthDpop`)."""
 
 
 class ServerGetResult(TypedDict):

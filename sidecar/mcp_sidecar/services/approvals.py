@@ -89,6 +89,7 @@ def summary(server: ServerConfig, changed: list[str] | None = None) -> str:
         text = str(raw.get("url", ""))
         if isinstance(raw.get("headers"), dict) and raw["headers"]:
             extras.append("headers: " + ", ".join(_value(str(k), v) for k, v in raw["headers"].items()))
+        extras += _oauth_client(raw)
     if isinstance(raw.get("description"), str):
         # What the model will read about this server (the server directory): shown whole.
         extras.append(f"tells the model: {quote_word(raw['description'])}")
@@ -102,7 +103,30 @@ def summary(server: ServerConfig, changed: list[str] | None = None) -> str:
     return visible(text)
 
 
-_SHOWN = frozenset({"type", "command", "args", "cwd", "env", "url", "headers", "description"})
+def _oauth_client(raw: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+    if isinstance(raw.get("oauthClientSecret"), str):
+        # A `!command` runs when the server logs in or refreshes: shown verbatim, like env's.
+        out.append("OAuth client secret: " + _value("oauthClientSecret", raw["oauthClientSecret"]))
+    if isinstance(raw.get("oauthClientMetadataUrl"), str):
+        out.append(f"OAuth client metadata: {raw['oauthClientMetadataUrl']}")
+    return out
+
+
+_SHOWN = frozenset(
+    {
+        "type",
+        "command",
+        "args",
+        "cwd",
+        "env",
+        "url",
+        "headers",
+        "description",
+        "oauthClientSecret",
+        "oauthClientMetadataUrl",
+    }
+)
 
 
 def gate(cfg: Configuration, config: EffectiveConfig) -> EffectiveConfig:

@@ -104,12 +104,36 @@ def target_of(conn: Connection, operation: str) -> LoginTarget:
         server=conn.name,
         url=resolved.url,
         client_id=resolved.oauth_client_id,
+        client_secret=resolved.oauth_client_secret if isinstance(resolved.oauth_client_secret, str) else None,
+        client_metadata_url=config.oauth_client_metadata_url,
+        dpop=config.oauth_dpop,
         scopes=config.oauth_scopes,
         port=config.oauth_callback_port or DEFAULT_OAUTH_CALLBACK_PORT,
         headers={k: v for k, v in resolved.headers.items() if isinstance(v, str)},
         protocol=config.protocol,
         timeout_s=config.request_timeout_s,
     )
+
+
+async def with_client_secret(conn: Connection, target: LoginTarget, operation: str) -> LoginTarget:
+    """`target` with its client secret, running the `!command` that holds it (only when there is one)."""
+    from mcp_sidecar.config import paths
+    from mcp_sidecar.config.interpolate import SecretCommand
+    from mcp_sidecar.config.secrets import SecretLookupFailed, run_secret_command, time_limit
+
+    try:
+        written = resolve(conn.config, conn.workspace).oauth_client_secret
+    except MissingVariable:
+        return target  # target_of raised already for any missing variable
+    if not isinstance(written, SecretCommand):
+        return target
+    cwd = str(conn.workspace or paths.neutral_dir())
+    try:
+        secret = await run_secret_command(written.command, cwd, time_limit(conn.config.timeout_ms))
+    except SecretLookupFailed as exc:
+        message = f"The secret command in `oauthClientSecret` {exc.reason}."
+        raise fail("secret_lookup_failed", operation, message, conn.name) from None
+    return dataclasses.replace(target, client_secret=secret)
 
 
 def _store_failure(operation: str, server: str) -> SidecarError:
@@ -214,7 +238,7 @@ async def login(
         return _needs_approval(server, record, target, extra)
     # Scopes already granted or configured need no approval; an extra one only when approved.
     step_up = " ".join(s for s in asked if s not in extra or s in (approve_scopes or ())) or None
-    target = dataclasses.replace(target, step_up=step_up)
+    target = dataclasses.replace(await with_client_secret(conn, target, operation), step_up=step_up)
     if no_browser:
         return await _login_pasted(app, conn, target)
 
@@ -377,7 +401,7 @@ async def connection_auth(app: Sidecar, conn: Connection) -> tuple[Any, str]:
     from mcp_sidecar.auth.login import stored_provider
     from mcp_sidecar.auth.store import CredentialStoreUnavailable
 
-    target = target_of(conn, "connect")
+    target = await with_client_secret(conn, target_of(conn, "connect"), "connect")
     store = app.logins.store
 
     async def remember_step_up(scope: str) -> None:

@@ -14,6 +14,7 @@ from mcp_sidecar.services import approvals, auth
 
 if TYPE_CHECKING:
     from mcp_sidecar.protocol.results import (
+        Authentication,
         ServerGetResult,
         ServerLogsResult,
         ServerToolsResult,
@@ -103,14 +104,30 @@ async def get_server(app: Sidecar, name: str) -> ServerGetResult:
             "toolCallMs": int(config.call_timeout_s * 1000),
         },
         "connection": connection,
-        "authentication": {
-            "kind": "header" if has_auth_header else ("oauth" if config.transport == "http" else "none"),
-            "credentials": _credentials(conn, stored),
-            "tokensStored": stored["tokensStored"],
-            "credentialStore": stored["store"],
-        },
+        "authentication": _authentication(conn, has_auth_header, stored),
         "status": status_row(app, conn),
     }
+
+
+def _authentication(conn: Connection, has_auth_header: bool, stored: dict[str, Any]) -> Authentication:
+    config = conn.config
+    found: Authentication = {
+        "kind": "header" if has_auth_header else ("oauth" if config.transport == "http" else "none"),
+        "credentials": _credentials(conn, stored),
+        "tokensStored": stored["tokensStored"],
+        "credentialStore": stored["store"],
+    }
+    if found["kind"] == "oauth":
+        if config.oauth_client_id and config.oauth_client_secret:
+            found["client"] = "confidential"
+        elif config.oauth_client_id:
+            found["client"] = "pre-registered"
+        elif config.oauth_client_metadata_url:
+            found["client"] = "metadata document"  # when the authorization server accepts one; else dynamic
+        else:
+            found["client"] = "dynamic"
+        found["dpop"] = config.oauth_dpop
+    return found
 
 
 def _credentials(conn: Connection, stored: dict[str, Any]) -> str:
