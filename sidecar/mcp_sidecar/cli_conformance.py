@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 
 SERVER = "conformance"
 SESSION = "conformance"
+SECRET_VARIABLE = "MCP_CONFORMANCE_CLIENT_SECRET"
+SUITE_CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+"""The client metadata document URL the suite's `auth/basic-cimd` expects as the client id."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,16 @@ async def conformance_client(url: str) -> int:
     definition: dict[str, Any] = {"url": url, "oauthCallbackPort": _free_port()}
     if isinstance(context.get("client_id"), str):
         definition["oauthClientId"] = context["client_id"]
-    (home / "mcp.json").write_text(json.dumps({"mcpServers": {SERVER: definition}}), encoding="utf-8")
+    if isinstance(context.get("client_secret"), str):
+        # A confidential client, its secret referenced as a user's configuration would (never written).
+        os.environ[SECRET_VARIABLE] = context["client_secret"]
+        definition["oauthClientSecret"] = "${" + SECRET_VARIABLE + "}"
+    # The suite's mock accepts this URL as a client id when it advertises client ID metadata
+    # documents (auth/basic-cimd); elsewhere the sidecar registers dynamically.
+    (home / "mcp.json").write_text(
+        json.dumps({"oauthClientMetadataUrl": SUITE_CLIENT_METADATA_URL, "mcpServers": {SERVER: definition}}),
+        encoding="utf-8",
+    )
 
     app = Sidecar(lambda method, params: None, workspace=home, use_disk_cache=False, watch_config=False)
     app.offer = scenario.offer
