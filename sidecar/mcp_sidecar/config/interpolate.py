@@ -43,7 +43,7 @@ class ResolvedServer:
     env: dict[str, str | SecretCommand]
     url: str | None
     headers: dict[str, str | SecretCommand]
-    secret_values: frozenset[str] = field(default=frozenset())
+    secret_values: frozenset[str] = field(default=frozenset(), repr=False)
     """Every value that came from the environment or a header/env field, for redaction."""
     oauth_client_id: str | None = None
     oauth_client_secret: str | SecretCommand | None = field(default=None, repr=False)
