@@ -177,7 +177,7 @@ def test_a_key_round_trips_through_its_private_jwk_and_a_damaged_one_is_refused(
     other = DpopKey.generate().private_jwk()
     for bad in (None, {}, {**stored, "crv": "P-384"}, {**stored, "d": "!!"}, {**stored, "x": other["x"]}):
         with pytest.raises(DpopKeyInvalid):
-            DpopKey.from_jwk(bad)  # type: ignore[arg-type]
+            DpopKey.from_jwk(bad)
 
 
 def test_nonces_are_kept_per_origin_and_only_a_nonce_challenge_asks_for_a_retry() -> None:

@@ -158,8 +158,8 @@ def asks_for_nonce(status: int, headers: Any, body: bytes | None) -> bool:
     return False
 
 
-def supports_es256(metadata: Any) -> bool:
-    algorithms = getattr(metadata, "dpop_signing_alg_values_supported", None)
+def supports_es256(algorithms: Any) -> bool:
+    """`dpop_signing_alg_values_supported`, as the authorization server's metadata lists it."""
     return isinstance(algorithms, list) and ALGORITHM in algorithms
 
 

@@ -249,6 +249,7 @@ class SidecarOAuth(OAuthClientProvider):
         self._on_step_up = on_step_up
         self._server_origin = origin_of(server_url)
         self._dpop = dpop_key
+        self._dpop_algorithms: Any = None
         self._nonces = Nonces()
         record = storage.record
         # Tokens are pinned to their issuer; a registration alone is keyed by issuer instead.
@@ -301,8 +302,23 @@ class SidecarOAuth(OAuthClientProvider):
 
     def _require_dpop(self) -> None:
         """`oauthDpop`: fail closed when the authorization server does not offer DPoP with ES256."""
-        if self._dpop is not None and not supports_es256(self.context.oauth_metadata):
+        if self._dpop is not None and not supports_es256(self._dpop_algorithms):
             raise DpopUnsupported()
+
+    async def _note_metadata(self, outgoing: httpx2.Request, response: httpx2.Response) -> None:
+        """The SDK's metadata model drops `dpop_signing_alg_values_supported`: read it from the
+        authorization server's metadata answer itself."""
+        path = outgoing.url.path
+        if outgoing.method != "GET" or response.status_code != 200 or "/.well-known/" not in path:
+            return
+        if "oauth-authorization-server" not in path and "openid-configuration" not in path:
+            return
+        try:
+            body = json.loads(await response.aread())
+        except ValueError:
+            return
+        if isinstance(body, dict):
+            self._dpop_algorithms = body.get("dpop_signing_alg_values_supported")
 
     async def _perform_authorization_code_grant(self) -> tuple[str, str]:
         self._require_pkce()  # before anything is opened (a pre-registered client registers nothing)
@@ -358,9 +374,10 @@ class SidecarOAuth(OAuthClientProvider):
                     outgoing = self._with_registration_scope(outgoing)
                 response = yield outgoing
                 if self._dpop is not None:
-                    if self._nonce_asked(outgoing, response):
+                    await self._note_metadata(outgoing, response)
+                    if await self._nonce_asked(outgoing, response):
                         response = yield self._reproved(outgoing)
-                    response = self._dpop_token_response(outgoing, response)
+                    response = await self._dpop_token_response(outgoing, response)
                 if outgoing is request:
                     # The challenge's resource_metadata is fetched next: only from the server's own origin.
                     pointer = extract_resource_metadata_from_www_auth(response)
@@ -421,12 +438,14 @@ class SidecarOAuth(OAuthClientProvider):
             request.method, url, access_token=tokens.access_token, nonce=self._nonces.get(url)
         )
 
-    def _nonce_asked(self, outgoing: httpx2.Request, response: httpx2.Response) -> bool:
+    async def _nonce_asked(self, outgoing: httpx2.Request, response: httpx2.Response) -> bool:
         """Keep any nonce the answer carries; True when it refused the request for want of one."""
         url = str(outgoing.url)
         fresh = self._nonces.note(url, response.headers)
-        proved = "DPoP" in outgoing.headers
-        return proved and fresh and asks_for_nonce(response.status_code, response.headers, response.content)
+        if "DPoP" not in outgoing.headers or not fresh:
+            return False
+        body = await response.aread() if response.status_code == 400 else None
+        return asks_for_nonce(response.status_code, response.headers, body)
 
     def _reproved(self, outgoing: httpx2.Request) -> httpx2.Request:
         """The same request with a new proof carrying the nonce just received (one retry per request)."""
@@ -439,13 +458,13 @@ class SidecarOAuth(OAuthClientProvider):
             self._add_auth_header(outgoing)
         return outgoing
 
-    def _dpop_token_response(self, outgoing: httpx2.Request, response: httpx2.Response) -> httpx2.Response:
+    async def _dpop_token_response(self, outgoing: httpx2.Request, response: httpx2.Response) -> httpx2.Response:
         """A successful token answer must say `token_type: DPoP` (fail closed: a bearer token is refused);
         the SDK's model knows only Bearer, so it gets the same answer with that word."""
         if not outgoing.extensions.get(DPOP_TOKEN_REQUEST) or response.status_code != 200:
             return response
         try:
-            body = json.loads(response.content)
+            body = json.loads(await response.aread())
         except ValueError:
             return response  # the SDK reports an unreadable token answer
         if not isinstance(body, dict) or str(body.get("token_type", "")).lower() != "dpop":
@@ -479,7 +498,7 @@ class SidecarOAuth(OAuthClientProvider):
                 refreshed = True
                 refresh = await self._checked_refresh()
                 answer = yield refresh
-                if self._dpop is not None and self._nonce_asked(refresh, answer):
+                if self._dpop is not None and await self._nonce_asked(refresh, answer):
                     answer = yield self._reproved(refresh)
                 ok = await self._handle_refresh_response(answer)
                 if not ok:
@@ -487,7 +506,7 @@ class SidecarOAuth(OAuthClientProvider):
         if self.context.is_token_valid():
             self._add_auth_header(request)
         response = yield request
-        if self._dpop is not None and self._nonce_asked(request, response):
+        if self._dpop is not None and await self._nonce_asked(request, response):
             response = yield self._reproved(request)
         if response.status_code == 401 and not refreshed and self.context.can_refresh_token():
             # The token may have been revoked or expired early, or another sidecar process
@@ -498,7 +517,7 @@ class SidecarOAuth(OAuthClientProvider):
                 else:
                     refresh = await self._checked_refresh()
                     answer = yield refresh
-                    if self._dpop is not None and self._nonce_asked(refresh, answer):
+                    if self._dpop is not None and await self._nonce_asked(refresh, answer):
                         answer = yield self._reproved(refresh)
                     ok = await self._handle_refresh_response(answer)
             if ok:
@@ -517,7 +536,7 @@ class SidecarOAuth(OAuthClientProvider):
         if self._dpop is not None:
             # A refreshed token must stay bound to the key; a bearer one is not used.
             try:
-                response = self._dpop_token_response(response.request, response)
+                response = await self._dpop_token_response(response.request, response)
             except DpopUnsupported:
                 self.context.clear_tokens()
                 return False
