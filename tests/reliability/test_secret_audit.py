@@ -17,6 +17,8 @@ whole of it: a secret cut in two (a log line cut before redaction, say) leaks it
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -55,6 +57,10 @@ class Scenario:
     http_url: str
     oauth_url: str
     """An HTTP server behind the SDK's authorization server, issuing tokens that contain the canary."""
+    confidential_url: str
+    """Another, whose pre-registered client `app` has the canary as its secret, with DPoP."""
+    confidential_port: int
+    """The callback port the confidential client is registered with."""
     env: dict[str, str] = field(default_factory=dict)
     """Added to the sidecar's environment."""
 
@@ -124,12 +130,26 @@ def oauth_tokens(s: Scenario) -> dict[str, Any]:
     return {"oauth": {"url": s.oauth_url, "oauthCallbackPort": free_port()}}
 
 
+def oauth_client_secrets(s: Scenario) -> dict[str, Any]:
+    """A confidential client's secret (from a reference and from a `!command`), sent on every token
+    request, with DPoP: its private key is audited separately (it is not the canary)."""
+    s.env[CANARY_VAR] = CANARY
+    secret_file = s.tmp / "client-secret.txt"
+    secret_file.write_text(CANARY + "\n", encoding="utf-8")
+    client = {"url": s.confidential_url, "oauthCallbackPort": s.confidential_port, "oauthClientId": "app"}
+    return {
+        "client-ref": {**client, "oauthClientSecret": f"${{{CANARY_VAR}}}", "oauthDpop": True},
+        "client-command": {**client, "oauthClientSecret": f"!cat {secret_file}", "oauthDpop": True},
+    }
+
+
 CANARY_SOURCES: list[CanarySource] = [
     env_reference,
     header_reference,
     secret_command,
     stderr_across_the_cut,
     oauth_tokens,
+    oauth_client_secrets,
 ]
 
 
@@ -157,12 +177,30 @@ def files_under(*roots: Path) -> Iterator[Path]:
 
 @pytest.fixture
 def scenario(tmp_path: Path) -> Iterator[Scenario]:
+    port = free_port()
+    confidential = ("--preregistered", "app", "--client-secret", CANARY, "--callback-port", str(port), "--dpop")
     with (
         http_server("basic.py") as url,
         http_server("oauth_server.py", "--token-prefix", CANARY) as oauth_url,
+        http_server("oauth_server.py", "--token-prefix", CANARY, *confidential) as confidential_url,
         secret_service_env(tmp_path / "secret-service") as keyring_env,
     ):
-        yield Scenario(tmp_path, url, oauth_url, env=dict(keyring_env))
+        yield Scenario(tmp_path, url, oauth_url, confidential_url, port, env=dict(keyring_env))
+
+
+def dpop_private_key(scenario: Scenario, server: str) -> str:
+    """The `d` of the DPoP key the keyring holds for `server` (read by another process)."""
+    account = json.dumps([server, scenario.confidential_url, "app"], separators=(",", ":"))
+    script = "import keyring, sys; print(keyring.get_password('mcp-sidecar', sys.argv[1]))"
+    done = subprocess.run(
+        [sys.executable, "-c", script, account],
+        env={**os.environ, **scenario.env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    key: str = json.loads(done.stdout)["dpopKey"]["d"]
+    return key
 
 
 async def _call_each(t: Transcript, working: list[str]) -> list[Any]:
@@ -207,9 +245,30 @@ def assert_cut_lines_redacted(logs: dict[str, Any]) -> None:
         assert cut[0].endswith("*** tail"), (name, cut[0][-60:])
 
 
+async def _confidential_logins(t: Transcript, scenario: Scenario) -> tuple[list[Any], list[str]]:
+    """Log in with both confidential clients, call a tool on each; their DPoP keys, from the keyring."""
+    answers = []
+    for name in ("client-ref", "client-command"):
+        answers.append(await t.send("mcp/auth/login", {"server": name}))
+        await t.send("mcp/activate", {"ids": [f"{name}.whoami"]})
+        answers.append(await t.send("mcp/callTool", {"id": f"{name}.whoami", "arguments": {}}))
+        await t.send("mcp/command", {"line": f"/mcp get {name}"})
+    return answers, [dpop_private_key(scenario, name) for name in ("client-ref", "client-command")]
+
+
+def _leaks(answered: list[str], written: list[Path], private_keys: list[str]) -> list[tuple[str, str]]:
+    """Every canary piece, and every DPoP private key, found in an answer or a written file."""
+    leaks = [(text[:120], piece) for text in answered for piece in leaked_pieces(text)]
+    for path in written:
+        text = path.read_bytes().decode("utf-8", "replace")
+        leaks += [(str(path), piece) for piece in leaked_pieces(text)]
+        leaks += [(str(path), "a DPoP private key") for key in private_keys if key in text]
+    leaks += [(text[:120], "a DPoP private key") for text in answered for key in private_keys if key in text]
+    return leaks
+
+
 async def test_the_canary_never_appears(scenario: Scenario, home: Path, tmp_path: Path) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
+    (project := tmp_path / "project").mkdir()
     servers: dict[str, Any] = {}
     for source in CANARY_SOURCES:
         servers.update(source(scenario))
@@ -237,6 +296,7 @@ async def test_the_canary_never_appears(scenario: Scenario, home: Path, tmp_path
         await _write_configuration(t, scenario)
         await t.send("mcp/activate", {"ids": ["oauth.whoami"]})
         whoami = await t.send("mcp/callTool", {"id": "oauth.whoami", "arguments": {}})
+        confidential, private_keys = await _confidential_logins(t, scenario)
         await t.send("mcp/config/reload")
         await t.send("mcp/status")
         await t.send("mcp/spill/list")
@@ -250,9 +310,7 @@ async def test_the_canary_never_appears(scenario: Scenario, home: Path, tmp_path
     assert log, "the scenario must produce a log to scan"
     assert spills, "the scenario must produce spill files to scan"
     assert any("token" in text and "***" in text for text in t.texts), "the stderr log view was not exercised"
-    leaks = [(text[:120], piece) for text in answered for piece in leaked_pieces(text)]
-    for path in written:
-        leaks += [(str(path), piece) for piece in leaked_pieces(path.read_bytes().decode("utf-8", "replace"))]
+    leaks = _leaks(answered, written, private_keys)
     figure(
         "secret audit",
         f"{len(CANARY_SOURCES)} canary sources, {len(servers)} servers; scanned {len(t.texts)} answers, "
@@ -268,5 +326,7 @@ async def test_the_canary_never_appears(scenario: Scenario, home: Path, tmp_path
     assert whoami is not None
     assert whoami["content"][0]["text"] == "authenticated"
     assert logged_out is not None
+    assert [c.get("status") or c["content"][0]["text"] for c in confidential] == ["completed", "authenticated"] * 2
+    assert len(set(private_keys)) == 2, "a key per server"
     assert logged_out["revocation"] == "accepted"
     assert [r and r["content"] for r in echoed] == [[{"type": "text", "text": "hello"}]] * len(working)
