@@ -639,3 +639,46 @@ async def test_headless_cli_login_without_a_browser_then_logout(home: Path, keyr
         out, _ = await asyncio.wait_for(done.communicate(), 60)
         assert done.returncode == 0
         assert json.loads(out)["revocation"] == "accepted"
+
+
+async def test_the_cli_asks_for_extra_scopes_and_a_script_approves_them_with_a_flag(
+    home: Path, keyring_env: dict[str, str]
+) -> None:
+    import re
+
+    port = free_port()
+    env = {**os.environ, **keyring_env, "MCP_SIDECAR_HOME": str(home)}
+    cli = [sys.executable, "-m", "mcp_sidecar", "login", "secure", "--no-browser"]
+    pipes = {"stdin": asyncio.subprocess.PIPE, "stdout": asyncio.subprocess.PIPE, "stderr": asyncio.subprocess.PIPE}
+    with http_server("oauth_server.py", "--step-up") as url:
+        oauth_config(home, url, port)
+        async with sidecar_for(home, keyring_env) as client:
+            await client.request("mcp/auth/login", {"server": "secure"})
+            assert (await refused_admin_report(client))["code"] == "permission_denied"
+        before = stats(url)
+
+        # No terminal and no flag: cancelled, nothing opened or sent.
+        unasked = await asyncio.create_subprocess_exec(*cli, env=env, **pipes)  # type: ignore[arg-type]
+        out, err = await asyncio.wait_for(unasked.communicate(b""), 60)
+        assert unasked.returncode == 1
+        assert "refused a tool call for lack of these scopes: admin" in err.decode()
+        assert "run again with --approve-scopes" in err.decode()
+        assert stats(url) == before
+
+        proc = await asyncio.create_subprocess_exec(*cli, "--approve-scopes", env=env, **pipes)  # type: ignore[arg-type]
+        assert proc.stderr is not None
+        assert proc.stdin is not None
+        shown = b""
+        while b"Callback address:" not in shown:
+            chunk = await asyncio.wait_for(proc.stderr.read(4096), 60)
+            assert chunk, shown.decode()
+            shown += chunk
+        assert b"Approving the extra scopes admin (--approve-scopes)." in shown
+        match = re.search(r"(http://127\.0\.0\.1:\d+/authorize\?\S+)", shown.decode())
+        assert match is not None
+        assert "scope=mcp+admin" in match.group(1)
+        proc.stdin.write((await redirect_of(match.group(1))).encode() + b"\n")
+        await proc.stdin.drain()
+        out, _ = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 0
+        assert "secure: logged in (scopes: mcp admin)" in out.decode()
