@@ -113,7 +113,10 @@ HINTS: dict[DiagnosticCode, str] = {
     "subscriptions_unsupported": "Choose a server with subscription support, or read the resource when needed.",
     "subscription_limit": "Remove a watch before adding another; the limit is 50 per connection.",
     "catalog_changed": "Retry discovery (or the same request) in a moment, once the server's catalog settles.",
-    "oauth_failed": "Check browser access to the callback and the server's support for public clients.",
+    "oauth_failed": (
+        "Check browser access to the callback, and the client the server expects "
+        "(oauthClientId, oauthClientSecret, oauthClientMetadataUrl)."
+    ),
     "oauth_issuer_changed": "Verify the authorization-server change, then log out and log in again.",
     "callback_unavailable": "Another process uses the callback port; change oauthCallbackPort or use --no-browser.",
     "busy": "Wait for the running discovery to finish before reconnecting.",
@@ -145,7 +148,8 @@ HINTS: dict[DiagnosticCode, str] = {
     "login_not_found": "Start the login again (mcp login <server> --no-browser); a pending login lasts 10 minutes.",
     "oauth_refused": (
         "The server's OAuth setup breaks a rule the sidecar enforces (HTTPS, PKCE S256, no private or "
-        "metadata addresses, resource metadata on the server's origin); its operator must fix it."
+        "metadata addresses, resource metadata on the server's origin, DPoP or client secrets as "
+        "configured); its operator must fix it."
     ),
     "directory_unsafe": (
         "The sidecar's spill or cache directory must be a real directory owned by you: remove the link or "
