@@ -69,7 +69,8 @@ def test_add_http_with_every_option() -> None:
     parsed = parse_line(
         "add --scope global --transport http --replace --header 'Authorization: Bearer ${DOCS_TOKEN}' "
         "--header=X-Team:core --oauth-client-id '${CLIENT_ID}' --oauth-scope read --oauth-scope write "
-        "--oauth-callback-port 9000 docs https://mcp.example.com/mcp"
+        "--oauth-callback-port 9000 --oauth-client-secret '!pass show docs' --oauth-dpop "
+        "--oauth-client-metadata-url https://org.example/c.json docs https://mcp.example.com/mcp"
     )
     assert parsed.name == "add"
     assert (parsed.server, parsed.scope, parsed.replace) == ("docs", "global", True)
@@ -77,6 +78,9 @@ def test_add_http_with_every_option() -> None:
         "url": "https://mcp.example.com/mcp",
         "headers": {"Authorization": "Bearer ${DOCS_TOKEN}", "X-Team": "core"},
         "oauthClientId": "${CLIENT_ID}",
+        "oauthClientSecret": "!pass show docs",
+        "oauthClientMetadataUrl": "https://org.example/c.json",
+        "oauthDpop": True,
         "oauthScopes": ["read", "write"],
         "oauthCallbackPort": 9000,
     }
@@ -272,3 +276,8 @@ def test_parse_target_splits_like_add() -> None:
     for bad in ("", "  ", "x 'open", "''"):
         with pytest.raises(CommandLineError):
             parse_target(bad)
+
+
+def test_add_takes_the_oauth_client_flags_as_written() -> None:
+    parsed = parse_line("add --scope project --oauth-client-id app --oauth-dpop crm https://crm.example.com/mcp")
+    assert parsed.definition == {"url": "https://crm.example.com/mcp", "oauthClientId": "app", "oauthDpop": True}

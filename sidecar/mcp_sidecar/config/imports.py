@@ -427,16 +427,21 @@ _REFERENCES_IN_VALUE = re.compile(r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_])")
 
 
 def inline_values(definition: dict[str, Any]) -> list[str]:
-    """`env` and `headers` fields holding only literal text: possibly an inline credential."""
+    """`env`, `headers` and `oauthClientSecret` fields holding only literal text: possibly an inline credential."""
     out: list[str] = []
     for group in ("env", "headers"):
         values = definition.get(group)
         if isinstance(values, dict):
-            for key, value in values.items():
-                literal = isinstance(value, str) and not value.startswith("!")
-                if literal and value and not _REFERENCES_IN_VALUE.search(value):
-                    out.append(f"{group}.{key}")
+            out += [f"{group}.{key}" for key, value in values.items() if _literal(value)]
+    if _literal(definition.get("oauthClientSecret")):
+        out.append("oauthClientSecret")
     return out
+
+
+def _literal(value: Any) -> bool:
+    return (
+        isinstance(value, str) and bool(value) and not value.startswith("!") and not _REFERENCES_IN_VALUE.search(value)
+    )
 
 
 def strip_jsonc(text: str) -> str:

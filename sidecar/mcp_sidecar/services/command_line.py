@@ -39,8 +39,8 @@ COMMANDS: dict[str, CommandSpec] = {
     "status": CommandSpec("status", "Show the server status matrix."),
     "add": CommandSpec(
         "add --scope global|project [--transport http|stdio] [--replace] [--header 'Name: value']... "
-        "[--env KEY=value]... [--oauth-client-id ID] [--oauth-scope SCOPE]... [--oauth-callback-port PORT] "
-        "NAME (URL | -- COMMAND [ARGS...])",
+        "[--env KEY=value]... [--oauth-client-id ID] [--oauth-client-secret REF] [--oauth-client-metadata-url URL] "
+        "[--oauth-dpop] [--oauth-scope SCOPE]... [--oauth-callback-port PORT] NAME (URL | -- COMMAND [ARGS...])",
         "Save an HTTP server (URL) or a stdio server (after --) without connecting.",
     ),
     "remove": CommandSpec(
@@ -77,6 +77,9 @@ OPTIONS: dict[str, dict[str, OptionKind]] = {
         "--header": "multi",
         "--env": "multi",
         "--oauth-client-id": "value",
+        "--oauth-client-secret": "value",
+        "--oauth-client-metadata-url": "value",
+        "--oauth-dpop": "flag",
         "--oauth-scope": "multi",
         "--oauth-callback-port": "value",
     },
@@ -404,6 +407,12 @@ def _add_settings(options: dict[str, Any], usage: str) -> dict[str, Any]:
         settings["env"] = env
     if "--oauth-client-id" in options:
         settings["oauthClientId"] = options["--oauth-client-id"]
+    if "--oauth-client-secret" in options:
+        settings["oauthClientSecret"] = options["--oauth-client-secret"]
+    if "--oauth-client-metadata-url" in options:
+        settings["oauthClientMetadataUrl"] = options["--oauth-client-metadata-url"]
+    if options.get("--oauth-dpop"):
+        settings["oauthDpop"] = True
     if "--oauth-scope" in options:
         settings["oauthScopes"] = list(options["--oauth-scope"])
     if "--oauth-callback-port" in options:

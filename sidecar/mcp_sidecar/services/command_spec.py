@@ -25,6 +25,8 @@ _OPTION_PLACEHOLDERS: dict[str, str] = {
     "--header": "'Name: value'",
     "--env": "KEY=value",
     "--oauth-client-id": "ID",
+    "--oauth-client-secret": "REF",
+    "--oauth-client-metadata-url": "URL",
     "--oauth-scope": "SCOPE",
     "--oauth-callback-port": "PORT",
     "--select": "NAME[,NAME...]",

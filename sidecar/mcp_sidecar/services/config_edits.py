@@ -76,14 +76,17 @@ def _defines(t: Target | None, name: str) -> bool:
         return False  # an unreadable file defines nothing we can see; reload reports it
 
 
-def validate_definition(app: Sidecar, name: str, definition: dict[str, Any], operation: str) -> ServerConfig:
-    """The same rules as the files, plus the resolved values: every `${VAR}` must be defined now.
+def validate_definition(
+    app: Sidecar, name: str, definition: dict[str, Any], operation: str, scope: EditScope = "global"
+) -> ServerConfig:
+    """The same rules as the files (of `scope`: a project file takes no literal client secret), plus
+    the resolved values: every `${VAR}` must be defined now.
 
     The references are what gets saved; their values are only checked, never stored or shown.
     Secret commands are not run.
     """
     try:
-        config = parse_server(name, definition, "global")
+        config = parse_server(name, definition, scope)
     except ConfigProblems as exc:
         raise fail("configuration_invalid", operation, " ".join(exc.problems), name) from None
     try:
@@ -129,7 +132,7 @@ def _add_outcome(name: str, scope: EditScope, in_target: bool, in_other: bool, r
 async def add(app: Sidecar, scope: EditScope, name: str, definition: dict[str, Any], replace: bool) -> ConfigAddResult:
     op = "add"
     app.ensure_loaded()  # so the reload summary says what this edit changed
-    validate_definition(app, name, definition, op)
+    validate_definition(app, name, definition, op, scope)
     target = _target(app, scope, op, name)
     other = _other(app, scope)
 
@@ -492,7 +495,7 @@ async def add_dry_run(
     named = SERVER_NAME.match(name) is not None
     try:
         # Without a definition, `{}` still reports a bad name (the name is checked first).
-        validate_definition(app, name, definition if definition is not None else {}, op)
+        validate_definition(app, name, definition if definition is not None else {}, op, scope)
     except SidecarError as exc:
         if not named or definition is not None:
             problem("definition" if named else "server", exc)
