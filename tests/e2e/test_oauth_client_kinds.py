@@ -31,6 +31,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from e2e.test_oauth import call_whoami, sidecar_for, stats
+from support.cli import cli
 from support.keyring_env import secret_service_env
 from support.servers import free_port, http_server
 from support.sidecar import SidecarClient, diagnostic_of, write_config
@@ -385,3 +386,26 @@ async def test_dpop_fails_closed(home: Path, keyring_env: dict[str, str]) -> Non
             error = diagnostic_of(await client.error("mcp/server/tools", {"server": "secure"}))
             assert error["code"] == "authentication_required"
         assert stats(url)["bearers"] == before, "the bearer token was never presented"
+
+
+async def test_a_literal_client_secret_never_reaches_a_project_file(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "repo"
+    project.mkdir()
+    write_config(home, {})
+    args = ("--project", str(project), "--trust-project", "run", "add", "--scope", "project", "--oauth-client-id")
+    refused = await cli(home, *args, "app", "--oauth-client-secret", CLIENT_SECRET, "crm", "https://crm.example/mcp")
+    assert refused.code == 1
+    assert "is a literal secret in a project file, which is refused" in refused.stderr
+    assert CLIENT_SECRET not in refused.stderr + refused.stdout
+    assert not (project / ".mcp.json").exists()
+    secret_env = {"CRM_SECRET": CLIENT_SECRET}
+    added = await cli(
+        home, *args, "app", "--oauth-client-secret", "${CRM_SECRET}", "crm", "https://crm.example/mcp", env=secret_env
+    )
+    assert added.code == 0, added.stderr
+    assert json.loads((project / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]["crm"] == {
+        "url": "https://crm.example/mcp",
+        "oauthClientId": "app",
+        "oauthClientSecret": "${CRM_SECRET}",
+    }
+    assert CLIENT_SECRET not in added.stdout + added.stderr
