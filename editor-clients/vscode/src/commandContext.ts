@@ -5,6 +5,7 @@ import type { Actions } from "./actions";
 import type { Approvals } from "./approvals";
 import type { SidecarClient } from "./client";
 import type { OutputDocuments } from "./documents";
+import { finishLogin, unfinishedLogin } from "./login";
 import * as P from "./protocol";
 import type { ServerChannels } from "./serverLogs";
 import type { ServerStore } from "./state";
@@ -77,8 +78,13 @@ export function toolIdOf(arg: unknown): string | undefined {
 /** Runs one `/mcp` line and shows its text (a `prompt` line opens the preview). */
 export async function runLine(ctx: Ctx, line: string): Promise<P.CommandResult> {
   const result = await ctx.client.request(P.command, { line });
+  const login = unfinishedLogin(result);
   if (result.command === "prompt" && result.data && typeof result.data === "object" && "previewId" in result.data) {
     await ctx.actions.prompts.show(result.data as unknown as P.PromptSnapshot);
+  } else if (login) {
+    // `login NAME [--no-browser]` waiting for the person: asked as Log In would ask.
+    const noBrowser = /(^|\s)--no-browser(?=\s|$)/.test(line);
+    await finishLogin(ctx, noBrowser ? { server: login.server, noBrowser } : { server: login.server }, login);
   } else {
     await ctx.outputs.show(`mcp ${result.command}`, result.text);
   }

@@ -157,7 +157,16 @@ export interface ServerGetResult {
   timeouts: { requestMs: number; toolCallMs: number };
   /** Field names only: every value reads `hidden`. */
   connection: JsonObject;
-  authentication: { kind: string; credentials: string; tokensStored: boolean | null; credentialStore: string | null };
+  authentication: {
+    kind: string;
+    credentials: string;
+    tokensStored: boolean | null;
+    credentialStore: string | null;
+    /** OAuth only: how the sidecar identifies itself to the authorization server (never the secret). */
+    client?: "pre-registered" | "confidential" | "metadata document" | "dynamic";
+    /** OAuth only: tokens are bound to a DPoP key (`oauthDpop`). */
+    dpop?: boolean;
+  };
   status: StatusRow;
   [key: string]: unknown;
 }
@@ -680,15 +689,29 @@ export interface ApproveResult {
 export interface LoginParams {
   server: string;
   noBrowser?: boolean;
+  /**
+   * The answer to a `needs_approval` result: its `extraScopes` (the login asks for them too), or
+   * `[]` (the login goes without them and the sidecar drops the request). Absent: not asked yet.
+   */
+  approveScopes?: string[];
 }
 
 export interface LoginResult {
   server: string;
-  status: "completed" | "pending";
+  /**
+   * `needs_approval`: a tool call was refused for want of more scopes (403 insufficient_scope)
+   * and the sidecar, having opened and sent nothing, waits for the person's answer, given by
+   * calling `mcp/auth/login` again with `approveScopes`.
+   */
+  status: "completed" | "pending" | "needs_approval";
+  /** Completed: the scopes granted. Needs approval: every scope the login would ask for, the extras included. */
   scopes?: string[];
+  /** Needs approval: the scopes the server asked for beyond what the login had. */
+  extraScopes?: string[];
   loginId?: string;
   authorizationUrl?: string;
   redirectUri?: string;
+  /** Pending: how long the login waits for the pasted address. Needs approval: how long the request is kept. */
   expiresInSeconds?: number;
   text: string;
 }

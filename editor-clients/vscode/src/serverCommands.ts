@@ -4,11 +4,10 @@ import * as vscode from "vscode";
 import { type Ctx, info, runLine } from "./commandContext";
 import { commandLine, toolsLine } from "./commandLine";
 import { serverLine, toolPickItems } from "./format";
+import { finishLogin, type LoginCallback, requestLogin, type ScopeAnswer } from "./login";
 import * as P from "./protocol";
 import { openSearch } from "./search";
 import { pickOne, pickServer } from "./ui";
-
-type LoginCallback = string | ((authorizationUrl: string, redirectUri: string) => Promise<string>);
 
 async function serverActions(ctx: Ctx, server: string): Promise<unknown> {
   const row = ctx.store.row(server);
@@ -137,67 +136,34 @@ export function tools(ctx: Ctx) {
   };
 }
 
+/**
+ * `callback` and `scopes` (for scripts and tests): the pasted callback address, or a function
+ * that gets it, instead of the input box (see `loginNoBrowser`), and the answer to the
+ * more-scopes question, or a function that gives it, instead of the modal.
+ */
 export function login(ctx: Ctx) {
-  return async (arg?: unknown, callback?: LoginCallback) => {
+  return async (arg?: unknown, callback?: LoginCallback, scopes?: ScopeAnswer) => {
     const server = await pickServer(ctx.store, arg, "Server to log in to", (r) => r.transport === "http");
     if (!server) return undefined;
     if (vscode.env.remoteName) {
       // The sidecar runs on the remote machine: the browser's redirect to its loopback
       // callback (127.0.0.1) would reach the user's machine instead, so paste it back.
       ctx.log.info(`Remote window (${vscode.env.remoteName}): logging in to ${server} without the loopback callback.`);
-      return ctx.run("mcpSidecar.loginNoBrowser", server, callback);
+      return ctx.run("mcpSidecar.loginNoBrowser", server, callback, scopes);
     }
-    const result = await vscode.window.withProgress(
-      {
-        location: vscode.ProgressLocation.Notification,
-        title: `Logging in to ${server} in your browser…`,
-        cancellable: true,
-      },
-      (_progress, token) => ctx.client.request(P.authLogin, { server }, token),
-    );
-    info(result.text);
-    await ctx.store.refresh();
-    return result;
+    const result = await requestLogin(ctx, { server });
+    return finishLogin(ctx, { server }, result, { callback, scopes });
   };
 }
 
 /** `callback` (for scripts and tests): the pasted address, or a function that gets it from the
- * authorization address, instead of the input box. */
+ * authorization address, instead of the input box; `scopes` as for `login`. */
 export function loginNoBrowser(ctx: Ctx) {
-  return async (arg?: unknown, callback?: LoginCallback) => {
-    const { client, store } = ctx;
-    const server = await pickServer(store, arg, "Server to log in to", (r) => r.transport === "http");
+  return async (arg?: unknown, callback?: LoginCallback, scopes?: ScopeAnswer) => {
+    const server = await pickServer(ctx.store, arg, "Server to log in to", (r) => r.transport === "http");
     if (!server) return undefined;
-    const pending = await client.request(P.authLogin, { server, noBrowser: true });
-    if (pending.status === "completed" || !pending.loginId || !pending.authorizationUrl) {
-      info(pending.text);
-      return pending;
-    }
-    await vscode.env.clipboard.writeText(pending.authorizationUrl);
-    const redirect = pending.redirectUri ?? "";
-    const callbackUrl =
-      typeof callback === "string"
-        ? callback
-        : typeof callback === "function"
-          ? await callback(pending.authorizationUrl, redirect)
-          : await vscode.window.showInputBox({
-              title: `Log in to ${server} without a browser here`,
-              prompt: `The authorization address is on the clipboard: open it in any browser, sign in, then paste the address the browser was sent to (it starts with ${redirect}; the page itself may fail to load).`,
-              placeHolder: `${redirect}?code=…&state=…`,
-              ignoreFocusOut: true,
-              validateInput: (value) =>
-                redirect && !value.trim().startsWith(redirect)
-                  ? `Paste the address that starts with ${redirect}`
-                  : undefined,
-            });
-    if (!callbackUrl) return pending;
-    const result = await client.request(P.authCompleteLogin, {
-      loginId: pending.loginId,
-      callbackUrl: callbackUrl.trim(),
-    });
-    info(result.text);
-    await store.refresh();
-    return result;
+    const result = await requestLogin(ctx, { server, noBrowser: true });
+    return finishLogin(ctx, { server, noBrowser: true }, result, { callback, scopes });
   };
 }
 

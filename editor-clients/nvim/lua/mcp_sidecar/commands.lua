@@ -198,10 +198,100 @@ function M.execute(line, cb)
       notify(text, Client.unsupported(err) and vim.log.levels.WARN or vim.log.levels.ERROR)
     else
       M.after_edit(root, result)
-      M.show(result.text or "", result.command)
-      if result.command == "login" and result.data and result.data.status == "pending" then
-        return M.complete_login(result.data, cb)
+      local login = result.command == "login" and type(result.data) == "table" and result.data or nil
+      if login and login.status == "needs_approval" then
+        -- The question shows what the text says; the login goes on as the person answers.
+        local no_browser = vim.tbl_contains(vim.split(line, "%s+", { trimempty = true }), "--no-browser")
+        return M.approve_scopes(login, no_browser, cb)
       end
+      M.show(result.text or "", result.command)
+      if login and login.status == "pending" then
+        return M.complete_login(login, cb)
+      end
+    end
+    if cb then
+      cb(err, result)
+    end
+  end)
+end
+
+--- The buttons of the more-scopes question (|confirm()|): approve, without, cancel.
+M.scope_choices = "&Approve and log in\nLog in &without them\n&Cancel"
+
+--- The more-scopes question: a tool call was refused for want of scopes (403
+--- insufficient_scope), and the sidecar asks for them only once the person approves.
+---@param data {server: string, extraScopes?: string[], scopes?: string[], expiresInSeconds?: integer}
+---@return string
+function M.scope_question(data)
+  local Text = require("mcp_sidecar.text")
+  local server = Text.one_line(data.server)
+  local extra = vim.tbl_map(Text.one_line, data.extraScopes or {})
+  local every = vim.tbl_map(Text.one_line, data.scopes or {})
+  local one = #extra == 1
+  local kept = ""
+  local left = tonumber(data.expiresInSeconds)
+  if left and left < 60 then
+    kept = (" for %d more second%s"):format(left, left == 1 and "" or "s")
+  elseif left then
+    local minutes = math.ceil(left / 60)
+    kept = (" for %d more minute%s"):format(minutes, minutes == 1 and "" or "s")
+  end
+  local lines = {
+    ("%s asks for more access: %s"):format(server, table.concat(extra, ", ")),
+    ("%s refused a tool call for lack of %s: %s."):format(
+      server,
+      one and "this scope" or "these scopes",
+      table.concat(extra, ", ")
+    ),
+    ("Logging in with %s gives %s more access than it has now."):format(one and "it" or "them", server),
+  }
+  if #every > 0 then
+    table.insert(lines, ("The login would ask for: %s."):format(table.concat(every, ", ")))
+  end
+  table.insert(
+    lines,
+    ("Without them: log in with the access it has and forget the request. Cancel: nothing is sent; the request is kept%s."):format(
+      kept
+    )
+  )
+  return table.concat(lines, "\n")
+end
+
+--- Ask the person about a `needs_approval` login with |confirm()|.
+---@param data table the LoginResult
+---@return "approve"|"without"|nil nil: cancelled
+function M.ask_scopes(data)
+  local choice = vim.fn.confirm(M.scope_question(data), M.scope_choices, 3, "Question")
+  return ({ "approve", "without" })[choice]
+end
+
+--- A login that needs the person's approval of more scopes (`needs_approval`): ask, then log in
+--- again with the answer (`approveScopes`: the extra scopes, or none, which drops the request) and
+--- finish that login as any other. Cancel sends nothing.
+---@param data table the `needs_approval` LoginResult
+---@param no_browser boolean
+---@param cb? fun(err: mcp_sidecar.Error?, result: table?)
+function M.approve_scopes(data, no_browser, cb)
+  local decision = M.ask_scopes(data)
+  if not decision then
+    return cb and cb(nil, data)
+  end
+  local params = {
+    server = data.server,
+    approveScopes = decision == "approve" and (data.extraScopes or {}) or {},
+  }
+  if no_browser then
+    params.noBrowser = true
+  end
+  Client.request(P.m.auth_login, params, function(err, result)
+    if err then
+      notify(Client.format_error(err), vim.log.levels.ERROR)
+    elseif result.status == "pending" then
+      M.show(result.text or "", "login")
+      return M.complete_login(result, cb)
+    else
+      notify(result.text or "Logged in")
+      State.changed()
     end
     if cb then
       cb(err, result)

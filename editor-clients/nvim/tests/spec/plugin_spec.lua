@@ -564,33 +564,45 @@ describe("notifications", function()
   end)
 end)
 
+local REPO = vim.fs.normalize(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h:h:h:h"))
+local PYTHON = vim.fs.joinpath(vim.fs.dirname(SIDECAR), "python")
+
+local function free_port()
+  local tcp = assert(vim.uv.new_tcp())
+  tcp:bind("127.0.0.1", 0)
+  local port = tcp:getsockname().port
+  tcp:close()
+  return port
+end
+
+local function listening(port)
+  local done, ok = false, false
+  local tcp = assert(vim.uv.new_tcp())
+  tcp:connect("127.0.0.1", port, function(err)
+    ok, done = err == nil, true
+    tcp:close()
+  end)
+  wait_for(function()
+    return done
+  end, 2000, "connect")
+  return ok
+end
+
+--- The in-repo OAuth fixture (tests/fixtures/servers/oauth_server.py) on a free port, listening.
+local function oauth_fixture(...)
+  local port = free_port()
+  local proc =
+    vim.system({ PYTHON, REPO .. "/tests/fixtures/servers/oauth_server.py", "http", "--port", tostring(port), ... })
+  wait_for(function()
+    return listening(port)
+  end, 20000, "the OAuth fixture listens")
+  return proc, port
+end
+
 describe("a server that needs a login", function()
   -- The in-repo OAuth fixture answers 401 until a login; test.sh gives the sidecar an empty
   -- keyring (no Secret Service here), so the refusal is authentication_required.
-  local repo = vim.fs.normalize(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h:h:h:h"))
-  local python = vim.fs.joinpath(vim.fs.dirname(SIDECAR), "python")
   local proc
-
-  local function free_port()
-    local tcp = assert(vim.uv.new_tcp())
-    tcp:bind("127.0.0.1", 0)
-    local port = tcp:getsockname().port
-    tcp:close()
-    return port
-  end
-
-  local function listening(port)
-    local done, ok = false, false
-    local tcp = assert(vim.uv.new_tcp())
-    tcp:connect("127.0.0.1", port, function(err)
-      ok, done = err == nil, true
-      tcp:close()
-    end)
-    wait_for(function()
-      return done
-    end, 2000, "connect")
-    return ok
-  end
 
   after_each(function()
     if proc then
@@ -600,11 +612,8 @@ describe("a server that needs a login", function()
   end)
 
   it("shows ⚿ in the statusline, is not counted as failed, and offers :Mcp login", function()
-    local port = free_port()
-    proc = vim.system({ python, repo .. "/tests/fixtures/servers/oauth_server.py", "http", "--port", tostring(port) })
-    wait_for(function()
-      return listening(port)
-    end, 20000, "the OAuth fixture listens")
+    local port
+    proc, port = oauth_fixture()
     local before = mcp.status()
     local added = async(function(cb)
       require("mcp_sidecar.commands").execute(
@@ -646,6 +655,167 @@ describe("a server that needs a login", function()
     end)
     close_extra_windows()
     check.eq(before, mcp.status(), "the removed server leaves the statusline")
+  end)
+end)
+
+describe("a login that needs more scopes", function()
+  -- The OAuth fixture with --step-up: its tool admin_report needs the scope admin, which a login
+  -- does not ask for until the person approves it. A workspace and sidecar of their own, whose
+  -- tokens go to the private gnome-keyring test.sh starts ($MCP_TEST_DBUS). The browser is
+  -- curl (vim.ui.open replaced), the person is scripted through vim.fn.confirm and vim.ui.input.
+  local Commands = require("mcp_sidecar.commands")
+  local WS = vim.fs.normalize(vim.fn.tempname())
+  local HOME = vim.fs.normalize(vim.fn.tempname())
+  local proc
+  local real_open, real_confirm = vim.ui.open, vim.fn.confirm
+
+  local function login(line)
+    local err, result = async(function(cb)
+      Commands.execute(line, cb)
+    end)
+    check.eq(nil, err)
+    return result
+  end
+
+  local function admin_report()
+    return async(function(cb)
+      mcp.call("secure.admin_report", {}, cb)
+    end)
+  end
+
+  --- vim.fn.confirm answering `choice` (nil: Cancel, for a login that must not ask), recording what it was asked.
+  local function confirm_with(choice, asked)
+    vim.fn.confirm = function(msg, choices, default, kind)
+      table.insert(asked, { msg = msg, choices = choices, default = default, kind = kind })
+      return choice or 3
+    end
+  end
+
+  after_each(function()
+    vim.ui.open, vim.fn.confirm = real_open, real_confirm
+  end)
+
+  it("fails a call refused for want of a scope, then asks before the next login asks for it", function()
+    local bus =
+      assert(os.getenv("MCP_TEST_DBUS"), "MCP_TEST_DBUS is not set (scripts/test.sh starts a private keyring)")
+    local port
+    proc, port = oauth_fixture("--step-up")
+    vim.fn.mkdir(WS .. "/.git", "p")
+    vim.fn.mkdir(HOME, "p")
+    vim.fn.writefile({
+      vim.json.encode({
+        mcpServers = { secure = { url = ("http://127.0.0.1:%d/mcp"):format(port), oauthCallbackPort = free_port() } },
+      }),
+    }, HOME .. "/mcp.json")
+    mcp.setup({
+      cmd = SIDECAR,
+      env = {
+        MCP_SIDECAR_HOME = HOME,
+        DBUS_SESSION_BUS_ADDRESS = bus,
+        PYTHON_KEYRING_BACKEND = "keyring.backends.SecretService.Keyring",
+      },
+    })
+    check.truthy(Client.ensure(WS))
+    check.eq(WS, Client.root(), "the commands below go to this workspace's sidecar")
+    local opened = {}
+    vim.ui.open = function(url) -- the browser: the fixture's /authorize redirects to the sidecar's callback
+      table.insert(opened, url)
+      vim.system({ "curl", "-sL", "-o", "/dev/null", url })
+      return {
+        wait = function()
+          return { code = 0 }
+        end,
+      }
+    end
+    local asked = {}
+    confirm_with(nil, asked)
+
+    local first = login("login secure")
+    check.eq("completed", first.data.status)
+    check.eq({ "mcp" }, first.data.scopes)
+    check.eq(1, #opened)
+    local err = admin_report()
+    check.eq("permission_denied", err.data.code)
+    check.matches("^The server asks for more OAuth scopes than it granted", err.data.message)
+
+    -- Cancel: nothing is sent, nothing opened, and the request stays.
+    confirm_with(3, asked)
+    local cancelled = login("login secure")
+    check.eq("needs_approval", cancelled.status)
+    check.eq({ "admin" }, cancelled.extraScopes)
+    check.eq({ "mcp", "admin" }, cancelled.scopes)
+    check.eq(1, #asked)
+    check.eq("&Approve and log in\nLog in &without them\n&Cancel", asked[1].choices)
+    check.eq(3, asked[1].default, "Enter cancels")
+    local lines = vim.split(asked[1].msg, "\n")
+    check.eq("secure asks for more access: admin", lines[1])
+    check.eq("secure refused a tool call for lack of this scope: admin.", lines[2])
+    check.eq("Logging in with it gives secure more access than it has now.", lines[3])
+    check.eq("The login would ask for: mcp, admin.", lines[4])
+    check.matches(
+      "^Without them: log in with the access it has and forget the request%. Cancel: nothing is sent; the request is kept for %d+ more minutes%.$",
+      lines[5]
+    )
+    check.eq(1, #opened, "asking opened nothing")
+
+    -- Without them: logged in with what it had; the request is dropped.
+    confirm_with(2, asked)
+    local without = login("login secure")
+    check.eq(2, #asked)
+    check.eq("completed", without.status)
+    check.eq({ "mcp" }, without.scopes)
+    check.truthy(find_note("secure: logged in"), "the completed login is told")
+    confirm_with(nil, asked)
+    check.eq("completed", login("login secure").data.status, "nothing pending")
+    check.eq(2, #asked, "nothing pending: not asked")
+    check.eq("permission_denied", admin_report().data.code)
+
+    -- Approved, without a browser: the login asks for admin too; the callback address is pasted.
+    confirm_with(1, asked)
+    local _, restore = script_ui({
+      function(_, prompt)
+        check.matches("^Paste the callback address", prompt)
+        -- The person reads the address in the message the login showed, and opens it.
+        local url = vim.fn.execute("messages"):match("Open this address in a browser and authorize secure:%s*(%S+)")
+        local location = vim.system({ "curl", "-s", "-o", "/dev/null", "-w", "%{redirect_url}", url }):wait().stdout
+        return location
+      end,
+    })
+    local ok, approved = pcall(login, "login secure --no-browser")
+    restore()
+    check.truthy(ok, approved)
+    check.eq(3, #asked)
+    check.eq("completed", approved.status)
+    local granted = vim.deepcopy(approved.scopes)
+    table.sort(granted)
+    check.eq({ "admin", "mcp" }, granted)
+    local err2, report = admin_report()
+    check.eq(nil, err2)
+    check.eq("admin report", Actions.content_text(report.content))
+    confirm_with(nil, asked)
+    check.eq("completed", login("login secure").data.status)
+    check.eq(3, #asked, "an approved and granted scope is not asked again")
+    check.eq("accepted", login("logout secure").data.revocation)
+  end)
+
+  it("stops its sidecar", function()
+    if proc then
+      proc:kill(15)
+    end
+    Client.stop(WS)
+    wait_for(function()
+      return not (Client.roots[WS] and Client.roots[WS].id)
+    end, 15000, "the sidecar stopped")
+    Client.last_root = ROOT
+    mcp.setup({ cmd = SIDECAR, search = { limit = 10 } })
+    -- The plugin's state follows one sidecar: the one stopped cleared it; the workspace's is back.
+    local result = status_sync()
+    check.eq({}, result.pendingApprovals)
+    State.set_sidecar("running")
+    State.set_servers(result.servers, true)
+    check.eq(names(result), State.server_names())
+    vim.fn.delete(WS, "rf")
+    vim.fn.delete(HOME, "rf")
   end)
 end)
 

@@ -12,6 +12,8 @@ import type { ApprovalOutcome } from "../../approvals";
 import { commandLine } from "../../commandLine";
 import type { McpSidecarApi } from "../../extension";
 import { statusBarModel } from "../../format";
+import type { ScopeAnswer } from "../../login";
+import type { ScopeDecision, ScopeQuestion } from "../../loginScopes";
 import * as P from "../../protocol";
 import type { Node } from "../../views/servers";
 import { registerServerAskTests } from "./asks";
@@ -561,6 +563,79 @@ test("OAuth in a remote window: Log In pastes the callback back, since the brows
   assert.equal(login?.status, "completed", JSON.stringify(login));
   const tools = await api.client.request(P.serverTools, { server: "secure" });
   assert.ok(tools.tools.some((t) => t.id === "secure.whoami"));
+  const logout = (await vscode.commands.executeCommand("mcpSidecar.logout", "secure")) as P.LogoutResult;
+  assert.equal(logout.revocation, "accepted");
+});
+
+test("OAuth step-up: a call refused for want of a scope fails; the next login names the scope and asks before asking for it", async () => {
+  // scripts/test.sh runs the fixture with --step-up: `admin_report` needs the scope `admin`,
+  // which the first login does not ask for.
+  const questions: ScopeQuestion[] = [];
+  const answer =
+    (decision: ScopeDecision): ScopeAnswer =>
+    (question) => {
+      questions.push(question);
+      return decision;
+    };
+  const notAsked: ScopeAnswer = (question) => {
+    throw new Error(`asked with nothing pending: ${question.message}`);
+  };
+  const login = async (scopes: ScopeAnswer) =>
+    (await vscode.commands.executeCommand("mcpSidecar.login", "secure", followAuthorization, scopes)) as P.LoginResult;
+  const adminReport = () =>
+    api.client.request(P.callTool, { id: "secure.admin_report", arguments: {}, activate: true });
+  /** The refusal's diagnostic; a call that went through fails the test with its result. */
+  const refusedReport = async (): Promise<P.Diagnostic> => {
+    const result = await adminReport().catch((error: { data?: P.Diagnostic }) => error);
+    assert.ok(!("content" in result), `admin_report went through: ${JSON.stringify(result)}`);
+    assert.ok(result.data, String(result));
+    return result.data;
+  };
+
+  const first = await login(notAsked);
+  assert.equal(first.status, "completed", JSON.stringify(first));
+  assert.deepEqual(first.scopes, ["mcp"]);
+  const refused = await refusedReport();
+  assert.equal(refused.code, "permission_denied");
+  assert.match(refused.message, /^The server asks for more OAuth scopes than it granted/);
+
+  // Cancel: nothing is sent, and the request stays.
+  const cancelled = await login(answer("cancel"));
+  assert.equal(cancelled.status, "needs_approval", JSON.stringify(cancelled));
+  assert.deepEqual(cancelled.extraScopes, ["admin"]);
+  assert.deepEqual(cancelled.scopes, ["mcp", "admin"]);
+  assert.equal(questions.length, 1);
+  assert.equal(questions[0]?.message, "secure asks for more access: admin");
+  assert.match(questions[0]?.detail ?? "", /^secure refused a tool call for lack of this scope: admin\.\n/);
+  assert.match(questions[0]?.detail ?? "", /The login would ask for: mcp, admin\./);
+  assert.match(questions[0]?.detail ?? "", /the request is kept for (9|10) more minutes\.$/);
+
+  // A `/mcp login` line asks the same question; the test host refuses modals, so that is a
+  // Cancel: nothing is sent, no output document shows the unanswered result, the request stays.
+  await vscode.commands.executeCommand("workbench.action.closeAllEditors");
+  const line = (await vscode.commands.executeCommand(
+    "mcpSidecar.runCommand",
+    "login secure --no-browser",
+  )) as P.CommandResult;
+  assert.equal((line.data as unknown as P.LoginResult).status, "needs_approval");
+  assert.equal(vscode.window.activeTextEditor, undefined, "asked, not shown as text");
+
+  // Without them: logged in with what it had, and the request is dropped.
+  const without = await login(answer("without"));
+  assert.equal(without.status, "completed", JSON.stringify(without));
+  assert.deepEqual(without.scopes, ["mcp"]);
+  assert.equal(questions.length, 2);
+  assert.equal((await login(notAsked)).status, "completed", "nothing pending: no question");
+  assert.equal((await refusedReport()).code, "permission_denied");
+
+  // Approved: the login asks for admin too, and the call goes through.
+  const approved = await login(answer("approve"));
+  assert.equal(questions.length, 3);
+  assert.equal(approved.status, "completed", JSON.stringify(approved));
+  assert.deepEqual([...(approved.scopes ?? [])].sort(), ["admin", "mcp"]);
+  const report = await adminReport();
+  assert.deepEqual(report.content, [{ type: "text", text: "admin report" }]);
+  assert.equal((await login(notAsked)).status, "completed", "an approved and granted scope is not asked again");
   const logout = (await vscode.commands.executeCommand("mcpSidecar.logout", "secure")) as P.LogoutResult;
   assert.equal(logout.revocation, "accepted");
 });
