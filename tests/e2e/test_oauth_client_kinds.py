@@ -104,12 +104,17 @@ async def test_a_confidential_client_authenticates_the_way_the_server_advertises
             await asyncio.sleep(3.5)  # the access token expires: the refresh authenticates too
             assert (await call_whoami(client))["content"][0]["text"] == "authenticated"
             logs = await client.request("mcp/server/logs", {"server": "secure"})
+            record = await keyring_record(keyring_env, ["secure", url, "app"])
+            assert record["tokens"]["access_token"]
+            assert CLIENT_SECRET not in json.dumps(record), "the configured secret is never copied to the keyring"
+            # Logging out revokes with the client's authentication, which the server requires.
+            logout = await client.request("mcp/auth/logout", {"server": "secure"})
+            assert logout["revocation"] == "accepted"
         counts = stats(url)
         assert counts["grants"] == {"authorization_code": 1, "refresh_token": 1}
         assert counts["clientAuth"] == [seen, seen]
         assert counts["registrations"] == 0
-        record = await keyring_record(keyring_env, ["secure", url, "app"])
-        assert CLIENT_SECRET not in json.dumps(record), "the configured secret is never copied to the keyring"
+        assert counts["revocations"] >= 1
         assert CLIENT_SECRET not in json.dumps(logs)
         assert CLIENT_SECRET not in files_text(home), "nor to a log, cache or spill file"
 

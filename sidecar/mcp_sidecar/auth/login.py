@@ -173,8 +173,12 @@ def _bound() -> ResponseBound:
     return ResponseBound(lambda: None)
 
 
-async def revoke(record: CredentialRecord) -> str:
-    """RFC 7009 revocation of a removed record's tokens: accepted, unsupported or unconfirmed."""
+async def revoke(record: CredentialRecord, confidential: tuple[str, str] | None = None) -> str:
+    """RFC 7009 revocation of a removed record's tokens: accepted, unsupported or unconfirmed.
+
+    `confidential`: the configured client id and secret, which authenticate the revocation
+    the way the server's metadata advertises (the record never holds a configured secret).
+    """
     endpoint = _revocation_endpoint(record)
     if endpoint is None:
         return "unsupported"
@@ -189,7 +193,7 @@ async def revoke(record: CredentialRecord) -> str:
         return "accepted"
     try:
         accepted = await asyncio.wait_for(
-            _post_revocations(endpoint, wanted, _client_information(record)), REVOCATION_TIME_LIMIT_S
+            _post_revocations(endpoint, wanted, _revoking_client(record, confidential)), REVOCATION_TIME_LIMIT_S
         )
     except Exception as exc:
         log.info("revocation unconfirmed: %s", type(exc).__name__)
@@ -205,6 +209,25 @@ def _revocation_endpoint(record: CredentialRecord) -> str | None:
         except ValueError:
             metadata = None
     return str(metadata.revocation_endpoint) if metadata and metadata.revocation_endpoint else None
+
+
+def _revoking_client(
+    record: CredentialRecord, confidential: tuple[str, str] | None
+) -> OAuthClientInformationFull | None:
+    if confidential is None:
+        return _client_information(record)
+    # The client authenticates as it does at the token endpoint (RFC 7009 §2.1): the same choice.
+    client_id, secret = confidential
+    offered: list[str] | None = None
+    if record.oauth_metadata:
+        methods = record.oauth_metadata.get("token_endpoint_auth_methods_supported")
+        offered = [str(m) for m in methods] if isinstance(methods, list) else None
+    basic = offered is None or "client_secret_basic" in offered or "client_secret_post" not in offered
+    return OAuthClientInformationFull(
+        client_id=client_id,
+        client_secret=secret,
+        token_endpoint_auth_method="client_secret_basic" if basic else "client_secret_post",
+    )
 
 
 def _client_information(record: CredentialRecord) -> OAuthClientInformationFull | None:

@@ -379,7 +379,7 @@ async def logout(app: Sidecar, server: str) -> LogoutResult:
         await conn.close()
     revocation = "none"
     if record is not None and record.has_tokens:
-        revocation = await revoke(record)
+        revocation = await revoke(record, await _confidential_client(conn, target, operation))
     texts = {
         "none": f"{server}: no stored credentials.",
         "accepted": f"{server}: logged out; the authorization server revoked the tokens.",
@@ -389,6 +389,17 @@ async def logout(app: Sidecar, server: str) -> LogoutResult:
     if record is not None and not record.has_tokens and removed:
         texts["none"] = f"{server}: removed the stored client registration (no tokens were stored)."
     return {"server": server, "removed": removed, "revocation": revocation, "text": texts[revocation]}
+
+
+async def _confidential_client(conn: Connection, target: LoginTarget, operation: str) -> tuple[str, str] | None:
+    """The configured client id and secret for revocation; a failing secret command only costs the revocation."""
+    if target.client_id is None or conn.config.oauth_client_secret is None:
+        return None
+    try:
+        secret = (await with_client_secret(conn, target, operation)).client_secret
+    except SidecarError:
+        return None
+    return (target.client_id, secret) if secret else None
 
 
 # -- connections and inspection ----------------------------------------------------------------
