@@ -414,3 +414,94 @@ async def test_a_literal_client_secret_never_reaches_a_project_file(home: Path, 
         "oauthClientSecret": "${CRM_SECRET}",
     }
     assert CLIENT_SECRET not in added.stdout + added.stderr
+
+
+# -- what a hostile server might try (the adversarial review's findings) ---------------------
+
+
+async def test_a_configured_issuer_is_the_only_one_a_confidential_secret_goes_to(
+    home: Path, keyring_env: dict[str, str]
+) -> None:
+    port = free_port()
+    fixture = ("--preregistered", "app", "--client-secret", CLIENT_SECRET, "--callback-port", str(port))
+    with http_server("oauth_server.py", *fixture) as url:
+        base = url.removesuffix("/mcp")
+        client = {"url": url, "oauthCallbackPort": port, "oauthClientId": "app", "oauthClientSecret": "${S}"}
+        env = {**keyring_env, "S": CLIENT_SECRET}
+        write_config(home, {"secure": {**client, "oauthIssuer": "https://auth.corp.example/"}})
+        async with sidecar_for(home, env) as sidecar:
+            error = diagnostic_of(await sidecar.error("mcp/auth/login", {"server": "secure"}))
+            assert error["code"] == "oauth_refused"
+            assert error["message"] == (
+                "Refused the authorization server: the server names another issuer than the configured oauthIssuer."
+            )
+            assert sidecar.shown == [], "nothing opened"
+        assert stats(url)["clientAuth"] == [], "the secret was sent nowhere"
+        write_config(home, {"secure": {**client, "oauthIssuer": base + "/"}})
+        async with sidecar_for(home, env) as sidecar:
+            assert (await sidecar.request("mcp/auth/login", {"server": "secure"}))["status"] == "completed"
+
+
+async def test_a_login_that_fails_after_the_token_exchange_keeps_the_tokens_endpoint_and_issuer(
+    home: Path, keyring_env: dict[str, str]
+) -> None:
+    port = free_port()
+    # Tokens that expire at once: the login's own request after the exchange is refused.
+    with http_server("oauth_server.py", "--access-ttl", "-1") as url:
+        write_config(home, {"secure": {"url": url, "oauthCallbackPort": port}})
+        async with sidecar_for(home, keyring_env) as sidecar:
+            await sidecar.error("mcp/auth/login", {"server": "secure"})
+        record = await keyring_record(keyring_env, ["secure", url, "dynamic"])
+        assert record["tokens"]["access_token"]
+        assert record["issuer"] == url.removesuffix("/mcp") + "/"
+        assert record["oauthMetadata"]["token_endpoint"] == url.removesuffix("/mcp") + "/token", (
+            "a later refresh goes to the authorization server's token endpoint, not a guess on the server's origin"
+        )
+
+
+async def test_a_relogin_challenge_cannot_widen_the_grant_without_the_person(
+    home: Path, keyring_env: dict[str, str]
+) -> None:
+    port = free_port()
+    with http_server("oauth_server.py") as url:
+        base = url.removesuffix("/mcp")
+        write_config(home, {"secure": {"url": url, "oauthCallbackPort": port}})
+        async with sidecar_for(home, keyring_env) as sidecar:
+            assert (await sidecar.request("mcp/auth/login", {"server": "secure"}))["scopes"] == ["mcp"]
+            # The server now challenges for more than it was granted.
+            httpx2.post(f"{base}/test/prm-scopes", json=["mcp", "admin"], timeout=10)
+            before = len(sidecar.shown)
+            asked = await sidecar.request("mcp/auth/login", {"server": "secure"})
+            assert asked["status"] == "needs_approval"
+            assert asked["extraScopes"] == ["admin"]
+            assert len(sidecar.shown) == before, "nothing opened before the person answers"
+            declined = await sidecar.request("mcp/auth/login", {"server": "secure", "approveScopes": []})
+            assert declined["status"] == "completed"
+            assert declined["scopes"] == ["mcp"], "declining keeps what the server had"
+            again = await sidecar.request("mcp/auth/login", {"server": "secure"})
+            assert again["status"] == "needs_approval", "the server still asks; the person is asked again"
+            approved = await sidecar.request("mcp/auth/login", {"server": "secure", "approveScopes": ["admin"]})
+            assert approved["scopes"] == ["mcp", "admin"]
+        assert stats(url)["authorizations"] == [["mcp"], ["mcp"], ["mcp", "admin"]]
+
+
+async def test_a_connection_runs_the_secret_command_only_when_a_refresh_needs_it(
+    home: Path, keyring_env: dict[str, str], tmp_path: Path
+) -> None:
+    port = free_port()
+    secret_file = tmp_path / "client-secret"
+    secret_file.write_text(CLIENT_SECRET, encoding="utf-8")
+    fixture = ("--preregistered", "app", "--client-secret", CLIENT_SECRET, "--callback-port", str(port))
+    with http_server("oauth_server.py", *fixture, "--access-ttl", "3") as url:
+        command = f"!cat {secret_file}"
+        definition = {"url": url, "oauthCallbackPort": port, "oauthClientId": "app", "oauthClientSecret": command}
+        write_config(home, {"secure": definition})
+        async with sidecar_for(home, keyring_env) as sidecar:
+            assert (await sidecar.request("mcp/auth/login", {"server": "secure"}))["status"] == "completed"
+            secret_file.unlink()  # the password manager is locked now
+            assert (await call_whoami(sidecar))["content"][0]["text"] == "authenticated", "valid tokens need no secret"
+            await asyncio.sleep(3.5)
+            error = diagnostic_of(await sidecar.error("mcp/server/reconnect", {"server": "secure"}))
+            assert error["code"] == "secret_lookup_failed", "the refresh needed it, and says why it failed"
+            assert error["message"] == "The secret command in `oauthClientSecret` exited with status 1."
+        assert stats(url)["grants"] == {"authorization_code": 1}

@@ -218,3 +218,67 @@ def test_a_step_up_request_lapses_and_survives_the_record_round_trip() -> None:
     assert again.pending_step_up(now=time.time() + STEP_UP_TTL_S + 1) == set()
     record.step_up_at = None  # a request recorded before requests had a time: lapsed
     assert record.pending_step_up() == set()
+
+
+def test_htu_is_normalised_and_never_carries_credentials() -> None:
+    assert target_uri("https://u:p@Host.Example:443/mcp?x=1#f") == "https://host.example/mcp"
+    assert target_uri("http://127.0.0.1:80/mcp") == "http://127.0.0.1/mcp"
+    assert target_uri("http://127.0.0.1:8080/mcp") == "http://127.0.0.1:8080/mcp"
+    assert target_uri("https://[::1]:8443/x") == "https://[::1]:8443/x"
+
+
+def test_a_deeply_nested_answer_is_no_nonce_request_and_raises_nothing() -> None:
+    assert not asks_for_nonce(400, httpx2.Headers({"DPoP-Nonce": "n"}), b"[" * 100_000)
+
+
+def storage_for(record: CredentialRecord, store: Any = None) -> Any:
+    from mcp_sidecar.auth.provider import RecordStorage
+    from mcp_sidecar.auth.store import MemoryBackedStore
+
+    return RecordStorage(
+        store or MemoryBackedStore(),
+        "acct",
+        record,
+        pre_registered=None,
+        redirect_uri="http://127.0.0.1:1/c",
+        with_tokens=True,
+    )
+
+
+async def test_a_step_up_challenge_is_remembered_as_plain_scope_tokens_only() -> None:
+    from mcp_sidecar.auth.provider import SidecarOAuth
+
+    remembered: list[str] = []
+
+    async def remember(scope: str) -> None:
+        remembered.append(scope)
+
+    record = CredentialRecord(server="s", url=URL, configured_client_id=None)
+    provider = SidecarOAuth(URL, storage_for(record), 1, login=False, on_step_up=remember)
+    hostile = 'Bearer error="insufficient_scope", scope="files:read \x1b[2J\x9b31mADMIN ' + "x" * 400 + ' admin"'
+    request = httpx2.Request("POST", URL)
+    answer = httpx2.Response(403, headers={b"WWW-Authenticate": hostile.encode("latin-1")}, request=request)
+    flow = provider.async_auth_flow(request)
+    assert await flow.__anext__() is request
+    with pytest.raises(StopAsyncIteration):
+        await flow.asend(answer)
+    assert remembered == ["files:read admin"]
+
+
+async def test_tokens_another_process_bound_to_another_dpop_key_are_not_adopted() -> None:
+    from mcp_sidecar.auth.store import MemoryBackedStore
+
+    store = MemoryBackedStore()
+    mine = CredentialRecord(server="s", url=URL, configured_client_id=None, tokens={"access_token": "t1"})
+    mine.dpop_key, mine.dpop_bound = DpopKey.generate().private_jwk(), True
+    newer = CredentialRecord.from_json(mine.to_json())
+    assert newer is not None
+    newer.tokens = {"access_token": "t2"}
+    newer.dpop_key = DpopKey.generate().private_jwk()
+    await store.save("acct", newer)
+    assert await storage_for(mine, store).newer_tokens() is None
+    newer.dpop_key = mine.dpop_key  # the same key: another process's refresh, adopted
+    await store.save("acct", newer)
+    adopted = await storage_for(mine, store).newer_tokens()
+    assert adopted is not None
+    assert adopted.access_token == "t2"

@@ -111,10 +111,20 @@ class DpopKey:
         return signing_input + "." + _b64(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
 
 
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
 def target_uri(url: str) -> str:
-    """`htu`: the request URI without query and fragment (RFC 9449 §4.2)."""
+    """`htu`: the request URI without query and fragment (RFC 9449 §4.2), normalised (RFC 3986 §6):
+    no user information (never inside a proof a server may log), the host lower-cased, no default port."""
     parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path or "/", "", ""))
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    port = parts.port
+    netloc = host if port is None or port == DEFAULT_PORTS.get(scheme) else f"{host}:{port}"
+    return urlunsplit((scheme, netloc, parts.path or "/", "", ""))
 
 
 def origin(url: str) -> str:
@@ -153,7 +163,7 @@ def asks_for_nonce(status: int, headers: Any, body: bytes | None) -> bool:
     if status == 400 and body:
         try:
             return bool(json.loads(body).get("error") == NONCE_ERROR)
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             return False
     return False
 

@@ -49,6 +49,7 @@ def _rules() -> list[tuple[type[BaseException], Explain]]:
     from mcp_sidecar.auth.provider import (
         ClientAuthUnsupported,
         IssuerChanged,
+        IssuerNotConfigured,
         PkceUnsupported,
         RegistrationUnavailable,
     )
@@ -62,6 +63,13 @@ def _rules() -> list[tuple[type[BaseException], Explain]]:
             lambda leaf: (
                 "oauth_issuer_changed",
                 "The server's authorization server is not the one the stored credentials belong to.",
+            ),
+        ),
+        (
+            IssuerNotConfigured,
+            lambda leaf: (
+                "oauth_refused",
+                "Refused the authorization server: the server names another issuer than the configured oauthIssuer.",
             ),
         ),
         (CallbackPortInUse, lambda leaf: ("callback_unavailable", "The OAuth callback port is in use.")),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,7 @@ from mcp_sidecar.auth.provider import (
     SidecarOAuth,
     callback_uri,
     record_after_login,
+    union,
 )
 from mcp_sidecar.auth.store import CredentialRecord, CredentialStore, account_of
 from mcp_sidecar.auth.urls import OAuthUrlRefused, require_allowed
@@ -63,6 +65,10 @@ class LoginTarget:
     client_metadata_url: str | None = None
     """`oauthClientMetadataUrl`: the client id when the authorization server accepts metadata documents."""
     dpop: bool = False
+    issuer: str | None = None
+    """`oauthIssuer`: the only authorization server this login may use."""
+    scopes_answered: bool = False
+    """The person answered a `needs_approval`: scopes a challenge adds beyond it are dropped, not asked."""
 
     @property
     def account(self) -> str:
@@ -136,6 +142,12 @@ async def run_login(
         await redirect(authorization_url)
 
     storage = _storage(target, store, record, with_tokens=False)
+
+    async def remember_step_up(scope: str) -> None:
+        # The login's own request was refused for scope: the next login asks the person for it.
+        record.step_up_scope = union(" ".join(sorted(record.pending_step_up())) or None, scope)
+        record.step_up_at = time.time()
+
     provider = SidecarOAuth(
         target.url,
         storage,
@@ -146,6 +158,9 @@ async def run_login(
         callback_handler=callback,
         client_metadata_url=target.client_metadata_url,
         dpop_key=DpopKey.generate() if target.dpop else None,  # a new key per login; the old tokens die with it
+        on_step_up=remember_step_up,
+        issuer=target.issuer,
+        scopes_answered=target.scopes_answered,
     )
     bound = _bound()  # metadata, registration, token and MCP answers: at most 64 MiB each, as elsewhere
     http = httpx2.AsyncClient(
@@ -161,11 +176,13 @@ async def run_login(
             pass
     finally:
         await http.aclose()
+        if storage.tokens_set:
+            # Whatever failed after the token exchange, the stored tokens keep the metadata and the
+            # issuer they came with: a later refresh goes to their token endpoint and nowhere else.
+            await store.save(target.account, record_after_login(provider))
     if not storage.tokens_set:
         raise LoginNotNeeded()
-    final = record_after_login(provider)
-    await store.save(target.account, final)
-    return final
+    return provider.record_storage.record
 
 
 def _bound() -> ResponseBound:
@@ -266,6 +283,7 @@ async def stored_provider(
     target: LoginTarget,
     store: CredentialStore,
     on_step_up: Callable[[str], Awaitable[None]],
+    secret_source: Callable[[], Awaitable[str | None]] | None = None,
 ) -> SidecarOAuth | None:
     """The provider a connection uses, or None when no tokens are stored (raises when the store fails)."""
     record = await store.load(target.account)
@@ -281,6 +299,8 @@ async def stored_provider(
     elif target.dpop:
         return None  # `oauthDpop` and bearer tokens from before: never sent; a login binds new ones
     storage = _storage(target, store, record, with_tokens=True)
+    if target.client_id is not None and target.client_secret is None:
+        storage.secret_source = secret_source  # a `!command`: run when a refresh first needs it
     return SidecarOAuth(
         target.url,
         storage,

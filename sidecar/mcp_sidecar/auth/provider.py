@@ -27,7 +27,6 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.utils import (
     extract_field_from_www_auth,
     extract_resource_metadata_from_www_auth,
-    extract_scope_from_www_auth,
     issuers_match,
 )
 from mcp.shared.auth import (
@@ -63,6 +62,18 @@ class IssuerChanged(Exception):
 
 class PkceUnsupported(Exception):
     """The authorization server's metadata does not list `S256` in `code_challenge_methods_supported`."""
+
+
+class ScopesNeedApproval(Exception):
+    """A re-login's challenge asks for scopes the server was never granted: the person decides first."""
+
+    def __init__(self, scope: str) -> None:
+        super().__init__("scopes need approval")
+        self.scope = scope
+
+
+class IssuerNotConfigured(Exception):
+    """The server names another authorization server than `oauthIssuer`."""
 
 
 class ClientAuthUnsupported(Exception):
@@ -114,12 +125,15 @@ class RecordStorage:
         redirect_uri: str,
         with_tokens: bool,
         client_secret: str | None = None,
+        secret_source: Callable[[], Awaitable[str | None]] | None = None,
     ) -> None:
         self.store = store
         self.account = account
         self.record = record
         self._pre_registered = pre_registered
-        self._client_secret = client_secret
+        self.client_secret = client_secret
+        self.secret_source = secret_source
+        """Runs the secret's `!command` when a token request first needs it (connections only)."""
         self._redirect_uri = redirect_uri
         self._with_tokens = with_tokens
         self.tokens_set = False
@@ -128,7 +142,7 @@ class RecordStorage:
 
     @property
     def confidential(self) -> bool:
-        return self._pre_registered is not None and self._client_secret is not None
+        return self._pre_registered is not None and (self.client_secret is not None or self.secret_source is not None)
 
     async def get_tokens(self) -> OAuthToken | None:
         if not self._with_tokens or not self.record.tokens:
@@ -157,6 +171,10 @@ class RecordStorage:
             return None
         if stored.expires_at is not None and stored.expires_at <= time.time():
             return None
+        if (stored.dpop_bound, stored.dpop_key) != (self.record.dpop_bound, self.record.dpop_key):
+            # Another process logged in with a new DPoP key (or none): these tokens are not this
+            # connection's to sign; it asks for a login when its own stop working.
+            return None
         self.record = stored
         try:
             return OAuthToken.model_validate(stored.tokens)
@@ -170,7 +188,7 @@ class RecordStorage:
             assert self._pre_registered is not None
             return OAuthClientInformationFull(
                 client_id=self._pre_registered,
-                client_secret=self._client_secret,
+                client_secret=self.client_secret,
                 redirect_uris=[AnyUrl(self._redirect_uri)],
                 token_endpoint_auth_method="client_secret_basic",
                 grant_types=["authorization_code", "refresh_token"],
@@ -234,6 +252,8 @@ class SidecarOAuth(OAuthClientProvider):
         on_step_up: Callable[[str], Awaitable[None]] | None = None,
         client_metadata_url: str | None = None,
         dpop_key: DpopKey | None = None,
+        issuer: str | None = None,
+        scopes_answered: bool = False,
     ) -> None:
         super().__init__(
             server_url=server_url,
@@ -252,8 +272,12 @@ class SidecarOAuth(OAuthClientProvider):
         self._dpop_algorithms: Any = None
         self._nonces = Nonces()
         record = storage.record
-        # Tokens are pinned to their issuer; a registration alone is keyed by issuer instead.
-        self._pinned_issuer = record.issuer if record.tokens else None
+        self._configured_issuer = issuer
+        self._scopes_answered = scopes_answered
+        # Tokens are pinned to their issuer, and so is a confidential client once it logged in (its
+        # secret goes to no other); a registration alone is keyed by issuer instead.
+        pinned = record.tokens or storage.confidential
+        self._pinned_issuer = record.issuer if pinned else None
         if login:
             storage.binding = (dpop_key.private_jwk() if dpop_key is not None else None,)
         # A login discovers the metadata afresh; only connections (refresh) use the stored copy.
@@ -276,6 +300,8 @@ class SidecarOAuth(OAuthClientProvider):
 
     def _expected_issuer(self) -> str:
         issuer = super()._expected_issuer()
+        if self._configured_issuer and not issuers_match(self._configured_issuer, issuer):
+            raise IssuerNotConfigured()
         if self._pinned_issuer and not issuers_match(self._pinned_issuer, issuer):
             raise IssuerChanged()
         if self._login and not self.record_storage.confidential:
@@ -315,7 +341,7 @@ class SidecarOAuth(OAuthClientProvider):
             return
         try:
             body = json.loads(await response.aread())
-        except ValueError:
+        except (ValueError, RecursionError):
             return
         if isinstance(body, dict):
             self._dpop_algorithms = body.get("dpop_signing_alg_values_supported")
@@ -323,13 +349,29 @@ class SidecarOAuth(OAuthClientProvider):
     async def _perform_authorization_code_grant(self) -> tuple[str, str]:
         self._require_pkce()  # before anything is opened (a pre-registered client registers nothing)
         self._require_dpop()
-        challenged = self.context.client_metadata.scope
-        record = self.record_storage.record
-        # Configured scopes are exactly what the person wants; otherwise the challenge plus what
-        # an earlier login was granted (a new login does not quietly give up an approved step-up).
-        base = self._configured_scope or union(challenged, " ".join(sorted(record.granted_scope)))
-        self.context.client_metadata.scope = union(base, record.step_up_scope)
+        self.context.client_metadata.scope = self._login_scope(self.context.client_metadata.scope)
         return await super()._perform_authorization_code_grant()
+
+    def _login_scope(self, challenged: str | None) -> str | None:
+        """Configured scopes are exactly what the person wants, plus approved step-up scopes.
+
+        Otherwise the server's challenge plus what an earlier login was granted (a new login does
+        not quietly give up an approved step-up). On a re-login the challenge may not widen the
+        grant by itself: scopes never granted nor approved stop the login (`ScopesNeedApproval`)
+        before anything is opened, or, once the person has answered, are left out.
+        """
+        record = self.record_storage.record
+        if self._configured_scope:
+            return union(self._configured_scope, record.step_up_scope)
+        granted = record.granted_scope
+        wanted = union(challenged, " ".join(sorted(granted)))
+        if granted:
+            approved = set((record.step_up_scope or "").split())
+            extra = [s for s in (wanted or "").split() if s not in granted and s not in approved]
+            if extra and not self._scopes_answered:
+                raise ScopesNeedApproval(" ".join(extra))
+            wanted = " ".join(s for s in (wanted or "").split() if s not in extra) or None
+        return union(wanted, record.step_up_scope)
 
     def _settle_client_auth(self) -> None:
         """A confidential client authenticates the way the token endpoint advertises: Basic when it
@@ -351,6 +393,11 @@ class SidecarOAuth(OAuthClientProvider):
         return self._proved(await super()._exchange_token_authorization_code(auth_code, code_verifier))
 
     async def _refresh_token(self) -> httpx2.Request:
+        storage = self.record_storage
+        if storage.confidential and storage.client_secret is None and storage.secret_source is not None:
+            storage.client_secret = await storage.secret_source()
+            if self.context.client_info is not None:
+                self.context.client_info.client_secret = storage.client_secret
         self._settle_client_auth()
         return self._proved(await super()._refresh_token())
 
@@ -461,11 +508,11 @@ class SidecarOAuth(OAuthClientProvider):
     async def _dpop_token_response(self, outgoing: httpx2.Request, response: httpx2.Response) -> httpx2.Response:
         """A successful token answer must say `token_type: DPoP` (fail closed: a bearer token is refused);
         the SDK's model knows only Bearer, so it gets the same answer with that word."""
-        if not outgoing.extensions.get(DPOP_TOKEN_REQUEST) or response.status_code != 200:
-            return response
+        if not outgoing.extensions.get(DPOP_TOKEN_REQUEST) or response.status_code not in (200, 201):
+            return response  # the SDK takes 200 and 201 as a token answer: both are checked
         try:
             body = json.loads(await response.aread())
-        except ValueError:
+        except (ValueError, RecursionError):
             return response  # the SDK reports an unreadable token answer
         if not isinstance(body, dict) or str(body.get("token_type", "")).lower() != "dpop":
             raise DpopUnsupported()
@@ -473,7 +520,7 @@ class SidecarOAuth(OAuthClientProvider):
         headers = [
             (k, v) for k, v in response.headers.items() if k.lower() not in ("content-length", "content-encoding")
         ]
-        return httpx2.Response(200, headers=headers, json=body, request=response.request)
+        return httpx2.Response(response.status_code, headers=headers, json=body, request=response.request)
 
     # -- every connection -------------------------------------------------------------------
 
@@ -557,7 +604,10 @@ class SidecarOAuth(OAuthClientProvider):
     async def _step_up_if_asked(self, response: httpx2.Response) -> None:
         """A 403 `insufficient_scope` answer asks for more scopes: report them to the step-up callback."""
         if self._step_up_asked(response) and self._on_step_up is not None:
-            scope = cap_scope(extract_scope_from_www_auth(response))
+            from mcp_sidecar.connections.transports import step_up_scope
+
+            # Only plain scope tokens, as the refusal's diagnostic shows them: never control characters.
+            scope = cap_scope(step_up_scope(response))
             if scope:
                 await self._on_step_up(scope)
 
@@ -585,8 +635,10 @@ def record_after_login(provider: SidecarOAuth) -> CredentialRecord:
 __all__ = [
     "CLIENT_NAME",
     "IssuerChanged",
+    "IssuerNotConfigured",
     "PkceUnsupported",
     "RecordStorage",
+    "ScopesNeedApproval",
     "SidecarOAuth",
     "callback_uri",
     "cap_scope",

@@ -49,6 +49,8 @@ class ServerConfig:
     oauth_client_metadata_url: str | None = None
     """The client ID metadata document's URL (CIMD); the global file's top-level option fills it in."""
     oauth_dpop: bool = False
+    oauth_issuer: str | None = None
+    """The only authorization server (issuer) a login may use; pins a confidential client's secret to it."""
     oauth_scopes: tuple[str, ...] | None = None
     oauth_callback_port: int | None = None
     roots: bool = True

@@ -40,6 +40,7 @@ KNOWN_FIELDS = frozenset(
         "oauthClientSecret",
         "oauthClientMetadataUrl",
         "oauthDpop",
+        "oauthIssuer",
         "oauthScopes",
         "oauthCallbackPort",
         "roots",
@@ -159,6 +160,7 @@ def parse_server(name: str, definition: Any, scope: Scope) -> ServerConfig:
         oauth_client_secret=definition.get("oauthClientSecret"),
         oauth_client_metadata_url=definition.get("oauthClientMetadataUrl"),
         oauth_dpop=definition.get("oauthDpop", False),
+        oauth_issuer=definition.get("oauthIssuer"),
         oauth_scopes=tuple(scopes) if scopes is not None else None,
         oauth_callback_port=definition.get("oauthCallbackPort"),
         roots=definition.get("roots", True),
@@ -279,6 +281,7 @@ OAUTH_FIELDS = (
     "oauthClientSecret",
     "oauthClientMetadataUrl",
     "oauthDpop",
+    "oauthIssuer",
     "oauthScopes",
     "oauthCallbackPort",
 )
@@ -308,6 +311,11 @@ def _check_oauth_client(definition: Mapping[str, Any], scope: Scope, bad: Bad) -
         bad("oauthClientMetadataUrl", CLIENT_METADATA_URL_RULE)
     if not isinstance(definition.get("oauthDpop", False), bool):
         bad("oauthDpop", "must be true or false.")
+    issuer = definition.get("oauthIssuer")
+    if issuer is not None and not (
+        isinstance(issuer, str) and re.match(r"^https?://[^/\s?#@]+(/[^\s?#]*)?\Z", issuer, re.IGNORECASE)
+    ):
+        bad("oauthIssuer", "must be the authorization server's issuer URL (https://, no query or fragment).")
 
 
 CLIENT_METADATA_URL_RULE = (

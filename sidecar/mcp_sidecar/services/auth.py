@@ -107,6 +107,7 @@ def target_of(conn: Connection, operation: str) -> LoginTarget:
         client_secret=resolved.oauth_client_secret if isinstance(resolved.oauth_client_secret, str) else None,
         client_metadata_url=config.oauth_client_metadata_url,
         dpop=config.oauth_dpop,
+        issuer=config.oauth_issuer,
         scopes=config.oauth_scopes,
         port=config.oauth_callback_port or DEFAULT_OAUTH_CALLBACK_PORT,
         headers={k: v for k, v in resolved.headers.items() if isinstance(v, str)},
@@ -218,7 +219,7 @@ async def login(
     app: Sidecar, server: str, no_browser: bool, approve_scopes: tuple[str, ...] | None = None
 ) -> LoginResult:
     """`approve_scopes`: the person's answer to a `needs_approval` (None: not asked yet)."""
-    from mcp_sidecar.auth.login import parse_callback, run_login
+    from mcp_sidecar.auth.login import parse_callback
     from mcp_sidecar.auth.store import CredentialStoreUnavailable
 
     operation = "login"
@@ -238,7 +239,9 @@ async def login(
         return _needs_approval(server, record, target, extra)
     # Scopes already granted or configured need no approval; an extra one only when approved.
     step_up = " ".join(s for s in asked if s not in extra or s in (approve_scopes or ())) or None
-    target = dataclasses.replace(await with_client_secret(conn, target, operation), step_up=step_up)
+    target = dataclasses.replace(
+        await with_client_secret(conn, target, operation), step_up=step_up, scopes_answered=approve_scopes is not None
+    )
     if no_browser:
         return await _login_pasted(app, conn, target)
 
@@ -256,20 +259,48 @@ async def login(
             raw = await asyncio.wait_for(asyncio.shield(listener.received), CALLBACK_TIME_LIMIT_S)
             return parse_callback(raw, target.redirect_uri)
 
-        record = await run_login(target, store, redirect, callback)
+        outcome = await _run_login(app, target, redirect, callback)
     except asyncio.CancelledError:
         raise
     except BaseException as exc:
         raise login_failure(exc, operation, server) from None
     finally:
         await listener.close()
+    if isinstance(outcome, dict):
+        return outcome  # the server's challenge asked for more: the person answers first
     await _after_login(app, conn)
-    return _completed(server, record)
+    return _completed(server, outcome)
+
+
+async def _run_login(
+    app: Sidecar,
+    target: LoginTarget,
+    redirect: Callable[[str], Awaitable[None]],
+    callback: Callable[[], Awaitable[AuthorizationCodeResult]],
+) -> CredentialRecord | LoginResult:
+    """The login, or `needs_approval` when a re-login's challenge asked for scopes never granted."""
+    from mcp_sidecar.auth.login import run_login
+    from mcp_sidecar.auth.provider import ScopesNeedApproval, union
+    from mcp_sidecar.connections.errors import leaves
+
+    store = app.logins.store
+    try:
+        return await run_login(target, store, redirect, callback)
+    except BaseException as exc:
+        asked = next((leaf for leaf in leaves(exc) if isinstance(leaf, ScopesNeedApproval)), None)
+        if asked is None:
+            raise
+    record = await store.load(target.account)
+    if record is None:
+        raise asked  # the record was removed meanwhile (a logout): nothing to ask about
+    record.step_up_scope = union(" ".join(sorted(record.pending_step_up())) or None, asked.scope)
+    record.step_up_at = time.time()
+    await store.save(target.account, record)
+    _, extra = _extra_scopes(record, target)
+    return _needs_approval(target.server, record, target, extra)
 
 
 async def _login_pasted(app: Sidecar, conn: Connection, target: LoginTarget) -> LoginResult:
-    from mcp_sidecar.auth.login import run_login
-
     loop = asyncio.get_running_loop()
     pending = PendingLogin(
         login_id=secrets.token_urlsafe(12),
@@ -289,15 +320,17 @@ async def _login_pasted(app: Sidecar, conn: Connection, target: LoginTarget) -> 
 
     async def run() -> LoginResult:
         try:
-            record = await run_login(target, app.logins.store, redirect, callback)
+            outcome = await _run_login(app, target, redirect, callback)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:
             raise login_failure(exc, "login", conn.name) from None
         finally:
             app.logins.pending.pop(pending.login_id, None)
+        if isinstance(outcome, dict):
+            return outcome
         await _after_login(app, conn)
-        return _completed(conn.name, record)
+        return _completed(conn.name, outcome)
 
     app.logins.pending[pending.login_id] = pending
     pending.task = tasks.spawn(run(), f"oauth-login:{conn.name}")
@@ -412,8 +445,11 @@ async def connection_auth(app: Sidecar, conn: Connection) -> tuple[Any, str]:
     from mcp_sidecar.auth.login import stored_provider
     from mcp_sidecar.auth.store import CredentialStoreUnavailable
 
-    target = await with_client_secret(conn, target_of(conn, "connect"), "connect")
+    target = target_of(conn, "connect")
     store = app.logins.store
+
+    async def client_secret() -> str | None:
+        return (await with_client_secret(conn, target, "connect")).client_secret
 
     async def remember_step_up(scope: str) -> None:
         from mcp_sidecar.auth.provider import union
@@ -429,7 +465,8 @@ async def connection_auth(app: Sidecar, conn: Connection) -> tuple[Any, str]:
             log.info("server %s: could not remember a step-up scope", conn.name)
 
     try:
-        provider = await stored_provider(target, store, remember_step_up)
+        has_command = conn.config.oauth_client_secret is not None and target.client_secret is None
+        provider = await stored_provider(target, store, remember_step_up, client_secret if has_command else None)
     except CredentialStoreUnavailable:
         return None, "unavailable"
     return provider, ("tokens" if provider is not None else "none")
