@@ -279,5 +279,13 @@ def test_parse_target_splits_like_add() -> None:
 
 
 def test_add_takes_the_oauth_client_flags_as_written() -> None:
-    parsed = parse_line("add --scope project --oauth-client-id app --oauth-dpop crm https://crm.example.com/mcp")
-    assert parsed.definition == {"url": "https://crm.example.com/mcp", "oauthClientId": "app", "oauthDpop": True}
+    parsed = parse_line(
+        "add --scope project --oauth-client-id app --oauth-issuer https://auth.example/ --oauth-dpop "
+        "crm https://crm.example.com/mcp"
+    )
+    assert parsed.definition == {
+        "url": "https://crm.example.com/mcp",
+        "oauthClientId": "app",
+        "oauthIssuer": "https://auth.example/",
+        "oauthDpop": True,
+    }

@@ -40,7 +40,8 @@ COMMANDS: dict[str, CommandSpec] = {
     "add": CommandSpec(
         "add --scope global|project [--transport http|stdio] [--replace] [--header 'Name: value']... "
         "[--env KEY=value]... [--oauth-client-id ID] [--oauth-client-secret REF] [--oauth-client-metadata-url URL] "
-        "[--oauth-dpop] [--oauth-scope SCOPE]... [--oauth-callback-port PORT] NAME (URL | -- COMMAND [ARGS...])",
+        "[--oauth-issuer URL] [--oauth-dpop] [--oauth-scope SCOPE]... [--oauth-callback-port PORT] "
+        "NAME (URL | -- COMMAND [ARGS...])",
         "Save an HTTP server (URL) or a stdio server (after --) without connecting.",
     ),
     "remove": CommandSpec(
@@ -79,6 +80,7 @@ OPTIONS: dict[str, dict[str, OptionKind]] = {
         "--oauth-client-id": "value",
         "--oauth-client-secret": "value",
         "--oauth-client-metadata-url": "value",
+        "--oauth-issuer": "value",
         "--oauth-dpop": "flag",
         "--oauth-scope": "multi",
         "--oauth-callback-port": "value",
@@ -396,6 +398,15 @@ def _check_transport(declared: str | None, transport: str, usage: str) -> None:
         raise CommandLineError(f"--transport {declared} needs {form} after the server name.", usage)
 
 
+_OAUTH_VALUES = {
+    "--oauth-client-id": "oauthClientId",
+    "--oauth-client-secret": "oauthClientSecret",
+    "--oauth-client-metadata-url": "oauthClientMetadataUrl",
+    "--oauth-issuer": "oauthIssuer",
+}
+"""`add` options copied into the definition as written."""
+
+
 def _add_settings(options: dict[str, Any], usage: str) -> dict[str, Any]:
     """The definition's entries that come from options: headers, env and the OAuth settings."""
     settings: dict[str, Any] = {}
@@ -405,12 +416,7 @@ def _add_settings(options: dict[str, Any], usage: str) -> dict[str, Any]:
         settings["headers"] = headers
     if env:
         settings["env"] = env
-    if "--oauth-client-id" in options:
-        settings["oauthClientId"] = options["--oauth-client-id"]
-    if "--oauth-client-secret" in options:
-        settings["oauthClientSecret"] = options["--oauth-client-secret"]
-    if "--oauth-client-metadata-url" in options:
-        settings["oauthClientMetadataUrl"] = options["--oauth-client-metadata-url"]
+    settings.update({field: options[option] for option, field in _OAUTH_VALUES.items() if option in options})
     if options.get("--oauth-dpop"):
         settings["oauthDpop"] = True
     if "--oauth-scope" in options:

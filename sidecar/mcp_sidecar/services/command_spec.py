@@ -27,6 +27,7 @@ _OPTION_PLACEHOLDERS: dict[str, str] = {
     "--oauth-client-id": "ID",
     "--oauth-client-secret": "REF",
     "--oauth-client-metadata-url": "URL",
+    "--oauth-issuer": "URL",
     "--oauth-scope": "SCOPE",
     "--oauth-callback-port": "PORT",
     "--select": "NAME[,NAME...]",
