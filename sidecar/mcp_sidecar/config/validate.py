@@ -21,6 +21,15 @@ from mcp_sidecar.config.model import (
 
 SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
 SCOPE_TOKEN = re.compile(r"^[\x21\x23-\x5B\x5D-\x7E]+\Z")  # RFC 6749 scope-token characters
+OAUTH_FIELDS = (
+    "oauthClientId",
+    "oauthClientSecret",
+    "oauthClientMetadataUrl",
+    "oauthDpop",
+    "oauthIssuer",
+    "oauthScopes",
+    "oauthCallbackPort",
+)
 KNOWN_FIELDS = frozenset(
     {
         "type",
@@ -36,13 +45,7 @@ KNOWN_FIELDS = frozenset(
         "excludeTools",
         "timeoutMs",
         "protocol",
-        "oauthClientId",
-        "oauthClientSecret",
-        "oauthClientMetadataUrl",
-        "oauthDpop",
-        "oauthIssuer",
-        "oauthScopes",
-        "oauthCallbackPort",
+        *OAUTH_FIELDS,
         "roots",
         "logLevel",
     }
@@ -276,15 +279,6 @@ def _check_oauth_fields(definition: Mapping[str, Any], transport: Transport | No
         bad("headers", "has an Authorization header, which turns OAuth off; remove the OAuth fields.")
 
 
-OAUTH_FIELDS = (
-    "oauthClientId",
-    "oauthClientSecret",
-    "oauthClientMetadataUrl",
-    "oauthDpop",
-    "oauthIssuer",
-    "oauthScopes",
-    "oauthCallbackPort",
-)
 _REFERENCE = re.compile(r"\$\{?[A-Za-z_]")
 
 
