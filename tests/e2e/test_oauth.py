@@ -661,7 +661,7 @@ async def test_the_cli_asks_for_extra_scopes_and_a_script_approves_them_with_a_f
         unasked = await asyncio.create_subprocess_exec(*cli, env=env, **pipes)  # type: ignore[arg-type]
         out, err = await asyncio.wait_for(unasked.communicate(b""), 60)
         assert unasked.returncode == 1
-        assert "refused a tool call for lack of these scopes: admin" in err.decode()
+        assert "asks for scopes it was not granted: admin" in err.decode()
         assert "run again with --approve-scopes" in err.decode()
         assert stats(url) == before
 

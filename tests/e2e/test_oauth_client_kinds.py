@@ -505,3 +505,21 @@ async def test_a_connection_runs_the_secret_command_only_when_a_refresh_needs_it
             assert error["code"] == "secret_lookup_failed", "the refresh needed it, and says why it failed"
             assert error["message"] == "The secret command in `oauthClientSecret` exited with status 1."
         assert stats(url)["grants"] == {"authorization_code": 1}
+
+
+async def test_a_login_authorizes_once_even_when_the_server_turns_mid_login(
+    home: Path, keyring_env: dict[str, str]
+) -> None:
+    port = free_port()
+    with http_server("oauth_server.py") as elsewhere:
+        other = elsewhere.removesuffix("/mcp") + "/"
+        with http_server("oauth_server.py", "--hostile-after-login", other) as url:
+            write_config(home, {"secure": {"url": url, "oauthCallbackPort": port}})
+            async with sidecar_for(home, keyring_env) as sidecar:
+                await sidecar.error("mcp/auth/login", {"server": "secure"})
+                assert len(sidecar.shown) == 1, "no second authorization page"
+            record = await keyring_record(keyring_env, ["secure", url, "dynamic"])
+            assert record["issuer"] == url.removesuffix("/mcp") + "/", "the tokens keep their own issuer"
+            assert record["oauthMetadata"]["token_endpoint"] == url.removesuffix("/mcp") + "/token"
+        assert stats(elsewhere)["discovery"] == [], "the other authorization server was never contacted"
+        assert stats(elsewhere)["registrations"] == 0

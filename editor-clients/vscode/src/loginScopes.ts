@@ -36,7 +36,7 @@ export function scopeQuestion(result: LoginResult): ScopeQuestion {
   const every = (result.scopes ?? []).map(line);
   const them = extra.length === 1 ? "it" : "them";
   const detail = [
-    `${server} refused a tool call for lack of ${extra.length === 1 ? "this scope" : "these scopes"}: ${extra.join(", ")}.`,
+    `${server} asks for ${extra.length === 1 ? "a scope" : "scopes"} it was not granted: ${extra.join(", ")}.`,
     "",
     `Logging in with ${them} gives ${server} more access than it has now.`,
     every.length > 0 ? `The login would ask for: ${every.join(", ")}.` : "",

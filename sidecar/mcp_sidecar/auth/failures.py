@@ -52,6 +52,7 @@ def _rules() -> list[tuple[type[BaseException], Explain]]:
         IssuerNotConfigured,
         PkceUnsupported,
         RegistrationUnavailable,
+        ScopesNeedApproval,
     )
     from mcp_sidecar.auth.store import CredentialStoreUnavailable
     from mcp_sidecar.auth.urls import OAuthUrlRefused
@@ -110,6 +111,10 @@ def _rules() -> list[tuple[type[BaseException], Explain]]:
                 "configure oauthClientId (with oauthClientSecret if it issued one), or oauthClientMetadataUrl "
                 "if it accepts client metadata documents.",
             ),
+        ),
+        (
+            ScopesNeedApproval,
+            _oauth("The server asks for more scopes, and its stored credentials were removed meanwhile; log in again."),
         ),
         (
             AuthorizationDenied,

@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx2
+from mcp.client.auth.utils import issuers_match
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthMetadata
 
 from mcp_sidecar.auth.dpop import DpopKey, DpopKeyInvalid
@@ -289,6 +290,8 @@ async def stored_provider(
     record = await store.load(target.account)
     if record is None or not record.has_tokens:
         return None
+    if target.issuer and not (record.issuer and issuers_match(target.issuer, record.issuer)):
+        return None  # tokens from before `oauthIssuer` named another (or no known) issuer: a login is needed
     key: DpopKey | None = None
     if record.dpop_bound:
         try:

@@ -24,6 +24,7 @@ from typing import Any
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider
+from mcp.client.auth.oauth2 import _origin_issuer
 from mcp.client.auth.utils import (
     extract_field_from_www_auth,
     extract_resource_metadata_from_www_auth,
@@ -171,6 +172,8 @@ class RecordStorage:
             return None
         if stored.expires_at is not None and stored.expires_at <= time.time():
             return None
+        if stored.issuer != self.record.issuer or stored.oauth_metadata != self.record.oauth_metadata:
+            return None  # from another authorization server: refreshed there, not at this one's endpoint
         if (stored.dpop_bound, stored.dpop_key) != (self.record.dpop_bound, self.record.dpop_key):
             # Another process logged in with a new DPoP key (or none): these tokens are not this
             # connection's to sign; it asks for a login when its own stop working.
@@ -349,6 +352,12 @@ class SidecarOAuth(OAuthClientProvider):
     async def _perform_authorization_code_grant(self) -> tuple[str, str]:
         self._require_pkce()  # before anything is opened (a pre-registered client registers nothing)
         self._require_dpop()
+        # No metadata: the SDK would use the server's own /authorize and /token. That origin must
+        # be the configured issuer, or the secret and the code would go elsewhere.
+        configured = self._configured_issuer
+        no_metadata = self.context.oauth_metadata is None
+        if no_metadata and configured and not issuers_match(configured, _origin_issuer(self.context.server_url)):
+            raise IssuerNotConfigured()
         self.context.client_metadata.scope = self._login_scope(self.context.client_metadata.scope)
         return await super()._perform_authorization_code_grant()
 
@@ -365,8 +374,9 @@ class SidecarOAuth(OAuthClientProvider):
             return union(self._configured_scope, record.step_up_scope)
         granted = record.granted_scope
         wanted = union(challenged, " ".join(sorted(granted)))
-        if granted:
-            approved = set((record.step_up_scope or "").split())
+        if record.has_tokens:
+            # `offline_access` asks for a refresh token, not for access: never a question.
+            approved = {*(record.step_up_scope or "").split(), "offline_access"}
             extra = [s for s in (wanted or "").split() if s not in granted and s not in approved]
             if extra and not self._scopes_answered:
                 raise ScopesNeedApproval(" ".join(extra))
@@ -425,21 +435,30 @@ class SidecarOAuth(OAuthClientProvider):
                     if await self._nonce_asked(outgoing, response):
                         response = yield self._reproved(outgoing)
                     response = await self._dpop_token_response(outgoing, response)
-                if outgoing is request:
-                    # The challenge's resource_metadata is fetched next: only from the server's own origin.
-                    pointer = extract_resource_metadata_from_www_auth(response)
-                    if pointer:
-                        require_same_origin(pointer, "the resource metadata URL", server_url)
-                    if self._step_up_asked(response):
-                        # A login's own request refused for scope: remembered for the next login, which
-                        # asks the person; never a second authorization by itself.
-                        await self._step_up_if_asked(response)
-                        return
+                if outgoing is request and await self._answer_ends_login(response):
+                    return
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
             return
         finally:
             await flow.aclose()
+
+    async def _answer_ends_login(self, response: httpx2.Response) -> bool:
+        """The server's answer to the login's own request; True when it goes back as it is.
+
+        A login authorizes once: after its tokens are stored, a 401 or 403 goes back, since another
+        authorization could follow a server that now names another authorization server (a second
+        page, and the tokens' issuer re-pinned). A 403 `insufficient_scope` is remembered for the
+        next login, which asks the person; never a second authorization by itself. A challenge's
+        resource_metadata, fetched next, must be on the server's own origin.
+        """
+        if self._step_up_asked(response) or (self.record_storage.tokens_set and response.status_code == 401):
+            await self._step_up_if_asked(response)
+            return True
+        pointer = extract_resource_metadata_from_www_auth(response)
+        if pointer:
+            require_same_origin(pointer, "the resource metadata URL", self.context.server_url)
+        return False
 
     def _require_registration(self, outgoing: httpx2.Request) -> None:
         """Registration order: configured client, metadata document, dynamic registration, else ask the user."""
@@ -513,7 +532,7 @@ class SidecarOAuth(OAuthClientProvider):
         try:
             body = json.loads(await response.aread())
         except (ValueError, RecursionError):
-            return response  # the SDK reports an unreadable token answer
+            body = None  # unreadable: not a DPoP token either
         if not isinstance(body, dict) or str(body.get("token_type", "")).lower() != "dpop":
             raise DpopUnsupported()
         body["token_type"] = "Bearer"
@@ -621,8 +640,8 @@ def record_after_login(provider: SidecarOAuth) -> CredentialRecord:
         record.issuer = str(context.oauth_metadata.issuer)
     else:
         record.oauth_metadata = None  # the 2025-03-26 default endpoints: no earlier metadata is kept
-        if context.client_info is not None and context.client_info.issuer:
-            record.issuer = context.client_info.issuer
+        # Their issuer is the server's origin: pinned like any other.
+        record.issuer = _origin_issuer(context.server_url)
     if context.protected_resource_metadata is not None:
         record.resource_metadata = context.protected_resource_metadata.model_dump(mode="json", exclude_none=True)
     granted = (record.tokens or {}).get("scope")

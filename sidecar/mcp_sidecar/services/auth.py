@@ -209,7 +209,7 @@ def _needs_approval(server: str, record: CredentialRecord, target: LoginTarget, 
         "scopes": every,
         "expiresInSeconds": left,
         "text": (
-            f"{server} refused a tool call for lack of these scopes: {' '.join(ordered)}. "
+            f"{server} asks for scopes it was not granted: {' '.join(ordered)}. "
             "Logging in with them gives it more access than it has now: approve them, or log in without them."
         ),
     }

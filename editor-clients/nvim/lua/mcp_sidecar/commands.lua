@@ -238,11 +238,7 @@ function M.scope_question(data)
   end
   local lines = {
     ("%s asks for more access: %s"):format(server, table.concat(extra, ", ")),
-    ("%s refused a tool call for lack of %s: %s."):format(
-      server,
-      one and "this scope" or "these scopes",
-      table.concat(extra, ", ")
-    ),
+    ("%s asks for %s it was not granted: %s."):format(server, one and "a scope" or "scopes", table.concat(extra, ", ")),
     ("Logging in with %s gives %s more access than it has now."):format(one and "it" or "them", server),
   }
   if #every > 0 then

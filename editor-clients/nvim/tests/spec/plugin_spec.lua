@@ -749,7 +749,7 @@ describe("a login that needs more scopes", function()
     check.eq(3, asked[1].default, "Enter cancels")
     local lines = vim.split(asked[1].msg, "\n")
     check.eq("secure asks for more access: admin", lines[1])
-    check.eq("secure refused a tool call for lack of this scope: admin.", lines[2])
+    check.eq("secure asks for a scope it was not granted: admin.", lines[2])
     check.eq("Logging in with it gives secure more access than it has now.", lines[3])
     check.eq("The login would ask for: mcp, admin.", lines[4])
     check.matches(

@@ -606,7 +606,7 @@ test("OAuth step-up: a call refused for want of a scope fails; the next login na
   assert.deepEqual(cancelled.scopes, ["mcp", "admin"]);
   assert.equal(questions.length, 1);
   assert.equal(questions[0]?.message, "secure asks for more access: admin");
-  assert.match(questions[0]?.detail ?? "", /^secure refused a tool call for lack of this scope: admin\.\n/);
+  assert.match(questions[0]?.detail ?? "", /^secure asks for a scope it was not granted: admin\.\n/);
   assert.match(questions[0]?.detail ?? "", /The login would ask for: mcp, admin\./);
   assert.match(questions[0]?.detail ?? "", /the request is kept for (9|10) more minutes\.$/);
 

@@ -11,7 +11,7 @@ const asked: LoginResult = {
   extraScopes: ["admin"],
   scopes: ["mcp", "admin"],
   expiresInSeconds: 598,
-  text: "secure refused a tool call for lack of these scopes: admin.",
+  text: "secure asks for scopes it was not granted: admin.",
 };
 
 test("the modal names the server, the extra scopes, every scope asked for and how long the request is kept", () => {
@@ -20,7 +20,7 @@ test("the modal names the server, the extra scopes, every scope asked for and ho
   assert.equal(
     q.detail,
     [
-      "secure refused a tool call for lack of this scope: admin.",
+      "secure asks for a scope it was not granted: admin.",
       "",
       "Logging in with it gives secure more access than it has now.",
       "The login would ask for: mcp, admin.",
@@ -35,7 +35,7 @@ test("the modal names the server, the extra scopes, every scope asked for and ho
 test("several scopes read as a list; a request about to lapse counts seconds; no scope list, no line", () => {
   const q = scopeQuestion({ ...asked, extraScopes: ["admin", "write:all"], scopes: undefined, expiresInSeconds: 1 });
   assert.equal(q.message, "secure asks for more access: admin, write:all");
-  assert.match(q.detail, /^secure refused a tool call for lack of these scopes: admin, write:all\.\n\n/);
+  assert.match(q.detail, /^secure asks for scopes it was not granted: admin, write:all\.\n\n/);
   assert.match(q.detail, /asks for them too/);
   assert.match(q.detail, /kept for 1 more second\.$/);
   assert.doesNotMatch(q.detail, /would ask for/);
