@@ -399,6 +399,8 @@ async def test_get_shows_the_sanitised_definition_and_where_credentials_come_fro
         "credentials": "store locked",
         "tokensStored": None,
         "credentialStore": "locked",
+        "client": "dynamic",
+        "dpop": False,
     }
 
 
