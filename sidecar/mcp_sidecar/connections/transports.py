@@ -70,6 +70,17 @@ def step_up_scope(response: Any) -> str | None:
     return " ".join(shown) or ""
 
 
+def _opens_a_stream(request: Any) -> bool:
+    """The GET stream, or the long-lived `subscriptions/listen` request of the 2026-07-28 era."""
+    if request.method == "GET":
+        return True
+    try:
+        head = request.content[:200]
+    except Exception:  # a streamed body (the SDK sends bytes): not a listen request
+        return False
+    return b'"subscriptions/listen"' in head
+
+
 def http(resolved: ResolvedServer, auth: Any, timeout: float, on_eof: Callable[[], None], seen: Observations) -> Any:
     """The streamable HTTP transport with `auth` (an httpx auth or None), recording into `seen`."""
     import httpx2
@@ -86,8 +97,11 @@ def http(resolved: ResolvedServer, auth: Any, timeout: float, on_eof: Callable[[
         if response.status_code >= 400:
             seen.http_status = response.status_code
             seen.step_up_scope = step_up_scope(response) if response.status_code == 403 else None
-        elif response.request.url != endpoint:
-            return  # OAuth metadata and token requests share this client
+        elif response.request.url != endpoint or _opens_a_stream(response.request):
+            # OAuth metadata and token requests share this client; and a stream's success (the GET
+            # stream, a modern `subscriptions/listen`) says nothing of the requests beside it: it
+            # opens at any time, and would clear the 403 a call got just before.
+            return
         elif response.status_code >= 300:  # redirects are not followed
             seen.http_status = response.status_code
         else:
