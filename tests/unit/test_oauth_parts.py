@@ -61,7 +61,7 @@ async def test_a_store_whose_backend_raises_is_unavailable() -> None:
             raise RuntimeError("locked collection")
 
     with pytest.raises(CredentialStoreUnavailable):
-        await Broken().probe()
+        await Broken().load("any")
 
 
 def test_scopes_are_unique_capped_and_never_a_bare_wildcard() -> None:

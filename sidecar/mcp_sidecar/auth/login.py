@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +25,7 @@ from mcp_sidecar.auth.provider import (
     SidecarOAuth,
     callback_uri,
     record_after_login,
-    union,
+    secret_method,
 )
 from mcp_sidecar.auth.store import CredentialRecord, CredentialStore, account_of
 from mcp_sidecar.auth.urls import OAuthUrlRefused, require_allowed
@@ -63,6 +62,8 @@ class LoginTarget:
     """Step-up scopes this login asks for on top of its own (the person approved any new ones)."""
     client_secret: str | None = field(default=None, repr=False)
     """The confidential client's secret (`oauthClientSecret`, resolved); never stored by the sidecar."""
+    client_secret_command: str | None = field(default=None, repr=False)
+    """Or the `!command` that prints it, run when the secret is needed (`with_client_secret`)."""
     client_metadata_url: str | None = None
     """`oauthClientMetadataUrl`: the client id when the authorization server accepts metadata documents."""
     dpop: bool = False
@@ -146,8 +147,7 @@ async def run_login(
 
     async def remember_step_up(scope: str) -> None:
         # The login's own request was refused for scope: the next login asks the person for it.
-        record.step_up_scope = union(" ".join(sorted(record.pending_step_up())) or None, scope)
-        record.step_up_at = time.time()
+        record.ask_step_up(scope)
 
     provider = SidecarOAuth(
         target.url,
@@ -240,11 +240,10 @@ def _revoking_client(
     if record.oauth_metadata:
         methods = record.oauth_metadata.get("token_endpoint_auth_methods_supported")
         offered = [str(m) for m in methods] if isinstance(methods, list) else None
-    basic = offered is None or "client_secret_basic" in offered or "client_secret_post" not in offered
     return OAuthClientInformationFull(
         client_id=client_id,
         client_secret=secret,
-        token_endpoint_auth_method="client_secret_basic" if basic else "client_secret_post",
+        token_endpoint_auth_method=secret_method(offered) or "client_secret_basic",
     )
 
 

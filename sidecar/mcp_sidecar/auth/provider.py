@@ -20,7 +20,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider
@@ -42,7 +42,7 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from pydantic import AnyUrl, ValidationError
 
 from mcp_sidecar.auth.dpop import DpopKey, DpopUnsupported, Nonces, asks_for_nonce, supports_es256
-from mcp_sidecar.auth.store import MAX_REMEMBERED_SCOPES, CredentialRecord, CredentialStore
+from mcp_sidecar.auth.store import CredentialRecord, CredentialStore, cap_scope, union
 from mcp_sidecar.auth.urls import origin_of, require_allowed, require_same_origin
 
 # The SDK logs its flow's exceptions with their text (which can carry a state value or an
@@ -101,16 +101,12 @@ def client_metadata(port: int, scope: str | None = None) -> OAuthClientMetadata:
     )
 
 
-def cap_scope(scope: str | None) -> str | None:
-    """Unique scope tokens, in order, at most MAX_REMEMBERED_SCOPES, never a bare wildcard."""
-    if not scope:
-        return None
-    tokens = [t for t in dict.fromkeys(scope.split()) if t != "*"][:MAX_REMEMBERED_SCOPES]
-    return " ".join(tokens) or None
-
-
-def union(*scopes: str | None) -> str | None:
-    return cap_scope(" ".join(s for s in scopes if s))
+def secret_method(offered: list[str] | None) -> Literal["client_secret_basic", "client_secret_post"] | None:
+    """How a client secret goes to a token endpoint that advertises `offered`: Basic when it lists
+    `client_secret_basic` or nothing (the RFC 8414 default), else the form; None when neither."""
+    if offered is None or "client_secret_basic" in offered:
+        return "client_secret_basic"
+    return "client_secret_post" if "client_secret_post" in offered else None
 
 
 class RecordStorage:
@@ -390,13 +386,10 @@ class SidecarOAuth(OAuthClientProvider):
         if info is None or not self.record_storage.confidential:
             return
         metadata = self.context.oauth_metadata
-        offered = metadata.token_endpoint_auth_methods_supported if metadata is not None else None
-        if offered is None or "client_secret_basic" in offered:
-            info.token_endpoint_auth_method = "client_secret_basic"
-        elif "client_secret_post" in offered:
-            info.token_endpoint_auth_method = "client_secret_post"
-        else:
+        method = secret_method(metadata.token_endpoint_auth_methods_supported if metadata is not None else None)
+        if method is None:
             raise ClientAuthUnsupported()
+        info.token_endpoint_auth_method = method
 
     async def _exchange_token_authorization_code(self, auth_code: str, code_verifier: str) -> httpx2.Request:
         self._settle_client_auth()
@@ -663,5 +656,6 @@ __all__ = [
     "cap_scope",
     "client_metadata",
     "record_after_login",
+    "secret_method",
     "union",
 ]

@@ -36,6 +36,18 @@ class CredentialStoreLocked(CredentialStoreUnavailable):
     """The keyring is there but locked, and unlocking it failed or was refused."""
 
 
+def cap_scope(scope: str | None) -> str | None:
+    """Unique scope tokens, in order, at most MAX_REMEMBERED_SCOPES, never a bare wildcard."""
+    if not scope:
+        return None
+    tokens = [t for t in dict.fromkeys(scope.split()) if t != "*"][:MAX_REMEMBERED_SCOPES]
+    return " ".join(tokens) or None
+
+
+def union(*scopes: str | None) -> str | None:
+    return cap_scope(" ".join(s for s in scopes if s))
+
+
 def account_of(server: str, url: str, client_id: str | None) -> str:
     """The keyring account name: server name, server URL and client id (`dynamic` for DCR)."""
     return json.dumps([server, url, client_id or "dynamic"], separators=(",", ":"))
@@ -141,6 +153,11 @@ class CredentialRecord:
     def granted_scope(self) -> set[str]:
         return set(str((self.tokens or {}).get("scope") or "").split())
 
+    def ask_step_up(self, scope: str) -> None:
+        """A request for `scope` on top of the still-pending ones, timed from now."""
+        self.step_up_scope = union(" ".join(sorted(self.pending_step_up())) or None, scope)
+        self.step_up_at = time.time()
+
     def pending_step_up(self, now: float | None = None) -> set[str]:
         """The step-up scopes still waiting for a login, or none once STEP_UP_TTL_S has passed."""
         if not self.step_up_scope or self.step_up_at is None:
@@ -212,10 +229,6 @@ class CredentialStore:
         async with self._lock:
             return bool(await self._call(self._delete, account))
 
-    async def probe(self) -> None:
-        """Raise CredentialStoreUnavailable unless the keyring answers a read."""
-        await self._call(self._get, "probe")
-
 
 class MemoryBackedStore(CredentialStore):
     """Credentials kept in this process only: for throwaway runs (the conformance client)."""
@@ -243,4 +256,6 @@ __all__ = [
     "CredentialStoreUnavailable",
     "MemoryBackedStore",
     "account_of",
+    "cap_scope",
+    "union",
 ]

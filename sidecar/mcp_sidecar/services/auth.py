@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar import tasks
 from mcp_sidecar.auth.failures import BrowserUnavailable, login_failure
-from mcp_sidecar.config.interpolate import MissingVariable, resolve
+from mcp_sidecar.config.interpolate import MissingVariable, SecretCommand, resolve
 from mcp_sidecar.config.model import DEFAULT_OAUTH_CALLBACK_PORT
 from mcp_sidecar.protocol.errors import SidecarError, fail, invalid_params, refused_disabled
 
@@ -105,6 +105,9 @@ def target_of(conn: Connection, operation: str) -> LoginTarget:
         url=resolved.url,
         client_id=resolved.oauth_client_id,
         client_secret=resolved.oauth_client_secret if isinstance(resolved.oauth_client_secret, str) else None,
+        client_secret_command=(
+            resolved.oauth_client_secret.command if isinstance(resolved.oauth_client_secret, SecretCommand) else None
+        ),
         client_metadata_url=config.oauth_client_metadata_url,
         dpop=config.oauth_dpop,
         issuer=config.oauth_issuer,
@@ -119,18 +122,13 @@ def target_of(conn: Connection, operation: str) -> LoginTarget:
 async def with_client_secret(conn: Connection, target: LoginTarget, operation: str) -> LoginTarget:
     """`target` with its client secret, running the `!command` that holds it (only when there is one)."""
     from mcp_sidecar.config import paths
-    from mcp_sidecar.config.interpolate import SecretCommand
     from mcp_sidecar.config.secrets import SecretLookupFailed, run_secret_command, time_limit
 
-    try:
-        written = resolve(conn.config, conn.workspace).oauth_client_secret
-    except MissingVariable:
-        return target  # target_of raised already for any missing variable
-    if not isinstance(written, SecretCommand):
+    if target.client_secret_command is None:
         return target
     cwd = str(conn.workspace or paths.neutral_dir())
     try:
-        secret = await run_secret_command(written.command, cwd, time_limit(conn.config.timeout_ms))
+        secret = await run_secret_command(target.client_secret_command, cwd, time_limit(conn.config.timeout_ms))
     except SecretLookupFailed as exc:
         message = f"The secret command in `oauthClientSecret` {exc.reason}."
         raise fail("secret_lookup_failed", operation, message, conn.name) from None
@@ -230,8 +228,7 @@ async def login(
     target = target_of(conn, operation)
     store = app.logins.store
     try:
-        await store.probe()  # fail before opening anything
-        record = await store.load(target.account)
+        record = await store.load(target.account)  # also fails before opening anything with no keyring
     except CredentialStoreUnavailable:
         raise _store_failure(operation, server) from None
     asked, extra = _extra_scopes(record, target)
@@ -280,7 +277,7 @@ async def _run_login(
 ) -> CredentialRecord | LoginResult:
     """The login, or `needs_approval` when a re-login's challenge asked for scopes never granted."""
     from mcp_sidecar.auth.login import run_login
-    from mcp_sidecar.auth.provider import ScopesNeedApproval, union
+    from mcp_sidecar.auth.provider import ScopesNeedApproval
     from mcp_sidecar.connections.errors import leaves
 
     store = app.logins.store
@@ -293,8 +290,7 @@ async def _run_login(
     record = await store.load(target.account)
     if record is None:
         raise asked  # the record was removed meanwhile (a logout): nothing to ask about
-    record.step_up_scope = union(" ".join(sorted(record.pending_step_up())) or None, asked.scope)
-    record.step_up_at = time.time()
+    record.ask_step_up(asked.scope)
     await store.save(target.account, record)
     _, extra = _extra_scopes(record, target)
     return _needs_approval(target.server, record, target, extra)
@@ -452,20 +448,16 @@ async def connection_auth(app: Sidecar, conn: Connection) -> tuple[Any, str]:
         return (await with_client_secret(conn, target, "connect")).client_secret
 
     async def remember_step_up(scope: str) -> None:
-        from mcp_sidecar.auth.provider import union
-
         try:
             record = await store.load(target.account)
             if record is not None:
-                pending = " ".join(sorted(record.pending_step_up())) or None
-                record.step_up_scope = union(pending, scope)
-                record.step_up_at = time.time()
+                record.ask_step_up(scope)
                 await store.save(target.account, record)
         except CredentialStoreUnavailable:
             log.info("server %s: could not remember a step-up scope", conn.name)
 
     try:
-        has_command = conn.config.oauth_client_secret is not None and target.client_secret is None
+        has_command = target.client_secret_command is not None
         provider = await stored_provider(target, store, remember_step_up, client_secret if has_command else None)
     except CredentialStoreUnavailable:
         return None, "unavailable"

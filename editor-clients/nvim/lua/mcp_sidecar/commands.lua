@@ -219,7 +219,8 @@ end
 M.scope_choices = "&Approve and log in\nLog in &without them\n&Cancel"
 
 --- The more-scopes question: a tool call was refused for want of scopes (403
---- insufficient_scope), and the sidecar asks for them only once the person approves.
+--- insufficient_scope), or a new login's challenge asks for scopes never granted, and the
+--- sidecar asks for them only once the person approves.
 ---@param data {server: string, extraScopes?: string[], scopes?: string[], expiresInSeconds?: integer}
 ---@return string
 function M.scope_question(data)
@@ -261,6 +262,20 @@ function M.ask_scopes(data)
   return ({ "approve", "without" })[choice]
 end
 
+--- Tell how a login ended (the error, or its text), then hand its answer on.
+---@param cb? fun(err: mcp_sidecar.Error?, result: table?)
+local function finish_login(err, result, cb)
+  if err then
+    notify(Client.format_error(err), vim.log.levels.ERROR)
+  else
+    notify(result.text or "Logged in")
+    State.changed()
+  end
+  if cb then
+    cb(err, result)
+  end
+end
+
 --- A login that needs the person's approval of more scopes (`needs_approval`): ask, then log in
 --- again with the answer (`approveScopes`: the extra scopes, or none, which drops the request) and
 --- finish that login as any other. Cancel sends nothing.
@@ -280,18 +295,11 @@ function M.approve_scopes(data, no_browser, cb)
     params.noBrowser = true
   end
   Client.request(P.m.auth_login, params, function(err, result)
-    if err then
-      notify(Client.format_error(err), vim.log.levels.ERROR)
-    elseif result.status == "pending" then
+    if not err and result.status == "pending" then
       M.show(result.text or "", "login")
       return M.complete_login(result, cb)
-    else
-      notify(result.text or "Logged in")
-      State.changed()
     end
-    if cb then
-      cb(err, result)
-    end
+    finish_login(err, result, cb)
   end)
 end
 
@@ -308,15 +316,7 @@ function M.complete_login(pending, cb)
       loginId = pending.loginId,
       callbackUrl = vim.trim(pasted),
     }, function(err, result)
-      if err then
-        notify(Client.format_error(err), vim.log.levels.ERROR)
-      else
-        notify(result.text or "Logged in")
-        State.changed()
-      end
-      if cb then
-        cb(err, result)
-      end
+      finish_login(err, result, cb)
     end)
   end)
 end
