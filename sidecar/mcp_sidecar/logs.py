@@ -29,7 +29,7 @@ class ForeignRecordScrubber(logging.Filter):
             if record.levelno < logging.WARNING:
                 return False  # their INFO and DEBUG text can embed bodies and session ids
             if record.args:
-                record.msg = f"{record.msg} [arguments withheld]"
+                record.msg = _withheld(record.msg, record.args)
             elif isinstance(record.msg, str):
                 # A pre-formatted message may embed anything: keep its start, mask long tokens.
                 record.msg = _LONG_TOKEN.sub("***", record.msg[:200])
@@ -38,6 +38,23 @@ class ForeignRecordScrubber(logging.Filter):
             record.exc_text = None
             record.stack_info = None
         return True
+
+
+class _Withheld:
+    """An argument that was not logged: `%s` and `%r` both print `<withheld>`."""
+
+    def __repr__(self) -> str:
+        return "<withheld>"
+
+    __str__ = __repr__
+
+
+def _withheld(template: object, args: object) -> str:
+    """The template with each argument shown as `<withheld>`, so a log line never prints a bare `%r`."""
+    try:
+        return str(template) % ((_Withheld(),) * len(args) if isinstance(args, tuple) else _Withheld())
+    except (TypeError, ValueError, KeyError):
+        return f"{template} [arguments withheld]"
 
 
 FILE_MODE = 0o600

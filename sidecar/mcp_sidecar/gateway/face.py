@@ -77,6 +77,8 @@ INSTRUCTIONS = (
     "`activate` to load exact tool ids, then call the loaded tools."
 )
 _HOST_KEY = "mcp-sidecar.host"
+LISTS = ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
+"""Every list a host may ask for: each host's own, changing with every activation, never fresh for long."""
 RESTORE_WAIT_S = 15.0
 """How long a durable session's first `tools/list` waits for its tools to be activated again."""
 
@@ -148,7 +150,8 @@ class Gateway:
             on_read_resource=self._read_resource,
             on_subscriptions_listen=ListenHandler(self._bus),
             # Each host's lists are its own and change with every activation: never fresh for long.
-            cache_hints={"tools/list": CacheHint(0, "private"), "prompts/list": CacheHint(0, "private")},
+            # 2026-07-28 list results must say how long they stay fresh; the SDK fills this in from here.
+            cache_hints=dict.fromkeys(LISTS, CacheHint(0, "private")),
         )
         self.server.middleware = []  # no tracing span per message: the face adds as little as it can
         self.forwarding = Forwarding(app, self.server, self.host)
