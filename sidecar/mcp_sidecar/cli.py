@@ -148,9 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         return asyncio.run(_run_line(args, project or Path.cwd()))
     if args.command == "mcp":
-        from mcp_sidecar.gateway import run as gateway_run
-
-        return asyncio.run(gateway_run.serve(args, project or Path.cwd()))
+        return _gateway(args, project or Path.cwd())
     if args.command in ("login", "logout", "conformance-client"):
         from mcp_sidecar import cli_auth
 
@@ -160,6 +158,36 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(cli_conformance.conformance_client(args.url))
         return asyncio.run(cli_auth.login_or_logout(args, project or Path.cwd()))
     return asyncio.run(_headless(args, project or Path.cwd()))
+
+
+def _gateway(args: argparse.Namespace, workspace: Path) -> int:
+    """`mcp-sidecar mcp`, ended quickly and quietly: a host sends SIGINT or SIGTERM and escalates
+    after about 100 ms, so a signal before the event loop serves ends the process at once (nothing
+    has been started that needs stopping), the loop's own handlers stop it once it serves, and the
+    interpreter's teardown (tens of milliseconds of module clean-up) is skipped once the servers
+    are stopped and the logs flushed."""
+    import logging
+    import os
+    import signal
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: os._exit(0))
+    from mcp_sidecar.gateway import run as gateway_run
+
+    # Not asyncio.run: it waits for the worker threads, and one may still be importing the SDK
+    # (a second) when a host stops the gateway just after starting it.
+    loop = asyncio.new_event_loop()
+    code = loop.run_until_complete(gateway_run.serve(args, workspace))
+    leftovers = asyncio.all_tasks(loop)
+    for task in leftovers:
+        task.cancel()
+    if leftovers:
+        loop.run_until_complete(asyncio.wait(leftovers, timeout=0.05))
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()
+    os._exit(code)
 
 
 def _trailing_options(args: argparse.Namespace) -> None:

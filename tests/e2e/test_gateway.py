@@ -38,7 +38,7 @@ def home(tmp_path: Path) -> Path:
 async def test_activate_then_call_the_native_tool(home: Path, legacy: bool) -> None:
     async with gateway(home, legacy=legacy) as (host, changes):
         listed = (await host.list_tools()).tools
-        assert [t.name for t in listed] == ["mcp_tools"]
+        assert [t.name for t in listed] == ["mcp_tools", "mcp_call"]
         assert "basic" in (listed[0].description or "")  # the server directory
         found = text_of(await host.call_tool("mcp_tools", {"query": "echo text back"}))
         assert "basic.echo" in found
@@ -49,7 +49,7 @@ async def test_activate_then_call_the_native_tool(home: Path, legacy: bool) -> N
         assert "   basic__echo(text: string) — Echo the given text back." in text_of(activated)
         await changes.next(before)
         tools = {t.name: t for t in (await host.list_tools()).tools}
-        assert set(tools) == {"mcp_tools", "basic__echo"}
+        assert set(tools) == {"mcp_tools", "mcp_call", "basic__echo"}
         echo = tools["basic__echo"]
         assert echo.input_schema["required"] == ["text"]
         assert echo.input_schema["properties"]["text"]["type"] == "string"
@@ -69,7 +69,7 @@ async def test_a_reload_that_disables_the_server_removes_its_tools(home: Path) -
         seen = changes.count
         write_config(home, {"basic": stdio("basic.py", "--prompts", disabled=True)})
         await changes.next(seen)
-        assert await tool_names(host) == ["mcp_tools"]
+        assert await tool_names(host) == ["mcp_tools", "mcp_call"]
         refused = await host.call_tool("basic__echo", {"text": "hi"})
         assert refused.is_error
         assert text_of(refused) == (
@@ -82,12 +82,12 @@ async def test_a_changed_tool_leaves_the_list_and_is_never_called_with_its_old_s
     async with gateway(home) as (host, changes):
         await host.call_tool("mcp_tools", {"activate": ["basic.echo", "basic.redefine"]})
         await changes.next(0)
-        assert set(await tool_names(host)) == {"mcp_tools", "basic__echo", "basic__redefine"}
+        assert set(await tool_names(host)) == {"mcp_tools", "mcp_call", "basic__echo", "basic__redefine"}
         seen = changes.count
         redefined = await host.call_tool("basic__redefine", {"mode": "change"})
         assert not redefined.is_error
         await changes.next(seen)  # the server's list_changed, checked: echo changed, so it went
-        assert set(await tool_names(host)) == {"mcp_tools", "basic__redefine"}
+        assert set(await tool_names(host)) == {"mcp_tools", "mcp_call", "basic__redefine"}
         refused = await host.call_tool("basic__echo", {"text": "hi"})
         assert refused.is_error
         assert text_of(refused).endswith(
@@ -111,7 +111,7 @@ async def test_names_a_host_would_refuse_get_a_stable_hash(tmp_path: Path) -> No
     async with gateway(home) as (host, changes):
         activated = text_of(await host.call_tool("mcp_tools", {"activate": ids}))
         await changes.next(0)
-        names = [n for n in await tool_names(host) if n != "mcp_tools"]
+        names = [n for n in await tool_names(host) if n not in ("mcp_tools", "mcp_call")]
         assert len(names) == 3
         assert "basic__get_item" in names
         assert all(len(n) <= 64 and n.replace("_", "").replace("-", "").isalnum() for n in names)
@@ -123,7 +123,7 @@ async def test_names_a_host_would_refuse_get_a_stable_hash(tmp_path: Path) -> No
     async with gateway(home) as (host, changes):
         await host.call_tool("mcp_tools", {"activate": list(reversed(ids))})
         await changes.next(0)
-        again = [n for n in await tool_names(host) if n != "mcp_tools"]
+        again = [n for n in await tool_names(host) if n not in ("mcp_tools", "mcp_call")]
         assert sorted(again) == sorted(names)  # the same names, whatever the order
 
 
@@ -146,7 +146,11 @@ async def test_proxy_mode_lists_mcp_tools_and_mcp_call_only(home: Path) -> None:
 
 
 async def test_prompts_are_listed_namespaced_and_fetched_sanitised(home: Path) -> None:
-    async with gateway(home) as (host, _changes):
+    async with gateway(home) as (host, changes):
+        assert changes.prompts is not None
+        first = (await host.list_prompts()).prompts
+        assert first == []  # a first start answers at once, with no prompts listed before, then lists them
+        await changes.prompts.next(0)
         prompts = {p.name: p for p in (await host.list_prompts()).prompts}
         assert {"basic__review_code", "basic__summarize_notes"} <= set(prompts)
         arguments = {a.name: a.required for a in prompts["basic__review_code"].arguments or []}
@@ -157,6 +161,10 @@ async def test_prompts_are_listed_namespaced_and_fetched_sanitised(home: Path) -
         assert "x = 1" in getattr(message.content, "text", "")
         with pytest.raises(Exception, match="code"):
             await host.get_prompt("basic__review_code", {})  # a required argument missing
+    for legacy in (True, False):  # the next start answers with what was listed, before any server starts
+        async with gateway(home, legacy=legacy) as (host, changes):
+            again = {p.name for p in (await host.list_prompts()).prompts}
+            assert {"basic__review_code", "basic__summarize_notes"} <= again
 
 
 async def test_server_text_reaches_the_host_sanitised(tmp_path: Path) -> None:
@@ -185,14 +193,14 @@ async def test_a_durable_session_restores_its_tools_after_a_restart(home: Path) 
     assert re.fullmatch(r"[0-9a-f]{64}", kept["tools"]["basic.echo"])  # a digest, no schema
     assert stat.S_IMODE(os.stat(saved).st_mode) == 0o600
     async with gateway(home, "--session", "work") as (host, _changes):
-        assert set(await tool_names(host)) == {"mcp_tools", "basic__echo"}
+        assert set(await tool_names(host)) == {"mcp_tools", "mcp_call", "basic__echo"}
         assert text_of(await host.call_tool("basic__echo", {"text": "back"})) == "back"
     async with gateway(home) as (host, _changes):
-        assert await tool_names(host) == ["mcp_tools"]  # without --session, a fresh one
+        assert await tool_names(host) == ["mcp_tools", "mcp_call"]  # without --session, a fresh one
     # The server's definition changed while the gateway was down: it is not restored unseen.
     saved.write_text(json.dumps({"tools": {"basic.echo": "0" * 64}}))
     async with gateway(home, "--session", "work") as (host, _changes):
-        assert await tool_names(host) == ["mcp_tools"]
+        assert await tool_names(host) == ["mcp_tools", "mcp_call"]
         refused = text_of(await host.call_tool("basic__echo", {"text": "x"}))
         assert "its server changed it. Activate it again" in refused
 

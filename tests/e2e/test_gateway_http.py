@@ -63,16 +63,26 @@ async def names(host: Any) -> list[str]:
 
 
 class ListChanged:
-    """Counts `notifications/tools/list_changed` a host receives."""
+    """Counts `notifications/tools/list_changed` a host receives, and lists its tools again on each, as
+    Claude Code and Gemini CLI do (the activation's answer waits for that list)."""
 
     def __init__(self) -> None:
         self.count = 0
         self.event = asyncio.Event()
+        self.host: Any = None
+        self._relisting: set[asyncio.Task[Any]] = set()
 
     async def __call__(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
-            self.count += 1
-            self.event.set()
+            self.seen()
+
+    def seen(self) -> None:
+        self.count += 1
+        self.event.set()
+        if self.host is not None:
+            task = asyncio.ensure_future(self.host.list_tools())
+            self._relisting.add(task)
+            task.add_done_callback(self._relisting.discard)
 
     async def first(self, timeout: float = 30) -> None:
         async with asyncio.timeout(timeout):
@@ -81,12 +91,12 @@ class ListChanged:
 
 async def activate_and_call(host: Any) -> None:
     """list → activate basic.echo → the list has basic__echo with its schema → call it."""
-    assert await names(host) == ["mcp_tools"]
+    assert await names(host) == ["mcp_tools", "mcp_call"]
     activated = await host.call_tool("mcp_tools", {"activate": ["basic.echo"]})
     assert activated.is_error is False
     assert "basic.echo → basic__echo" in text_of(activated)
     listed = {t.name: t for t in (await host.list_tools()).tools}
-    assert sorted(listed) == ["basic__echo", "mcp_tools"]
+    assert sorted(listed) == ["basic__echo", "mcp_call", "mcp_tools"]
     schema = listed["basic__echo"].input_schema
     assert schema["properties"]["text"]["type"] == "string"
     assert schema["required"] == ["text"]
@@ -100,6 +110,7 @@ async def test_handshake_era_list_activate_list_changed_call_and_the_token_is_in
 ) -> None:
     changed = ListChanged()
     async with http_host(gateway.url, gateway.headers, legacy=True, message_handler=changed) as host:
+        changed.host = host
         assert host.protocol_version == "2025-11-25"
         capabilities = host.server_capabilities
         assert capabilities is not None
@@ -125,16 +136,17 @@ async def test_modern_era_list_activate_call_and_the_change_comes_through_listen
     async with http_host(gateway.url, gateway.headers, legacy=False) as host:
         assert host.protocol_version == "2026-07-28"
         async with host.listen(tools_list_changed=True) as subscription:
-            changed = asyncio.Event()
+            changed = ListChanged()
+            changed.host = host
 
             async def pump() -> None:
                 async for _event in subscription:
-                    changed.set()
+                    changed.seen()
 
             listening = asyncio.create_task(pump())
             try:
                 await activate_and_call(host)
-                await asyncio.wait_for(changed.wait(), 30)
+                await changed.first()
             finally:
                 listening.cancel()
 
@@ -143,8 +155,8 @@ async def test_two_sessions_have_separate_tool_lists(gateway: HttpGateway) -> No
     async with http_host(gateway.url, gateway.headers) as first, http_host(gateway.url, gateway.headers) as second:
         activated = await first.call_tool("mcp_tools", {"activate": ["basic.echo"]})
         assert activated.is_error is False
-        assert await names(first) == ["mcp_tools", "basic__echo"]
-        assert await names(second) == ["mcp_tools"]
+        assert await names(first) == ["mcp_tools", "mcp_call", "basic__echo"]
+        assert await names(second) == ["mcp_tools", "mcp_call"]
         refused = await second.call_tool("basic__echo", {"text": "x"})
         assert refused.is_error is True
         assert "'basic__echo' is not activated yet" in text_of(refused)
@@ -191,7 +203,7 @@ async def test_token_file_mode_writes_a_0600_file_and_prints_no_token(home: Path
         assert len(served.token) >= 40
         assert served.announced.endswith(f"(send the header: Authorization: Bearer <the token in {token_file}>)")
         async with http_host(served.url, served.headers) as host:
-            assert await names(host) == ["mcp_tools"]
+            assert await names(host) == ["mcp_tools", "mcp_call"]
         assert served.stop(signal.SIGINT) == 0
         assert served.token not in served.stderr()
         assert served.token not in served.log()

@@ -76,7 +76,7 @@ def http_target(gateway: HttpGateway) -> list[str]:
 
 def check_list_and_query(tmp_path: Path, era: str, target: list[str]) -> None:
     listed = result_of(inspector(tmp_path, "--protocol-era", era, "--method", "tools/list", *target))
-    assert [t["name"] for t in listed["tools"]] == ["mcp_tools"]
+    assert [t["name"] for t in listed["tools"]] == ["mcp_tools", "mcp_call"]
     assert {"query", "activate", "read", "complete"} <= set(listed["tools"][0]["inputSchema"]["properties"])
     found = result_of(
         inspector(

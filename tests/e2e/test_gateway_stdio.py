@@ -50,7 +50,7 @@ async def test_requests_written_before_the_input_ends_are_all_answered(tmp_path:
     answers = {m["id"]: m for m in map(json.loads, out.splitlines()) if "id" in m}
     assert set(answers) == {1, 2}
     assert answers[1]["result"]["serverInfo"]["name"] == "mcp-sidecar"
-    assert [t["name"] for t in answers[2]["result"]["tools"]] == ["mcp_tools"]
+    assert [t["name"] for t in answers[2]["result"]["tools"]] == ["mcp_tools", "mcp_call"]
     assert proc.returncode == 0
 
 

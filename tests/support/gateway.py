@@ -21,6 +21,8 @@ class Changes:
 
     count: int = 0
     event: asyncio.Event = field(default_factory=asyncio.Event)
+    prompts: Changes | None = None
+    """The `prompts/list_changed` notices, counted the same way."""
 
     def seen(self) -> None:
         self.count += 1
@@ -43,33 +45,53 @@ def gateway_params(home: Path, *args: str, project: Path | None = None) -> Stdio
 
 @asynccontextmanager
 async def gateway(
-    home: Path, *args: str, legacy: bool = True, project: Path | None = None, **client: Any
+    home: Path, *args: str, legacy: bool = True, project: Path | None = None, relists: bool = True, **client: Any
 ) -> AsyncIterator[tuple[Client, Changes]]:
     """A host connected to a gateway over stdio: `legacy` the handshake era, else 2026-07-28 (its
-    change notices then come through `subscriptions/listen`, held open in the background)."""
-    changes = Changes()
+    change notices then come through `subscriptions/listen`, held open in the background).
+
+    `relists`: like Claude Code and Gemini CLI, it lists its tools again on each notice (an
+    activation's answer waits for that); without it, like Codex by default, it never does."""
+    changes = Changes(prompts=Changes())
+    holder: list[Client] = []
+    relisting: set[asyncio.Task[Any]] = set()
+
+    def seen() -> None:
+        changes.seen()
+        if relists and holder:
+            task = asyncio.ensure_future(holder[0].list_tools())
+            relisting.add(task)
+            task.add_done_callback(relisting.discard)
 
     async def handler(message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
-            changes.seen()
+            seen()
+        if isinstance(message, types.PromptListChangedNotification) and changes.prompts is not None:
+            changes.prompts.seen()
 
     params = gateway_params(home, *args, project=project)
     mode: Any = "legacy" if legacy else "auto"
     async with Client(params, message_handler=handler, read_timeout_seconds=60, mode=mode, **client) as host:
+        holder.append(host)
         if legacy:
             yield host, changes
             return
-        async with host.listen(tools_list_changed=True) as sub:
+        async with host.listen(tools_list_changed=True, prompts_list_changed=True) as sub:
 
             async def pump() -> None:
-                async for _event in sub:
-                    changes.seen()
+                async for event in sub:
+                    if isinstance(event, types.PromptListChangedNotification) and changes.prompts is not None:
+                        changes.prompts.seen()
+                    else:
+                        seen()
 
             task = asyncio.create_task(pump())
             try:
                 yield host, changes
             finally:
                 task.cancel()
+                for pending in list(relisting):
+                    pending.cancel()
 
 
 def text_of(result: types.CallToolResult) -> str:

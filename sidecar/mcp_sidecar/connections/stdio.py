@@ -48,6 +48,21 @@ REAP_S = 2.0
 FLUSH_S = 0.5
 """Time for messages already accepted to reach stdin before it closes."""
 _POLL_S = 0.01
+QUICK_GRACE_S = 0.03
+"""Each of the grace periods above once the process is stopping on a signal (`hurry`): a host
+that stops its MCP server waits about 100 ms before it escalates."""
+_hurried = False
+
+
+def hurry() -> None:
+    """From now on (this process is ending), every stop, those under way included, gives each of its
+    steps QUICK_GRACE_S: stdin closed, then SIGTERM, then SIGKILL, as before, only sooner."""
+    global _hurried
+    _hurried = True
+
+
+def _grace(normal_s: float) -> float:
+    return min(normal_s, QUICK_GRACE_S) if _hurried else normal_s
 
 
 class OversizedLine(ValueError):
@@ -203,7 +218,7 @@ class _Pipes:
         # Unblock the reader into its drain first: a server stuck writing cannot read stdin.
         self.read_stream.close()
         self.write_stream.close()
-        with anyio.move_on_after(FLUSH_S):
+        with anyio.move_on_after(_grace(FLUSH_S)):
             await self.writer_done.wait()
         await _stop(self.process)
         for stream in (self.read_stream, self.write_stream, self.read_writer, self.write_reader):
@@ -223,7 +238,7 @@ async def _stop(process: Process) -> None:
         await _close(process.stdin)
     if not await _exited(process, STDIN_GRACE_S):
         await _terminate_group(process, TERM_GRACE_S)
-        if not await _exited(process, REAP_S):
+        if not await _exited(process, REAP_S, hurried_too=False):
             log.warning("server process %d is still alive after SIGKILL; abandoning it", process.pid)
     if process.stdout is not None:
         await _close(process.stdout)  # a surviving child may hold the pipe open
@@ -248,11 +263,12 @@ async def _terminate_group(process: Process, grace_s: float) -> None:
         return
     except PermissionError:
         log.warning("no permission to signal all of process group %d; waiting for it anyway", group)
-    with anyio.move_on_after(grace_s):
-        while _group_alive(group):
-            _ = process.returncode  # reaps the leader, whose zombie would keep the group alive
-            await anyio.sleep(_POLL_S)
-        return
+    started = anyio.current_time()
+    while anyio.current_time() - started < _grace(grace_s):
+        if not _group_alive(group):
+            return
+        _ = process.returncode  # reaps the leader, whose zombie would keep the group alive
+        await anyio.sleep(_POLL_S)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(group, signal.SIGKILL)
 
@@ -267,14 +283,19 @@ def _group_alive(group: int) -> bool:
     return True
 
 
-async def _exited(process: Process, within_s: float) -> bool:
+async def _exited(process: Process, within_s: float, *, hurried_too: bool = True) -> bool:
+    """Whether the process exited within `within_s` (shortened by `hurry`, even while waiting,
+    unless `hurried_too` is False: reaping after SIGKILL takes what it takes)."""
     # Not process.wait(): it also waits for pipe EOF, which a child holding the pipes never sends.
     import anyio
 
-    with anyio.move_on_after(within_s):
-        while process.returncode is None:  # noqa: ASYNC110 (nothing to wait on but the return code)
-            await anyio.sleep(_POLL_S)
-    return process.returncode is not None
+    started = anyio.current_time()
+    while process.returncode is None:
+        limit = _grace(within_s) if hurried_too else within_s
+        if anyio.current_time() - started >= limit:
+            return False
+        await anyio.sleep(_POLL_S)
+    return True
 
 
 async def _drain(stdout: ByteReceiveStream) -> None:

@@ -20,9 +20,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
-from mcp.server.caching import CacheHint
+import mcp_types as types
+from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, PromptsListChanged, ToolsListChanged
 from mcp.shared.exceptions import MCPError
@@ -31,54 +33,42 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_sidecar import __version__, tasks
 from mcp_sidecar.catalog.names import nfc
-from mcp_sidecar.gateway import entries, native
+from mcp_sidecar.gateway import entries, texts
 from mcp_sidecar.gateway.durable import digest
+from mcp_sidecar.gateway.eras import OPEN_METHOD
 from mcp_sidecar.gateway.forwarding import Forwarding, model_tool_servers
-from mcp_sidecar.gateway.hosts import Host, Hosts, Tell
+from mcp_sidecar.gateway.hosts import Host, Hosts, Tell, deliver
+from mcp_sidecar.gateway.prompt_snapshot import PromptSnapshot
+from mcp_sidecar.gateway.prompts import Prompts
 from mcp_sidecar.gateway.resources import Resources
+from mcp_sidecar.gateway.texts import COMMAND, NATIVE_HINT, NATIVE_LOADED, PROXY_HINT, PROXY_LOADED, Mode
 from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.output.shaping import model_call
 from mcp_sidecar.output.wording import Wording
 from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError
-from mcp_sidecar.services import activation, model_tool, prompts
+from mcp_sidecar.services import activation, model_tool
 
 if TYPE_CHECKING:
-    import mcp_types as types
     from mcp.server.connection import Connection as HostConnection
     from mcp.server.context import ServerRequestContext
     from mcp.server.models import InitializationOptions
 
     from mcp_sidecar.connections.content_requests import ProgressSink
     from mcp_sidecar.gateway.durable import DurableSession
-    from mcp_sidecar.protocol.results import CallToolResult
+    from mcp_sidecar.protocol.results import ActivateResult, CallToolResult
     from mcp_sidecar.services.app import Sidecar
     from mcp_sidecar.services.sessions import ActiveTool
 
     Ctx: TypeAlias = ServerRequestContext[Any, Any]
 
-Mode = Literal["native", "proxy"]
-
-NATIVE_NOTE = """\
-Activated tools are added to your own tools as `<server>__<tool>` (the activation answer \
-names each), with their full schemas: call them directly once they appear. If they never \
-appear, this host does not refresh its tool list: ask the user to start the gateway with \
-`--tools proxy`."""
-PROXY_NOTE = """\
-Activated tools are called with `mcp_call` ({id, arguments}), using the signature the \
-activation answer shows."""
-NATIVE_HINT = "Call each loaded tool by the name after →: it is among your tools now, with its full schema."
-PROXY_HINT = "Call each loaded tool with mcp_call {id, arguments}, the arguments following its signature."
-NATIVE_LOADED = "Tools marked [loaded as NAME] are among your tools under that name: call them directly."
-PROXY_LOADED = "Tools marked [loaded] are callable now with mcp_call, with the signature their activation showed."
-COMMAND = "mcp-sidecar run"
-"""How a person runs a `/mcp` command beside a host: in a terminal."""
-INSTRUCTIONS = (
-    "The user's MCP servers, on demand: call mcp_tools with `query` to find a capability, "
-    "`activate` to load exact tool ids, then call the loaded tools."
-)
 _HOST_KEY = "mcp-sidecar.host"
-LISTS = ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
+LISTS: tuple[CacheableMethod, ...] = ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
 """Every list a host may ask for: each host's own, changing with every activation, never fresh for long."""
+RELIST_WAIT_S = 2.0
+"""How long an activation's answer waits, by default, for the host to list its tools again."""
+RELIST_SETTLE_S = 0.1
+"""After that list was answered, how long the activation's answer still waits: a host may take the
+new list in after answering (Gemini CLI registers its tools asynchronously)."""
 RESTORE_WAIT_S = 15.0
 """How long a durable session's first `tools/list` waits for its tools to be activated again."""
 
@@ -109,8 +99,19 @@ def _refusal(code: DiagnosticCode, message: str, server: str | None = None) -> d
 
 
 class _Server(Server[Any]):
-    """The SDK's low-level server, saying by default that it sends list changes: its HTTP sessions
-    ask for the initialization options without arguments, and must advertise what stdio does."""
+    """The SDK's low-level server, saying by default that it sends list changes (its HTTP sessions
+    ask for the initialization options without arguments, and must advertise what stdio does), and
+    whose `instructions` are the server directory as it is when a host asks."""
+
+    describe: Callable[[], str] | None = None
+
+    @property
+    def instructions(self) -> str | None:
+        return self.describe() if self.describe is not None else None
+
+    @instructions.setter
+    def instructions(self, value: str | None) -> None:
+        """The SDK's constructor sets it; ours come from `describe`."""
 
     def create_initialization_options(
         self,
@@ -124,23 +125,31 @@ class _Server(Server[Any]):
 
 class Gateway:
     def __init__(
-        self, app: Sidecar, mode: Mode = "native", durable: DurableSession | None = None, resources: bool = False
+        self,
+        app: Sidecar,
+        mode: Mode = "native",
+        durable: DurableSession | None = None,
+        *,
+        resources: bool = False,
+        relist_wait_s: float = RELIST_WAIT_S,
+        prompts: PromptSnapshot | None = None,
     ) -> None:
         """`durable`: the session the first host continues (`--session NAME`), else none;
-        `resources`: list the servers' resources (`--resources`)."""
+        `resources`: list the servers' resources (`--resources`); `relist_wait_s`: how long an
+        activation's answer waits for the host to list its tools again (`--list-wait`);
+        `prompts`: the prompts listed at the last start."""
         self.app = app
         self.mode = mode
+        self.relist_wait_s = relist_wait_s
         self.hosts = Hosts(app)
         self._durable = durable
         self._bus = InMemorySubscriptionBus()
         self._modern: Host | None = None
-        self._prompt_names: dict[str, tuple[str, str]] = {}
-        """Native prompt name → (server, prompt), as last listed."""
+        self.prompts = Prompts(app, prompts or PromptSnapshot(app), self._prompts_changed)
         self.resources = Resources(app, resources)
         self.server: Server[Any] = _Server(
             "mcp-sidecar",
             version=__version__,
-            instructions=INSTRUCTIONS,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_list_prompts=self._list_prompts,
@@ -153,8 +162,10 @@ class Gateway:
             # 2026-07-28 list results must say how long they stay fresh; the SDK fills this in from here.
             cache_hints=dict.fromkeys(LISTS, CacheHint(0, "private")),
         )
+        self.server.describe = lambda: texts.instructions(app)
         self.server.middleware = []  # no tracing span per message: the face adds as little as it can
         self.forwarding = Forwarding(app, self.server, self.host)
+        self.server.add_request_handler(OPEN_METHOD, types.RequestParams, self._opened)
 
     def initialization_options(self) -> InitializationOptions:
         return self.server.create_initialization_options()
@@ -170,11 +181,18 @@ class Gateway:
         host = conn.state.get(_HOST_KEY)
         if not isinstance(host, Host):
             host = self._open(conn.send_tool_list_changed, ctx.protocol_version, conn.send_prompt_list_changed)
+            if self.prompts.news:
+                self.hosts.prompts_changed(host)  # it may have been answered from the snapshot
             self.forwarding.opened(host, ctx)
             conn.state[_HOST_KEY] = host
             conn.exit_stack.callback(self.hosts.close, host)
             conn.exit_stack.callback(self.forwarding.closed, host)
         return host
+
+    async def _opened(self, ctx: ServerRequestContext[Any, Any], params: Any) -> dict[str, Any]:
+        """The start-up front answered this host's `initialize`: open it now, as its first request would."""
+        self.host(ctx)
+        return {}
 
     async def _host(self, ctx: ServerRequestContext[Any, Any]) -> Host:
         """`host(ctx)`, once its roots are known: a request that may connect servers waits for them."""
@@ -224,24 +242,22 @@ class Gateway:
     async def _tell_modern_prompts(self) -> None:
         await self._bus.publish(PromptsListChanged())
 
-    # -- tools ------------------------------------------------------------------------------
+    def _prompts_changed(self) -> None:
+        for host in self.hosts:
+            self.hosts.prompts_changed(host)
+        if self._modern is None:  # a 2026-07-28 host listening before its first request made it a host
+            tasks.spawn(deliver(self._tell_modern_prompts, "prompts/list_changed"), "gateway-prompts-changed")
 
-    def _mcp_tools(self) -> dict[str, Any]:
-        described = model_tool.definition(self.app)
-        note = NATIVE_NOTE if self.mode == "native" else PROXY_NOTE
-        head, _, directory = described["description"].partition("\n\nServers (")
-        description = f"{head}\n{note}" + (f"\n\nServers ({directory}" if directory else "")
-        return {"name": model_tool.NAME, "description": description, "inputSchema": model_tool.INPUT_SCHEMA}
+    # -- tools ------------------------------------------------------------------------------
 
     def _native(self, host: Host, tool: ActiveTool) -> dict[str, Any] | None:
         name = host.native_name(tool.server, tool.name)
         return entries.tool_entry(name, tool.server, tool.descriptor, host.version)
 
     def tools_of(self, host: Host) -> list[dict[str, Any]]:
-        tools = [self._mcp_tools()]
+        """`mcp_tools` and `mcp_call`, then in native mode the host's active tools."""
+        tools = texts.opening_tools(self.app, self.mode)
         if self.mode == "proxy":
-            call = model_tool.definition(self.app)["call"]
-            tools.append({"name": call["name"], "description": call["description"], "inputSchema": call["inputSchema"]})
             return tools
         natives = [self._native(host, t) for t in self.app.sessions.active(host.session).values()]
         return tools + [entry for entry in natives if entry is not None]
@@ -252,7 +268,9 @@ class Gateway:
         self.app.ensure_loaded()
         host = await self._host(ctx)
         await self._restored(host)
-        return _result(ctx, {"tools": self.tools_of(host)})
+        listed = self.tools_of(host)
+        host.listed()
+        return _result(ctx, {"tools": listed})
 
     async def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> Any:
         return _result(ctx, await self._answer_call(ctx, params))
@@ -264,7 +282,7 @@ class Gateway:
         if params.name == model_tool.NAME:
             async with self.forwarding.call(ctx, host, model_tool_servers(arguments)):
                 return await self._model_tool(host, arguments)
-        if params.name == model_tool.CALL_NAME and self.mode == "proxy":
+        if params.name == model_tool.CALL_NAME:
             tool_id = arguments.get("id")
             given = arguments.get("arguments", {})
             if not isinstance(tool_id, str) or not isinstance(given, dict) or set(arguments) - {"id", "arguments"}:
@@ -292,12 +310,12 @@ class Gateway:
             if ref.id in active:
                 how = (
                     f"mcp_call with id {ref.id!r}"
-                    if self.mode == "proxy"
+                    if not self._natively(host)
                     else repr(host.native_name(ref.server, ref.tool))
                 )
                 return f"{one_line(name)!r} is loaded: call it as {how}."
         tool_id = self._as_id(host, name)
-        if tool_id != name and self.mode == "native":
+        if tool_id != name and self._natively(host):
             named = activation.parse_tool_id(tool_id, self.app.registry.names())
             if named is not None and self._known(named):
                 activate = model_call({"activate": [named.id]})
@@ -315,7 +333,7 @@ class Gateway:
         """Why a tool the host activated cannot be called now, and the next step."""
         ref = activation.parse_tool_id(tool_id, self.app.registry.names())
         name = host.native_name(ref.server, ref.tool) if ref is not None else tool_id
-        if self.mode == "proxy":
+        if not self._natively(host):
             name = tool_id
         again = one_line(model_call({"activate": [tool_id]}))
         reason = "tool changed" if code == "tool_changed" else host.dropped.get(tool_id)
@@ -328,29 +346,52 @@ class Gateway:
             return f"{name} was removed: its server changed it. Activate it again to see what it takes now: {again}"
         return f"{name} is not activated: {again}"
 
+    def _natively(self, host: Host) -> bool:
+        """Whether the host's model calls activated tools by their native names: native mode, and a
+        host that lists its tools again when told (else `mcp_call`)."""
+        return self.mode == "native" and host.relists
+
     def wording(self, host: Host) -> Wording:
         """How this host's model calls what it loaded, and how its person runs a command or a prompt."""
-        if self.mode == "proxy":
-            return Wording(None, COMMAND, self._prompt_command, PROXY_HINT, PROXY_LOADED)
+        if not self._natively(host):
+            return Wording(None, COMMAND, self.prompts.command, PROXY_HINT, PROXY_LOADED)
 
         def call_name(tool_id: str) -> str:
             ref = activation.parse_tool_id(tool_id, self.app.registry.names())
             return host.native_name(ref.server, ref.tool) if ref is not None else tool_id
 
-        return Wording(call_name, COMMAND, self._prompt_command, NATIVE_HINT, NATIVE_LOADED)
-
-    def _prompt_command(self, server: str, name: str) -> str:
-        listed = next((n for n, target in self._prompt_names.items() if target == (server, name)), None)
-        return f"{listed or native.native_name(server, name, set())} from this host's prompts"
+        return Wording(call_name, COMMAND, self.prompts.command, NATIVE_HINT, NATIVE_LOADED)
 
     async def _model_tool(self, host: Host, arguments: dict[str, Any]) -> dict[str, Any]:
         before = set(self.app.sessions.active(host.session))
         if isinstance(arguments.get("activate"), list):
             arguments["activate"] = [self._as_id(host, i) for i in arguments["activate"]]
-        result = await model_tool.invoke(self.app, arguments, host.session, wording=self.wording(host))
-        if set(self.app.sessions.active(host.session)) != before:
-            self.hosts.changed(host)
+        wording = self.wording(host)
+        result = await model_tool.invoke(self.app, arguments, host.session, wording=wording)
+        if set(self.app.sessions.active(host.session)) == before:
+            return _text(result["text"], result["isError"])
+        since = host.listings
+        self.hosts.changed(host)
+        if "activate" in arguments and self._natively(host) and not await self._relisted(host, since):
+            # Its model's next request would not carry the tools the answer names: say how to call them
+            # instead, now and from now on (`mcp_call` is in every host's list).
+            host.relists = False
+            done = cast("ActivateResult", result["details"])
+            loaded = [r["id"] for r in done["results"] if r["status"] != "not loaded"]
+            text = f"{activation.render(done, self.wording(host))}\n{texts.not_listed(loaded)}"
+            log.info("gateway: host %s did not list its tools again within %.1f s", host.session, self.relist_wait_s)
+            return _text(text, result["isError"])
         return _text(result["text"], result["isError"])
+
+    async def _relisted(self, host: Host, since: int) -> bool:
+        """Whether the host listed its tools again (told just now) within `relist_wait_s`, and then had
+        RELIST_SETTLE_S to take the new list in (Gemini CLI registers it after its answer)."""
+        if self.relist_wait_s <= 0:
+            return True
+        if not await host.listed_since(since, self.relist_wait_s):
+            return False
+        await asyncio.sleep(RELIST_SETTLE_S)
+        return True
 
     def _as_id(self, host: Host, name: Any) -> Any:
         """A native name the model took for an id (`basic__echo`) as the id it names (`basic.echo`)."""
@@ -405,49 +446,21 @@ class Gateway:
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> Any:
         self.app.ensure_loaded()
-        await self._host(ctx)
-        conns = [c for c in self.app.registry if not c.config.disabled]
-
-        async def of(conn: Any) -> list[dict[str, Any]]:
-            try:
-                return list((await self.app.catalogs.prompt_catalog(conn, "gateway")).items)
-            except SidecarError:
-                return []  # a server that cannot list now has no commands to offer now
-
-        found = await asyncio.gather(*(of(c) for c in conns))
-        listed: list[dict[str, Any]] = []
-        names: dict[str, tuple[str, str]] = {}
-        version = self.host(ctx).version
-        for conn, items in zip(conns, found, strict=True):
-            for p in items:
-                name = native.native_name(conn.name, p["name"], names)
-                entry = entries.prompt_entry(name, conn.name, p, version)
-                if entry is not None:
-                    names[name] = (conn.name, p["name"])
-                    listed.append(entry)
-        self._prompt_names = names
-        return _result(ctx, {"prompts": listed})
+        host = await self._host(ctx)
+        return _result(ctx, {"prompts": await self.prompts.listed(host.version)})
 
     async def _get_prompt(self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> Any:
         host = await self._host(ctx)
-        if params.name not in self._prompt_names:
-            await self._list_prompts(ctx, None)
-        target = self._prompt_names.get(params.name)
+        target = await self.prompts.target(params.name, host.version)
         if target is None:
             raise MCPError(INVALID_PARAMS, f"No prompt named {one_line(params.name)!r}: list the prompts again.")
         server, name = target
         try:
             async with self.forwarding.call(ctx, host, {server}):
-                previewed = await prompts.preview(self.app, server, name, dict(params.arguments or {}), host.session)
-            used = prompts.use(self.app, previewed["previewId"])
+                got = await self.prompts.get(server, name, dict(params.arguments or {}), host.session)
         except SidecarError as exc:
             raise MCPError(INVALID_PARAMS, one_line(exc.diagnostic.render())) from None
-        # One user message holding the labelled snapshot: a server's "assistant" turn is data
-        # for the model to read, never words put in its mouth.
-        out: dict[str, Any] = {"messages": [{"role": "user", "content": {"type": "text", "text": used["text"]}}]}
-        if used.get("description"):
-            out["description"] = used["description"]
-        return _result(ctx, out)
+        return _result(ctx, got)
 
     # -- resources (`--resources`) ------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -53,6 +53,38 @@ class Host:
     """Tool id → why it left the host's list, until it is activated again (for the call that follows)."""
     restoring: asyncio.Task[None] | None = None
     """Activating a durable session's saved ids again, after a restart."""
+    listings: int = 0
+    """How many of its `tools/list` requests were answered."""
+    relists: bool = True
+    """Whether it lists its tools again after `list_changed` in time for its model's next request;
+    False once it did not (from then on its model is told to use `mcp_call`)."""
+    closed: bool = False
+    _listed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def listed(self) -> None:
+        """One of its `tools/list` requests was answered."""
+        self.listings += 1
+        self._listed.set()
+
+    def gone(self) -> None:
+        """It disconnected: nothing waits for it any more."""
+        self.closed = True
+        self._listed.set()
+
+    async def listed_since(self, since: int, within_s: float) -> bool:
+        """Whether it listed its tools after its `since`-th listing, waiting up to `within_s`; False at once
+        when it disconnected (a waiting activation is never left behind)."""
+        deadline = asyncio.get_running_loop().time() + within_s
+        while self.listings <= since and not self.closed:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return False
+            self._listed.clear()
+            try:
+                await asyncio.wait_for(self._listed.wait(), left)
+            except TimeoutError:
+                return False
+        return self.listings > since
 
     def native_name(self, server: str, tool: str) -> str:
         """The tool's name in this host: given once (on its activation), kept for the host's life."""
@@ -97,11 +129,12 @@ class Hosts:
 
     def close(self, host: Host) -> None:
         """The host disconnected: its session ends, its tools are no longer active anywhere."""
+        host.gone()
         if self._by_session.get(host.session) is host:
             del self._by_session[host.session]
             self._app.sessions.end(host.session)
 
-    def __iter__(self) -> object:
+    def __iter__(self) -> Iterator[Host]:
         return iter(list(self._by_session.values()))
 
     def changed(self, host: Host) -> None:
@@ -125,16 +158,16 @@ class Hosts:
         if event.added or event.removed or event.changed:
             for host in list(self._by_session.values()):
                 self.changed(host)
-                self._prompts_changed(host)
+                self.prompts_changed(host)
 
-    def _prompts_changed(self, host: Host) -> None:
+    def prompts_changed(self, host: Host) -> None:
         if host.tell_prompts is not None:
             tasks.spawn(_tell(host.tell_prompts), "gateway-prompts-changed")
 
     def _invalidated(self, event: CatalogInvalidated) -> None:
         if event.kind == "prompts":
             for host in list(self._by_session.values()):
-                self._prompts_changed(host)
+                self.prompts_changed(host)
         if event.kind != "tools":
             return
         affected = [

@@ -48,12 +48,31 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="with --http: write the bearer token to PATH (created 0600) instead of printing it",
     )
     parser.add_argument(
+        "--list-wait",
+        type=_seconds,
+        default=2.0,
+        metavar="SECONDS",
+        help="after an activation, how long its answer waits for the host to list its tools again, so that "
+        "its next model request carries them (default 2; 0: answer at once). A host that has not listed "
+        "them by then is told to call them with mcp_call",
+    )
+    parser.add_argument(
         "--approved-only",
         action="store_true",
         help="with --trust-project: run only the project servers already approved (in an editor, or by an earlier "
         "--trust-project); new or changed definitions wait for approval instead of being approved by this start",
     )
     return parser
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 60:
+        raise argparse.ArgumentTypeError(f"expected seconds from 0 to 60 (got {value!r})")
+    return seconds
 
 
 def _loopback(value: str) -> Address:

@@ -4,19 +4,42 @@ protocol eras), with the CLI's configuration rules.
 One `Sidecar` app per process, as for every entry point: the same configuration files, project
 trust (`--project`, `--trust-project`), catalog caches, keyring and diagnostics. No pygls: the
 MCP face is the SDK's server alone. stdout carries only MCP messages; logs go to stderr.
+
+Over stdio the start-up front (`front.py`) answers the host's opening requests while the SDK is
+imported in a worker thread; then the SDK's server (`face.py`) takes over, in both eras at once
+(`eras.py`). SIGINT, SIGTERM or the end of input stop the gateway: its servers are stopped
+without the usual grace (a host waits about 100 ms before it escalates), and the process exits 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import importlib
+import logging
+import signal
 import sys
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from mcp_sidecar import tasks
+from mcp_sidecar.gateway import stdio, texts
 from mcp_sidecar.gateway.durable import DurableSession
-from mcp_sidecar.gateway.face import Gateway, Mode
+from mcp_sidecar.gateway.front import Front
+from mcp_sidecar.gateway.prompt_snapshot import PromptSnapshot
+from mcp_sidecar.services import lifecycle
 from mcp_sidecar.services.app import Sidecar
 
+if TYPE_CHECKING:
+    from mcp_sidecar.gateway.eras import Router
+    from mcp_sidecar.gateway.face import Gateway
+
+log = logging.getLogger(__name__)
+
 EXIT_USAGE = 2
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def gateway_app(workspace: Path, trust_project: bool, approved_only: bool = False) -> Sidecar:
@@ -48,25 +71,106 @@ async def serve(args: argparse.Namespace, workspace: Path) -> int:
         print("mcp-sidecar mcp: --token-file needs --http", file=sys.stderr)
         return EXIT_USAGE
     app = gateway_app(workspace, args.trust_project, args.approved_only)
-    mode: Mode = args.tools
-    durable = DurableSession(args.session) if args.session else None
-    gateway = Gateway(app, mode, durable, resources=args.resources)
     try:
         app.ensure_loaded()
         if args.http is not None:
             from mcp_sidecar.gateway import http
 
-            return await http.serve(gateway, args.http, args.token_file)
-        await _stdio(gateway)
+            return await http.serve(_gateway(app, args), args.http, args.token_file)
+        with _stop_signals() as stopped:
+            serving = asyncio.ensure_future(_stdio(app, args))
+            await asyncio.wait({serving, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            if not serving.done():
+                log.info("gateway: stopping on a signal")
+                serving.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await serving
     finally:
-        await app.shutdown()
+        await app.shutdown(quick=True)
     return 0
 
 
-async def _stdio(gateway: Gateway) -> None:
+@contextlib.contextmanager
+def _stop_signals() -> Iterator[asyncio.Future[None]]:
+    """A future set by SIGINT or SIGTERM while serving (no `KeyboardInterrupt`, no traceback)."""
+    loop = asyncio.get_running_loop()
+    stopped: asyncio.Future[None] = loop.create_future()
+
+    def stop() -> None:
+        if not stopped.done():
+            stopped.set_result(None)
+
+    installed = []
+    for signum in STOP_SIGNALS:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not on this platform
+            loop.add_signal_handler(signum, stop)
+            installed.append(signum)
+    try:
+        yield stopped
+    finally:
+        for signum in installed:
+            loop.remove_signal_handler(signum)
+
+
+def _gateway(app: Sidecar, args: argparse.Namespace, snapshot: PromptSnapshot | None = None) -> Gateway:
+    from mcp_sidecar.gateway.face import Gateway
+
+    durable = DurableSession(args.session) if args.session else None
+    return Gateway(
+        app,
+        args.tools,
+        durable,
+        resources=args.resources,
+        relist_wait_s=args.list_wait,
+        prompts=snapshot or PromptSnapshot(app),
+    )
+
+
+async def _stdio(app: Sidecar, args: argparse.Namespace) -> None:
+    if not stdio.usable():
+        await _sdk_stdio(_gateway(app, args))
+        return
+    async with stdio.host_pipes() as pipes:
+        snapshot = PromptSnapshot(app)
+        front = Front(app, args.tools, pipes, resources=args.resources, restoring=bool(args.session), prompts=snapshot)
+        # Everything the front answers with is computed once here, on this thread, before the SDK is
+        # imported on another: no module is then imported by both at once.
+        texts.instructions(app)
+        texts.opening_tools(app, args.tools)
+        snapshot.listed(modern=False)
+        started: list[Router] = []
+
+        async def start() -> Router:
+            from mcp_sidecar.gateway.eras import Router
+
+            gateway = _gateway(app, args, snapshot)
+            router = Router(gateway.server, pipes, front.unanswered)
+            router.start()
+            if front.prompts_served:
+                gateway.prompts.refresh_soon()
+            started.append(router)
+            return router
+
+        sdk = tasks.spawn(_sdk_loaded(start), "gateway-sdk")
+        try:
+            await front.serve(sdk)
+        finally:
+            sdk.cancel()
+            for router in started:
+                await router.finish()
+
+
+async def _sdk_loaded(start: Callable[[], Awaitable[Router]]) -> Callable[[], Awaitable[Router]]:
+    """The SDK (client and server halves) and the gateway's SDK modules, imported off the event loop."""
+    await lifecycle.load_sdk()
+    await asyncio.to_thread(importlib.import_module, "mcp_sidecar.gateway.eras")
+    await asyncio.to_thread(importlib.import_module, "mcp_sidecar.gateway.face")
+    return start
+
+
+async def _sdk_stdio(gateway: Gateway) -> None:
+    """Not pipes (a terminal, a file, Windows): the SDK's own stdio transport, no front."""
     from mcp.server.stdio import stdio_server
 
-    from mcp_sidecar.gateway import stdio
-
-    async with stdio.stdio_streams() if stdio.usable() else stdio_server() as (read, write):
+    async with stdio_server() as (read, write):
         await gateway.server.run(read, write, gateway.initialization_options())

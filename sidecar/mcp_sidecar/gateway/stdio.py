@@ -1,13 +1,14 @@
-"""The gateway's stdio transport: the SDK's `stdio_server`, with the host's pipes read and written on the event loop.
+"""The gateway's stdio transport: the host's pipes, read and written on the event loop, no SDK.
 
 The SDK's `stdio_server` goes through anyio's file wrapper, so every line it reads, every write
 and every flush is a hand-off to a worker thread and back: three per request and answer, a fifth
 of the gateway's CPU per call in `benchmarks/gateway.py` (a third when calls overlap). Here
-stdin is an asyncio pipe reader and stdout an asyncio pipe writer; the rest is the SDK's: one
-JSON-RPC message per line, UTF-8, a line that is not a message passed to the session as the
-error, messages written `by_alias` and `exclude_unset`; and, while serving, fd 0 reads the null
-device and fd 1 writes to stderr, so a stray print or a descriptor a child inherits never
-reaches the host's stream. Both are restored on the way out.
+stdin is an asyncio pipe reader and stdout an asyncio pipe writer: one JSON-RPC message per
+line, UTF-8; and, while serving, fd 0 reads the null device and fd 1 writes to stderr, so a
+stray print or a descriptor a child inherits never reaches the host's stream. Both are restored
+on the way out. Nothing here needs the SDK: the start-up front (`front.py`) reads and answers
+on these pipes before `import mcp` has finished; `eras.py` turns lines into the SDK's messages
+once it has.
 
 Pipes and sockets on POSIX only (`usable`), which is how hosts start a stdio server; anything
 else (a terminal, a file as stdin, Windows) is served by the SDK's `stdio_server`.
@@ -17,15 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import stat
 import sys
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from typing import Any
-
-import anyio
-from mcp.shared.message import SessionMessage
-from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse, jsonrpc_message_adapter
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """The longest message taken from the host (as from a stdio server); a longer line is dropped."""
@@ -75,9 +74,26 @@ def _divert(fd: int, to: int) -> None:
         os.close(to)
 
 
+@dataclass
+class HostPipes:
+    """The host's stdin as a reader of lines and its stdout as a writer of messages."""
+
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+
+    async def write(self, data: bytes) -> None:
+        """One message (its JSON without the newline); a host that went away is not written to."""
+        with contextlib.suppress(ConnectionError):
+            self.writer.write(data + b"\n")
+            await self.writer.drain()
+
+    async def write_json(self, message: dict[str, Any]) -> None:
+        await self.write(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode())
+
+
 @contextlib.asynccontextmanager
-async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
-    """The read and write streams of SessionMessages over the host's stdin and stdout."""
+async def host_pipes() -> AsyncIterator[HostPipes]:
+    """The host's pipes, on the event loop; fd 0 and 1 are diverted meanwhile (`_claimed`)."""
     loop = asyncio.get_running_loop()
     with _claimed() as (wire_in, wire_out):
         reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
@@ -87,15 +103,8 @@ async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
         write_pipe, protocol = await loop.connect_write_pipe(
             asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0, closefd=False)
         )
-        writer = asyncio.StreamWriter(write_pipe, protocol, None, loop)
-        read_send, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-        write_stream, write_receive = anyio.create_memory_object_stream[SessionMessage](0)
-        unanswered = Unanswered()
         try:
-            async with anyio.create_task_group() as group:
-                group.start_soon(_read, reader, read_send, unanswered)
-                group.start_soon(_write, writer, write_receive, unanswered)
-                yield read_stream, write_stream
+            yield HostPipes(reader, asyncio.StreamWriter(write_pipe, protocol, None, loop))
         finally:
             write_pipe.close()
             read_pipe.close()
@@ -115,37 +124,30 @@ class Unanswered:
         self._none = asyncio.Event()
         self._none.set()
 
-    def read(self, message: SessionMessage | Exception) -> None:
-        request = message.message if isinstance(message, SessionMessage) else None
-        if isinstance(request, JSONRPCRequest) and request.method != "subscriptions/listen":
-            self._ids.add(request.id)
+    def read(self, message: dict[str, Any]) -> None:
+        method = message.get("method")
+        if "id" in message and isinstance(method, str) and method != "subscriptions/listen":
+            self._ids.add(_key(message["id"]))
             self._none.clear()
-        elif isinstance(request, JSONRPCNotification) and request.method == "notifications/cancelled":
-            self._answer((request.params or {}).get("requestId"))  # a cancelled request is never answered
+        elif method == "notifications/cancelled" and isinstance(message.get("params"), dict):
+            self.written(message["params"].get("requestId"))  # a cancelled request is never answered
 
-    def _answer(self, request_id: Any) -> None:
-        self._ids.discard(request_id)
+    def written(self, request_id: Any) -> None:
+        self._ids.discard(_key(request_id))
         if not self._ids:
             self._none.set()
 
-    def written(self, message: SessionMessage) -> None:
-        if isinstance(message.message, JSONRPCResponse | JSONRPCError):
-            self._answer(message.message.id)
+    def __bool__(self) -> bool:
+        return bool(self._ids)
 
     async def answered(self) -> None:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._none.wait(), EOF_DRAIN_S)
 
 
-async def _read(reader: asyncio.StreamReader, send: Any, unanswered: Unanswered) -> None:
-    with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-        async with send:
-            while (line := await next_line(reader)) is not None:
-                if isinstance(line, Exception) or line.strip():
-                    message = parse(line)
-                    unanswered.read(message)
-                    await send.send(message)
-            await unanswered.answered()
+def _key(request_id: Any) -> Any:
+    """An id as a set member: JSON-RPC ids are strings or numbers; anything else is kept by its text."""
+    return request_id if isinstance(request_id, str | int | float) else repr(request_id)
 
 
 async def next_line(reader: asyncio.StreamReader) -> bytes | Exception | None:
@@ -164,22 +166,3 @@ async def next_line(reader: asyncio.StreamReader) -> bytes | Exception | None:
             except asyncio.IncompleteReadError:
                 break
         return ValueError(f"a line of more than {MAX_LINE_BYTES} bytes on stdin was dropped")
-
-
-def parse(line: bytes | Exception) -> SessionMessage | Exception:
-    """A message, or the error as a value (the session answers or logs it), as the SDK's reader does."""
-    if isinstance(line, Exception):
-        return line
-    try:
-        return SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False))
-    except ValueError as exc:
-        return exc
-
-
-async def _write(writer: asyncio.StreamWriter, receive: Any, unanswered: Unanswered) -> None:
-    with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
-        async with receive:
-            async for message in receive:
-                writer.write(message.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n")
-                await writer.drain()
-                unanswered.written(message)

@@ -297,6 +297,11 @@ def _marks(tool: ToolDefinition) -> str:
     return "".join(f" [{word}]" for word in words if word in ("read-only", "destructive"))
 
 
+def render(done: ActivateResult, wording: Wording) -> str:
+    """An activation's text again, for another reader: the same rows, tools named as `wording` calls them."""
+    return _render(done["results"], done["tools"], wording)
+
+
 def _render(results: list[ActivationEntry], tools: list[ToolDefinition], wording: Wording = EDITOR) -> str:
     """One line per id, then each loaded tool's signature; ids, reasons and nearby names are
     sanitised (an id may echo the client's input), and so is every schema string."""

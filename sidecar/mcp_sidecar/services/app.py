@@ -108,5 +108,5 @@ class Sidecar:
         self.ensure_loaded()
         return self.registry.connection(name, operation)
 
-    async def shutdown(self) -> None:
-        await lifecycle.shutdown(self)
+    async def shutdown(self, quick: bool = False) -> None:
+        await lifecycle.shutdown(self, quick)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from mcp_sidecar.connections import sdk_streams, stdio
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.protocol.errors import SidecarError, fail, refused_disabled
 from mcp_sidecar.services.status import status_row
@@ -50,7 +51,16 @@ async def refresh(app: Sidecar, name: str) -> ServerRefreshResult:
     return {"server": name, "status": status_row(app, conn), "toolsSource": tools.source, "diagnostics": diagnostics}
 
 
-async def shutdown(app: Sidecar) -> None:
+async def load_sdk() -> None:
+    """The MCP SDK, imported once, off the event loop (for an entry point that warms it up)."""
+    await sdk_streams.load_sdk()
+
+
+async def shutdown(app: Sidecar, quick: bool = False) -> None:
+    """Close every connection; `quick`: the process is ending on a signal, so stdio servers get a
+    few tens of milliseconds for each step of their stop instead of seconds."""
+    if quick:
+        stdio.hurry()
     await app.configuration.stop_watching()
     for name in app.registry.names():
         app.watches.clear(name, "shutdown")

@@ -1,0 +1,216 @@
+"""The gateway's start-up front: a host's opening requests answered before the SDK is imported.
+
+`import mcp` with its server half takes about a second here (more on a loaded box), and a host
+waits for its handshake: Claude Code's `server/discover` probe gives up after about 2.6 s. The
+front answers what a host sends first from the sidecar's own state, with no server started and
+no model loaded: `initialize`, `server/discover`, `ping`, the first `tools/list` (`mcp_tools`, and
+`mcp_call` in proxy mode: nothing can be active yet), `prompts/list` from the prompts a gateway
+listed before (`prompt_snapshot.py`), and the empty resource lists of a gateway without
+`--resources`. Everything else, and anything unusual (an incomplete envelope, a cursor, a
+request before `initialize`), waits in order for the SDK, which answers it as it would have; once
+one request waits, so does every later one, so nothing is answered out of the host's order.
+
+When the SDK is in (`eras.py`), the waiting lines go to it, after the `initialize` the front
+answered, replayed so the SDK's session knows the host. From then on the front only passes
+lines on. Every answer here is the SDK's answer to the same request:
+`tests/unit/test_gateway_front.py` compares them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from mcp_sidecar.gateway import stdio, texts, wire
+from mcp_sidecar.services import offers
+
+if TYPE_CHECKING:
+    from mcp_sidecar.gateway.eras import Router
+    from mcp_sidecar.gateway.prompt_snapshot import PromptSnapshot
+    from mcp_sidecar.gateway.stdio import HostPipes
+    from mcp_sidecar.services.app import Sidecar
+
+log = logging.getLogger(__name__)
+
+Message = dict[str, Any]
+CAPABILITIES = {
+    "handshake": {
+        "logging": {},
+        "prompts": {"listChanged": True},
+        "resources": {"listChanged": False, "subscribe": False},
+        "tools": {"listChanged": True},
+    },
+    "modern": {
+        "logging": {},
+        "prompts": {"listChanged": True},
+        "resources": {"listChanged": True, "subscribe": True},
+        "tools": {"listChanged": True},
+    },
+}
+"""What the SDK's server advertises for the gateway's handlers, per era (pinned by the tests)."""
+
+
+class Front:
+    def __init__(
+        self,
+        app: Sidecar,
+        mode: texts.Mode,
+        pipes: HostPipes,
+        *,
+        resources: bool = False,
+        restoring: bool = False,
+        prompts: PromptSnapshot | None = None,
+    ) -> None:
+        """`restoring`: a durable session's tools come back after the SDK is in, so its first
+        `tools/list` waits for them; `prompts`: the prompts listed before, for `prompts/list`."""
+        self.app = app
+        self.mode = mode
+        self.pipes = pipes
+        self.resources = resources
+        self.restoring = restoring
+        self.prompts = prompts
+        self.unanswered = stdio.Unanswered()
+        self.router: Router | None = None
+        self._waiting: list[bytes | Exception] = []
+        self._opened: Message | None = None
+        """The `initialize` the front answered, to replay to the SDK."""
+        self._initialized = False
+        self.answered = 0
+        """Requests the front answered itself (for the tests and the log)."""
+        self.prompts_served = False
+        """It answered `prompts/list` from the snapshot: the real list is due once the SDK is in."""
+
+    # -- serving ----------------------------------------------------------------------------
+
+    async def serve(self, sdk: asyncio.Future[Callable[[], Awaitable[Router]]]) -> None:
+        """Read the host's lines until its input ends; `sdk` resolves to what starts the SDK side."""
+        reading: asyncio.Task[bytes | Exception | None] = asyncio.ensure_future(stdio.next_line(self.pipes.reader))
+        try:
+            while True:
+                pending: set[asyncio.Future[Any]] = {reading} if self.router is not None else {reading, sdk}
+                done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                if sdk in done and self.router is None:
+                    await self._hand_off(sdk.result())
+                if reading in done:
+                    line = reading.result()
+                    if line is None:
+                        break
+                    await self.take(line)
+                    reading = asyncio.ensure_future(stdio.next_line(self.pipes.reader))
+        finally:
+            reading.cancel()
+        await self._end_of_input(sdk)
+
+    async def _end_of_input(self, sdk: asyncio.Future[Callable[[], Awaitable[Router]]]) -> None:
+        """The host's input ended: what it asked is answered (by the SDK, if anything waits for it)."""
+        if self.router is None and not self._waiting:
+            return  # the front answered everything: no need to wait for the SDK at all
+        if self.router is None:
+            await self._hand_off(await sdk)
+        await self.unanswered.answered()
+
+    async def _hand_off(self, start: Callable[[], Awaitable[Router]]) -> None:
+        router = await start()
+        if self._opened is not None:
+            await router.replay_initialize(self._opened, self._initialized)
+        waiting, self._waiting = self._waiting, []
+        for line in waiting:
+            await router.send(line)
+        self.router = router
+        log.debug("gateway: the SDK is in; the front answered %d requests, %d waited", self.answered, len(waiting))
+
+    async def take(self, line: bytes | Exception) -> None:
+        """One line from the host: passed on, answered here, or kept for the SDK."""
+        message = _decoded(line)
+        if message is not None:
+            self.unanswered.read(message)
+        if self.router is not None:
+            await self.router.send(line)
+            return
+        answer = self._answer(message) if message is not None and not self._waiting else None
+        if answer is None:
+            if message is not None and message.get("method") == "notifications/initialized" and not self._waiting:
+                self._initialized = self._opened is not None  # replayed after `initialize`, not kept twice
+                if self._initialized:
+                    return
+            self._waiting.append(line)
+            return
+        self.answered += 1
+        await self.pipes.write_json(answer)
+        self.unanswered.written(answer["id"])
+
+    # -- answers ----------------------------------------------------------------------------
+
+    def _answer(self, message: Message) -> Message | None:
+        """The answer to `message`, when the front can give the SDK's; None: it waits for the SDK."""
+        if not wire.is_request(message):
+            return None
+        method = message["method"]
+        if method == "initialize":
+            return self._initialize(message)
+        version = wire.modern_version(message)
+        if version is None and wire.has_envelope(message):
+            return None  # an envelope the SDK refuses, with the reason
+        if version is None and self._opened is None:
+            return None  # a handshake-era request before `initialize`
+        result = self._result(method, wire.params_of(message), version)
+        if result is None:
+            return None
+        if version is not None:
+            result = wire.modern_result(result, listing=method != "ping")
+        return wire.response(message["id"], result)
+
+    def _initialize(self, message: Message) -> Message | None:
+        params = wire.params_of(message)
+        info = params.get("clientInfo")
+        capabilities = params.get("capabilities")
+        if self._opened is not None or not isinstance(params.get("protocolVersion"), str):
+            return None
+        if not isinstance(capabilities, dict) or not isinstance(info, dict):
+            return None
+        if not isinstance(info.get("name"), str) or not isinstance(info.get("version"), str):
+            return None
+        self._opened = message
+        # What this host can answer is offered to the servers, as the SDK side does at its first
+        # request: the catalogs named in the directory are the ones this offer lists.
+        offers.change(self.app, offers.union([self.app.offer, offers.declared(capabilities)]))
+        result = {
+            "protocolVersion": wire.negotiated(params["protocolVersion"]),
+            "capabilities": CAPABILITIES["handshake"],
+            "serverInfo": wire.server_info(),
+            "instructions": texts.instructions(self.app),
+        }
+        return wire.response(message["id"], result)
+
+    def _result(self, method: str, params: dict[str, Any], version: str | None) -> dict[str, Any] | None:
+        if "cursor" in params:
+            return None  # nothing is paged here: the SDK says what it makes of a cursor
+        if method == "server/discover" and version is not None:
+            return {
+                "supportedVersions": list(wire.MODERN_VERSIONS),
+                "capabilities": CAPABILITIES["modern"],
+                "instructions": texts.instructions(self.app),
+            }
+        if method == "ping" and version is None:
+            return {}
+        if method == "tools/list" and not self.restoring:
+            return {"tools": texts.opening_tools(self.app, self.mode)}
+        if method in ("resources/list", "resources/templates/list") and not self.resources:
+            return {"resources": []} if method == "resources/list" else {"resourceTemplates": []}
+        if method == "prompts/list" and self.prompts is not None:
+            self.prompts_served = True
+            return {"prompts": self.prompts.listed(version is not None)}
+        return None
+
+
+def _decoded(line: bytes | Exception) -> Message | None:
+    if isinstance(line, Exception):
+        return None
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) and message.get("jsonrpc") == "2.0" else None
