@@ -43,6 +43,40 @@ def gateway_params(home: Path, *args: str, project: Path | None = None) -> Stdio
     return StdioServerParameters(command=sys.executable, args=argv, env={**os.environ, "MCP_SIDECAR_HOME": str(home)})
 
 
+@dataclass
+class _Notices:
+    """What a test host does with the gateway's notices: counts them, and lists again when it relists."""
+
+    changes: Changes
+    relists: bool
+    host: Client | None = None
+    relisting: set[asyncio.Task[Any]] = field(default_factory=set)
+
+    def tools(self) -> None:
+        self.changes.seen()
+        if self.relists and self.host is not None:
+            task = asyncio.ensure_future(self.host.list_tools())
+            self.relisting.add(task)
+            task.add_done_callback(self.relisting.discard)
+
+    def prompts(self) -> None:
+        if self.changes.prompts is not None:
+            self.changes.prompts.seen()
+
+    async def handler(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self.tools()
+        if isinstance(message, types.PromptListChangedNotification):
+            self.prompts()
+
+    async def pump(self, subscription: Any) -> None:
+        async for event in subscription:
+            if isinstance(event, types.PromptListChangedNotification):
+                self.prompts()
+            else:
+                self.tools()
+
+
 @asynccontextmanager
 async def gateway(
     home: Path, *args: str, legacy: bool = True, project: Path | None = None, relists: bool = True, **client: Any
@@ -52,45 +86,21 @@ async def gateway(
 
     `relists`: like Claude Code and Gemini CLI, it lists its tools again on each notice (an
     activation's answer waits for that); without it, like Codex by default, it never does."""
-    changes = Changes(prompts=Changes())
-    holder: list[Client] = []
-    relisting: set[asyncio.Task[Any]] = set()
-
-    def seen() -> None:
-        changes.seen()
-        if relists and holder:
-            task = asyncio.ensure_future(holder[0].list_tools())
-            relisting.add(task)
-            task.add_done_callback(relisting.discard)
-
-    async def handler(message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
-            seen()
-        if isinstance(message, types.PromptListChangedNotification) and changes.prompts is not None:
-            changes.prompts.seen()
-
+    notices = _Notices(Changes(prompts=Changes()), relists)
     params = gateway_params(home, *args, project=project)
     mode: Any = "legacy" if legacy else "auto"
-    async with Client(params, message_handler=handler, read_timeout_seconds=60, mode=mode, **client) as host:
-        holder.append(host)
+    async with Client(params, message_handler=notices.handler, read_timeout_seconds=60, mode=mode, **client) as host:
+        notices.host = host
         if legacy:
-            yield host, changes
+            yield host, notices.changes
             return
         async with host.listen(tools_list_changed=True, prompts_list_changed=True) as sub:
-
-            async def pump() -> None:
-                async for event in sub:
-                    if isinstance(event, types.PromptListChangedNotification) and changes.prompts is not None:
-                        changes.prompts.seen()
-                    else:
-                        seen()
-
-            task = asyncio.create_task(pump())
+            task = asyncio.create_task(notices.pump(sub))
             try:
-                yield host, changes
+                yield host, notices.changes
             finally:
                 task.cancel()
-                for pending in list(relisting):
+                for pending in list(notices.relisting):
                     pending.cancel()
 
 
