@@ -22,6 +22,7 @@ from typing import Any
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
 CLIENT_INFO = {"name": "raw-host", "version": "0"}
+TOOLS_CHANGED = "notifications/tools/list_changed"
 
 
 def envelope(version: str = MODERN, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -129,6 +130,23 @@ class RawHost:
 
     def notifications(self, method: str) -> list[Line]:
         return [line for line in self.lines if line.message.get("method") == method and "id" not in line.message]
+
+    async def relist(self, params: Any = None) -> None:
+        """Act as Claude Code and Gemini CLI do: list the tools again on every `list_changed` (run as a task)."""
+        told = 0
+        while True:
+            async with asyncio.timeout(3600):
+                while len(self.notifications(TOOLS_CHANGED)) <= told:
+                    self._arrived.clear()
+                    await self._arrived.wait()
+            changed = len(self.notifications(TOOLS_CHANGED))
+            for _ in range(changed - told):
+                self.request("tools/list", params)
+            told = changed
+
+    def index(self, found: Any) -> int:
+        """The position of the first line `found` accepts among all lines received."""
+        return next(i for i, line in enumerate(self.lines) if found(line.message))
 
     async def handshake(self, version: str = HANDSHAKE, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
         result = await self.result("initialize", initialize_params(version, capabilities))

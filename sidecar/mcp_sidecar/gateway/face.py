@@ -141,7 +141,7 @@ class Gateway:
         self.app = app
         self.mode = mode
         self.relist_wait_s = relist_wait_s
-        self.hosts = Hosts(app)
+        self.hosts = Hosts(app, lists_active=mode == "native")
         self._durable = durable
         self._bus = InMemorySubscriptionBus()
         self._modern: Host | None = None

@@ -108,8 +108,10 @@ class Host:
 class Hosts:
     """Every host of one gateway process, and the events that change what they list."""
 
-    def __init__(self, app: Sidecar) -> None:
+    def __init__(self, app: Sidecar, lists_active: bool = True) -> None:
+        """`lists_active`: hosts list their active tools (native mode), so a change is news to them."""
         self._app = app
+        self.lists_active = lists_active
         self._by_session: dict[str, Host] = {}
         self._counter = 0
         app.hub.subscribe(ToolsDeactivated, self._deactivated)
@@ -138,13 +140,19 @@ class Hosts:
         return iter(list(self._by_session.values()))
 
     def changed(self, host: Host) -> None:
-        """Tell `host` its list changed, in the background (never from inside an event handler's caller);
-        a durable session keeps its new set of ids."""
+        """The host's active tools changed: a durable session keeps its new set of ids, and a host that
+        lists them (native mode) is told its list changed, in the background (never from inside an
+        event handler's caller). In proxy mode its list stays `mcp_tools` and `mcp_call`: nothing to tell."""
         for tool_id in self._app.sessions.active(host.session):
             host.dropped.pop(tool_id, None)
         if host.durable is not None and self._by_session.get(host.session) is host:
             active = self._app.sessions.active(host.session)
             host.durable.save({tool_id: digest(tool.canonical) for tool_id, tool in active.items()})
+        if self.lists_active:
+            self.tell(host)
+
+    def tell(self, host: Host) -> None:
+        """Tell `host` its list changed."""
         tasks.spawn(_tell(host.tell), "gateway-list-changed")
 
     def _deactivated(self, event: ToolsDeactivated) -> None:
@@ -157,7 +165,7 @@ class Hosts:
         # The server directory in `mcp_tools`' description, and the prompts, may have changed.
         if event.added or event.removed or event.changed:
             for host in list(self._by_session.values()):
-                self.changed(host)
+                self.tell(host)  # in any mode: `mcp_tools`' description carries the directory
                 self.prompts_changed(host)
 
     def prompts_changed(self, host: Host) -> None:

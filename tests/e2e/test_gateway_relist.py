@@ -1,0 +1,107 @@
+"""An activation's answer is true when the host's model reads it.
+
+Claude Code and Gemini CLI list their tools again after `list_changed`, but build the model's
+next request from the tool result before that list is in: the answer naming `basic__echo` waits
+until the host's `tools/list` has been answered. Codex (by default) never lists again: after the
+wait, its answer says to call the tools with `mcp_call`, which every host lists from the start.
+Proxy mode's list never changes with an activation, so it sends no `list_changed` for one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support.rawhost import TOOLS_CHANGED, RawHost, modern, raw_gateway
+from support.servers import fixture_path
+from support.sidecar import write_config
+
+ACTIVATE = {"name": "mcp_tools", "arguments": {"activate": ["basic.echo"]}}
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    write_config(path, {"basic": {"command": sys.executable, "args": [str(fixture_path("basic.py")), "stdio"]}})
+    return path
+
+
+@contextlib.asynccontextmanager
+async def relisting(host: RawHost, params: Any = None) -> AsyncIterator[None]:
+    task = asyncio.ensure_future(host.relist(params))
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def _text(result: dict[str, Any]) -> str:
+    return "\n".join(block["text"] for block in result["content"] if block["type"] == "text")
+
+
+def _tools_listed(message: dict[str, Any]) -> bool:
+    return "tools" in (message.get("result") or {})
+
+
+async def test_the_answer_waits_for_the_hosts_new_list(home: Path) -> None:
+    async with raw_gateway(home) as host:
+        await host.handshake()
+        async with relisting(host):
+            request = host.request("tools/call", ACTIVATE)
+            answer = await host.answer(request)
+            text = _text(answer["result"])
+            assert "basic.echo → basic__echo · loaded" in text
+            assert "mcp_call" not in text
+            relisted = host.index(lambda m: _tools_listed(m) and "basic__echo" in str(m))
+            assert relisted < host.index(lambda m: m.get("id") == request)  # listed before the answer came
+        called = await host.result("tools/call", {"name": "basic__echo", "arguments": {"text": "hi"}})
+        assert _text(called) == "hi"
+
+
+async def test_a_2026_host_listening_for_changes_gets_the_same_truth(home: Path) -> None:
+    async with raw_gateway(home) as host:
+        host.request("subscriptions/listen", modern({"notifications": {"toolsListChanged": True}}))
+        await host.wait_for("the listen acknowledgement", lambda m: "acknowledged" in str(m.get("method")))
+        async with relisting(host, modern()):
+            answer = await host.answer(host.request("tools/call", modern(ACTIVATE)))
+        assert "basic.echo → basic__echo · loaded" in _text(answer["result"])
+        assert host.notifications(TOOLS_CHANGED)
+
+
+async def test_a_host_that_never_lists_again_is_told_to_use_mcp_call(home: Path) -> None:
+    async with raw_gateway(home, "--list-wait", "0.3") as host:
+        await host.handshake()
+        listed = await host.result("tools/list")
+        assert [t["name"] for t in listed["tools"]] == ["mcp_tools", "mcp_call"]  # from the start
+        text = _text(await host.result("tools/call", ACTIVATE))
+        assert "basic__echo" not in text
+        assert " ✔ basic.echo · loaded" in text
+        assert "Your host has not added the loaded tools to your tools: call them with mcp_call" in text
+        assert 'mcp_call({"id": "basic.echo", "arguments": {…}})' in text
+        called = await host.result(
+            "tools/call", {"name": "mcp_call", "arguments": {"id": "basic.echo", "arguments": {"text": "hi"}}}
+        )
+        assert _text(called) == "hi"
+        found = _text(await host.result("tools/call", {"name": "mcp_tools", "arguments": {"query": "echo text"}}))
+        assert "[loaded]" in found
+        assert "[loaded as" not in found
+        assert "callable now with mcp_call" in found
+
+
+async def test_proxy_mode_sends_no_list_changed_for_an_activation(home: Path) -> None:
+    async with raw_gateway(home, "--tools", "proxy") as host:
+        await host.handshake()
+        text = _text(await host.result("tools/call", ACTIVATE))
+        assert "mcp_call" in text
+        await host.result("ping")  # anything told with the activation has been written by now
+        assert host.notifications(TOOLS_CHANGED) == []
+        listed = await host.result("tools/list")
+        assert [t["name"] for t in listed["tools"]] == ["mcp_tools", "mcp_call"]
