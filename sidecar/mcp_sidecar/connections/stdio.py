@@ -49,8 +49,8 @@ FLUSH_S = 0.5
 """Time for messages already accepted to reach stdin before it closes."""
 _POLL_S = 0.01
 QUICK_GRACE_S = 0.03
-"""Each of the grace periods above once the process is stopping on a signal (`hurry`): a host
-that stops its MCP server waits about 100 ms before it escalates."""
+"""The grace before SIGKILL once the process is stopping on a signal (`hurry`): stdin is closed and
+SIGTERM sent at once, since a host that stops its MCP server waits about 100 ms before it escalates."""
 _hurried = False
 
 
@@ -236,7 +236,8 @@ async def stop(process: Process) -> None:
 async def _stop(process: Process) -> None:
     if process.stdin is not None:
         await _close(process.stdin)
-    if not await _exited(process, STDIN_GRACE_S):
+    # Hurried, the server gets no time to itself: SIGTERM follows the closed stdin at once.
+    if not await _exited(process, 0 if _hurried else STDIN_GRACE_S):
         await _terminate_group(process, TERM_GRACE_S)
         if not await _exited(process, REAP_S, hurried_too=False):
             log.warning("server process %d is still alive after SIGKILL; abandoning it", process.pid)
