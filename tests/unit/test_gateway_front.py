@@ -13,9 +13,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import mcp_types
 import mcp_types.version as versions
 import pytest
-from mcp.server import runner
 
 from mcp_sidecar.gateway import front, stdio, wire
 from mcp_sidecar.gateway.eras import Router
@@ -171,7 +171,7 @@ def test_the_fronts_wire_is_the_sdks() -> None:
     assert wire.HANDSHAKE_VERSIONS == versions.HANDSHAKE_PROTOCOL_VERSIONS
     assert wire.LATEST_HANDSHAKE == versions.LATEST_HANDSHAKE_VERSION
     assert wire.MODERN_VERSIONS == versions.MODERN_PROTOCOL_VERSIONS
-    assert wire.VERSION_KEY == runner.PROTOCOL_VERSION_META_KEY
-    assert wire.CLIENT_INFO_KEY == runner.CLIENT_INFO_META_KEY
-    assert wire.CAPABILITIES_KEY == runner.CLIENT_CAPABILITIES_META_KEY
-    assert wire.SERVER_INFO_KEY == runner.SERVER_INFO_META_KEY
+    assert wire.VERSION_KEY == mcp_types.PROTOCOL_VERSION_META_KEY
+    assert wire.CLIENT_INFO_KEY == mcp_types.CLIENT_INFO_META_KEY
+    assert wire.CAPABILITIES_KEY == mcp_types.CLIENT_CAPABILITIES_META_KEY
+    assert wire.SERVER_INFO_KEY == mcp_types.SERVER_INFO_META_KEY
