@@ -20,7 +20,7 @@ import pytest
 
 from support.rawhost import TOOLS_CHANGED, RawHost, modern, raw_gateway
 from support.servers import fixture_path
-from support.sidecar import write_config
+from support.sidecar import wait_until, write_config
 
 ACTIVATE = {"name": "mcp_tools", "arguments": {"activate": ["basic.echo"]}}
 
@@ -105,3 +105,20 @@ async def test_proxy_mode_sends_no_list_changed_for_an_activation(home: Path) ->
         assert host.notifications(TOOLS_CHANGED) == []
         listed = await host.result("tools/list")
         assert [t["name"] for t in listed["tools"]] == ["mcp_tools", "mcp_call"]
+
+
+async def test_an_activation_from_the_cache_starts_its_server_at_once(tmp_path: Path) -> None:
+    """So the host's first call does not wait for a server start that could have begun earlier."""
+    home = tmp_path / "home"
+    started = tmp_path / "started.txt"
+    args = [str(fixture_path("basic.py")), "stdio", "--counter-file", str(started)]
+    write_config(home, {"basic": {"command": sys.executable, "args": args}})
+    async with raw_gateway(home, "--list-wait", "0") as host:
+        await host.handshake()
+        await host.result("tools/call", {"name": "mcp_tools", "arguments": {"query": "echo"}})  # cached on disk
+    assert len(started.read_text().split()) == 1
+    async with raw_gateway(home, "--list-wait", "0") as host:
+        await host.handshake()
+        text = _text(await host.result("tools/call", ACTIVATE))
+        assert "basic.echo → basic__echo · loaded" in text
+        await wait_until(lambda: len(started.read_text().split()) == 2, what="the server started after activation")

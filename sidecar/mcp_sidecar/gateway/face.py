@@ -372,6 +372,8 @@ class Gateway:
             return _text(result["text"], result["isError"])
         since = host.listings
         self.hosts.changed(host)
+        if "activate" in arguments:
+            activation.connect_soon(self.app, cast("ActivateResult", result["details"]))
         if "activate" in arguments and self._natively(host) and not await self._relisted(host, since):
             # Its model's next request would not carry the tools the answer names: say how to call them
             # instead, now and from now on (`mcp_call` is in every host's list).

@@ -15,11 +15,13 @@ such a tool). A refused or colliding tool's result carries a `catalog_entry_inva
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from mcp_sidecar import tasks
 from mcp_sidecar.catalog import names
 from mcp_sidecar.catalog.names import nfc
 from mcp_sidecar.catalog.tools import ToolCatalog, canonical, tool_view
@@ -31,6 +33,7 @@ from mcp_sidecar.protocol.errors import Diagnostic, DiagnosticCode, SidecarError
 from mcp_sidecar.services.sessions import ActiveTool
 
 if TYPE_CHECKING:
+    from mcp_sidecar.connections.connection import Connection
     from mcp_sidecar.connections.content_requests import ProgressSink
     from mcp_sidecar.protocol.results import (
         ActivateResult,
@@ -295,6 +298,21 @@ def _marks(tool: ToolDefinition) -> str:
     """What the server says a tool does to the world, as the model should weigh it before calling."""
     words = signature.annotation_words(cast("dict[str, Any]", tool))
     return "".join(f" [{word}]" for word in words if word in ("read-only", "destructive"))
+
+
+def connect_soon(app: Sidecar, done: ActivateResult) -> None:
+    """Start connecting, in the background and in parallel, the servers of tools just loaded from a
+    cached catalog: their first call needs the live catalog, and a host calls right after activating
+    (six servers started one call at a time cost 5 to 7 s). A failure waits for that call to report it."""
+    for server in sorted({tool["server"] for tool in done["tools"]}):
+        conn = app.registry.get(server)
+        if conn is not None and not conn.config.disabled and conn.state not in ("connected", "connecting"):
+            tasks.spawn(_connected(app, conn), f"activate-connect:{server}")
+
+
+async def _connected(app: Sidecar, conn: Connection) -> None:
+    with contextlib.suppress(SidecarError):
+        await app.catalogs.tool_catalog(conn, "activate", live=True)
 
 
 def render(done: ActivateResult, wording: Wording) -> str:
