@@ -26,9 +26,15 @@ stdio in each path:
    `_synthetic_server.py --catalog ... --server NAME`, a real stdio server of that catalog; the
    host here is a raw newline-delimited JSON-RPC client, so the sizes are those of the wire.
 
+5. Start-up (issue 29, `_gateway_startup.py`): launch to the first answer (`initialize` or
+   `server/discover`) and to the first `tools/list`, 20 launches per era, alternating with a bare
+   SDK `MCPServer` (the floor); and SIGINT to exit with a connected server, 10 stops.
+
 Goals (issue 19): added latency at the median at most 0.5 ms; throughput at 50 concurrent calls
 at least 0.6x direct; gateway RSS at most 1.2x a bare SDK client process; `tools/list` before
-activation at least 90 % smaller than the direct servers' lists.
+activation at least 90 % smaller than the direct servers' lists. Issue 29: the first answer and the
+first `tools/list` at most 300 ms at the median, whatever the number of configured servers; SIGINT
+ends the gateway within 100 ms, exit 0, no server left.
 """
 
 from __future__ import annotations
@@ -65,6 +71,7 @@ from _common import (
     table,
     write_config,
 )
+from _gateway_startup import bench_startup, bench_stop, report_startup, report_stop
 from memory import settle
 from vs_mcp_hub import cpu_seconds
 
@@ -601,6 +608,8 @@ async def run(args: argparse.Namespace, devnull: TextIO) -> int:
     memory = await bench_memory(args.runs, args.memory_calls, args.quiet_s, args.census, devnull)
     verdicts += report_memory(memory, args.runs, args.memory_calls)
     verdicts += report_context(await bench_context(catalog_servers(args.catalog_servers)))
+    verdicts += report_startup(await bench_startup(args.launches))
+    verdicts += report_stop(await bench_stop(args.stops))
     print("\n".join(verdicts))
     print()
     print(machine_line())
@@ -617,6 +626,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=2, help="memory runs of each process (default 2)")
     parser.add_argument("--memory-calls", type=int, default=50, help="calls before memory is read (default 50)")
     parser.add_argument("--catalog-servers", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--launches", type=int, default=20, help="start-up launches per process and era (default 20)")
+    parser.add_argument("--stops", type=int, default=10, help="gateways stopped with SIGINT (default 10)")
     parser.add_argument(
         "--quick",
         action="store_true",
@@ -626,7 +637,7 @@ def main(argv: list[str] | None = None) -> int:
     args.census, args.quiet_s = True, 1.0
     if args.quick:
         args.calls, args.warmup, args.rounds, args.runs, args.memory_calls, args.modes = 20, 5, 3, 1, 10, "auto"
-        args.catalog_servers, args.census, args.quiet_s = 1, False, 0.3
+        args.catalog_servers, args.census, args.quiet_s, args.launches, args.stops = 1, False, 0.3, 2, 1
         print("--quick: a smoke run; too few samples for the verdicts below to mean anything\n")
     args.modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     if min(args.calls, args.rounds, args.concurrency, args.runs) < 1 or not args.modes:
