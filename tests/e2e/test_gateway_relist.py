@@ -84,7 +84,8 @@ async def test_a_host_that_never_lists_again_is_told_to_use_mcp_call(home: Path)
         text = _text(await host.result("tools/call", ACTIVATE))
         assert "basic__echo" not in text
         assert " ✔ basic.echo · loaded" in text
-        assert "Your host has not added the loaded tools to your tools: call them with mcp_call" in text
+        assert "Your host has not added the loaded tools to your tools: call each with mcp_call" in text
+        assert "Call each loaded tool with mcp_call" not in text  # said once
         assert 'mcp_call({"id": "basic.echo", "arguments": {…}})' in text
         called = await host.result(
             "tools/call", {"name": "mcp_call", "arguments": {"id": "basic.echo", "arguments": {"text": "hi"}}}

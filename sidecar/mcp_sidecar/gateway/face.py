@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import mcp_types as types
@@ -380,7 +381,7 @@ class Gateway:
             host.relists = False
             done = cast("ActivateResult", result["details"])
             loaded = [r["id"] for r in done["results"] if r["status"] != "not loaded"]
-            text = f"{activation.render(done, self.wording(host))}\n{texts.not_listed(loaded)}"
+            text = activation.render(done, replace(self.wording(host), call_hint=texts.not_listed(loaded)))
             log.info("gateway: host %s did not list its tools again within %.1f s", host.session, self.relist_wait_s)
             return _text(text, result["isError"])
         return _text(result["text"], result["isError"])

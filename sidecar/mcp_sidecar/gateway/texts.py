@@ -81,6 +81,6 @@ def not_listed(ids: list[str]) -> str:
     """The activation answer's last line for a host that did not list its tools again in time."""
     example = model_tool.CALL_NAME + '({"id": "' + ids[0] + '", "arguments": {…}})' if ids else ""
     return (
-        "Your host has not added the loaded tools to your tools: call them with mcp_call, by the ids above, "
-        f"with arguments following their signatures, e.g. {example}."
+        "Your host has not added the loaded tools to your tools: call each with mcp_call {id, arguments}, "
+        f"by its id above, the arguments following its signature, e.g. {example}."
     )
