@@ -10,6 +10,8 @@ orders must end in a working session.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -148,3 +150,22 @@ async def test_an_unsupported_version_is_refused_with_the_versions_served(tmp_pa
         refused = await host.call("tools/list", params)
         assert refused["error"]["code"] == -32022
         assert MODERN in str(refused["error"].get("data"))
+
+
+async def test_the_instructions_follow_the_configuration(tmp_path: Path) -> None:
+    """`server/discover` is asked again by 2026-07-28 hosts: its instructions name the servers of now."""
+    home = tmp_path / "home"
+    _configure(home)
+    async with raw_gateway(home) as host:
+        first = (await host.result("server/discover", modern()))["instructions"]
+        assert "Servers (for `server`; query to find their tools):\n- basic" in first
+        config = json.loads((home / "mcp.json").read_text())
+        config["mcpServers"]["notes"] = {"command": sys.executable, "args": ["-c", "pass"], "description": "Team notes"}
+        (home / "mcp.json").write_text(json.dumps(config))
+
+        async def named() -> bool:
+            return "- notes: Team notes" in (await host.result("server/discover", modern()))["instructions"]
+
+        async with asyncio.timeout(30):
+            while not await named():
+                await host.result("tools/list", modern())  # a round trip, so the watcher can see the file
