@@ -64,6 +64,12 @@ class Host:
         assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps(message).encode() + b"\n")
 
+    def cpu_s(self) -> float:
+        """The process's own CPU time so far (its threads, not its children), from /proc."""
+        stat = Path(f"/proc/{self.proc.pid}/stat").read_text()
+        fields = stat[stat.rindex(")") + 2 :].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     async def answer(self, request_id: int) -> float:
         """Seconds from the launch to the answer of `request_id` (notifications are skipped)."""
         assert self.proc.stdout is not None
@@ -88,8 +94,10 @@ class Host:
             await self.proc.wait()
 
 
-async def opening(argv: list[str], env: dict[str, str], era: str) -> tuple[float, float]:
-    """(launch → first answer, launch → `tools/list` answer), in ms."""
+async def opening(argv: list[str], env: dict[str, str], era: str) -> tuple[float, float, float]:
+    """(launch → first answer, launch → `tools/list` answer, the process's CPU time by then), in ms.
+
+    The CPU time does not grow with the load of a shared machine as the wall time does."""
     host = await Host.launch(argv, env)
     try:
         if era == "handshake":
@@ -102,9 +110,10 @@ async def opening(argv: list[str], env: dict[str, str], era: str) -> tuple[float
             first = await host.answer(1)
             host.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": MODERN_META}})
         listed = await host.answer(2)
+        cpu = host.cpu_s()
     finally:
         await host.close()
-    return first * 1000, listed * 1000
+    return first * 1000, listed * 1000, cpu * 1000
 
 
 def gateway_home(root: Path, servers: int) -> dict[str, str]:
@@ -122,12 +131,12 @@ def gateway_home(root: Path, servers: int) -> dict[str, str]:
 async def bench_startup(launches: int, servers: int = SERVERS) -> dict[str, Any]:
     gateway = [PYTHON, "-m", "mcp_sidecar", "mcp"]
     bare = [PYTHON, str(BARE_SERVER)]
-    found: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    found: dict[str, dict[str, list[tuple[float, float, float]]]] = {}
     with tempfile.TemporaryDirectory(prefix="gw-start-") as tmp:
         env = gateway_home(Path(tmp), servers)
         for era in ("handshake", "modern"):
             await opening(gateway, env, era)  # the start-up code cache and .pyc files, once
-            runs: dict[str, list[tuple[float, float]]] = {"gateway": [], "bare MCPServer": []}
+            runs: dict[str, list[tuple[float, float, float]]] = {"gateway": [], "bare MCPServer": []}
             for i in range(launches):
                 order = [("gateway", gateway), ("bare MCPServer", bare)]
                 for name, argv in order if i % 2 == 0 else reversed(order):
@@ -148,10 +157,21 @@ def report_startup(result: dict[str, Any]) -> list[str]:
             first = _ms([p[0] for p in pairs])
             listed = _ms([p[1] for p in pairs])
             medians[(era, name)] = max(first[1], listed[1])
-            rows.append([era, name, *(f"{v:.0f}" for v in first), *(f"{v:.0f}" for v in listed)])
+            cpu = statistics.median(p[2] for p in pairs)
+            rows.append([era, name, *(f"{v:.0f}" for v in first), *(f"{v:.0f}" for v in listed), f"{cpu:.0f}"])
     print(
         table(
-            ["era", "process", "first min", "first median", "first max", "list min", "list median", "list max"],
+            [
+                "era",
+                "process",
+                "first min",
+                "first median",
+                "first max",
+                "list min",
+                "list median",
+                "list max",
+                "CPU by then (median)",
+            ],
             rows,
             title=(
                 f"Launch to the first answer and to the first tools/list answer (ms; {result['launches']} launches "
