@@ -123,3 +123,19 @@ async def test_an_activation_from_the_cache_starts_its_server_at_once(tmp_path: 
         text = _text(await host.result("tools/call", ACTIVATE))
         assert "basic.echo → basic__echo · loaded" in text
         await wait_until(lambda: len(started.read_text().split()) == 2, what="the server started after activation")
+
+
+async def test_a_host_that_lists_only_after_the_answer_gets_native_names_from_then_on(home: Path) -> None:
+    """Codex with `mcp_tool_list_changed` lists its tools again once an activation's answer has
+    arrived, never while it waits: the first answer says `mcp_call`, the next ones need not wait."""
+    async with raw_gateway(home, "--list-wait", "0.3") as host:
+        await host.handshake()
+        first = _text(await host.result("tools/call", ACTIVATE))
+        assert "call each with mcp_call" in first
+        listed = await host.result("tools/list")  # as the answer arrived
+        assert "basic__echo" in [t["name"] for t in listed["tools"]]
+        second = _text(
+            await host.result("tools/call", {"name": "mcp_tools", "arguments": {"activate": ["basic.add"]}})
+        )
+        assert "basic.add → basic__add · loaded" in second
+        assert "mcp_call" not in second

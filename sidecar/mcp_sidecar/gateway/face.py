@@ -350,7 +350,7 @@ class Gateway:
     def _natively(self, host: Host) -> bool:
         """Whether the host's model calls activated tools by their native names: native mode, and a
         host that lists its tools again when told (else `mcp_call`)."""
-        return self.mode == "native" and host.relists
+        return self.mode == "native" and host.lists != "never"
 
     def wording(self, host: Host) -> Wording:
         """How this host's model calls what it loaded, and how its person runs a command or a prompt."""
@@ -375,16 +375,21 @@ class Gateway:
         self.hosts.changed(host)
         if "activate" in arguments:
             activation.connect_soon(self.app, cast("ActivateResult", result["details"]))
-        if "activate" in arguments and self._natively(host) and not await self._relisted(host, since):
-            # Its model's next request would not carry the tools the answer names: say how to call them
-            # instead, now and from now on (`mcp_call` is in every host's list).
-            host.relists = False
-            done = cast("ActivateResult", result["details"])
-            loaded = [r["id"] for r in done["results"] if r["status"] != "not loaded"]
-            text = activation.render(done, replace(self.wording(host), call_hint=texts.not_listed(loaded)))
-            log.info("gateway: host %s did not list its tools again within %.1f s", host.session, self.relist_wait_s)
-            return _text(text, result["isError"])
-        return _text(result["text"], result["isError"])
+        if "activate" not in arguments or self.mode != "native":
+            return _text(result["text"], result["isError"])
+        if host.lists == "before" and await self._relisted(host, since):
+            return _text(result["text"], result["isError"])
+        host.watch_lists(since)  # what it does after this answer decides how the next one is worded
+        if host.lists == "after":
+            return _text(result["text"], result["isError"])
+        # Its model's next request would not carry the tools the answer names: say how to call them
+        # instead (`mcp_call` is in every host's list), and go on saying so unless it lists them after all.
+        host.lists = "never"
+        done = cast("ActivateResult", result["details"])
+        loaded = [r["id"] for r in done["results"] if r["status"] != "not loaded"]
+        log.info("gateway: host %s did not list its tools again within %.1f s", host.session, self.relist_wait_s)
+        text = activation.render(done, replace(self.wording(host), call_hint=texts.not_listed(loaded)))
+        return _text(text, result["isError"])
 
     async def _relisted(self, host: Host, since: int) -> bool:
         """Whether the host listed its tools again (told just now) within `relist_wait_s`, and then had

@@ -15,7 +15,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from mcp_sidecar import tasks
 from mcp_sidecar.events import CatalogInvalidated, Reconciled, ToolsDeactivated
@@ -31,6 +31,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Tell = Callable[[], Awaitable[None]]
+Relisting = Literal["before", "after", "never"]
+"""When a host lists its tools again after `list_changed`: before an activation's answer, while it
+waits (Claude Code, Gemini CLI: the answer waits for that list); only after the answer has arrived
+(Codex with `mcp_tool_list_changed`: the answer need not wait); never (Codex by default: its model
+is told to use `mcp_call`)."""
+LATE_S = 1.0
+"""How soon after an activation's answer a host's new `tools/list` counts as its way of listing."""
 
 
 @dataclass(eq=False)
@@ -55,9 +62,8 @@ class Host:
     """Activating a durable session's saved ids again, after a restart."""
     listings: int = 0
     """How many of its `tools/list` requests were answered."""
-    relists: bool = True
-    """Whether it lists its tools again after `list_changed` in time for its model's next request;
-    False once it did not (from then on its model is told to use `mcp_call`)."""
+    lists: Relisting = "before"
+    """When it lists its tools again after `list_changed`, as seen so far (`Relisting`)."""
     closed: bool = False
     _listed: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -65,6 +71,18 @@ class Host:
         """One of its `tools/list` requests was answered."""
         self.listings += 1
         self._listed.set()
+
+    def watch_lists(self, since: int) -> None:
+        """Learn from what follows an activation's answer: a host that lists its tools within LATE_S of it
+        lists them "after" answers (its model's next request has them); one that does not, "never"."""
+
+        async def watch() -> None:
+            if await self.listed_since(since, LATE_S):
+                self.lists = "after"
+            elif not self.closed:
+                self.lists = "never"
+
+        tasks.spawn(watch(), "gateway-relist-watch")
 
     def gone(self) -> None:
         """It disconnected: nothing waits for it any more."""
