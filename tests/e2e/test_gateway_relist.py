@@ -74,6 +74,7 @@ async def test_a_2026_host_listening_for_changes_gets_the_same_truth(home: Path)
             answer = await host.answer(host.request("tools/call", modern(ACTIVATE)))
         assert "basic.echo → basic__echo · loaded" in _text(answer["result"])
         assert host.notifications(TOOLS_CHANGED)
+        assert len(host.notifications("notifications/subscriptions/acknowledged")) == 1  # the front's, not twice
 
 
 async def test_a_host_that_never_lists_again_is_told_to_use_mcp_call(home: Path) -> None:
@@ -134,8 +135,6 @@ async def test_a_host_that_lists_only_after_the_answer_gets_native_names_from_th
         assert "call each with mcp_call" in first
         listed = await host.result("tools/list")  # as the answer arrived
         assert "basic__echo" in [t["name"] for t in listed["tools"]]
-        second = _text(
-            await host.result("tools/call", {"name": "mcp_tools", "arguments": {"activate": ["basic.add"]}})
-        )
+        second = _text(await host.result("tools/call", {"name": "mcp_tools", "arguments": {"activate": ["basic.add"]}}))
         assert "basic.add → basic__add · loaded" in second
         assert "mcp_call" not in second

@@ -175,3 +175,37 @@ def test_the_fronts_wire_is_the_sdks() -> None:
     assert wire.CLIENT_INFO_KEY == mcp_types.CLIENT_INFO_META_KEY
     assert wire.CAPABILITIES_KEY == mcp_types.CLIENT_CAPABILITIES_META_KEY
     assert wire.SERVER_INFO_KEY == mcp_types.SERVER_INFO_META_KEY
+
+
+@pytest.mark.parametrize(
+    "notifications",
+    [
+        {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True},
+        {"toolsListChanged": True, "promptsListChanged": False},
+        {"resourceSubscriptions": ["mcp-sidecar://docs/a"]},
+        {},
+    ],
+)
+async def test_a_listen_stream_is_acknowledged_as_the_sdk_does(app: Sidecar, notifications: dict[str, Any]) -> None:
+    """Claude Code sends nothing else until its listen stream is acknowledged."""
+    line = _line("listen:0", "subscriptions/listen", modern({"notifications": notifications}))
+    _, answered = await _front_answers(app, "native", [line])
+    pipes = Captured()
+    router = Router(Gateway(app, "native").server, pipes, stdio.Unanswered())  # type: ignore[arg-type]
+    router.start()
+    try:
+        await router.send(line)
+        async with asyncio.timeout(30):
+            while not pipes.messages:
+                pipes.arrived.clear()
+                await pipes.arrived.wait()
+    finally:
+        await router.finish()
+    assert answered.messages == pipes.messages[:1]  # the SDK's stream ends when the router does
+    assert answered.messages[0]["method"] == "notifications/subscriptions/acknowledged"
+
+
+async def test_an_odd_listen_filter_waits_for_the_sdk(app: Sidecar) -> None:
+    line = _line("listen:0", "subscriptions/listen", modern({"notifications": {"toolsListChanged": "yes"}}))
+    _, answered = await _front_answers(app, "native", [line])
+    assert answered.messages == []

@@ -73,6 +73,8 @@ class Router:
         self._eras: dict[Era, MemoryObjectSendStream[SessionMessage | Exception]] = {}
         self._owners: OrderedDict[Any, Era] = OrderedDict()
         self._running: asyncio.Task[None] | None = None
+        self._acknowledged: set[Any] = set()
+        """Listen streams whose acknowledgement the front sent: the SDK's second one is not written."""
 
     async def send(self, line: bytes | Exception | SessionMessage) -> None:
         await self._inbound.send(line if isinstance(line, SessionMessage) else parse(line))
@@ -86,6 +88,10 @@ class Router:
             await self.send(SessionMessage(jsonrpc_message_adapter.validate_python(notice, by_name=False)))
             opening = {"jsonrpc": "2.0", "id": OPEN_ID, "method": OPEN_METHOD}
             await self.send(SessionMessage(jsonrpc_message_adapter.validate_python(opening, by_name=False)))
+
+    def acknowledged(self, subscription: Any) -> None:
+        """The front acknowledged the listen request `subscription`: the SDK's acknowledgement is a repeat."""
+        self._acknowledged.add(subscription)
 
     def start(self) -> None:
         self._running = tasks.spawn(self.run(), "gateway-eras")
@@ -147,11 +153,23 @@ class Router:
         async with self._outbound_receive:
             async for message in self._outbound_receive:
                 answered = message.message
+                if self._repeats_an_acknowledgement(answered):
+                    continue
                 if isinstance(answered, JSONRPCResponse | JSONRPCError):
                     if answered.id in PRIVATE_IDS:
                         continue
                     self._unanswered.written(answered.id)
                 await self._pipes.write(message.message.model_dump_json(by_alias=True, exclude_unset=True).encode())
+
+    def _repeats_an_acknowledgement(self, message: Any) -> bool:
+        if not isinstance(message, JSONRPCNotification) or message.method != "notifications/subscriptions/acknowledged":
+            return False
+        meta = (message.params or {}).get("_meta")
+        subscription = meta.get(wire.SUBSCRIPTION_KEY) if isinstance(meta, dict) else None
+        if subscription in self._acknowledged:
+            self._acknowledged.discard(subscription)
+            return True
+        return False
 
 
 def _enveloped(params: Any) -> bool:

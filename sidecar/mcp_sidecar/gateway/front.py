@@ -75,6 +75,8 @@ class Front:
         self.unanswered = stdio.Unanswered()
         self.router: Router | None = None
         self._waiting: list[bytes | Exception] = []
+        self._listens: list[bytes] = []
+        """`subscriptions/listen` requests acknowledged here, for the SDK to serve from the hand-off on."""
         self._opened: Message | None = None
         """The `initialize` the front answered, to replay to the SDK."""
         self._initialized = False
@@ -116,6 +118,9 @@ class Front:
         router = await start()
         if self._opened is not None:
             await router.replay_initialize(self._opened, self._initialized)
+        for listen in self._listens:
+            router.acknowledged(json.loads(listen)["id"])
+            await router.send(listen)
         waiting, self._waiting = self._waiting, []
         for line in waiting:
             await router.send(line)
@@ -131,6 +136,13 @@ class Front:
             await self.router.send(line)
             return
         answer = self._answer(message) if message is not None and not self._waiting else None
+        if answer is not None and answer.get("method") == LISTEN_ACK:
+            # The stream's first frame; the stream itself is the SDK's, from the hand-off on. A listen
+            # request is answered only when its stream ends, so nothing after it waits for it.
+            assert not isinstance(line, Exception)
+            self._listens.append(line)
+            await self.pipes.write_json(answer)
+            return
         if answer is None:
             if message is not None and message.get("method") == "notifications/initialized" and not self._waiting:
                 self._initialized = self._opened is not None  # replayed after `initialize`, not kept twice
@@ -151,6 +163,8 @@ class Front:
         method = message["method"]
         if method == "initialize":
             return self._initialize(message)
+        if method == "subscriptions/listen":
+            return _acknowledged(message) if wire.modern_version(message) is not None else None
         version = wire.modern_version(message)
         if version is None and wire.has_envelope(message):
             return None  # an envelope the SDK refuses, with the reason
@@ -204,6 +218,29 @@ class Front:
             self.prompts_served = True
             return {"prompts": self.prompts.listed(version is not None)}
         return None
+
+
+LISTEN_ACK = "notifications/subscriptions/acknowledged"
+LISTEN_KINDS = ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
+
+
+def _acknowledged(message: Message) -> Message | None:
+    """The SDK's acknowledgement of a `subscriptions/listen` request: the filter it honours (every
+    kind asked for), stamped with the request's id as the subscription's; None for an odd filter."""
+    asked = wire.params_of(message).get("notifications")
+    if not isinstance(asked, dict) or set(asked) - {*LISTEN_KINDS, "resourceSubscriptions"}:
+        return None
+    honored: dict[str, Any] = {kind: True for kind in LISTEN_KINDS if asked.get(kind) is True}
+    if any(asked.get(kind) not in (None, True, False) for kind in LISTEN_KINDS):
+        return None
+    uris = asked.get("resourceSubscriptions")
+    if uris is not None:
+        if not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
+            return None
+        if uris:
+            honored["resourceSubscriptions"] = uris
+    meta = {wire.SUBSCRIPTION_KEY: message["id"]}
+    return {"jsonrpc": "2.0", "method": LISTEN_ACK, "params": {"notifications": honored, "_meta": meta}}
 
 
 def _decoded(line: bytes | Exception) -> Message | None:

@@ -18,6 +18,7 @@ VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
 SERVER_NAME = "mcp-sidecar"
 LIST_FRESHNESS = {"ttlMs": 0, "cacheScope": "private"}
 """What every list answer of the 2026-07-28 era says of its freshness: each host's own, never fresh for long."""
