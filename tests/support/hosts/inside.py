@@ -1,0 +1,85 @@
+"""One host run, inside a network namespace with only loopback (started by `support.hosts.run`).
+
+    python -m support.hosts.inside RUN_DIR
+
+RUN_DIR/spec.json says which host, the prompt, the script and the gateway's command. This
+process brings `lo` up, serves the fake model on it, writes the host's configuration with the
+model's port, runs the host to its end (bounded), waits (bounded) for the gateway to exit, and
+writes RUN_DIR/result.json. It is the namespace's first process: when it ends, every process it
+left behind ends with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from support.hosts.fake_model import Model, serve
+from support.hosts.hosts import HOSTS, Setup
+from support.hosts.script import from_json
+from support.hosts.trace import read_trace
+
+
+def _exit_logged(trace: Path) -> bool:
+    return any(event.what == "exit" for event in read_trace(trace).events)
+
+
+async def _gateway_exited(trace: Path, within: float) -> bool:
+    """Whether the wrapper logged the gateway's exit within `within` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if _exit_logged(trace):
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+async def run(run_dir: Path) -> dict[str, Any]:
+    spec = json.loads((run_dir / "spec.json").read_text())
+    model = Model(from_json(spec["turns"]), run_dir / "model.jsonl")
+    _api, start = HOSTS[spec["host"]]
+    home = run_dir / "host-home"
+    work = run_dir / "work"
+    home.mkdir(exist_ok=True)
+    work.mkdir(exist_ok=True)
+    async with serve(model) as port:
+        setup = Setup(home, work, port, spec["gateway"], spec["gateway_env"], spec["prompt"], spec["options"])
+        launch = start(setup)
+        started = time.time()
+        with (run_dir / "host.stdout").open("wb") as out, (run_dir / "host.stderr").open("wb") as err:
+            proc = await asyncio.create_subprocess_exec(
+                *launch.argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=work, env=launch.env
+            )
+            timed_out = False
+            try:
+                code = await asyncio.wait_for(proc.wait(), spec["timeout"])
+            except TimeoutError:
+                timed_out = True
+                proc.kill()
+                code = await proc.wait()
+        ended = time.time()
+        exited = await _gateway_exited(run_dir / "trace.jsonl", spec["gateway_exit_wait"])
+    return {
+        "started": started,
+        "ended": ended,
+        "exit_code": code,
+        "timed_out": timed_out,
+        "gateway_exited": exited,
+        "port": port,
+    }
+
+
+def main() -> None:
+    run_dir = Path(sys.argv[1])
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    result = asyncio.run(run(run_dir))
+    (run_dir / "result.json").write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
