@@ -76,6 +76,7 @@ def test_tool_search_loads_mcp_tools_with_the_directory(searching: HostRun) -> N
 
 @pytest.mark.xfail(strict=True, reason="needs gateway change: the activation answer waits for the host's re-list")
 def test_with_tool_search_the_request_after_the_activation_names_the_tool(searching: HostRun) -> None:
+    assert searching.relisted_before_the_activation_answer, searching.report()
     after = searching.request_after("mcp activate")
     assert after is not None, searching.report()
     assert ECHO_TOOL in after.visible, searching.report()
@@ -97,6 +98,7 @@ def test_without_tool_search_mcp_tools_is_offered_with_the_directory(plain: Host
 
 @pytest.mark.xfail(strict=True, reason="needs gateway change: the activation answer waits for the host's re-list")
 def test_without_tool_search_the_request_after_the_activation_offers_the_tool(plain: HostRun) -> None:
+    assert plain.relisted_before_the_activation_answer, plain.report()
     after = plain.request_after("mcp activate")
     assert after is not None, plain.report()
     assert ECHO_TOOL in after.names, plain.report()

@@ -80,12 +80,10 @@ def test_by_default_codex_lists_the_tools_once(default: HostRun) -> None:
 
 @pytest.mark.xfail(strict=True, reason="needs gateway change: hosts that do not re-list are given mcp_call")
 def test_by_default_the_activation_answer_leads_to_mcp_call(default: HostRun) -> None:
-    answer = default.result("mcp_tools")
     after = default.request_after("mcp activate")
     assert after is not None, default.report()
     activation = next(res.text for res in after.results if "mcp activate" in res.text)
     assert "mcp_call" in activation, default.report()
-    assert answer is not None
     assert MCP_CALL in after.names, default.report()
 
 
@@ -96,10 +94,16 @@ def test_by_default_the_call_through_mcp_call_returns_the_servers_result(default
     assert flows.ECHO in result.text
 
 
-def test_with_the_flag_codex_re_lists_and_the_next_request_offers_the_tool(flagged: HostRun) -> None:
+def test_with_the_flag_codex_re_lists_after_list_changed(flagged: HostRun) -> None:
     changed = flagged.trace.notifications("notifications/tools/list_changed")
     assert changed, flagged.report()
     assert any(request.t > changed[0].t for request in flagged.trace.requests("tools/list")), flagged.report()
+
+
+@pytest.mark.xfail(strict=True, reason="needs gateway change: the activation answer waits for the host's re-list")
+def test_with_the_flag_the_request_after_the_activation_offers_the_tool(flagged: HostRun) -> None:
+    """Codex re-lists a few ms after `list_changed`, but its next model request may go out first."""
+    assert flagged.relisted_before_the_activation_answer, flagged.report()
     after = flagged.request_after("mcp activate")
     assert after is not None, flagged.report()
     assert ECHO_TOOL in after.names, flagged.report()

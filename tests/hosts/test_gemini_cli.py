@@ -62,6 +62,7 @@ def test_the_instructions_name_the_servers(native: HostRun) -> None:
 
 @pytest.mark.xfail(strict=True, reason="needs gateway change: the activation answer waits for the host's re-list")
 def test_the_request_after_the_activation_offers_the_tool(native: HostRun) -> None:
+    assert native.relisted_before_the_activation_answer, native.report()
     after = native.request_after("mcp activate")
     assert after is not None, native.report()
     assert ECHO_TOOL in after.names, native.report()

@@ -26,17 +26,42 @@ from support.hosts.trace import read_trace
 
 
 def _exit_logged(trace: Path) -> bool:
-    return any(event.what == "exit" for event in read_trace(trace).events)
+    """The gateway's exit, or the wrapper's end (killed by the host, it cannot log the exit)."""
+    return any(event.what in ("exit", "wrapper gone") for event in read_trace(trace).events)
 
 
 async def _gateway_exited(trace: Path, within: float) -> bool:
-    """Whether the wrapper logged the gateway's exit within `within` seconds."""
+    """Whether the gateway's exit (or the wrapper's end) was logged within `within` seconds."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         if _exit_logged(trace):
             return True
         await asyncio.sleep(0.05)
     return False
+
+
+def _running_gateway(trace: Path) -> int | None:
+    """The gateway's process id while it runs, else None."""
+    start = next((event for event in read_trace(trace).events if event.what == "start"), None)
+    if start is None or not Path(f"/proc/{start.detail['pid']}").exists():
+        return None
+    return int(start.detail["pid"])
+
+
+async def _dump_gateway(run_dir: Path) -> None:
+    """The stacks of a gateway still running after the host's end, in RUN_DIR/gateway-stack.txt
+    (py-spy, from the test extras), so a failed test shows where it hangs."""
+    pid = _running_gateway(run_dir / "trace.jsonl")
+    spy = Path(sys.executable).parent / "py-spy"
+    if pid is None or not spy.exists():
+        return
+    with (run_dir / "gateway-stack.txt").open("wb") as out:
+        dump = await asyncio.create_subprocess_exec(str(spy), "dump", "--pid", str(pid), stdout=out, stderr=out)
+        try:
+            await asyncio.wait_for(dump.wait(), 30)
+        except TimeoutError:
+            dump.kill()
+            await dump.wait()
 
 
 async def run(run_dir: Path) -> dict[str, Any]:
@@ -64,6 +89,8 @@ async def run(run_dir: Path) -> dict[str, Any]:
                 code = await proc.wait()
         ended = time.time()
         exited = await _gateway_exited(run_dir / "trace.jsonl", spec["gateway_exit_wait"])
+        if not exited:
+            await _dump_gateway(run_dir)
     return {
         "started": started,
         "ended": ended,

@@ -104,6 +104,13 @@ class HostRun:
         return next((res for r in self.turns for res in r.results if res.name.endswith(tool_suffix)), None)
 
     @property
+    def relisted_before_the_activation_answer(self) -> bool:
+        """Whether the gateway answered the host's `tools/list` that followed the activation's
+        `list_changed` before it answered the activation (so the host had the tool in time)."""
+        activation = next((m for m in self.trace.requests("tools/call") if "activate" in json.dumps(m.msg)), None)
+        return activation is not None and self.trace.relisted_before_answering(activation)
+
+    @property
     def instructions(self) -> str | None:
         """The `instructions` of the gateway's first successful `server/discover` or `initialize`."""
         for message in self.trace.messages:
@@ -126,6 +133,11 @@ class HostRun:
             lines.append(f"{r.t:.3f} model {r.path} turn={r.turn} mcp tools={mcp} answer={r.answer}")
             lines += [f"    result {res.name}: {res.text[:160]!r} error={res.is_error}" for res in r.results]
         lines.append(self.trace.dump())
+        stack = self.run_dir / "gateway-stack.txt"
+        if stack.exists():
+            lines.append(
+                "the gateway was still running after the host ended; its stacks:\n" + stack.read_text()[-4000:]
+            )
         lines.append("host stderr: " + self.stderr[-3000:])
         return "\n".join(lines)
 

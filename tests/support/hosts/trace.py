@@ -73,6 +73,15 @@ class Trace:
         """The gateway's notifications of `method`, in order."""
         return [m for m in self.messages if m.direction == "out" and m.method == method and m.id is None]
 
+    def relisted_before_answering(self, request: Message) -> bool:
+        """Whether the host's first `tools/list` after the first `list_changed` sent since
+        `request` was answered before `request` was."""
+        answer = self.answer(request)
+        changed = [n for n in self.notifications("notifications/tools/list_changed") if n.t >= request.t]
+        relist = [m for m in self.requests("tools/list") if changed and m.t >= changed[0].t]
+        listed = self.answer(relist[0]) if relist else None
+        return answer is not None and listed is not None and listed.t <= answer.t
+
     def calls(self, tool_suffix: str) -> list[Message]:
         """The host's `tools/call` requests of a tool whose name ends with `tool_suffix`."""
         return [
