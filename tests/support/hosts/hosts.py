@@ -64,7 +64,9 @@ def server_entry(setup: Setup) -> dict[str, Any]:
 
 def claude_code(setup: Setup) -> Launch:
     """`claude -p` with `--mcp-config` and `--strict-mcp-config` (no other MCP server), stream-json
-    output; `tool_search: False` turns Claude Code's tool search off."""
+    output; `--allowedTools mcp__sidecar` lets every tool of the gateway run (without it `-p`
+    refuses each call: "Claude requested permissions to use …"); `tool_search: False` turns
+    Claude Code's tool search off."""
     config = setup.home / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {SERVER: {"type": "stdio", **server_entry(setup)}}}, indent=2))
     env = {
@@ -95,7 +97,9 @@ def claude_code(setup: Setup) -> Launch:
 
 def codex_config(setup: Setup) -> str:
     """`CODEX_HOME/config.toml`: the fake model as a Responses provider, the gateway required and
-    its tools approved; `features` names Codex feature flags to turn on (`mcp_tool_list_changed`)."""
+    its tools approved (without `default_tools_approval_mode = "approve"` each call fails: "MCP
+    tool call requires approval, but approval policy is never"); `features` names Codex feature
+    flags to turn on (`mcp_tool_list_changed`)."""
     gateway = json.dumps(setup.gateway[0])
     args = json.dumps(setup.gateway[1:])
     env = ", ".join(f"{name} = {json.dumps(value)}" for name, value in setup.gateway_env.items())
@@ -155,7 +159,9 @@ def gemini_cli(setup: Setup) -> Launch:
         "GEMINI_API_KEY": API_KEY,
         "GOOGLE_GEMINI_BASE_URL": f"http://127.0.0.1:{setup.port}",
     }
-    argv = [str(NODE_BIN / "gemini"), "-p", setup.prompt, "--yolo", "--skip-trust", "--output-format", "stream-json"]
+    # `trust: true` lets the gateway's tools run without a confirmation (no `--yolo` needed);
+    # `--skip-trust` trusts the working folder, without which a headless run exits 55.
+    argv = [str(NODE_BIN / "gemini"), "-p", setup.prompt, "--skip-trust", "--output-format", "stream-json"]
     return Launch(argv, env)
 
 
