@@ -62,7 +62,6 @@ def test_with_tool_search_the_model_first_sees_only_the_name_and_the_instruction
     assert f"## sidecar\n{searching.instructions}" in first.system
 
 
-@pytest.mark.xfail(strict=True, reason="needs gateway change: instructions carry the server directory")
 def test_with_tool_search_the_instructions_name_the_servers(searching: HostRun) -> None:
     assert flows.DIRECTORY_LINE in searching.turns[0].system, searching.report()
 
@@ -74,7 +73,6 @@ def test_tool_search_loads_mcp_tools_with_the_directory(searching: HostRun) -> N
     assert flows.DIRECTORY_LINE in description
 
 
-@pytest.mark.xfail(strict=True, reason="needs gateway change: the activation answer waits for the host's re-list")
 def test_with_tool_search_the_request_after_the_activation_names_the_tool(searching: HostRun) -> None:
     assert searching.relisted_before_the_activation_answer, searching.report()
     after = searching.request_after("mcp activate")
@@ -96,7 +94,6 @@ def test_without_tool_search_mcp_tools_is_offered_with_the_directory(plain: Host
     assert flows.DIRECTORY_LINE in description
 
 
-@pytest.mark.xfail(strict=True, reason="needs gateway change: the activation answer waits for the host's re-list")
 def test_without_tool_search_the_request_after_the_activation_offers_the_tool(plain: HostRun) -> None:
     assert plain.relisted_before_the_activation_answer, plain.report()
     after = plain.request_after("mcp activate")
@@ -118,16 +115,15 @@ def test_the_host_re_lists_after_list_changed(plain: HostRun) -> None:
     assert any(request.t > changed[0].t for request in plain.trace.requests("tools/list")), plain.report()
 
 
-@pytest.mark.xfail(strict=True, reason="needs gateway change: resources/* lists answer valid results in 2026-07-28")
 def test_every_request_of_the_host_gets_a_valid_answer(plain: HostRun) -> None:
     errors = [m for m in plain.trace.messages if m.direction == "out" and m.msg and "error" in m.msg]
     refused = [m for m in errors if m.msg and m.msg["error"].get("code") != -32000]  # -32000: the stop
     assert not refused, "\n".join(map(str, refused))
 
 
-@pytest.mark.xfail(strict=True, reason="needs gateway change: SIGINT ends the gateway at once with exit 0")
 def test_the_gateway_stops_cleanly_when_the_host_ends(plain: HostRun) -> None:
     assert plain.gateway_exit == 0, plain.report()
+    assert not plain.left_behind, plain.report()
     assert not [line for _, line in plain.trace.stderr if "Traceback" in line]
 
 
@@ -138,6 +134,5 @@ def test_proxy_mode_calls_through_mcp_call(proxy: HostRun) -> None:
     assert flows.ECHO in result.text
 
 
-@pytest.mark.xfail(strict=True, reason="needs gateway change: proxy mode sends list_changed only when its list changes")
 def test_proxy_mode_sends_no_list_changed(proxy: HostRun) -> None:
     assert not proxy.trace.notifications("notifications/tools/list_changed"), proxy.report()

@@ -54,13 +54,11 @@ def test_the_instructions_reach_the_first_user_message(native: HostRun) -> None:
     assert native.instructions not in first.system
 
 
-@pytest.mark.xfail(strict=True, reason="needs gateway change: instructions carry the server directory")
 def test_the_instructions_name_the_servers(native: HostRun) -> None:
     assert native.instructions is not None
     assert flows.DIRECTORY_LINE in native.instructions, native.report()
 
 
-@pytest.mark.xfail(strict=True, reason="needs gateway change: the activation answer waits for the host's re-list")
 def test_the_request_after_the_activation_offers_the_tool(native: HostRun) -> None:
     assert native.relisted_before_the_activation_answer, native.report()
     after = native.request_after("mcp activate")
@@ -75,9 +73,9 @@ def test_the_native_call_returns_the_servers_result(native: HostRun) -> None:
     assert result.text == '{"output": "<untrusted_context>\\n' + flows.ECHO + '\\n</untrusted_context>"}'
 
 
-@pytest.mark.xfail(strict=True, reason="needs gateway change: SIGTERM ends the gateway at once with exit 0")
 def test_the_gateway_stops_cleanly_when_the_host_ends(native: HostRun) -> None:
     assert native.gateway_exit == 0, native.report()
+    assert not native.left_behind, native.report()
     assert not [line for _, line in native.trace.stderr if "Traceback" in line]
 
 
@@ -88,6 +86,5 @@ def test_proxy_mode_calls_through_mcp_call(proxy: HostRun) -> None:
     assert flows.ECHO in result.text
 
 
-@pytest.mark.xfail(strict=True, reason="needs gateway change: proxy mode sends list_changed only when its list changes")
 def test_proxy_mode_sends_no_list_changed(proxy: HostRun) -> None:
     assert not proxy.trace.notifications("notifications/tools/list_changed"), proxy.report()

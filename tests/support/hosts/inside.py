@@ -4,15 +4,18 @@
 
 RUN_DIR/spec.json says which host, the prompt, the script and the gateway's command. This
 process brings `lo` up, serves the fake model on it, writes the host's configuration with the
-model's port, runs the host to its end (bounded), waits (bounded) for the gateway to exit, and
-writes RUN_DIR/result.json. It is the namespace's first process: when it ends, every process it
-left behind ends with it.
+model's port, runs the host to its end (bounded), waits (bounded) for the gateway to exit and
+for every other process to end, and writes RUN_DIR/result.json, with the processes still there
+(`left_behind`). It is the namespace's first process: orphans become its children (it reaps
+them), and when it ends, every process left behind ends with it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import subprocess
 import sys
 import time
@@ -64,6 +67,36 @@ async def _dump_gateway(run_dir: Path) -> None:
             await dump.wait()
 
 
+def _others() -> list[str]:
+    """Every other process of the namespace, as "PID COMMAND LINE"; orphans that have ended are
+    reaped on the way (this process is their parent now)."""
+    alive = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except (OSError, IndexError):
+            continue
+        if state == "Z":
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(int(entry.name), os.WNOHANG)
+            continue
+        alive.append(f"{entry.name} {command}")
+    return alive
+
+
+async def _left_behind(within: float) -> list[str]:
+    """The processes still running after `within` seconds (fewer as soon as they are gone)."""
+    deadline = time.monotonic() + within
+    alive = _others()
+    while alive and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+        alive = _others()
+    return alive
+
+
 async def run(run_dir: Path) -> dict[str, Any]:
     spec = json.loads((run_dir / "spec.json").read_text())
     model = Model(from_json(spec["turns"]), run_dir / "model.jsonl")
@@ -91,12 +124,14 @@ async def run(run_dir: Path) -> dict[str, Any]:
         exited = await _gateway_exited(run_dir / "trace.jsonl", spec["gateway_exit_wait"])
         if not exited:
             await _dump_gateway(run_dir)
+        left = await _left_behind(spec["gateway_exit_wait"])
     return {
         "started": started,
         "ended": ended,
         "exit_code": code,
         "timed_out": timed_out,
         "gateway_exited": exited,
+        "left_behind": left,
         "port": port,
     }
 

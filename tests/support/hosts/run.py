@@ -29,7 +29,8 @@ TEE = Path(__file__).resolve().parent / "rpc_tee.py"
 GATEWAY = Path(sys.executable).parent / "mcp-sidecar"
 UNSHARE = ["unshare", "--net", "--pid", "--fork", "--mount-proc", "--kill-child"]
 GATEWAY_EXIT_WAIT = 10.0
-"""How long after the host's exit the run waits for the gateway's, before the namespace ends it."""
+"""How long after the host's exit the run waits for the gateway's exit, then for every other
+process to end (each bounded by this), before the namespace ends them."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ class HostRun:
     exit_code: int
     timed_out: bool
     gateway_exited: bool
+    left_behind: list[str]
     started: float
     ended: float
     requests: list[ModelRequest]
@@ -133,6 +135,8 @@ class HostRun:
             lines.append(f"{r.t:.3f} model {r.path} turn={r.turn} mcp tools={mcp} answer={r.answer}")
             lines += [f"    result {res.name}: {res.text[:160]!r} error={res.is_error}" for res in r.results]
         lines.append(self.trace.dump())
+        if self.left_behind:
+            lines.append("processes left after the host ended: " + "; ".join(self.left_behind))
         stack = self.run_dir / "gateway-stack.txt"
         if stack.exists():
             lines.append(
@@ -228,6 +232,7 @@ def _read_run(run_dir: Path, host: str, result: dict[str, Any]) -> HostRun:
         exit_code=int(result["exit_code"]),
         timed_out=bool(result["timed_out"]),
         gateway_exited=bool(result["gateway_exited"]),
+        left_behind=list(result["left_behind"]),
         started=float(result["started"]),
         ended=float(result["ended"]),
         requests=requests,
