@@ -25,8 +25,16 @@ class _Session:
         self.sent.append((progress, total, message))
 
 
-def _call(host: Host, servers: set[str], offer: ClientOffer | None = None) -> Call:
-    ctx: Any = SimpleNamespace(meta={"progress_token": 1}, session=_Session(), request_id=1)
+def _call(
+    host: Host, servers: set[str], offer: ClientOffer | None = None, version: str = "2025-11-25", http: bool = True
+) -> Call:
+    ctx: Any = SimpleNamespace(
+        meta={"progress_token": 1},
+        session=_Session(),
+        request_id=1,
+        protocol_version=version,
+        request=object() if http else None,
+    )
     link = _Link(offer or ClientOffer(elicitation_form=True), has_roots=False)
     return Call(host, ctx, frozenset(servers), link)
 
@@ -60,6 +68,18 @@ def test_a_question_or_log_goes_to_a_host_only_when_all_calls_on_its_server_are_
     calls = [_call(a, {"s"}), _call(a, {"s", "t"})]
     assert forwarding.route(calls, "s", lambda o: o.elicitation_form) is calls[-1]
     assert forwarding.route(calls, "s", lambda o: o.sampling) is None  # the host cannot answer that
+
+
+def test_over_http_each_2026_07_28_request_is_a_host_of_its_own() -> None:
+    """Modern requests share one gateway host (one set of tools), but nothing ties two of them to
+    one MCP host: over HTTP a message of the server's could be either's, so it reaches neither."""
+    modern = Host("gateway-1", _tell, version="2026-07-28")
+    calls = [_call(modern, {"s"}, version="2026-07-28"), _call(modern, {"s"}, version="2026-07-28")]
+    assert forwarding.only_call(calls, "s") is None
+    assert forwarding.only_call(calls[:1], "s") is calls[0]
+    # Over stdio the peer is one host whatever its era: its latest call gets them.
+    stdio = [_call(modern, {"s"}, version="2026-07-28", http=False) for _ in range(2)]
+    assert forwarding.only_call(stdio, "s") is stdio[-1]
 
 
 def test_a_label_marks_every_line_so_none_can_be_forged() -> None:

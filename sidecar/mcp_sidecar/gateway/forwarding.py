@@ -128,6 +128,14 @@ class Call:
         self._reported_at = time.monotonic()
         self.send(lambda: self.ctx.session.report_progress(progress, total, text))
 
+    @property
+    def party(self) -> object:
+        """Whose call this is, as far as the gateway can tell: its host; over HTTP in the 2026-07-28
+        era, the request alone (every such request is a host of its own: nothing ties two together)."""
+        if self.ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and self.ctx.request is not None:
+            return self
+        return self.host
+
     def logged(self, level: str, logger: str, text: str) -> None:
         wanted = self.link.log_level if self.link is not None else None
         if wanted is not None and offers.level_rank(level) < offers.level_rank(wanted):
@@ -338,10 +346,11 @@ def only_call(calls: list[Call], server: str) -> Call | None:
 
     A server's request carries nothing saying which of our calls it belongs to: with two hosts'
     calls on one server (over HTTP), a question or log message could be the other host's, so it
-    reaches neither (questions are declined, messages stay in the log).
+    reaches neither (questions are declined, messages stay in the log). Over HTTP, two
+    2026-07-28 requests are two hosts (`Call.party`), though they share one set of tools.
     """
     on = [c for c in calls if server in c.servers]
-    if not on or len({c.host for c in on}) != 1:
+    if not on or len({c.party for c in on}) != 1:
         return None
     return on[-1]
 
