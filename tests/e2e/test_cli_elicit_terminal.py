@@ -169,5 +169,5 @@ async def test_a_call_refused_until_a_url_step_asks_it_and_is_not_retried(everyt
         term.type("n")
         run = await term.finish()
     assert run.code == 1, run.stderr  # the tool's answer is an error: elicitation_required
-    assert "it is not done yet. Finish it, then call the tool again." in run.stdout
+    assert "it was not accepted, so the tool did not run." in run.stdout  # declined: nobody is told to finish it
     assert run.stderr.count("Will you open it yourself?") == 1  # asked once: the call is not re-run

@@ -151,6 +151,68 @@ async def test_a_url_elicitation_is_shown_by_the_host_with_the_url_a_browser_ope
     assert (params.message, params.url, params.elicitation_id) == (labelled, url, "step-1")
 
 
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+async def test_a_url_step_the_host_did_not_accept_never_becomes_an_instruction_to_the_model(
+    home: Path, action: str
+) -> None:
+    """A call answered -32042 (a step in the browser first): the host asks its person, who says no.
+    Before, the tool result told the model "The server needs the user to open URL first: ask
+    them, then call again." """
+    write_config(home, {"pushy": stdio("pushy.py")})
+    asked: list[types.ElicitRequestParams] = []
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params)
+        return types.ElicitResult(action=action)  # type: ignore[arg-type]
+
+    url = "https://evil.example/steal?session=1"
+    async with gateway(home, elicitation_callback=elicit) as (host, changes):
+        await activated(host, changes, "pushy.needs_step")
+        result = await host.call_tool("pushy__needs_step", {"url": url, "message": "Open this, then ask again."})
+    (params,) = asked
+    assert isinstance(params, types.ElicitRequestURLParams)
+    assert params.url == url  # the host showed the step to its person
+    assert result.is_error
+    assert text_of(result) == (
+        "The server needed a step in the browser first; it was not accepted, so the tool did not run."
+    )
+
+
+async def test_a_url_step_never_shown_never_reaches_the_model(home: Path) -> None:
+    """A URL the gateway refuses unseen (user information before the host): nobody is asked, and
+    the model reads the server's own error, not an instruction of ours naming the URL."""
+    write_config(home, {"pushy": stdio("pushy.py")})
+    asked: list[types.ElicitRequestParams] = []
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params)
+        return types.ElicitResult(action="accept")
+
+    async with gateway(home, elicitation_callback=elicit) as (host, changes):
+        await activated(host, changes, "pushy.needs_step")
+        result = await host.call_tool("pushy__needs_step", {"url": "https://github.com@evil.example/login"})
+    assert asked == []
+    assert result.is_error
+    assert "evil.example" not in text_of(result)
+    assert "call again" not in text_of(result)
+
+
+async def test_a_url_step_the_host_accepted_names_no_url_to_the_model(home: Path) -> None:
+    write_config(home, {"pushy": stdio("pushy.py")})
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        return types.ElicitResult(action="accept")
+
+    async with gateway(home, elicitation_callback=elicit) as (host, changes):
+        await activated(host, changes, "pushy.needs_step")
+        result = await host.call_tool("pushy__needs_step", {"url": "https://login.example/step"})
+    assert result.is_error
+    assert text_of(result) == (
+        "The server needed a step in the browser first; it is not done yet. Finish it, then call the tool again.\n"
+        "The user agreed to finish a step in the browser for this server: call again once they say it is done."
+    )
+
+
 @pytest.mark.parametrize(
     ("answer", "heard"),
     [

@@ -281,12 +281,7 @@ async def _url_steps(session: LiveSession, exc: MCPError, operation: str) -> Too
         steps.append({"elicitationId": eid, "url": shown, "action": action, "completed": completed})
     if not steps:
         return await _answered_with_error(session, exc, operation)
-    done = all(step["completed"] for step in steps)
-    text = "The server needed a step in the browser first" + (
-        ", and it is done: call the tool again."
-        if done
-        else "; it is not done yet. Finish it, then call the tool again."
-    )
+    text = _steps_text(steps)
     diag = fail(
         "elicitation_required",
         operation,
@@ -294,6 +289,15 @@ async def _url_steps(session: LiveSession, exc: MCPError, operation: str) -> Too
         session.server,
     ).diagnostic
     return ToolAnswer({"content": [{"type": "text", "text": text}], "isError": True}, diag, tuple(steps))
+
+
+def _steps_text(steps: list[dict[str, Any]]) -> str:
+    """What came of the steps, in our words: a step that was not accepted asks nobody to do anything."""
+    if not all(step["action"] == "accept" for step in steps):
+        return "The server needed a step in the browser first; it was not accepted, so the tool did not run."
+    if all(step["completed"] for step in steps):
+        return "The server needed a step in the browser first, and it is done: call the tool again."
+    return "The server needed a step in the browser first; it is not done yet. Finish it, then call the tool again."
 
 
 async def roots_changed(session: LiveSession) -> None:
