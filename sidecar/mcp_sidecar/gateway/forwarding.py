@@ -298,7 +298,7 @@ class Forwarding:
             return {"action": "decline"}
         asked: types.ElicitRequestParams = (
             types.ElicitRequestURLParams(
-                message=labelled(request.server, params["message"]) + _opens(params["url"]),
+                message=labelled(request.server, params["message"]) + _opens(params["url"]),  # a line of its own
                 url=params["url"],
                 elicitation_id=params.get("elicitationId") or "",
             )
@@ -320,10 +320,12 @@ class Forwarding:
         if call is None:
             raise offers.Declined
         params = {k: v for k, v in request.params.items() if k != "server"}
-        # Whose request it is, for the host's approval and its model: the server's own words follow.
+        # Whose request it is, for the host's approval and its model: the server's own words follow,
+        # each line marked, so a line of the server's cannot pass for the label (another server's).
         label = f"[Request from MCP server {request.server} through mcp-sidecar]"
         system = params.get("systemPrompt")
-        params["systemPrompt"] = f"{label}\n{system}" if isinstance(system, str) and system else label
+        marked = labelled(request.server, system) if isinstance(system, str) and system else None
+        params["systemPrompt"] = f"{label}\n{marked}" if marked is not None else label
         asked = types.CreateMessageRequest(params=types.CreateMessageRequestParams.model_validate(params))
         tools = "tools" in params or "toolChoice" in params
         shape = types.CreateMessageResultWithTools if tools else types.CreateMessageResult
@@ -397,11 +399,12 @@ def labelled(server: str, message: str) -> str:
 
 
 def _opens(url: str) -> str:
-    """The site a URL step opens, as a browser resolves its host (the URL was checked already)."""
+    """The site a URL step opens, as a browser resolves its host (the URL was checked already), on a
+    line of its own: after the server's text on its line, the server could have written one before it."""
     from mcp_sidecar.output.elicitation import url_host
 
     try:
-        return f" (opens {url_host(url)})"
+        return f"\n(opens {url_host(url)})"
     except ValueError:
         return ""
 
