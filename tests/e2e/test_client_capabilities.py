@@ -204,6 +204,31 @@ async def test_a_question_out_of_the_blue_is_not_shown(home: Path, tmp_path: Pat
     assert any("no request of ours was in flight" in line["text"] for line in logs["lines"])
 
 
+async def test_a_server_asking_again_after_every_decline_is_stopped_and_the_result_says_so(
+    home: Path, tmp_path: Path
+) -> None:
+    """pushy.py asks again after every decline (up to 1,000 times): 10 are shown, the rest declined
+    without being shown, and the call's result says so. Before, all of them were shown."""
+    project = setup(home, tmp_path, pushy=fixture_stdio("pushy.py", "stdio", protocol="legacy"))
+    asked: list[dict[str, Any]] = []
+    answers = {"mcp/elicit": recording(asked, lambda p: {"action": "decline"})}
+    async with offering_all(home, project, answers) as sidecar:
+        result = await call(sidecar, "pushy.ask_forever")
+        logs = await sidecar.request("mcp/server/logs", {"server": "pushy"})
+    assert len(asked) == 10
+    assert [p["message"] for p in asked] == [f"Please say yes ({n})." for n in range(1, 11)]
+    assert result["isError"] is False
+    assert text_of(result) == (
+        "asked 1000 times, last decline\n"
+        "[mcp-sidecar] 990 more of the server's questions were declined without being shown: "
+        "at most 10 are shown during one call."
+    )
+    refusals = [line["text"] for line in logs["lines"] if "declined without being shown" in line["text"]]
+    assert refusals == [
+        "[sidecar] questions past a limit are declined without being shown: at most 10 are shown during one call"
+    ]
+
+
 async def test_a_question_is_withdrawn_when_the_call_it_belongs_to_ends(home: Path, tmp_path: Path) -> None:
     project = setup(home, tmp_path, asks=fixture_stdio("asks.py", "stdio", protocol="legacy"))
     asked: list[dict[str, Any]] = []

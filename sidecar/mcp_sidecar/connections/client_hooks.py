@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from mcp_sidecar.connections.questions import CallQuestions, QuestionBudget
 from mcp_sidecar.events import ElicitationAsked, NoAnswerer, SamplingAsked
 from mcp_sidecar.output import elicitation
 from mcp_sidecar.output.sanitize import one_line, strip_controls
@@ -50,6 +51,8 @@ LSP_REQUEST_FAILED = -32803
 DECLINED_MESSAGE = "The user declined the request"
 USER_DECLINED = object()
 """`_ask`'s answer when the editor answered the error `DECLINED`."""
+UNSHOWN = object()
+"""`_ask`'s answer for a question past the server's limits (`questions.py`): declined, never shown."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +146,8 @@ class ClientHooks:
     human: HumanTime = field(default_factory=HumanTime)
     asked_urls: set[str] = field(default_factory=set)
     """Elicitation ids this sidecar asked the person about: only their completions are passed on."""
+    questions: QuestionBudget = field(default_factory=QuestionBudget)
+    """How many questions it may still put to the person (kept across reconnects)."""
     _one_at_a_time: asyncio.Lock = field(default_factory=asyncio.Lock)
     _budget: _LogBudget = field(default_factory=_LogBudget)
     _completions: dict[str, asyncio.Event] = field(default_factory=dict)
@@ -197,11 +202,13 @@ class ClientHooks:
     # -- asking the editor ---------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def request_in_flight(self) -> Iterator[None]:
-        """A request of ours the server is working on: only then may it ask the person anything."""
+    def request_in_flight(self, questions: CallQuestions | None = None) -> Iterator[None]:
+        """A request of ours the server is working on: only then may it ask the person anything,
+        within its limits (`questions` counts what it asked meanwhile)."""
         self._in_flight += 1
         try:
-            yield
+            with self.questions.call(questions):
+                yield
         finally:
             self._in_flight -= 1
             if self._in_flight == 0:
@@ -223,6 +230,10 @@ class ClientHooks:
         if self._waiting >= MAX_WAITING:
             self._note(f"a question beyond {MAX_WAITING} waiting ones was not shown")
             return None
+        if (why := self.questions.refusal()) is not None:
+            if self.questions.declined_in_a_row == 1:  # one line per run: a flood must not fill the log
+                self._note(f"questions past a limit are declined without being shown: {why}")
+            return UNSHOWN
         self._waiting += 1
         task = asyncio.current_task()
         if task is not None:
@@ -283,6 +294,8 @@ class ClientHooks:
         asked |= {"requestedSchema": schema, "order": list(schema["properties"])}
         answer = await self._ask(ElicitationAsked(self.server, asked))
         action, content = _elicit_answer(answer)
+        if answer is UNSHOWN:
+            return ElicitResult(action="decline")
         if action != "accept":
             return ElicitResult(action=action)
         problem = elicitation.content_problem(schema, content)
@@ -315,6 +328,8 @@ class ClientHooks:
         if elicitation_id:
             asked["elicitationId"] = elicitation_id
         answer = await self._ask(ElicitationAsked(self.server, asked))
+        if answer is UNSHOWN:
+            return "decline", None
         action, _ = _elicit_answer(answer)
         if action == "accept" and elicitation_id:
             self.asked_urls.add(elicitation_id)
@@ -334,6 +349,8 @@ class ClientHooks:
         answer = await self._ask(SamplingAsked(self.server, asked | {"server": self.server}))
         if answer is USER_DECLINED:
             return ErrorData(code=DECLINED, message=DECLINED_MESSAGE)
+        if answer is UNSHOWN:
+            return ErrorData(code=DECLINED, message="Declined without asking the user: too many requests")
         result = _sampling_result(answer, tools=bool(asked.get("tools"))) if answer is not None else None
         if result is None:
             if answer is not None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from mcp_sidecar.connections import task_calls
 from mcp_sidecar.connections.client_hooks import ANSWER_TIMEOUT_S
 from mcp_sidecar.connections.errors import ToolCallAnswer, reported_tool_error
+from mcp_sidecar.connections.questions import CallQuestions
 from mcp_sidecar.connections.sdk_streams import cancelled_by_caller
 from mcp_sidecar.output.sanitize import one_line
 from mcp_sidecar.protocol.errors import Diagnostic, fail
@@ -158,8 +159,8 @@ async def within_limit(session: LiveSession, work: Awaitable[T], timeout_s: floa
                 await task
 
 
-async def _in_flight(session: LiveSession, work: Awaitable[T]) -> T:
-    with session.in_flight():
+async def _in_flight(session: LiveSession, work: Awaitable[T], questions: CallQuestions) -> T:
+    with session.in_flight(questions):
         return await work
 
 
@@ -188,8 +189,26 @@ async def call_tool(
     `isError` result, and a JSON-RPC error answer (whose message becomes the content, as the
     server's own text); the session stays open either way. The time limit stops while the
     server waits for the person to answer one of its questions. A tool the server runs as a task
-    (`task_calls.py`) answers the same way, with the task's final result.
+    (`task_calls.py`) answers the same way, with the task's final result. Questions of the
+    server's declined unshown, past their limits (`questions.py`), are told in a last text block.
     """
+    questions = CallQuestions()
+    answer = await _call_tool(session, name, arguments, timeout_s, operation, progress, questions)
+    note = questions.note()
+    if note is not None:
+        answer.result["content"] = [*answer.result.get("content", []), {"type": "text", "text": note}]
+    return answer
+
+
+async def _call_tool(
+    session: LiveSession,
+    name: str,
+    arguments: dict[str, Any],
+    timeout_s: float,
+    operation: str,
+    progress: ProgressSink | None,
+    questions: CallQuestions,
+) -> ToolAnswer:
     as_task = task_calls.runs_as_task(session, name)
     call = _in_flight(
         session,
@@ -201,6 +220,7 @@ async def call_tool(
             read_timeout_seconds=NO_SDK_LIMIT_S,
             progress_callback=_progress_callback(session, progress),
         ),
+        questions,
     )
     try:
         # A task keeps a time limit of its own (its TTL may lengthen it), paused the same way.
@@ -221,7 +241,7 @@ async def call_tool(
         from mcp import MCPError
 
         if isinstance(exc, MCPError) and exc.code == URL_ELICITATION_REQUIRED and _offers_urls(session):
-            with session.in_flight():  # the call it belongs to is still ours
+            with session.in_flight(questions):  # the call it belongs to is still ours
                 return await _url_steps(session, exc, operation)
         if isinstance(exc, MCPError):
             return await _answered_with_error(session, exc, operation)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from mcp import Client
 
     from mcp_sidecar.connections.client_hooks import ClientHooks
+    from mcp_sidecar.connections.questions import CallQuestions
     from mcp_sidecar.connections.watch_stream import WatchStream
 
 ErrorCodes = dict[int, tuple[DiagnosticCode, str]]
@@ -49,9 +50,10 @@ class LiveSession:
     """Each tool's `execution.taskSupport` (`optional`, `required`) as last listed on this session;
     a tool missing here is called without a task (`task_calls.py`)."""
 
-    def in_flight(self) -> contextlib.AbstractContextManager[None]:
-        """While one of our requests runs on the server, it may ask the person (see ClientHooks)."""
-        return self.hooks.request_in_flight() if self.hooks is not None else contextlib.nullcontext()
+    def in_flight(self, questions: CallQuestions | None = None) -> contextlib.AbstractContextManager[None]:
+        """While one of our requests runs on the server, it may ask the person (see ClientHooks), within
+        its limits; `questions` counts what it asked meanwhile."""
+        return self.hooks.request_in_flight(questions) if self.hooks is not None else contextlib.nullcontext()
 
     def is_current(self) -> bool:
         return self.owner is self.owner_now()
