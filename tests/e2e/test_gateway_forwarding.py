@@ -230,7 +230,7 @@ async def test_a_url_step_the_host_accepted_names_no_url_to_the_model(home: Path
     assert result.is_error
     assert text_of(result) == (
         "The server needed a step in the browser first; it is not done yet. Finish it, then call the tool again.\n"
-        "The user agreed to finish a step in the browser for this server: call again once they say it is done."
+        "The user agreed to finish a step in the browser for this server: call again once they are done."
     )
 
 

@@ -8,14 +8,22 @@ limits); the hosts are the SDK's `Client` over Streamable HTTP, in both protocol
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pytest
 
-from support.http_gateway import http_gateway, http_host
+from mcp_sidecar.gateway import http as gateway_http
+from mcp_sidecar.gateway.face import Gateway
+from mcp_sidecar.gateway.http_sessions import SessionLimits
+from mcp_sidecar.gateway.options import Address
+from mcp_sidecar.gateway.run import gateway_app
+from support.http_gateway import http_client, http_gateway, http_host
 from support.servers import fixture_path
 from support.sidecar import wait_until, write_config
 
@@ -54,9 +62,7 @@ class Heard:
 
 
 @pytest.mark.parametrize("legacy", [True, False], ids=["2025-11-25", "2026-07-28"])
-async def test_a_servers_log_messages_reach_only_the_host_whose_call_runs(
-    tmp_path: Path, legacy: bool
-) -> None:
+async def test_a_servers_log_messages_reach_only_the_host_whose_call_runs(tmp_path: Path, legacy: bool) -> None:
     """Host A's call logs A-PRIVATE-N all along; host B's call on the same server starts while it
     does. Before: in the 2026-07-28 era every request was one host, and B got A's messages."""
     home = tmp_path / "home"
@@ -83,3 +89,118 @@ async def test_a_servers_log_messages_reach_only_the_host_whose_call_runs(
             assert text_of(await call_b).startswith("B logged ")
     assert not heard_b.any("A"), heard_b.texts
     assert not heard_a.any("B"), heard_a.texts
+
+
+# -- item: the session table cannot be filled to keep new hosts out ---------------------------
+
+ACCEPT = "application/json, text/event-stream"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}},
+}
+LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+
+
+async def open_session(http: Any, url: str) -> str:
+    """A raw `initialize` (nothing after it): the session id the gateway gave."""
+    answer = await http.post(url, json=INITIALIZE, headers={"Accept": ACCEPT})
+    assert answer.status_code == 200, answer.text
+    session: str = answer.headers["mcp-session-id"]
+    return session
+
+
+async def post(http: Any, url: str, session: str, message: dict[str, Any]) -> int:
+    """POST `message` on `session`: the HTTP status (404 once the session is gone)."""
+    headers = {"Accept": ACCEPT, "Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-11-25"}
+    status: int = (await http.post(url, json=message, headers=headers)).status_code
+    return status
+
+
+async def test_sessions_never_used_cannot_keep_a_new_host_out(tmp_path: Path) -> None:
+    """128 `initialize`s never used again; before, every new host got 503 for a day."""
+    home = tmp_path / "home"
+    write_config(home, {"asks": asks()})
+    with http_gateway(home) as served:
+        async with http_client(served.headers) as http:
+            idle = [await open_session(http, served.url) for _ in range(128)]
+            async with http_host(served.url, served.headers) as host:
+                activated = await host.call_tool("mcp_tools", {"activate": ["asks.log_things"]})
+                assert not activated.is_error, text_of(activated)
+            assert await post(http, served.url, idle[0], LIST) == 404  # the oldest never-used one made room
+            assert await post(http, served.url, idle[-1], LIST) == 200
+        log = served.log()
+    assert "Too many open sessions" not in log
+    assert "gateway: HTTP session ended to make room for a new one (never used)" in log
+
+
+async def test_a_full_table_ends_a_never_used_session_first_then_the_one_used_least_recently(
+    tmp_path: Path,
+) -> None:
+    """127 used sessions and one never used (the newest): a new host takes the never-used one's
+    place; with all used, the place of the one idle longest, while the one used a moment ago stays."""
+    home = tmp_path / "home"
+    write_config(home, {"asks": asks()})
+    with http_gateway(home) as served:
+        async with http_client(served.headers) as http:
+            used = []
+            for _ in range(127):
+                session = await open_session(http, served.url)
+                assert await post(http, served.url, session, LIST) == 200
+                used.append(session)
+            assert await post(http, served.url, used[0], LIST) == 200  # the first is the latest used now
+            never = await open_session(http, served.url)
+            newcomer = await open_session(http, served.url)
+            assert await post(http, served.url, never, LIST) == 404  # never used, though the newest
+            assert await post(http, served.url, used[1], LIST) == 200
+            assert await post(http, served.url, newcomer, LIST) == 200  # used now: all 128 are
+            assert await open_session(http, served.url)
+            assert await post(http, served.url, used[2], LIST) == 404  # idle longest
+            assert await post(http, served.url, used[0], LIST) == 200
+        log = served.log()
+    assert "gateway: HTTP session ended to make room for a new one (never used)" in log
+    assert "gateway: HTTP session ended to make room for a new one (idle longest)" in log
+
+
+@contextlib.asynccontextmanager
+async def in_process(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **limits: Any
+) -> AsyncIterator[tuple[str, dict[str, str]]]:
+    """The gateway's HTTP server in this process (to give it short limits): its URL and token header."""
+    monkeypatch.setenv("MCP_SIDECAR_HOME", str(home))
+    project = tmp_path / "project"
+    project.mkdir()
+    app = gateway_app(project, trust_project=False)
+    sock = gateway_http.listen(Address("127.0.0.1", 0))
+    bound = Address("127.0.0.1", sock.getsockname()[1])
+    token = "in-process-token-0123456789abcdefghijklmnop"
+    server = gateway_http.http_server(Gateway(app), bound, token, **limits)
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        await wait_until(lambda: server.started, what="uvicorn started")
+        yield f"http://127.0.0.1:{bound.port}/mcp", {"Authorization": f"Bearer {token}"}
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(serving, 30)
+        sock.close()
+        await app.shutdown()
+
+
+async def test_a_session_that_never_calls_anything_ends_after_its_short_idle_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    home = tmp_path / "home"
+    write_config(home, {"asks": asks()})
+    caplog.set_level(logging.INFO, logger="mcp_sidecar.gateway.http_sessions")
+    limits = SessionLimits(unused_idle_s=0.5, sweep_s=0.1)
+    async with in_process(home, tmp_path, monkeypatch, sessions=limits) as (url, headers), http_client(headers) as http:
+        used = await open_session(http, url)
+        assert await post(http, url, used, LIST) == 200
+        idle = await open_session(http, url)
+        await wait_until(
+            lambda: "HTTP session ended after 0.5 s without calling anything" in caplog.text, what="the sweep"
+        )
+        assert await post(http, url, idle, LIST) == 404
+        assert await post(http, url, used, LIST) == 200  # used: its limit is the day's
+    assert caplog.text.count("without calling anything") == 1

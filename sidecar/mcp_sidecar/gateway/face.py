@@ -439,7 +439,7 @@ class Gateway:
         if steps and all(s["action"] == "accept" for s in steps) and not all(s["completed"] for s in steps):
             # Only steps the user accepted (the host showed them): a declined or unshown step, and the
             # server's URL, never become an instruction to the model.
-            text = "The user agreed to finish a step in the browser for this server: call again once they say it is done."
+            text = "The user agreed to finish a step in the browser for this server: call again once they are done."
             out["content"].append({"type": "text", "text": text})
         active = self.app.sessions.get(host.session, tool_id)
         listed = self._native(host, active) if active is not None and self.mode == "native" else None

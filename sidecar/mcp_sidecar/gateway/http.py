@@ -11,7 +11,8 @@ Sidecar app. Every request passes two checks before it reaches the MCP transport
   sent, that same origin over http (else 403).
 
 Each `Mcp-Session-Id` is one host, as a stdio connection is: its activations last until the
-host ends the session (DELETE), the session is idle for `SESSION_IDLE_S`, or the gateway stops.
+host ends the session (DELETE), the session is idle for a day (a minute when it never called
+anything), it makes room for a new host in a full table (`http_sessions.py`), or the gateway stops.
 """
 
 from __future__ import annotations
@@ -30,9 +31,12 @@ from typing import TYPE_CHECKING
 
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
 from starlette.responses import Response
+from starlette.routing import Route
 
 from mcp_sidecar import fs
+from mcp_sidecar.gateway.http_sessions import SessionLimits, SessionTable
 from mcp_sidecar.gateway.options import Address
 
 if TYPE_CHECKING:
@@ -43,12 +47,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PATH = "/mcp"
-SESSION_IDLE_S = 24 * 60 * 60
-MAX_SESSIONS = 128
-"""Sessions kept at once (each holds a host's tools, about 85 KB): a host reconnecting without
-ending its session cannot make the gateway keep thousands for a day."""
-"""A host idle this long (no request, no open stream) loses its session: a day, since a person
-leaves an assistant's conversation open for hours; a session holds only its activated ids."""
 SHUTDOWN_WAIT_S = 3
 """How long a stop waits for requests in flight before cancelling them."""
 EXIT_FAILED = 1
@@ -145,15 +143,27 @@ def _stop_on_signals(server: HttpServer) -> Iterator[None]:
             loop.remove_signal_handler(sig)
 
 
-def http_server(gateway: Gateway, bound: Address, token: str) -> HttpServer:
+def streamable_http_app(gateway: Gateway, bound: Address, limits: SessionLimits | None = None) -> Starlette:
+    """The SDK's Streamable HTTP app at `PATH` (what `Server.streamable_http_app` builds), with the
+    gateway's session table in place of the SDK's session manager."""
+    table = SessionTable(gateway.server, security_settings(bound), limits)
+    gateway.server.middleware.append(table.mark_used)
+    return Starlette(routes=[Route(PATH, endpoint=_Endpoint(table))], lifespan=lambda app: table.run())
+
+
+class _Endpoint:
+    """The route's ASGI app (an object, not a function: Starlette serves every method to it)."""
+
+    def __init__(self, table: SessionTable) -> None:
+        self._table = table
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._table.handle_request(scope, receive, send)
+
+
+def http_server(gateway: Gateway, bound: Address, token: str, sessions: SessionLimits | None = None) -> HttpServer:
     """The uvicorn server of the gateway's Streamable HTTP app on `bound`, behind the token check."""
-    app = gateway.server.streamable_http_app(
-        streamable_http_path=PATH,
-        transport_security=security_settings(bound),
-        host=bound.host,
-        session_idle_timeout=SESSION_IDLE_S,
-        max_sessions=MAX_SESSIONS,
-    )
+    app = streamable_http_app(gateway, bound, sessions)
     config = uvicorn.Config(
         BearerToken(app, token),
         log_config=None,
