@@ -20,6 +20,7 @@ import pytest
 
 from mcp_sidecar.gateway import http as gateway_http
 from mcp_sidecar.gateway.face import Gateway
+from mcp_sidecar.gateway.http_guard import ConnectionLimits
 from mcp_sidecar.gateway.http_sessions import SessionLimits
 from mcp_sidecar.gateway.options import Address
 from mcp_sidecar.gateway.run import gateway_app
@@ -204,3 +205,125 @@ async def test_a_session_that_never_calls_anything_ends_after_its_short_idle_lim
         assert await post(http, url, idle, LIST) == 404
         assert await post(http, url, used, LIST) == 200  # used: its limit is the day's
     assert caplog.text.count("without calling anything") == 1
+
+
+# -- item: connections without a token cannot use up the gateway's file descriptors ---------
+
+IDLE_CONNECTIONS = 300
+OPEN_FILES = 256
+
+
+async def idle_connection(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+    """A TCP connection to the gateway that sends nothing (None: the connection was not accepted in time)."""
+    try:
+        return await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 10)
+    except (TimeoutError, OSError):
+        return None
+
+
+async def closed_by_the_gateway(reader: asyncio.StreamReader) -> bool:
+    try:
+        return await reader.read(1) == b""
+    except OSError:
+        return True  # reset: closed too
+
+
+async def test_idle_connections_without_a_token_cannot_stall_a_host(tmp_path: Path) -> None:
+    """300 idle TCP connections against a 256-descriptor limit: before, the gateway could accept
+    nothing more and a host's requests stalled; now those without a token are closed (the oldest
+    past 32 at once, the rest once their request head is 10 s late) and the host is answered."""
+    home = tmp_path / "home"
+    write_config(home, {"asks": asks()})
+    with http_gateway(home, open_files=OPEN_FILES) as served:
+        port = int(served.authority.rsplit(":", 1)[1])
+        opened = await asyncio.gather(*(idle_connection(port) for _ in range(IDLE_CONNECTIONS)))
+        idle = [pair for pair in opened if pair is not None]
+        assert len(idle) > OPEN_FILES  # more than the gateway could hold at once
+        try:
+            async with asyncio.timeout(60):
+                async with http_host(served.url, served.headers) as host:
+                    found = await host.call_tool("mcp_tools", {"query": "log things"})
+            assert "asks.log_things" in text_of(found)
+            async with asyncio.timeout(60):
+                closed = await asyncio.gather(*(closed_by_the_gateway(reader) for reader, _ in idle))
+            assert all(closed)
+        finally:
+            for _, writer in idle:
+                writer.close()
+        log = served.log()
+    assert "out of system resource" not in served.stderr() + log  # before: the failed accepts, 2 million lines a minute
+
+
+async def read_answer(reader: asyncio.StreamReader) -> bytes:
+    """One HTTP answer with a Content-Length body: its status line."""
+    status = await reader.readline()
+    length = 0
+    while (line := await reader.readline()) not in (b"\r\n", b""):
+        name, _, value = line.decode("latin-1").partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value)
+    await reader.readexactly(length)
+    return status
+
+
+async def dripped_until_closed(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> int:
+    """Send a request head one header line every 0.2 s (a slow client's pace) until the gateway closes
+    the connection: the lines it took (bounded by the caller's timeout)."""
+    sent = 0
+    while not reader.at_eof():
+        try:
+            writer.write(b"X-Slow: " + b"a" * 10 + b"\r\n")
+            await writer.drain()
+        except OSError:
+            break
+        sent += 1
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(reader.read(1), 0.2)  # b"" (the close) ends the loop
+    return sent
+
+
+async def test_a_request_head_that_comes_too_slowly_is_closed_first_or_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A head sent a line at a time never ends: closed once it is a second late, as the first request
+    of a connection and as the next one after a request with the token was answered."""
+    home = tmp_path / "home"
+    write_config(home, {"asks": asks()})
+    limits = ConnectionLimits(header_read_s=1.0)
+    async with in_process(home, tmp_path, monkeypatch, connections=limits) as (url, headers):
+        port = int(url.split(":")[2].split("/")[0])
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n".encode())
+        async with asyncio.timeout(30):
+            assert await dripped_until_closed(reader, writer) >= 1
+        writer.close()
+
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        token = headers["Authorization"]
+        writer.write(f"GET /elsewhere HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: {token}\r\n\r\n".encode())
+        assert await read_answer(reader) == b"HTTP/1.1 404 Not Found\r\n"
+        writer.write(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n".encode())
+        async with asyncio.timeout(30):
+            assert await dripped_until_closed(reader, writer) >= 1
+        writer.close()
+
+
+async def test_past_the_limit_the_oldest_connection_without_the_token_is_closed_a_hosts_stay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With 2 kept: of 5 idle connections the 3 oldest are closed at once (the head limit is a
+    minute), while the host's connections, which showed the token, keep working."""
+    home = tmp_path / "home"
+    write_config(home, {"asks": asks()})
+    limits = ConnectionLimits(header_read_s=60.0, max_unauthenticated=2)
+    async with in_process(home, tmp_path, monkeypatch, connections=limits) as (url, headers):
+        port = int(url.split(":")[2].split("/")[0])
+        async with http_host(url, headers) as host:
+            assert not (await host.call_tool("mcp_tools", {"query": "log"})).is_error
+            idle = [await asyncio.open_connection("127.0.0.1", port) for _ in range(5)]
+            async with asyncio.timeout(30):
+                assert await asyncio.gather(*(closed_by_the_gateway(r) for r, _ in idle[:3])) == [True] * 3
+            found = await host.call_tool("mcp_tools", {"query": "log things"})
+            assert "asks.log_things" in text_of(found)
+            for _, writer in idle:
+                writer.close()

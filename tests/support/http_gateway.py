@@ -21,6 +21,11 @@ from mcp.client.streamable_http import streamable_http_client
 ANNOUNCED = re.compile(r"^mcp-sidecar: MCP over HTTP at (http://\S+) \(send the header: Authorization: Bearer (.+)\)$")
 """The one line the gateway prints at start: its URL and the token (or `<the token in PATH>`)."""
 START_TIMEOUT_S = 60.0
+_LIMITED = (
+    "import os, resource, sys; n = int(sys.argv[1]); resource.setrlimit(resource.RLIMIT_NOFILE, (n, n)); "
+    "os.execv(sys.argv[2], sys.argv[2:])"
+)
+"""Run with `N COMMAND...`: lower the open-file limit to N, then exec the command."""
 
 
 @dataclass
@@ -78,11 +83,16 @@ def _announced(stderr_path: Path, proc: subprocess.Popen[bytes]) -> re.Match[str
 
 
 @contextmanager
-def http_gateway(home: Path, *args: str, token_file: Path | None = None) -> Iterator[HttpGateway]:
-    """`mcp-sidecar -vv --log-file HOME/gateway.log mcp --http 127.0.0.1:0 ARGS...`, stopped at the end."""
+def http_gateway(
+    home: Path, *args: str, token_file: Path | None = None, open_files: int | None = None
+) -> Iterator[HttpGateway]:
+    """`mcp-sidecar -vv --log-file HOME/gateway.log mcp --http 127.0.0.1:0 ARGS...`, stopped at the end;
+    `open_files`: its limit of open file descriptors (RLIMIT_NOFILE), lowered to that."""
     stderr_path = home / "gateway.stderr"
     extra = ["--token-file", str(token_file)] if token_file is not None else []
     command = gateway_command(home, "--http", "127.0.0.1:0", *extra, *args)
+    if open_files is not None:
+        command = [sys.executable, "-c", _LIMITED, str(open_files), *command]
     with stderr_path.open("wb") as err:
         proc = subprocess.Popen(
             command, env=gateway_env(home), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err

@@ -20,3 +20,14 @@ def test_the_session_managers_admission_and_discard_are_where_the_table_hooks_in
     assert manager._session_owners == {}  # noqa: SLF001
     assert manager._task_group is None  # noqa: SLF001
     assert "handle_request" in vars(StreamableHTTPSessionManager)
+
+
+def test_uvicorns_h11_protocol_has_what_the_connection_guard_uses() -> None:
+    from uvicorn.protocols.http.h11_impl import H11Protocol, RequestResponseCycle
+
+    for method in ("connection_made", "data_received", "on_response_complete", "connection_lost"):
+        assert callable(getattr(H11Protocol, method)), method
+    source = inspect.getsource(H11Protocol)
+    for attribute in ("self.cycle = ", "self.headers = ", "self.transport = ", "self.loop = "):
+        assert attribute in source, attribute
+    assert "self.response_complete = False" in inspect.getsource(RequestResponseCycle.__init__)

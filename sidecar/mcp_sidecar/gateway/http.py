@@ -36,6 +36,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from mcp_sidecar import fs
+from mcp_sidecar.gateway.http_guard import ACCEPT_BATCH, ConnectionGuard, ConnectionLimits
 from mcp_sidecar.gateway.http_sessions import SessionLimits, SessionTable
 from mcp_sidecar.gateway.options import Address
 
@@ -99,7 +100,7 @@ def listen(address: Address) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((address.bind_host, address.port))
-        sock.listen(128)
+        sock.listen(ACCEPT_BATCH)
         sock.setblocking(False)
     except BaseException:
         sock.close()
@@ -161,11 +162,20 @@ class _Endpoint:
         await self._table.handle_request(scope, receive, send)
 
 
-def http_server(gateway: Gateway, bound: Address, token: str, sessions: SessionLimits | None = None) -> HttpServer:
-    """The uvicorn server of the gateway's Streamable HTTP app on `bound`, behind the token check."""
-    app = streamable_http_app(gateway, bound, sessions)
+def http_server(
+    gateway: Gateway,
+    bound: Address,
+    token: str,
+    sessions: SessionLimits | None = None,
+    connections: ConnectionLimits | None = None,
+) -> HttpServer:
+    """The uvicorn server of the gateway's Streamable HTTP app on `bound`, behind the token check;
+    connections that have not shown the token are few and brief (`http_guard.py`)."""
+    checked = BearerToken(streamable_http_app(gateway, bound, sessions), token)
     config = uvicorn.Config(
-        BearerToken(app, token),
+        checked,
+        http=ConnectionGuard(checked.allowed, connections).protocol(),
+        backlog=ACCEPT_BATCH,
         log_config=None,
         access_log=False,
         lifespan="on",
