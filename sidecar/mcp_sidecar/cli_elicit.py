@@ -9,7 +9,12 @@ URL and asks whether the person will open it themselves: the CLI never opens a b
 End of input (Ctrl-D) or Ctrl-C answers `cancel`.
 
 What reaches the terminal from the server is sanitised (`output/sanitize.py`) once more
-here, though the sidecar already cleaned it: this is the last step before a terminal.
+here, though the sidecar already cleaned it: this is the last step before a terminal. Every
+row of server text (the message, titles, descriptions, choices, the values to send) is shown
+behind a gutter, `  │ `, wrapped to the terminal's width (`output/gutter.py`): no row of it can
+pass for one of the CLI's own lines, which never start so, nor end up at the start of a row.
+The CLI's prompts hold no server text but a default's first characters. A question whose
+rendering would pass `MAX_QUESTION_CHARS` is declined without being shown.
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ import sys
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from mcp_sidecar.output.elicitation import content_problem
-from mcp_sidecar.output.sanitize import json_text, one_line, strip_controls
+from mcp_sidecar.output.gutter import gutter_lines
+from mcp_sidecar.output.sanitize import json_text, one_line
 
 if TYPE_CHECKING:
     from mcp_sidecar.events import ElicitationAsked
@@ -31,6 +37,14 @@ if TYPE_CHECKING:
 
 OMIT = "-"
 """Typed for an optional field: leave it out (Enter keeps the default instead)."""
+MAX_QUESTION_CHARS = 32_000
+"""What one question may print at most (its message and every field, choices included)."""
+DEFAULT_CHARS = 40
+"""A default is shown in the prompt by its first characters at most (the whole in the summary)."""
+VALUE_CHARS = 500
+"""A value in the summary is shown by its first characters at most."""
+COLUMNS = 80
+"""The terminal's width when it cannot say."""
 _YES = ("y", "yes", "true", "1")
 _NO = ("n", "no", "false", "0")
 
@@ -40,6 +54,11 @@ class Cancelled(Exception):
 
 
 class Prompter(Protocol):
+    @property
+    def columns(self) -> int:
+        """The terminal's width: server text is wrapped to it."""
+        ...
+
     def say(self, text: str) -> None: ...
 
     async def ask(self, prompt: str) -> str:
@@ -94,12 +113,18 @@ async def answer(params: dict[str, Any], prompter: Prompter) -> dict[str, Any]:
 # -- URL mode ---------------------------------------------------------------------------------
 
 
+def _quoted(prompter: Prompter, text: str) -> None:
+    for line in gutter_lines(text, prompter.columns):
+        prompter.say(line)
+
+
 async def _url(server: str, params: dict[str, Any], prompter: Prompter) -> dict[str, Any]:
     url = one_line(str(params.get("url", "")))
-    prompter.say(f"\nThe server {server} asks you to open a web page:")
-    prompter.say(strip_controls(str(params.get("message", ""))))
-    prompter.say(f"  host: {one_line(str(params.get('host', '')))}")
-    prompter.say(f"  URL:  {url}")
+    prompter.say(f"\nThe server {server} asks you to open a web page. Its message:")
+    _quoted(prompter, str(params.get("message", "")))
+    prompter.say(f"The page's host: {one_line(str(params.get('host', '')))}")
+    prompter.say("Its whole address:")
+    _quoted(prompter, url)
     reply = (await prompter.ask("This command opens no browser. Will you open it yourself? [y/N]: ")).strip().lower()
     if reply not in _YES:
         prompter.say("Declined: the server is told you will not open it.")
@@ -115,22 +140,30 @@ async def _url(server: str, params: dict[str, Any], prompter: Prompter) -> dict[
 async def _form(server: str, params: dict[str, Any], prompter: Prompter) -> dict[str, Any]:
     schema: dict[str, Any] = params.get("requestedSchema") or {"type": "object", "properties": {}}
     required = set(schema.get("required", []))
-    prompter.say(f"\nThe server {server} asks:")
-    prompter.say(strip_controls(str(params.get("message", ""))))
-    prompter.say(f"Enter keeps the [default]; {OMIT} leaves an optional field empty; * marks a required field.")
     properties: dict[str, Any] = schema.get("properties", {})
     order = [n for n in params.get("order") or () if n in properties]  # the server's order, when given
     names = list(dict.fromkeys([*order, *properties]))
+    message = gutter_lines(str(params.get("message", "")), prompter.columns)
+    blocks = [_block(i, len(names), properties[n], n, n in required, prompter.columns) for i, n in enumerate(names, 1)]
+    size = sum(len(line) + 1 for line in message) + sum(len(line) + 1 for block in blocks for line in block)
+    if size > MAX_QUESTION_CHARS:
+        prompter.say(
+            f"\nThe server {server} asked a question too large to show here ({size:,} characters, "
+            f"{len(names)} fields; at most {MAX_QUESTION_CHARS:,}): the server is told it was declined."
+        )
+        return {"action": "decline"}
+    prompter.say(f"\nThe server {server} asks. Its message:")
+    for line in message:
+        prompter.say(line)
+    prompter.say(f"Enter keeps the [default]; {OMIT} leaves an optional field empty.")
     content: dict[str, Any] = {}
-    for name in names:
-        value = await _field(name, properties[name], name in required, prompter)
+    for index, (name, block) in enumerate(zip(names, blocks, strict=True), 1):
+        for line in block:
+            prompter.say(line)
+        value = await _field(index, name, properties[name], name in required, prompter)
         if value is not _OMITTED:
             content[name] = value
-    prompter.say("\nYou would send:")
-    for name, value in content.items():
-        prompter.say(f"  {one_line(name)}: {json_text(value, indent=None)}")
-    if not content:
-        prompter.say("  (nothing)")
+    _summary(content, prompter)
     reply = (await prompter.ask("Submit? y sends it, n declines, Enter cancels: ")).strip().lower()
     if reply in _YES:
         return {"action": "accept", "content": content}
@@ -140,17 +173,23 @@ async def _form(server: str, params: dict[str, Any], prompter: Prompter) -> dict
     raise Cancelled
 
 
+def _summary(content: dict[str, Any], prompter: Prompter) -> None:
+    prompter.say("\nYou would send:")
+    for name, value in content.items():
+        shown = json_text(value, indent=None)
+        if len(shown) > VALUE_CHARS:
+            shown = f"{shown[:VALUE_CHARS]}… ({len(shown):,} characters in all)"
+        for line in gutter_lines(f"{name}: {shown}", prompter.columns):
+            prompter.say(line)
+    if not content:
+        prompter.say("  (nothing)")
+
+
 class _Omitted:
     pass
 
 
 _OMITTED: Any = _Omitted()
-
-
-def _label(name: str, prop: dict[str, Any], required: bool) -> str:
-    title = prop.get("title")
-    label = f"{title} ({name})" if isinstance(title, str) and title != name else name
-    return one_line(label) + (" *" if required else "")
 
 
 def _choices(prop: dict[str, Any]) -> list[dict[str, str]]:
@@ -159,7 +198,8 @@ def _choices(prop: dict[str, Any]) -> list[dict[str, str]]:
     return list(prop.get("oneOf", []))
 
 
-def _describe(name: str, prop: dict[str, Any], required: bool, prompter: Prompter) -> None:
+def _block(index: int, count: int, prop: dict[str, Any], name: str, required: bool, columns: int) -> list[str]:
+    """A field as shown before its prompt: our line saying what it takes, then the server's words."""
     kind = prop.get("type")
     hint = {"boolean": "y/n", "integer": "a whole number", "number": "a number"}.get(str(kind), "text")
     if "format" in prop:
@@ -167,12 +207,16 @@ def _describe(name: str, prop: dict[str, Any], required: bool, prompter: Prompte
     choices = _choices(prop)
     if choices:
         hint = "numbers separated by commas" if kind == "array" else "a number"
-    prompter.say(f"\n{_label(name, prop, required)} · {hint}")
+    lines = [f"\nField {index} of {count} · {hint}" + (" · required" if required else "")]
+    title = prop.get("title")
+    label = f"{title} ({name})" if isinstance(title, str) and title != name else name
+    lines += gutter_lines(one_line(label), columns)
     if isinstance(prop.get("description"), str):
-        prompter.say(f"  {one_line(prop['description'])}")
-    for index, option in enumerate(choices, 1):
+        lines += gutter_lines(one_line(prop["description"]), columns)
+    for number, option in enumerate(choices, 1):
         title, const = one_line(option["title"]), one_line(option["const"])
-        prompter.say(f"  {index}) {title}" + (f" ({const})" if const != title else ""))
+        lines += gutter_lines(f"{number}) {title}" + (f" ({const})" if const != title else ""), columns)
+    return lines
 
 
 def _shown_default(prop: dict[str, Any]) -> str:
@@ -187,14 +231,14 @@ def _shown_default(prop: dict[str, Any]) -> str:
     elif isinstance(default, bool):
         shown = "y" if default else "n"
     else:
-        shown = str(default)
-    return f" [{one_line(shown)}]"
+        shown = one_line(str(default))
+    return f" [{shown[:DEFAULT_CHARS]}{'…' if len(shown) > DEFAULT_CHARS else ''}]"
 
 
-async def _field(name: str, prop: dict[str, Any], required: bool, prompter: Prompter) -> Any:
-    _describe(name, prop, required, prompter)
+async def _field(index: int, name: str, prop: dict[str, Any], required: bool, prompter: Prompter) -> Any:
+    prompt = f"Field {index}{_shown_default(prop)}: "
     while True:
-        typed = (await prompter.ask(f"{one_line(name)}{_shown_default(prop)}: ")).strip()
+        typed = (await prompter.ask(prompt)).strip()
         if not typed and "default" in prop:
             return prop["default"]
         if not typed or typed == OMIT:
@@ -267,6 +311,13 @@ class TerminalPrompter:
         self._fd = source.fileno()
         self._out = out
         self._pending = b""
+
+    @property
+    def columns(self) -> int:
+        try:
+            return os.get_terminal_size(self._out.fileno()).columns or COLUMNS
+        except (OSError, ValueError):
+            return COLUMNS
 
     def say(self, text: str) -> None:
         self._out.write(text + "\n")

@@ -15,7 +15,7 @@ import pytest
 
 from support.cli import cli
 from support.pty_cli import on_terminal
-from support.servers import SERVER_EVERYTHING_JS
+from support.servers import SERVER_EVERYTHING_JS, fixture_stdio
 from support.sidecar import write_config
 
 pytestmark = pytest.mark.skipif(
@@ -34,26 +34,26 @@ def everything(home: Path) -> Path:
 
 
 FORM_DIALOGUE = [
-    ("The server everything asks:\nPlease provide inputs for the following fields:\n", None),
-    ("String (name) * · text\n  Your full, legal name\nname: ", ""),
-    ("This field is required.\nname: ", "Ada Lovelace"),
-    ("check: ", "y"),
-    ("firstLine [It was a dark and stormy night.]: ", ""),
-    ("email: ", "ada at example"),
-    ("That is not a valid email; try again.\nemail: ", "ada@example.org"),
-    ("homepage: ", "-"),
-    ("birthdate: ", "1815-12-10"),
-    ("integer [42]: ", "101"),
-    ("That must be at most 100; try again.\ninteger [42]: ", ""),
-    ("number [3.14]: ", ""),
-    ("  3) Joey\n", None),
-    ("untitledSingleSelectEnum [1]: ", "3"),
-    ("untitledMultipleSelectEnum [1]: ", "1,2"),
-    ("  1) Superman (hero-1)\n", None),
-    ("titledSingleSelectEnum [1]: ", ""),
-    ("titledMultipleSelectEnum [1]: ", ""),
-    ("  2) Dogs (pet-2)\n", None),
-    ("legacyTitledEnum [1]: ", "2"),
+    ("The server everything asks. Its message:\n  │ Please provide inputs for the following fields:\n", None),
+    ("Field 1 of 13 · text · required\n  │ String (name)\n  │ Your full, legal name\nField 1: ", ""),
+    ("This field is required.\nField 1: ", "Ada Lovelace"),
+    ("Field 2: ", "y"),
+    ("Field 3 [It was a dark and stormy night.]: ", ""),
+    ("Field 4: ", "ada at example"),
+    ("That is not a valid email; try again.\nField 4: ", "ada@example.org"),
+    ("Field 5: ", "-"),
+    ("Field 6: ", "1815-12-10"),
+    ("Field 7 [42]: ", "101"),
+    ("That must be at most 100; try again.\nField 7 [42]: ", ""),
+    ("Field 8 [3.14]: ", ""),
+    ("  │ 3) Joey\n", None),
+    ("Field 9 [1]: ", "3"),
+    ("Field 10 [1]: ", "1,2"),
+    ("  │ 1) Superman (hero-1)\n", None),
+    ("Field 11 [1]: ", ""),
+    ("Field 12 [1]: ", ""),
+    ("  │ 2) Dogs (pet-2)\n", None),
+    ("Field 13 [1]: ", "2"),
 ]
 """What the terminal shows, in order, and what the person types then (None: nothing yet)."""
 
@@ -65,8 +65,8 @@ async def test_a_form_is_asked_field_by_field_and_sent_after_submit(everything: 
             if typed is not None:
                 term.type(typed)
         summary = await term.expect("Submit? y sends it, n declines, Enter cancels: ")
-        assert '  name: "Ada Lovelace"\n' in summary
-        assert '  untitledMultipleSelectEnum: ["Guitar", "Piano"]\n' in summary
+        assert '  │ name: "Ada Lovelace"\n' in summary
+        assert '  │ untitledMultipleSelectEnum: ["Guitar", "Piano"]\n' in summary
         assert "homepage" not in summary
         term.type("y")
         run = await term.finish()
@@ -96,7 +96,7 @@ async def test_a_form_is_asked_field_by_field_and_sent_after_submit(everything: 
 
 async def test_ctrl_c_at_a_question_cancels_the_elicitation_not_the_call(everything: Path) -> None:
     async with on_terminal(everything, "call", FORM_TOOL, "--elicit") as term:
-        await term.expect("name: ")
+        await term.expect("Field 1: ")
         term.press(b"\x03")
         await term.expect("Cancelled: the server is told you dismissed its question.")
         run = await term.finish()
@@ -107,14 +107,14 @@ async def test_ctrl_c_at_a_question_cancels_the_elicitation_not_the_call(everyth
 
 async def test_end_of_input_cancels_and_n_at_the_summary_declines(everything: Path) -> None:
     async with on_terminal(everything, "call", FORM_TOOL, "--elicit") as term:
-        await term.expect("name: ")
+        await term.expect("Field 1: ")
         term.press(b"\x04")
         run = await term.finish()
     assert run.code == 0, run.stderr
     assert "User cancelled the elicitation dialog" in run.stdout
 
     async with on_terminal(everything, "call", FORM_TOOL, "--elicit") as term:
-        await term.expect("name: ")
+        await term.expect("Field 1: ")
         term.type("Ada")
         for _ in range(12):
             await term.expect(": ")
@@ -130,8 +130,10 @@ async def test_a_url_step_shows_the_host_and_whole_url_and_opens_nothing(everyth
     arguments = json.dumps({"url": "https://auth.example.com/connect?session=1f2e", "elicitationId": "e-1"})
     async with on_terminal(everything, "call", URL_TOOL, arguments, "--elicit") as term:
         shown = await term.expect("This command opens no browser. Will you open it yourself? [y/N]: ")
-        assert "asks you to open a web page:\nPlease open the link to complete this action.\n" in shown
-        assert "  host: auth.example.com\n  URL:  https://auth.example.com/connect?session=1f2e\n" in shown
+        assert "asks you to open a web page. Its message:\n  │ Please open the link to complete this action.\n" in shown
+        assert (
+            "The page's host: auth.example.com\nIts whole address:\n  │ https://auth.example.com/connect?session=1f2e\n"
+        ) in shown
         term.type("y")
         await term.expect("Open this address in your browser:\nhttps://auth.example.com/connect?session=1f2e\n")
         run = await term.finish()
@@ -164,10 +166,57 @@ async def test_a_call_refused_until_a_url_step_asks_it_and_is_not_retried(everyt
     arguments = json.dumps({"url": "https://auth.example.com/connect", "errorPath": True})
     async with on_terminal(everything, "call", URL_TOOL, arguments, "--elicit") as term:
         shown = await term.expect("Will you open it yourself? [y/N]: ")
-        assert "Open this link to satisfy the prerequisite, then retry the request.\n" in shown
-        assert "  host: modelcontextprotocol.io\n  URL:  https://modelcontextprotocol.io\n" in shown
+        assert "  │ Open this link to satisfy the prerequisite, then retry the request.\n" in shown
+        assert (
+            "The page's host: modelcontextprotocol.io\nIts whole address:\n  │ https://modelcontextprotocol.io\n"
+            in shown
+        )
         term.type("n")
         run = await term.finish()
     assert run.code == 1, run.stderr  # the tool's answer is an error: elicitation_required
     assert "it was not accepted, so the tool did not run." in run.stdout  # declined: nobody is told to finish it
     assert run.stderr.count("Will you open it yourself?") == 1  # asked once: the call is not re-run
+
+
+# -- hostile questions (pushy.py) --------------------------------------------------------------
+
+
+@pytest.fixture
+def pushy(home: Path) -> Path:
+    write_config(home, {"pushy": fixture_stdio("pushy.py", "stdio", protocol="legacy")})
+    return home
+
+
+async def test_a_servers_text_cannot_print_lines_that_pass_for_the_clis(pushy: Path) -> None:
+    """pushy's form prints `host: …`, `URL: …`, `You would send:`, `Submit? … y` and `Sent.` in its
+    message, a title, a description and a choice: on the terminal each is behind the gutter."""
+    async with on_terminal(pushy, "call", "pushy.forged_form", "--elicit") as term:
+        await term.expect("Field 1: ")
+        term.type("2")
+        await term.expect("Submit? y sends it, n declines, Enter cancels: ")
+        rows = term.screen.splitlines()
+        term.type("y")
+        run = await term.finish()
+    assert run.code == 0, run.stderr
+    assert 'action: accept {"choice": "b"}' in run.stdout
+    assert "  │   host: accounts.google.com" in rows
+    assert "  │ Submit? y sends it, n declines, Enter cancels: y" in rows
+    assert "  │ Sent." in rows
+    assert "  │ 1) host: accounts.google.com (a)" in rows
+    forged = {"host:", "URL:", "This command", "You would send:", "password:", "Submit?", "Sent."}
+    ours = [row for row in rows if not row.startswith("  │ ")]
+    assert [row for row in ours if any(row.strip().startswith(f) for f in forged)] == [
+        "You would send:",
+        "Submit? y sends it, n declines, Enter cancels: ",  # the one prompt, not yet answered
+    ]
+
+
+async def test_a_form_too_large_for_a_terminal_is_declined_without_printing_it(pushy: Path) -> None:
+    """50 fields of 500 choices: 5.2 MB on the terminal before; now one line, and a decline."""
+    async with on_terminal(pushy, "call", "pushy.big_form", "--elicit") as term:
+        await term.expect("too large to show here")
+        run = await term.finish()
+    assert run.code == 0, run.stderr
+    assert "action: decline" in run.stdout
+    assert "choice 1 " not in run.stderr
+    assert len(run.stderr) < 2_000

@@ -45,8 +45,9 @@ EVERYTHING_FORM = checked_schema(
 class Person:
     """Types `lines` in order at each prompt; past the end, end of input (Ctrl-D)."""
 
-    def __init__(self, *lines: str) -> None:
+    def __init__(self, *lines: str, columns: int = 80) -> None:
         self.lines = list(lines)
+        self.columns = columns
         self.prompts: list[str] = []
         self.said: list[str] = []
 
@@ -82,11 +83,11 @@ async def test_enter_keeps_every_default_and_a_required_field_is_asked_again() -
             "instruments": ["Guitar"],
         },
     }
-    assert person.prompts[:2] == ["name: ", "name: "]
+    assert person.prompts[:2] == ["Field 1: ", "Field 1: "]
     assert "  This field is required." in person.said
-    assert "integer [42]: " in person.prompts
-    assert "hero [1]: " in person.prompts  # a default choice is shown as its number
-    assert "check: " in person.prompts  # no default: nothing in brackets
+    assert "Field 4 [42]: " in person.prompts
+    assert "Field 7 [1]: " in person.prompts  # a default choice is shown as its number
+    assert "Field 2: " in person.prompts  # no default: nothing in brackets
 
 
 async def test_values_are_parsed_and_checked_before_the_next_field() -> None:
@@ -121,18 +122,18 @@ async def test_choices_are_listed_with_their_numbers_and_values() -> None:
     person = Person("Ada", "", "", "", "", "", "", "", "")
     await answer(form(), person)
     screen = person.screen
-    assert "hero · a number\n  1) Superman (hero-1)\n  2) Green Lantern (hero-2)" in screen
-    assert "friend · a number\n  1) Monica\n  2) Rachel\n  3) Joey" in screen  # untitled: the value alone
-    assert "instruments · numbers separated by commas" in screen
-    assert "String (name) * · text\n  Your full, legal name" in screen
-    assert "Email (email) · email" in screen
+    assert "Field 7 of 8 · a number\n  │ hero\n  │ 1) Superman (hero-1)\n  │ 2) Green Lantern (hero-2)" in screen
+    assert "Field 6 of 8 · a number\n  │ friend\n  │ 1) Monica\n  │ 2) Rachel\n  │ 3) Joey" in screen  # the value alone
+    assert "Field 8 of 8 · numbers separated by commas\n  │ instruments\n" in screen
+    assert "Field 1 of 8 · text · required\n  │ String (name)\n  │ Your full, legal name" in screen
+    assert "Field 3 of 8 · email\n  │ Email (email)" in screen
 
 
 async def test_a_dash_leaves_an_optional_field_out_and_the_summary_shows_what_is_sent() -> None:
     person = Person("Ada", "-", "-", "-", "-", "-", "-", "-", "y")
     result = await answer(form(), person)
     assert result == {"action": "accept", "content": {"name": "Ada"}}
-    assert person.said[-2:] == ["\nYou would send:", '  name: "Ada"']
+    assert person.said[-2:] == ["\nYou would send:", '  │ name: "Ada"']
 
 
 async def test_n_at_the_summary_declines_and_enter_cancels() -> None:
@@ -152,18 +153,18 @@ async def test_fields_are_asked_in_the_order_the_server_wrote_them() -> None:
     schema = {"type": "object", "properties": {"b": {"type": "string"}, "a": {"type": "string"}}}
     person = Person("", "", "y")
     await answer(form(schema) | {"order": ["a", "b"]}, person)
-    assert person.prompts[:2] == ["a: ", "b: "]
+    assert [line for line in person.said if line in ("  │ a", "  │ b")] == ["  │ a", "  │ b"]
     person = Person("", "", "y")
     await answer(form(schema) | {"order": ["a", "nope"]}, person)  # a property order leaves out still comes
-    assert person.prompts[:2] == ["a: ", "b: "]
+    assert [line for line in person.said if line in ("  │ a", "  │ b")] == ["  │ a", "  │ b"]
 
 
 async def test_server_text_is_cleaned_again_before_the_terminal() -> None:
     person = Person("")
     schema = {"type": "object", "properties": {"x": {"type": "string", "title": "T\x1b[2Jitle"}}}
     await answer(form(schema, message="Hi\x1b]52;c;Y2xpcA==\x07 there\u202e"), person)
-    assert "Hi there" in person.said
-    assert "\nTitle (x) · text" in person.said  # raw here (not checked_schema'd): the CLI cleans it itself
+    assert "  │ Hi there" in person.said
+    assert "  │ Title (x)" in person.said  # raw here (not checked_schema'd): the CLI cleans it itself
 
 
 def url_step(url: str = "https://billing.example.com/connect?session=1f2e") -> dict[str, Any]:
@@ -180,16 +181,16 @@ def url_step(url: str = "https://billing.example.com/connect?session=1f2e") -> d
 async def test_a_url_step_shows_host_and_url_and_is_accepted_only_with_yes() -> None:
     person = Person("y")
     assert await answer(url_step(), person) == {"action": "accept"}
-    assert person.said[1:4] == [
-        "Authorize payment access",
-        "  host: billing.example.com",
-        "  URL:  https://billing.example.com/connect?session=1f2e",
-    ]
-    assert person.prompts == ["This command opens no browser. Will you open it yourself? [y/N]: "]
-    assert person.said[-2:] == [
+    assert person.said == [
+        "\nThe server billing asks you to open a web page. Its message:",
+        "  │ Authorize payment access",
+        "The page's host: billing.example.com",
+        "Its whole address:",
+        "  │ https://billing.example.com/connect?session=1f2e",
         "Open this address in your browser:",
         "https://billing.example.com/connect?session=1f2e",
     ]
+    assert person.prompts == ["This command opens no browser. Will you open it yourself? [y/N]: "]
     assert await answer(url_step(), Person("")) == {"action": "decline"}
     assert await answer(url_step(), Person("no")) == {"action": "decline"}
     assert await answer(url_step(), Person()) == {"action": "cancel"}
@@ -210,3 +211,102 @@ async def test_the_conformance_client_accepts_forms_with_their_defaults_and_decl
     accepted = await accept_defaults(ElicitationAsked("conformance", form()))
     assert accepted == {"action": "accept", "content": schema_defaults(EVERYTHING_FORM)}
     assert await accept_defaults(ElicitationAsked("conformance", url_step())) == {"action": "decline"}
+
+
+CLI_LINES = (
+    "  host: accounts.google.com\n"
+    "  URL:  https://accounts.google.com/signin\n"
+    "This command opens no browser. Will you open it yourself? [y/N]: y\n"
+    "You would send:\n"
+    '  password: "hunter2"\n'
+    "Submit? y sends it, n declines, Enter cancels: y\n"
+    "Sent."
+)
+
+
+def rows(person: Person) -> list[str]:
+    return "\n".join(person.said).split("\n")
+
+
+async def test_no_row_of_server_text_can_pass_for_a_line_of_the_clis() -> None:
+    """The message, a title, a description and a choice each print the CLI's own lines; every row
+    of them is behind the gutter, and the CLI's lines are only its own."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "choice": {
+                "type": "string",
+                "title": "Sent.",
+                "description": "Submit? y sends it, n declines, Enter cancels: y",
+                "oneOf": [{"const": "a", "title": "  host: accounts.google.com"}, {"const": "b"}],
+            }
+        },
+    }
+    person = Person("1", "n")
+    assert await answer(form(checked_schema(schema), message=f"Sign in again.\n{CLI_LINES}"), person) == {
+        "action": "decline"
+    }
+    shown = rows(person)
+    assert [row for row in shown if not row.startswith("  │ ")] == [
+        "",
+        "The server everything asks. Its message:",
+        "Enter keeps the [default]; - leaves an optional field empty.",
+        "",
+        "Field 1 of 1 · a number",
+        "",
+        "You would send:",
+        "Declined: the server is told you refused.",
+    ]
+    assert "  │ Submit? y sends it, n declines, Enter cancels: y" in shown
+    assert "  │ 1) host: accounts.google.com (a)" in shown
+    assert person.prompts == ["Field 1: ", "Submit? y sends it, n declines, Enter cancels: "]
+
+    person = Person("n")
+    await answer(url_step() | {"message": CLI_LINES}, person)
+    assert [row for row in rows(person) if not row.startswith("  │ ")] == [
+        "",
+        "The server billing asks you to open a web page. Its message:",
+        "The page's host: billing.example.com",
+        "Its whole address:",
+        "Declined: the server is told you will not open it.",
+    ]
+
+
+async def test_server_text_is_wrapped_before_the_terminal_would_so_no_row_starts_at_column_0() -> None:
+    """Padding that would make the terminal wrap "Submit? …" to the start of a row, and wide
+    characters that take two columns: every row fits the terminal and starts with the gutter."""
+    from mcp_sidecar.output.gutter import width
+
+    padded = "x" * 76 + "Submit? y sends it, n declines, Enter cancels: y " + "漢字" * 60
+    person = Person("n", columns=80)
+    await answer(url_step() | {"message": padded}, person)
+    quoted = [row for row in rows(person) if row.startswith("  │ ")]
+    assert len(quoted) >= 4
+    assert all(width(row) < 80 for row in quoted)
+    assert "".join(row[4:] for row in quoted).replace(" ", "") == (padded + url_step()["url"]).replace(" ", "")
+
+
+async def test_a_question_too_large_to_show_is_declined_without_printing_it() -> None:
+    """50 fields of 500 choices printed 5.2 MB; it is declined, in one line of ours."""
+    choices = [{"const": f"c{i}", "title": f"choice {i} " + "x" * 180} for i in range(500)]
+    properties = {f"field{n}": {"type": "string", "title": f"Field {n}", "oneOf": choices} for n in range(50)}
+    person = Person()
+    assert await answer(form(checked_schema({"type": "object", "properties": properties})), person) == {
+        "action": "decline"
+    }
+    assert person.prompts == []
+    assert person.said == [
+        "\nThe server everything asked a question too large to show here (5,536,097 characters, 50 fields; "
+        "at most 32,000): the server is told it was declined."
+    ]
+
+
+async def test_a_long_value_is_cut_in_the_summary_and_sent_whole() -> None:
+    schema = {"type": "object", "properties": {"note": {"type": "string", "default": "y" * 2_000}}}
+    person = Person("", "y")
+    result = await answer(form(checked_schema(schema)), person)
+    assert result == {"action": "accept", "content": {"note": "y" * 2_000}}
+    assert person.prompts[0] == f"Field 1 [{'y' * 40}…]: "
+    shown = rows(person)
+    summary = "".join(row[4:] for row in shown[shown.index("You would send:") :] if row.startswith("  │ "))
+    assert summary.replace(" ", "") == 'note:"' + "y" * 499 + "…(2,002charactersinall)"
