@@ -154,7 +154,8 @@ async def test_a_url_elicitation_is_shown_by_the_host_with_the_url_a_browser_ope
 async def test_a_server_cannot_forge_the_site_note_of_a_url_step(home: Path) -> None:
     """The server's message ends with "(opens github.com)", and has a line of it alone: every line
     of the server's starts with its label, and the gateway's note has a line of its own."""
-    write_config(home, {"pushy": stdio("pushy.py")})
+    canary = "canary-forged-step-9d41"
+    write_config(home, {"pushy": stdio("pushy.py", env={"SECRET": canary})})
     asked: list[types.ElicitRequestParams] = []
 
     async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
@@ -168,8 +169,10 @@ async def test_a_server_cannot_forge_the_site_note_of_a_url_step(home: Path) -> 
     assert params.message.splitlines() == [
         "[pushy] Sign in to continue (opens github.com)",
         "[pushy] (opens github.com)",
+        "[pushy] Token: ***",
         "(opens evil.example)",
     ]
+    assert canary not in json.dumps(params.model_dump(mode="json")) + (home / "gateway.log").read_text()
 
 
 @pytest.mark.parametrize("action", ["decline", "cancel"])

@@ -31,8 +31,22 @@ from support.sidecar import wait_until, write_config
 pytestmark = pytest.mark.e2e
 
 
+CANARY = "canary-http-hosts-3f7a2c"
+
+
 def asks() -> dict[str, Any]:
-    return {"command": sys.executable, "args": [str(fixture_path("asks.py")), "stdio"], "protocol": "legacy"}
+    """asks.py with a secret of its own: its `log_things` warning carries it (the gateway writes ***)."""
+    return {
+        "command": sys.executable,
+        "args": [str(fixture_path("asks.py")), "stdio"],
+        "protocol": "legacy",
+        "env": {"SECRET": CANARY},
+    }
+
+
+def canary_pieces(text: str) -> int:
+    """Occurrences of any 8-character piece of the canary (a cut secret leaks its start)."""
+    return sum(text.count(CANARY[i : i + 8]) for i in range(len(CANARY) - 7))
 
 
 def text_of(result: types.CallToolResult) -> str:
@@ -76,8 +90,10 @@ async def test_a_servers_log_messages_reach_only_the_host_whose_call_runs(tmp_pa
             http_host(served.url, served.headers, legacy=legacy, logging_callback=heard_b, log_level="warning") as b,
         ):
             for host in (a, b):
-                activated = await host.call_tool("mcp_tools", {"activate": ["asks.log_until"]})
+                activated = await host.call_tool("mcp_tools", {"activate": ["asks.log_until", "asks.log_things"]})
                 assert not activated.is_error, text_of(activated)
+            assert text_of(await a.call_tool("asks__log_things", {})) == "logged"
+            await wait_until(lambda: "a warning with the secret ***" in heard_a.texts, what="A's warning, redacted")
             call_a = asyncio.create_task(a.call_tool("asks__log_until", {"tag": "A", "path": str(stop_a)}))
             await wait_until(lambda: heard_a.any("A"), what="A's call logging to A")
             call_b = asyncio.create_task(b.call_tool("asks__log_until", {"tag": "B", "path": str(stop_b)}))
@@ -90,6 +106,8 @@ async def test_a_servers_log_messages_reach_only_the_host_whose_call_runs(tmp_pa
             assert text_of(await call_b).startswith("B logged ")
     assert not heard_b.any("A"), heard_b.texts
     assert not heard_a.any("B"), heard_a.texts
+    assert "a warning with the secret ***" not in heard_b.texts  # A's call alone was running
+    assert canary_pieces("\n".join(heard_a.texts + heard_b.texts) + served.log() + served.stderr()) == 0
 
 
 # -- item: the session table cannot be filled to keep new hosts out ---------------------------
