@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
+from mcp_sidecar.gateway.face import connection_of
+
 if TYPE_CHECKING:
     from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -109,8 +111,6 @@ class SessionTable(StreamableHTTPSessionManager):
     async def mark_used(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         """Server middleware: a request other than the opening ones makes its session used."""
         if ctx.method not in _OPENING:
-            from mcp_sidecar.gateway.face import connection_of
-
             session_id = connection_of(ctx).session_id
             use = self._use.get(session_id) if session_id is not None else None
             if use is not None:
