@@ -15,6 +15,7 @@ from typing import Any, cast
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.connections.client_hooks import ClientOffer
 from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.connections.content_requests import ContentAnswer
 from mcp_sidecar.connections.listing import Listings
 from mcp_sidecar.connections.stderr_log import StderrLog
 from mcp_sidecar.events import ConnectionEvent, StatusChanged
@@ -85,8 +86,8 @@ class FakeConnection:
         await self.connect(operation)
         return list(self.prompts)
 
-    async def get_prompt(self, name: str, arguments: dict[str, str], operation: str) -> dict[str, Any]:
-        return {"messages": self.prompt_messages}
+    async def get_prompt(self, name: str, arguments: dict[str, str], operation: str) -> ContentAnswer:
+        return ContentAnswer({"messages": self.prompt_messages})
 
     async def subscribe_resource(self, uri: str, operation: str) -> int:
         await self.connect(operation)

@@ -11,6 +11,7 @@ from typing import Any, cast
 
 from mcp_sidecar.connections.listing import Listings, ListName
 from mcp_sidecar.connections.live_session import LiveSession
+from mcp_sidecar.output.redact import Redactor
 from mcp_sidecar.protocol.errors import SidecarError
 
 KEYS = {"tools": "name", "resources": "uri", "resource_templates": "uriTemplate", "prompts": "name"}
@@ -55,7 +56,7 @@ class Client:
 
 
 def live(client: Client) -> Any:
-    session = cast(LiveSession, SimpleNamespace(server="s", client=client, tool_tasks={}))
+    session = cast(LiveSession, SimpleNamespace(server="s", client=client, tool_tasks={}, redaction=Redactor()))
 
     async def get() -> LiveSession:
         return session

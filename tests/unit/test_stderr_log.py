@@ -5,6 +5,7 @@ from urllib.parse import quote
 import pytest
 
 from mcp_sidecar.connections.stderr_log import MAX_LINE_CHARS, MAX_LINES, StderrLog, redact_and_cut
+from mcp_sidecar.output.redact import LOG_MIN_CHARS, Redactor
 
 
 def test_lines_are_split_across_chunks_and_flushed() -> None:
@@ -102,11 +103,13 @@ def test_an_endless_line_without_newline_keeps_only_its_redacted_start() -> None
 def test_a_line_held_only_in_part_hides_what_could_start_a_secret() -> None:
     """Held: MAX_LINE_CHARS + the longest secret; a secret cut by that end is never shown."""
     secret = "S" * 40
+    secrets = Redactor(LOG_MIN_CHARS, [secret])
+    # Its longest form is its base64 (56 characters): the last 55 could start it.
+    assert secrets.longest == 56
     text = "c" * (MAX_LINE_CHARS + 1) + secret[:30]
-    # The last 39 characters (a 40-character secret less one) could start the secret.
-    assert redact_and_cut(text, (secret,), MAX_LINE_CHARS, complete=False) == "c" * (MAX_LINE_CHARS - 8) + " …"
-    shown = redact_and_cut("c" * 1_000 + secret[:30], (secret,), MAX_LINE_CHARS, complete=False)
-    assert shown == "c" * 991 + " …"
+    assert redact_and_cut(text, secrets, MAX_LINE_CHARS, complete=False) == "c" * (MAX_LINE_CHARS - 24) + " …"
+    shown = redact_and_cut("c" * 1_000 + secret[:30], secrets, MAX_LINE_CHARS, complete=False)
+    assert shown == "c" * 975 + " …"
     assert "S" not in shown
 
 

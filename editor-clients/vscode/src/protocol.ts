@@ -250,6 +250,8 @@ export interface CallToolResult {
   diagnostic?: Diagnostic;
   /** Only with an `elicitation_required` diagnostic: the URL steps the server asked for. */
   elicitations?: { elicitationId: string; url: string; action: "accept" | "decline" | "cancel"; completed: boolean }[];
+  /** Only when some were: how many of the server's own secret values the sidecar replaced by `***`. */
+  redacted?: number;
   /** Only with `forModel: true`: the result as a model reads it (every block, sanitised). */
   text?: string;
 }
@@ -565,6 +567,8 @@ export interface ReadResult {
   spill?: Spill;
   contents: { uri: string; mimeType?: string; text?: string; blob?: string }[];
   display?: DisplayBlock[];
+  /** Only when some were: how many of the server's own secret values the sidecar replaced by `***`. */
+  redacted?: number;
   text: string;
 }
 
@@ -589,6 +593,8 @@ export interface CompleteResult {
   untrusted: boolean;
   truncated: boolean;
   spill?: Spill;
+  /** Only when some were: how many of the server's own secret values the sidecar replaced by `***`. */
+  redacted?: number;
   text: string;
 }
 
@@ -654,6 +660,8 @@ export interface PromptSnapshot {
   messageCount: number;
   messages: PromptMessage[];
   untrusted: boolean;
+  /** Only when some were: how many of the server's own secret values the sidecar replaced by `***`. */
+  redacted?: number;
   text: string;
 }
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -284,8 +284,11 @@ async def stored_provider(
     store: CredentialStore,
     on_step_up: Callable[[str], Awaitable[None]],
     secret_source: Callable[[], Awaitable[str | None]] | None = None,
+    on_secrets: Callable[[Iterable[str]], None] | None = None,
 ) -> SidecarOAuth | None:
-    """The provider a connection uses, or None when no tokens are stored (raises when the store fails)."""
+    """The provider a connection uses, or None when no tokens are stored (raises when the store fails).
+
+    `on_secrets` is told every token, client secret and DPoP key it uses, now and after a refresh."""
     record = await store.load(target.account)
     if record is None or not record.has_tokens:
         return None
@@ -303,6 +306,8 @@ async def stored_provider(
     storage = _storage(target, store, record, with_tokens=True)
     if target.client_id is not None and target.client_secret is None:
         storage.secret_source = secret_source  # a `!command`: run when a refresh first needs it
+    storage.on_secrets = on_secrets
+    storage.reveal()
     return SidecarOAuth(
         target.url,
         storage,

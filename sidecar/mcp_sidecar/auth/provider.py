@@ -19,7 +19,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from typing import Any, Literal
 
 import httpx2
@@ -136,6 +136,20 @@ class RecordStorage:
         self.tokens_set = False
         self.binding: tuple[dict[str, Any] | None] | None = None
         """Set by a login: the DPoP key (or None) the tokens it stores are bound to."""
+        self.on_secrets: Callable[[Iterable[str]], None] | None = None
+        """Told the values this storage hands out, whenever they change (a connection's redaction)."""
+
+    def secrets(self) -> list[str]:
+        """The tokens and client secret a request may carry, and the DPoP key's private part."""
+        tokens = self.record.tokens or {}
+        key = self.record.dpop_key if isinstance(self.record.dpop_key, dict) else {}
+        values = (tokens.get("access_token"), tokens.get("refresh_token"), self.client_secret, key.get("d"))
+        return [v for v in values if isinstance(v, str) and v]
+
+    def reveal(self) -> None:
+        """Tell `on_secrets` the current values (new tokens, a client secret just read)."""
+        if self.on_secrets is not None:
+            self.on_secrets(self.secrets())
 
     @property
     def confidential(self) -> bool:
@@ -156,6 +170,7 @@ class RecordStorage:
         self.record.tokens = tokens.model_dump(mode="json", exclude_none=True)
         self.record.expires_at = time.time() + tokens.expires_in if tokens.expires_in else None
         self.tokens_set = True
+        self.reveal()  # before they are sent: a refresh mid-connection
         await self.store.save(self.account, self.record)
 
     async def newer_tokens(self) -> OAuthToken | None:
@@ -175,6 +190,7 @@ class RecordStorage:
             # connection's to sign; it asks for a login when its own stop working.
             return None
         self.record = stored
+        self.reveal()
         try:
             return OAuthToken.model_validate(stored.tokens)
         except ValidationError:
@@ -399,6 +415,7 @@ class SidecarOAuth(OAuthClientProvider):
         storage = self.record_storage
         if storage.confidential and storage.client_secret is None and storage.secret_source is not None:
             storage.client_secret = await storage.secret_source()
+            storage.reveal()
             if self.context.client_info is not None:
                 self.context.client_info.client_secret = storage.client_secret
         self._settle_client_auth()

@@ -44,7 +44,11 @@ class ResolvedServer:
     url: str | None
     headers: dict[str, str | SecretCommand]
     secret_values: frozenset[str] = field(default=frozenset(), repr=False)
-    """Every value that came from the environment or a header/env field, for redaction."""
+    """Every value that came from the environment or a header/env field, for the log's redaction."""
+    passed_secrets: frozenset[str] = field(default=frozenset(), repr=False)
+    """What the server was given from the environment or a secret command (in `env` and
+    `headers`: each variable's value and the whole value it is part of) and the OAuth client
+    secret: replaced in everything the server sends back (`output/redact.py`)."""
     oauth_client_id: str | None = None
     oauth_client_secret: str | SecretCommand | None = field(default=None, repr=False)
     """The confidential client's secret: resolved, or a `!command` the OAuth code runs when it needs it."""
@@ -87,15 +91,18 @@ def _shell_style(text: str, field_name: str, environ: Mapping[str, str], found: 
 
 
 def _secret_map(
-    values: Mapping[str, str], field_name: str, environ: Mapping[str, str], found: set[str]
+    values: Mapping[str, str], field_name: str, environ: Mapping[str, str], found: set[str], passed: set[str]
 ) -> dict[str, str | SecretCommand]:
     out: dict[str, str | SecretCommand] = {}
     for key, value in values.items():
         if value.startswith("!"):
             out[key] = SecretCommand(value[1:])
         else:
-            resolved = _shell_style(value, f"{field_name}.{key}", environ, found)
-            found.add(resolved)
+            referenced: set[str] = set()
+            resolved = _shell_style(value, f"{field_name}.{key}", environ, referenced)
+            if referenced:  # a value written out in the file is the file's, not a secret passed on
+                passed.update(referenced | {resolved})
+            found.update(referenced | {resolved})
             out[key] = resolved
     return out
 
@@ -112,15 +119,18 @@ def resolve(config: ServerConfig, workspace: Path | None, environ: Mapping[str, 
         base = workspace or paths.neutral_dir()  # never the directory the sidecar happened to start in
         cwd = str(base / _braced(config.cwd, "cwd", env_source, found)) if config.cwd else str(base)
     url = _braced(config.url, "url", env_source, found) if config.url else None
-    env = _secret_map(config.env, "env", env_source, found)
-    headers = _secret_map(config.headers, "headers", env_source, found)
+    passed: set[str] = set()
+    env = _secret_map(config.env, "env", env_source, found, passed)
+    headers = _secret_map(config.headers, "headers", env_source, found, passed)
     client_secret: str | SecretCommand | None = None
     written = config.oauth_client_secret
     if written is not None and written.startswith("!"):
         client_secret = SecretCommand(written[1:])
     elif written is not None:
-        client_secret = _shell_style(written, "oauthClientSecret", env_source, found)
-        found.add(client_secret)
+        referenced: set[str] = set()
+        client_secret = _shell_style(written, "oauthClientSecret", env_source, referenced)
+        found.update(referenced | {client_secret})
+        passed.update(referenced | {client_secret})
     return ResolvedServer(
         command=command,
         args=args,
@@ -129,6 +139,7 @@ def resolve(config: ServerConfig, workspace: Path | None, environ: Mapping[str, 
         url=url,
         headers=headers,
         secret_values=frozenset(v for v in found if len(v) >= 4),
+        passed_secrets=frozenset(passed),
         oauth_client_id=(
             _braced(config.oauth_client_id, "oauthClientId", env_source, found) if config.oauth_client_id else None
         ),

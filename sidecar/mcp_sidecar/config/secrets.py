@@ -38,7 +38,8 @@ async def fill_secrets(resolved: ResolvedServer, cwd: str, timeout_s: float) -> 
     """Run every secret command of one connection attempt at once and put the outputs in place.
 
     The first failure cancels (and kills) the others. The outputs join the values masked in
-    the server's captured log: whole, and word by word (the token of `Bearer <token>`).
+    the server's captured log and in what it answers: whole, and word by word (the token of
+    `Bearer <token>`).
     """
     commands = resolved.secret_commands()
     outputs: dict[str, str] = {}
@@ -69,6 +70,7 @@ async def fill_secrets(resolved: ResolvedServer, cwd: str, timeout_s: float) -> 
         env=filled("env", resolved.env),
         headers=filled("headers", resolved.headers),
         secret_values=resolved.secret_values | found,
+        passed_secrets=resolved.passed_secrets | found,
     )
 
 

@@ -309,10 +309,10 @@ class ClientHooks:
         """Ask the person to consent to open `url`: the action, and the URL as shown (None: refused).
 
         The editor gets the URL rebuilt from what was parsed (`elicitation.opened_url`), so the
-        host it shows is the host a browser opens.
+        host it shows is the host a browser opens; the server's secret values in it are `***`.
         """
         try:
-            shown, host = elicitation.opened_url(url)
+            shown, host = (self.log.redact(part) for part in elicitation.opened_url(url))
             if elicitation_id is not None and (one_line(elicitation_id) != elicitation_id or len(elicitation_id) > 200):
                 raise ValueError("the elicitation id holds hidden characters or is too long")
         except ValueError as exc:

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -49,6 +49,7 @@ from mcp_sidecar.events import (
     StatusChanged,
     WatchesLost,
 )
+from mcp_sidecar.output.redact import RESULT_MIN_CHARS, Redactor
 from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, fail, refused_disabled
 
 if TYPE_CHECKING:
@@ -106,6 +107,8 @@ class Connection:
         self.protocol_version: str | None = None
         self.connected_at: float | None = None
         self.log = StderrLog()
+        self.redaction = Redactor()
+        """What the current connection attempt gave its server: replaced in everything it answers."""
         self.hooks = ClientHooks(
             self.name,
             client_side or ClientSide(),
@@ -288,6 +291,7 @@ class Connection:
         try:
             resolved = await resolve_server(self.config, self.workspace, operation)
             self.log.set_secrets(resolved.secret_values)
+            self.redaction = Redactor(RESULT_MIN_CHARS, resolved.passed_secrets)
             env = {k: v for k, v in resolved.env.items() if isinstance(v, str)}
             await launch.spawn(self.config, resolved, env, self.log)
             await load_sdk()
@@ -369,6 +373,7 @@ class Connection:
             on_failure=self._request_failed,
             owner_now=self._current_owner,
             hooks=self.hooks,
+            redaction=self.redaction,
         )
 
     def _ended(self, exc: BaseException, ready: asyncio.Future[None], operation: str) -> None:
@@ -422,6 +427,12 @@ class Connection:
         self._session = None
         self._set_state("failed", diag.diagnostic)
         self._stop.set()
+
+    def secrets_used(self, values: Iterable[str]) -> None:
+        """Values this attempt sends its server beyond its definition's (OAuth tokens, a client
+        secret, refreshed tokens mid-connection): replaced in its answers and its log from now on."""
+        self.redaction.add(values)
+        self.log.add_secrets(values)
 
     def _logged(self, level: str, logger: str | None, text: str, notify: bool) -> None:
         self._publish(ServerLogged(self, level, logger, text, notify))
@@ -509,10 +520,10 @@ class Connection:
 
     # -- content and watch requests (content_requests.py, watch_requests.py) ---------------
 
-    async def read_resource(self, uri: str, operation: str) -> dict[str, Any]:
+    async def read_resource(self, uri: str, operation: str) -> content_requests.ContentAnswer:
         return await content_requests.read_resource(await self._live(operation), uri, operation)
 
-    async def get_prompt(self, name: str, arguments: dict[str, str], operation: str) -> dict[str, Any]:
+    async def get_prompt(self, name: str, arguments: dict[str, str], operation: str) -> content_requests.ContentAnswer:
         return await content_requests.get_prompt(await self._live(operation), name, arguments, operation)
 
     async def complete(
@@ -521,7 +532,7 @@ class Connection:
         argument: tuple[str, str],
         context: dict[str, str],
         operation: str,
-    ) -> dict[str, Any]:
+    ) -> content_requests.ContentAnswer:
         session = await self._live(operation)
         return await content_requests.complete(session, reference, argument, context, operation)
 

@@ -1,4 +1,9 @@
-"""Requests on one live session: tool calls, resource reads, prompts and completions."""
+"""Requests on one live session: tool calls, resource reads, prompts and completions.
+
+Every answer is redacted here, whole, before anything shapes, cuts or spills it: the values
+the connection gave its server (`LiveSession.redaction`) become `***` (`output/redact.py`),
+and the answer says how many were replaced.
+"""
 
 from __future__ import annotations
 
@@ -27,6 +32,8 @@ RESOURCE_NOT_FOUND = -32002
 """The MCP specification's JSON-RPC code for a resource that does not exist."""
 ERROR_MESSAGE_CHARS = 2_000
 """A server's JSON-RPC error message kept as a failed call's content, at most."""
+MAX_ERROR_MESSAGE_CHARS = 1024 * 1024
+"""How much of a JSON-RPC error message is sanitised and redacted before it is cut."""
 URL_ELICITATION_REQUIRED = -32042
 """MCP's error for a call that needs the person to finish a step in the browser first."""
 MAX_URL_ELICITATIONS = 3
@@ -41,7 +48,21 @@ ProgressSink = Callable[[float | None, float | None, str | None], None]
 T = TypeVar("T")
 
 
-async def read_resource(session: LiveSession, uri: str, operation: str) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class ContentAnswer:
+    """A read, prompt or completion as the server answered it (dumped), redacted."""
+
+    result: dict[str, Any]
+    redacted: int = 0
+    """How many of the server's secret values were replaced by `***`."""
+
+
+def _redacted(session: LiveSession, dumped: dict[str, Any]) -> ContentAnswer:
+    result, count = session.redaction.value(dumped)
+    return ContentAnswer(result, count)
+
+
+async def read_resource(session: LiveSession, uri: str, operation: str) -> ContentAnswer:
     """One `resources/read`, always on the wire (the client has no cache), whole before returning."""
     if "resources" not in session.capabilities:
         raise fail("resources_unsupported", operation, "The server does not offer resources.", session.server)
@@ -57,11 +78,10 @@ async def read_resource(session: LiveSession, uri: str, operation: str) -> dict[
             result = await session.client.read_resource(uri, cache_mode="bypass")
     except (asyncio.CancelledError, Exception) as exc:
         raise await session.mapped_failure(exc, operation, codes) from None
-    dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-    return dumped
+    return _redacted(session, result.model_dump(by_alias=True, mode="json", exclude_none=True))
 
 
-async def get_prompt(session: LiveSession, name: str, arguments: dict[str, str], operation: str) -> dict[str, Any]:
+async def get_prompt(session: LiveSession, name: str, arguments: dict[str, str], operation: str) -> ContentAnswer:
     """One `prompts/get`, whole: `{description?, messages}` as the server sent them (dumped).
 
     A result the SDK cannot validate (a role other than user/assistant, an unknown content
@@ -84,8 +104,7 @@ async def get_prompt(session: LiveSession, name: str, arguments: dict[str, str],
         raise fail("prompt_unsupported", operation, message, session.server) from None
     except (asyncio.CancelledError, Exception) as exc:
         raise await session.mapped_failure(exc, operation, codes) from None
-    dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-    return dumped
+    return _redacted(session, result.model_dump(by_alias=True, mode="json", exclude_none=True))
 
 
 async def complete(
@@ -94,7 +113,7 @@ async def complete(
     argument: tuple[str, str],
     context: dict[str, str],
     operation: str,
-) -> dict[str, Any]:
+) -> ContentAnswer:
     """`completion/complete` for one template variable or prompt argument: `{values, total?, hasMore?}`."""
     if "completions" not in session.capabilities:
         raise fail("completions_unsupported", operation, "The server does not offer completions.", session.server)
@@ -118,7 +137,7 @@ async def complete(
         out["total"] = completion.total
     if completion.has_more is not None:
         out["hasMore"] = completion.has_more
-    return out
+    return _redacted(session, out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +148,8 @@ class ToolAnswer:
     diagnostic: Diagnostic | None = None
     elicitations: tuple[dict[str, Any], ...] = ()
     """An `elicitation_required` answer: each URL step the server asked for, and what came of it."""
+    redacted: int = 0
+    """How many of the server's secret values were replaced by `***`."""
 
 
 class _LimitReached(Exception):
@@ -164,13 +185,24 @@ async def _in_flight(session: LiveSession, work: Awaitable[T], questions: CallQu
         return await work
 
 
-def _progress_callback(session: LiveSession, progress: ProgressSink | None) -> Any:
+def redacting(session: LiveSession, progress: ProgressSink | None) -> ProgressSink | None:
+    """`progress` with each message's secret values replaced (the server's log redaction)."""
+    if progress is None or session.hooks is None:
+        return progress
+    redact = session.hooks.log.redact
+
+    def report(value: float | None, total: float | None, message: str | None) -> None:
+        progress(value, total, redact(message) if message else message)
+
+    return report
+
+
+def _progress_callback(progress: ProgressSink | None) -> Any:
     if progress is None:
         return None
-    redact = session.hooks.log.redact if session.hooks is not None else None
 
     async def report(value: float, total: float | None, message: str | None) -> None:
-        progress(value, total, redact(message) if redact is not None and message else message)
+        progress(value, total, message)
 
     return report
 
@@ -210,6 +242,7 @@ async def _call_tool(
     questions: CallQuestions,
 ) -> ToolAnswer:
     as_task = task_calls.runs_as_task(session, name)
+    progress = redacting(session, progress)
     call = _in_flight(
         session,
         task_calls.call_as_task(session, name, arguments, timeout_s, progress)
@@ -218,7 +251,7 @@ async def _call_tool(
             name,
             arguments,
             read_timeout_seconds=NO_SDK_LIMIT_S,
-            progress_callback=_progress_callback(session, progress),
+            progress_callback=_progress_callback(progress),
         ),
         questions,
     )
@@ -253,11 +286,11 @@ async def _call_tool(
                 session.server,
             ) from None
         raise await session.failed(exc, operation) from None
-    dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    dumped, count = session.redaction.value(result.model_dump(by_alias=True, mode="json", exclude_none=True))
     dumped.setdefault("isError", False)
     if dumped["isError"] is True:
-        return ToolAnswer(dumped, reported_tool_error(operation, session.server))
-    return ToolAnswer(dumped)
+        return ToolAnswer(dumped, reported_tool_error(operation, session.server), redacted=count)
+    return ToolAnswer(dumped, redacted=count)
 
 
 async def _answered_with_error(session: LiveSession, exc: MCPError, operation: str) -> ToolAnswer:
@@ -266,11 +299,14 @@ async def _answered_with_error(session: LiveSession, exc: MCPError, operation: s
     if error.diagnostic.code != "tool_error":
         raise error from None
     # Untrusted server text, placed in the content by us: sanitised, on one line (a JSON-RPC
-    # message is one sentence; newlines could forge rows below a CLI's ✘ line), bounded, never in
-    # the diagnostic.
-    message = one_line(exc.message[:ERROR_MESSAGE_CHARS]) + ("…" if len(exc.message) > ERROR_MESSAGE_CHARS else "")
+    # message is one sentence; newlines could forge rows below a CLI's ✘ line), without the
+    # server's secrets (replaced before the cut, which would keep a secret's start), bounded,
+    # never in the diagnostic.
+    whole, count = session.redaction.text(one_line(exc.message[:MAX_ERROR_MESSAGE_CHARS]))
+    message = whole[:ERROR_MESSAGE_CHARS] + ("…" if len(whole) > ERROR_MESSAGE_CHARS else "")
     text = message.strip() or f"JSON-RPC error {exc.code}"
-    return ToolAnswer({"content": [{"type": "text", "text": text}], "isError": True}, error.diagnostic)
+    content = {"content": [{"type": "text", "text": text}], "isError": True}
+    return ToolAnswer(content, error.diagnostic, redacted=count)
 
 
 def _offers_urls(session: LiveSession) -> bool:

@@ -4,7 +4,8 @@ A catalog is taken whole or refused whole: a server that repeats names or cursor
 more than the limits allow, is broken, and half a catalog would hide that. A list whose
 kind's change notice arrives while it is fetched is fetched once more (`Listings`). What the
 pages say about caching (2026-07-28 `ttlMs`/`cacheScope`, `catalog/freshness.py`) is kept with the
-list, and what tools say about tasks (`execution.taskSupport`) with the session.
+list, and what tools say about tasks (`execution.taskSupport`) with the session. The server's
+secret values in its descriptors are replaced (`output/redact.py`).
 """
 
 from __future__ import annotations
@@ -84,7 +85,9 @@ async def list_all(
         return None
     try:
         check = _Check(session.server, kind, operation)
-        descriptors = await _pages(_fetcher(session, kind), check)
+        # Names, descriptions and schemas reach editors, models and the disk cache: without the
+        # server's secret values (an entry whose key holds one is then refused as invalid).
+        descriptors, _ = session.redaction.value(await _pages(_fetcher(session, kind), check))
         if kind == "tools":
             session.tool_tasks.clear()
             session.tool_tasks.update(_task_support(descriptors))

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mcp_sidecar.connections.sdk_streams import cancelled_by_caller
+from mcp_sidecar.output.redact import Redactor
 from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError, fail
 
 if TYPE_CHECKING:
@@ -46,6 +47,8 @@ class LiveSession:
     """The connection's owner task at this moment (None once closed)."""
     hooks: ClientHooks | None = None
     """The connection's answers to its server: its questions pause call time limits."""
+    redaction: Redactor = field(default_factory=Redactor)
+    """The values this connection gave its server (and OAuth tokens it sends), replaced in its answers."""
     tool_tasks: dict[str, str] = field(default_factory=dict)
     """Each tool's `execution.taskSupport` (`optional`, `required`) as last listed on this session;
     a tool missing here is called without a task (`task_calls.py`)."""

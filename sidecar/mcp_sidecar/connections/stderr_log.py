@@ -12,21 +12,20 @@ from __future__ import annotations
 
 import asyncio
 import codecs
-import json
 import os
 import time
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import IO
-from urllib.parse import quote, quote_plus
 
+from mcp_sidecar.output.redact import LOG_MIN_CHARS, Redactor
 from mcp_sidecar.output.sanitize import strip_controls
 
 MAX_LINES = 500
 MAX_LINE_CHARS = 2_000
 CUT_MARK = " …"
 """Appended to a line that was cut."""
-REDACTED = "***"
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,55 +34,18 @@ class LogLine:
     text: str
 
 
-def redact_and_cut(text: str, secrets: tuple[str, ...], limit: int, complete: bool = True) -> str:
+def redact_and_cut(text: str, secrets: Redactor, limit: int, complete: bool = True) -> str:
     """`text` with every occurrence of every secret replaced, then cut to `limit` characters.
 
     `complete` is False when `text` is only the start of a longer line: a secret may then
     begin near its end and go on past it, so the last (longest secret - 1) characters are
     not shown (they could be the start of a secret) and the result is marked as cut.
     """
-    longest = max((len(s) for s in secrets), default=0)
-    visible = len(text) if complete else max(0, len(text) - max(0, longest - 1))
-    spans: list[tuple[int, int]] = []
-    for secret in secrets:
-        start = text.find(secret)
-        while start != -1:
-            spans.append((start, start + len(secret)))
-            start = text.find(secret, start + 1)  # overlapping occurrences too
-    spans.sort()
-    pieces: list[str] = []
-    position = 0
-    for start, end in spans:
-        if start >= visible:
-            break
-        if end <= position:
-            continue  # inside a span already replaced
-        if start > position:
-            pieces.append(text[position:start])
-            pieces.append(REDACTED)
-        elif not pieces:
-            pieces.append(REDACTED)
-        # else: overlaps or touches the span just replaced, which now reaches `end`
-        position = end
-    if position < visible:
-        pieces.append(text[position:visible])
-    out = "".join(pieces)
+    visible = len(text) if complete else max(0, len(text) - max(0, secrets.longest - 1))
+    out, _ = secrets.replaced(text, visible) if secrets.found_in(text) else (text[:visible], 0)
     if len(out) > limit:
         return out[:limit] + CUT_MARK
     return out if complete else out + CUT_MARK
-
-
-def secret_parts(secrets: frozenset[str]) -> tuple[str, ...]:
-    """The values to look for, longest first: each secret, and each line of a multi-line one
-    (a log line never holds a newline, so a PEM key is found line by line), each also as a
-    server would print it URL-encoded or inside a JSON string."""
-    parts = set(secrets)
-    for secret in secrets:
-        if "\n" in secret:
-            parts.update(p for line in secret.split("\n") if len(p := line.strip("\r")) >= 4)
-    for part in list(parts):
-        parts.update({quote(part), quote(part, safe=""), quote_plus(part, safe=""), json.dumps(part)[1:-1]})
-    return tuple(sorted((p for p in parts if p), key=len, reverse=True))
 
 
 def _clean(line: str) -> str:
@@ -102,16 +64,25 @@ class StderrLog:
         self._partial_chars = 0
         self._overflowed = False
         """The current line was already stored cut; the rest of it is dropped up to its newline."""
-        self._secrets: tuple[str, ...] = ()
+        self._secrets = Redactor(LOG_MIN_CHARS)
         self._held = MAX_LINE_CHARS
 
-    def set_secrets(self, secrets: frozenset[str]) -> None:
-        self._secrets = secret_parts(secrets)
+    def set_secrets(self, secrets: Iterable[str]) -> None:
+        """The values of a new connection attempt (the previous attempt's are forgotten)."""
+        self._secrets.replace(secrets)
+        self._held_for_secrets()
+
+    def add_secrets(self, secrets: Iterable[str]) -> None:
+        """Values learnt during the attempt (OAuth tokens, refreshed ones too)."""
+        self._secrets.add(secrets)
+        self._held_for_secrets()
+
+    def _held_for_secrets(self) -> None:
         # Enough of a long line to find every secret that starts before the cut.
-        self._held = MAX_LINE_CHARS + max((len(s) for s in self._secrets), default=0)
+        self._held = MAX_LINE_CHARS + self._secrets.longest
 
     def redact(self, text: str) -> str:
-        return redact_and_cut(text, self._secrets, limit=len(text) * len(REDACTED))
+        return self._secrets.text(text)[0]
 
     def feed(self, data: bytes) -> None:
         # An incremental decoder: a character split between two reads is not turned into

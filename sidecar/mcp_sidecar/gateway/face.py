@@ -43,6 +43,7 @@ from mcp_sidecar.gateway.prompt_snapshot import PromptSnapshot
 from mcp_sidecar.gateway.prompts import Prompts
 from mcp_sidecar.gateway.resources import Resources
 from mcp_sidecar.gateway.texts import COMMAND, NATIVE_HINT, NATIVE_LOADED, PROXY_HINT, PROXY_LOADED, Mode
+from mcp_sidecar.output.redact import redaction_note
 from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.output.shaping import model_call
 from mcp_sidecar.output.wording import Wording
@@ -441,6 +442,8 @@ class Gateway:
             # server's URL, never become an instruction to the model.
             text = "The user agreed to finish a step in the browser for this server: call again once they are done."
             out["content"].append({"type": "text", "text": text})
+        if result.get("redacted"):
+            out["content"].append({"type": "text", "text": redaction_note(result.get("redacted", 0))})
         active = self.app.sessions.get(host.session, tool_id)
         listed = self._native(host, active) if active is not None and self.mode == "native" else None
         if listed is not None and "outputSchema" in listed and "structuredContent" not in out and not out["isError"]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.catalog import names
+from mcp_sidecar.output.redact import redaction_note
 from mcp_sidecar.output.sanitize import one_line, removal_note, removed_hidden, strip_controls
 
 if TYPE_CHECKING:
@@ -107,6 +108,8 @@ def tool_result(result: dict[str, Any]) -> str:
             lines.append(f"[{one_line(str(block.get('type')))} content]")
     if hidden:
         lines.append(removal_note(hidden))
+    if result.get("redacted"):
+        lines.append(redaction_note(result["redacted"]))
     diag = result.get("diagnostic")
     if diag:
         lines.append(f"[{diag['code']}] {diag['hint']}")  # ours (`tool_error`): what to check before retrying

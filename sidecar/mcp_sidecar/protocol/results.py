@@ -256,6 +256,12 @@ class ResourceLink(TypedDict):
     read: NextCall
 
 
+class Redacted(TypedDict, total=False):
+    """Spread into a result: present only when the sidecar replaced some of the server's secrets."""
+
+    redacted: int
+
+
 class ShapedToolResult(TypedDict):
     """A tool's MCP result within the output limits; keys of the MCP result not listed here pass through."""
 
@@ -267,6 +273,8 @@ class ShapedToolResult(TypedDict):
     content: list[dict[str, Any]]
     display: NotRequired[list[DisplayBlock]]
     resourceLinks: NotRequired[list[ResourceLink]]
+    redacted: NotRequired[int]
+    """Only when some were: how many of the server's secret values the sidecar replaced by `***`."""
 
 
 class Activation(TypedDict):
@@ -651,6 +659,8 @@ class ReadResult(TypedDict):
     truncated: bool
     spill: NotRequired[Spill]
     display: NotRequired[list[DisplayBlock]]
+    redacted: NotRequired[int]
+    """Only when some were: how many of the server's secret values the sidecar replaced by `***`."""
     text: str
 
 
@@ -672,6 +682,8 @@ class CompleteResult(TypedDict):
     untrusted: bool
     truncated: bool
     spill: NotRequired[Spill]
+    redacted: NotRequired[int]
+    """Only when some were: how many of the server's secret values the sidecar replaced by `***`."""
     text: str
 
 
@@ -740,6 +752,8 @@ class PromptBody(TypedDict):
     messageCount: int
     messages: list[PromptMessage]
     untrusted: bool
+    redacted: NotRequired[int]
+    """Only when some were: how many of the server's secret values the sidecar replaced by `***`."""
     text: str
 
 

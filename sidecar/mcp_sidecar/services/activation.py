@@ -384,6 +384,8 @@ async def call_tool(
         result["diagnostic"] = answer.diagnostic.to_json()  # a failed tool: `tool_error`, content as sent
     if answer.elicitations:
         result["elicitations"] = cast("list[UrlStep]", list(answer.elicitations))
+    if answer.redacted:
+        result["redacted"] = answer.redacted  # the server's own secrets, replaced by `***` in what it sent
     return result
 
 

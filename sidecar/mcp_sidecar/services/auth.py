@@ -458,7 +458,9 @@ async def connection_auth(app: Sidecar, conn: Connection) -> tuple[Any, str]:
 
     try:
         has_command = target.client_secret_command is not None
-        provider = await stored_provider(target, store, remember_step_up, client_secret if has_command else None)
+        provider = await stored_provider(
+            target, store, remember_step_up, client_secret if has_command else None, conn.secrets_used
+        )
     except CredentialStoreUnavailable:
         return None, "unavailable"
     return provider, ("tokens" if provider is not None else "none")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from mcp_sidecar.connections import templates
 from mcp_sidecar.output import shaping
+from mcp_sidecar.output.redact import redaction_note
 from mcp_sidecar.output.sanitize import has_controls, one_line
 from mcp_sidecar.protocol.errors import fail, refused_disabled
 from mcp_sidecar.services.prompts import advertised_prompt
@@ -23,7 +24,7 @@ from mcp_sidecar.services.reading import MAX_URI_CHARS, advertised_template
 
 if TYPE_CHECKING:
     from mcp_sidecar.connections.connection import Connection
-    from mcp_sidecar.protocol.results import CompleteResult, Spill
+    from mcp_sidecar.protocol.results import CompleteResult, Redacted, Spill
     from mcp_sidecar.services.app import Sidecar
 
 MAX_REQUEST_BYTES = 64 * 1024
@@ -74,7 +75,8 @@ async def complete(
         await _check_prompt(app, conn, name, argument[0], op)
     if "completions" not in conn.capabilities:
         raise fail("completions_unsupported", op, "The server does not offer completions.", server)
-    raw = await conn.complete(reference, argument, dict(context or {}), op)
+    answer = await conn.complete(reference, argument, dict(context or {}), op)
+    raw = answer.result
     offered = [v for v in raw["values"] if isinstance(v, str)]
     values = [v for v in offered if not has_controls(v)]
     shown, spilled, notice = shaping.shape_values(values, server, f"{argument[0]}", raw)
@@ -85,6 +87,7 @@ async def complete(
     if "hasMore" in raw:
         counts["hasMore"] = raw["hasMore"]
     spill: _Spill = {"spill": spilled} if spilled is not None else {}
+    redacted: Redacted = {"redacted": answer.redacted} if answer.redacted else {}
     result: CompleteResult = {
         "server": server,
         **ref,
@@ -95,6 +98,7 @@ async def complete(
         "untrusted": True,
         "truncated": bool(notice),
         **spill,
+        **redacted,
         "text": "",
     }
     result["text"] = _render(result, notice)
@@ -134,6 +138,8 @@ def _render(result: CompleteResult, notice: str) -> str:
         more.append("more available: narrow the prefix")
     if more:
         lines.append("(" + "; ".join(more) + ")")
+    if result.get("redacted"):
+        lines.append(redaction_note(result["redacted"]))
     if notice:
         lines.append(notice)
     return "\n".join(lines)

@@ -13,6 +13,7 @@ import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from mcp_sidecar.output.redact import redaction_note
 from mcp_sidecar.output.sanitize import one_line, removal_note, removed_hidden, strip_controls
 from mcp_sidecar.output.wording import EDITOR, Wording
 from mcp_sidecar.protocol import params
@@ -293,7 +294,8 @@ def end_session(app: Sidecar, session: str) -> SessionEndResult:
 
 def call_text(result: CallToolResult) -> str:
     """A tool's result as a model reads it: every block (JSON for what is not text), marked when the
-    tool failed, sanitised, with a note when hidden characters were removed (so the model knows)."""
+    tool failed, sanitised, with a note when hidden characters were removed or the server's
+    secrets replaced (so the model knows)."""
     body = "\n".join(
         block["text"] if block.get("type") == "text" and isinstance(block.get("text"), str) else json.dumps(block)
         for block in result["content"]
@@ -301,8 +303,8 @@ def call_text(result: CallToolResult) -> str:
     if not result["content"] and "structuredContent" in result:
         body = json.dumps(result["structuredContent"], ensure_ascii=False)
     text = (f"Tool {result['id']} reported an error:\n" if result["isError"] else "") + body
-    note = removal_note(removed_hidden(text))
-    return strip_controls(text) + (f"\n{note}" if note else "")
+    notes = [note for note in (removal_note(removed_hidden(text)), redaction_note(result.get("redacted", 0))) if note]
+    return "\n".join([strip_controls(text), *notes])
 
 
 def for_model(diag: Diagnostic, wording: Wording = EDITOR) -> Diagnostic:

@@ -32,6 +32,7 @@ from mcp_sidecar.catalog.names import nfc
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.events import EventHub, Reconciled, StatusChanged
 from mcp_sidecar.output.limits import MAX_LINES, MAX_TEXT_BYTES, line_count, utf8_size
+from mcp_sidecar.output.redact import redaction_note
 from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.protocol.errors import DiagnosticCode, fail, refused_disabled
 from mcp_sidecar.protocol.methods import DEFAULT_SESSION
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
         PromptResource,
         PromptSnapshot,
         PromptUseResult,
+        Redacted,
     )
     from mcp_sidecar.services.app import Sidecar
 
@@ -72,9 +74,14 @@ class Preview:
     description: str | None
     connection: Connection
     generation: int
+    redacted: int = 0
+    """How many of the server's secret values were replaced by `***` in its answer."""
 
     def snapshot(self) -> PromptBody:
         described: _Description = {"description": self.description} if self.description else {}
+        redacted: Redacted = {"redacted": self.redacted} if self.redacted else {}
+        note = redaction_note(self.redacted)
+        text = render(self.server, self.name, self.messages)
         return {
             "server": self.server,
             "name": self.name,
@@ -82,7 +89,8 @@ class Preview:
             "messageCount": len(self.messages),
             "messages": self.messages,
             "untrusted": True,
-            "text": render(self.server, self.name, self.messages),
+            **redacted,
+            "text": f"{text}\n{note}" if note else text,
         }
 
 
@@ -170,7 +178,8 @@ async def preview(
     if missing:
         raise fail("prompt_invalid", op, f"Missing required argument(s): {', '.join(missing)}.", server)
     generation = conn.generation
-    raw = await conn.get_prompt(name, {k: str(v) for k, v in arguments.items()}, op)
+    answer = await conn.get_prompt(name, {k: str(v) for k, v in arguments.items()}, op)
+    raw = answer.result
     messages = convert(raw.get("messages") or [], server)
     if app.previews.epoch != epoch or not app.registry.is_current(conn) or conn.generation != generation:
         raise fail("preview_not_found", op, "The configuration or connection changed while fetching.", server)
@@ -184,6 +193,7 @@ async def preview(
         description=strip_controls(description) if isinstance(description, str) else None,
         connection=conn,
         generation=generation,
+        redacted=answer.redacted,
     )
     app.previews.add(entry)
     return {"previewId": entry.id, **entry.snapshot()}

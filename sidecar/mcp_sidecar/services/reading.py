@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from mcp_sidecar.connections import templates
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.output import shaping
+from mcp_sidecar.output.redact import redaction_note
 from mcp_sidecar.output.sanitize import has_controls, json_text, one_line
 from mcp_sidecar.protocol.errors import DiagnosticCode, fail, refused_disabled
 
 if TYPE_CHECKING:
-    from mcp_sidecar.protocol.results import DisplayBlock, ReadResult, Spill
+    from mcp_sidecar.protocol.results import DisplayBlock, ReadResult, Redacted, Spill
     from mcp_sidecar.services.app import Sidecar
 
 MAX_URI_CHARS = 4_096
@@ -107,7 +108,7 @@ async def read(
         uri = expand(template, arguments or {}, op, server)
     assert uri is not None
     check_uri(uri, op, server)
-    raw = await conn.read_resource(uri, op)
+    answer = await conn.read_resource(uri, op)
 
     def header() -> list[str]:
         lines = ["mcp read", f" ✔ {one_line(server)} · {one_line(uri)}"]
@@ -115,12 +116,15 @@ async def read(
             shown = json_text(dict(arguments or {}), indent=None)
             lines.append(f"Template {one_line(template)} with arguments {shown}")
         lines.append(f"{shaping.UNTRUSTED} (server {server!r}, uri {one_line(uri)})")
+        if answer.redacted:
+            lines.append(redaction_note(answer.redacted))
         return lines
 
-    contents, display, spilled, truncated, text = shaping.shape_read(raw, server, uri, header)
+    contents, display, spilled, truncated, text = shaping.shape_read(answer.result, server, uri, header)
     expanded: _Template = {"template": template, "arguments": dict(arguments or {})} if template is not None else {}
     spill: _Spill = {"spill": spilled} if spilled is not None else {}
     shown: _Display = {"display": display} if display else {}
+    redacted: Redacted = {"redacted": answer.redacted} if answer.redacted else {}
     return {
         "server": server,
         "uri": uri,
@@ -130,6 +134,7 @@ async def read(
         "truncated": truncated,
         **spill,
         **shown,
+        **redacted,
         "text": text,
     }
 
