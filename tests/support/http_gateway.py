@@ -84,10 +84,15 @@ def _announced(stderr_path: Path, proc: subprocess.Popen[bytes]) -> re.Match[str
 
 @contextmanager
 def http_gateway(
-    home: Path, *args: str, token_file: Path | None = None, open_files: int | None = None
+    home: Path,
+    *args: str,
+    token_file: Path | None = None,
+    open_files: int | None = None,
+    env: dict[str, str] | None = None,
 ) -> Iterator[HttpGateway]:
     """`mcp-sidecar -vv --log-file HOME/gateway.log mcp --http 127.0.0.1:0 ARGS...`, stopped at the end;
-    `open_files`: its limit of open file descriptors (RLIMIT_NOFILE), lowered to that."""
+    `open_files`: its limit of open file descriptors (RLIMIT_NOFILE), lowered to that; `env`: its
+    whole environment (default: ours, with MCP_SIDECAR_HOME)."""
     stderr_path = home / "gateway.stderr"
     extra = ["--token-file", str(token_file)] if token_file is not None else []
     command = gateway_command(home, "--http", "127.0.0.1:0", *extra, *args)
@@ -95,7 +100,7 @@ def http_gateway(
         command = [sys.executable, "-c", _LIMITED, str(open_files), *command]
     with stderr_path.open("wb") as err:
         proc = subprocess.Popen(
-            command, env=gateway_env(home), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err
+            command, env=env or gateway_env(home), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err
         )
     try:
         found = _announced(stderr_path, proc)

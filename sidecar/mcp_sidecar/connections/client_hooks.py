@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from mcp_sidecar.connections.questions import CallQuestions, QuestionBudget
 from mcp_sidecar.events import ElicitationAsked, NoAnswerer, SamplingAsked
 from mcp_sidecar.output import elicitation
+from mcp_sidecar.output.redact import Redactor
 from mcp_sidecar.output.sanitize import one_line, strip_controls
 
 if TYPE_CHECKING:
@@ -143,6 +144,8 @@ class ClientHooks:
     log_level: str = "warning"
     roots_enabled: bool = True
     offer: ClientOffer = field(default_factory=ClientOffer)
+    redaction: Redactor = field(default_factory=Redactor)
+    """The values the current connection attempt gave the server (`Connection.redaction`)."""
     human: HumanTime = field(default_factory=HumanTime)
     asked_urls: set[str] = field(default_factory=set)
     """Elicitation ids this sidecar asked the person about: only their completions are passed on."""
@@ -279,6 +282,9 @@ class ClientHooks:
             return ErrorData(code=NOT_SUPPORTED, message=f"Elicitation in {mode} mode is not supported by this client")
         try:
             schema = _redacted_labels(elicitation.checked_schema(params.requested_schema), self.log.redact)
+            if self.redaction.value(schema)[1]:
+                # Names and values go back to the server as they are: none may carry its secrets.
+                raise elicitation.SchemaRefused("a property name or value holds one of the server's secret values")
         except elicitation.SchemaRefused as exc:
             self._note(f"elicitation declined without asking: {exc}")
             return ElicitResult(action="decline")

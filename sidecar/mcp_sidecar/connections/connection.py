@@ -292,6 +292,7 @@ class Connection:
             resolved = await resolve_server(self.config, self.workspace, operation)
             self.log.set_secrets(resolved.secret_values)
             self.redaction = Redactor(RESULT_MIN_CHARS, resolved.passed_secrets)
+            self.hooks.redaction = self.redaction
             env = {k: v for k, v in resolved.env.items() if isinstance(v, str)}
             await launch.spawn(self.config, resolved, env, self.log)
             await load_sdk()

@@ -6,8 +6,10 @@ messages): a `Redactor` holds the values one connection gave its server and look
 the forms a server prints it in:
 
 - the value itself, and each line of a multi-line value (a PEM key printed line by line);
-- URL-encoded (`quote` with and without `/` kept, `quote_plus`), and JSON-escaped (the value
-  inside a JSON string, as `json.dumps` writes it);
+- URL-encoded (`quote` with and without `/` kept, `quote_plus`), and escaped: inside a JSON
+  string (with and without `\\uXXXX` for letters outside ASCII) or a Python repr (a traceback on
+  stderr), and escaped twice (a JSON text inside a JSON string, as a structured result's text
+  block holds it);
 - base64 of the whole value (standard and URL-safe alphabets, with and without padding).
 
 Values shorter than `min_chars` are left alone: a result's redaction skips values under 8
@@ -46,20 +48,27 @@ _REGEX_CHARS_PER_FORM = 8
 
 def secret_forms(secrets: Iterable[str], min_chars: int) -> tuple[str, ...]:
     """The texts to look for, longest first: each value of at least `min_chars` characters and
-    each such line of a multi-line one, each also URL-encoded and JSON-escaped; and each whole
-    value in base64."""
+    each such line of a multi-line one, each also URL-encoded and JSON-escaped (once and twice);
+    and each whole value in base64."""
     values = {s for s in secrets if len(s) >= min_chars}
     parts = set(values)
     for secret in values:
         if "\n" in secret:
             parts.update(p for line in secret.split("\n") if len(p := line.strip("\r")) >= min_chars)
     for part in list(parts):
-        parts.update({quote(part), quote(part, safe=""), quote_plus(part, safe=""), json.dumps(part)[1:-1]})
+        parts.update({quote(part), quote(part, safe=""), quote_plus(part, safe="")})
+        for escaped in _escaped(part):
+            parts.update({escaped, *_escaped(escaped)})
     for secret in values:
         raw = secret.encode("utf-8")
         for encoded in (base64.b64encode(raw).decode("ascii"), base64.urlsafe_b64encode(raw).decode("ascii")):
             parts.update({encoded, encoded.rstrip("=")})
     return tuple(sorted((p for p in parts if p), key=len, reverse=True))
+
+
+def _escaped(text: str) -> set[str]:
+    """`text` inside a JSON string (with and without `\\u` escapes) and inside a Python string's repr."""
+    return {json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1], repr(text)[1:-1]}
 
 
 class Redactor:
