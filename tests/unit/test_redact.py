@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, quote_plus
 
 import pytest
@@ -23,7 +25,7 @@ def b64(text: str, urlsafe: bool = False) -> str:
     return (base64.urlsafe_b64encode(raw) if urlsafe else base64.b64encode(raw)).decode("ascii")
 
 
-ENCODED = [
+ENCODED: list[Callable[[str], str]] = [
     lambda s: s,
     quote,
     lambda s: quote(s, safe=""),
@@ -89,7 +91,7 @@ def test_a_value_split_by_a_hidden_character_comes_back_sanitised_and_redacted()
 def test_json_values_are_walked_keys_included_and_unchanged_parts_kept() -> None:
     redactor = Redactor(secrets=[SECRET, LONG])
     clean = {"type": "text", "text": "fine"}
-    result = {
+    result: dict[str, Any] = {
         "content": [clean, {"type": "text", "text": f"token {SECRET}"}],
         "structuredContent": {LONG: [1, f"{quote(LONG)}", {"deep": [json.dumps(SECRET)]}], "n": 3},
         "isError": False,
