@@ -100,13 +100,15 @@ async def test_runs_once_per_connection_shared_by_concurrent_requests(env: Env) 
     assert env.runs() == 1
     await env.ok("mcp/activate", {"ids": ["counted.get_env"]})
     assert env.runs() == 1  # the live connection is reused
-    # The server got the trimmed output (this result is the server's own data, not a leak).
+    # The server got the trimmed output: sent back, it is the server's own secret, replaced whole
+    # (in the text and in the structured content: two replacements).
     call = await env.sidecar.request("mcp/callTool", {"id": "counted.get_env", "arguments": {"name": "TOKEN"}})
-    assert call["content"][0]["text"] == CANARY
-    # Only a leading `!` in the file runs anything: `$!` and interpolated values stay literal.
-    for name, expected in (("LITERAL", "!not a command"), ("FROM_ENV", "!touch bang-ran")):
+    assert (call["content"][0]["text"], call["structuredContent"], call["redacted"]) == ("***", {"result": "***"}, 2)
+    # Only a leading `!` in the file runs anything: `$!` and interpolated values stay literal (an
+    # interpolated one is a secret passed on, so it comes back replaced, whole: not run, not cut).
+    for name, expected in (("LITERAL", ("!not a command", None)), ("FROM_ENV", ("***", 2))):
         call = await env.sidecar.request("mcp/callTool", {"id": "counted.get_env", "arguments": {"name": name}})
-        assert call["content"][0]["text"] == expected
+        assert (call["content"][0]["text"], call.get("redacted")) == expected
     assert not (env.project / "bang-ran").exists()
     await env.ok("mcp/server/reconnect", {"server": "counted"})
     assert env.runs() == 2  # a reconnection runs it again

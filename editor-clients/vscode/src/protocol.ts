@@ -250,7 +250,7 @@ export interface CallToolResult {
   diagnostic?: Diagnostic;
   /** Only with an `elicitation_required` diagnostic: the URL steps the server asked for. */
   elicitations?: { elicitationId: string; url: string; action: "accept" | "decline" | "cancel"; completed: boolean }[];
-  /** Only when some were: how many of the server's own secret values the sidecar replaced by `***`. */
+  /** Only when there were some: how many occurrences of the server's own secrets became `***`. */
   redacted?: number;
   /** Only with `forModel: true`: the result as a model reads it (every block, sanitised). */
   text?: string;
@@ -567,7 +567,7 @@ export interface ReadResult {
   spill?: Spill;
   contents: { uri: string; mimeType?: string; text?: string; blob?: string }[];
   display?: DisplayBlock[];
-  /** Only when some were: how many of the server's own secret values the sidecar replaced by `***`. */
+  /** Only when there were some: how many occurrences of the server's own secrets became `***`. */
   redacted?: number;
   text: string;
 }
@@ -593,7 +593,7 @@ export interface CompleteResult {
   untrusted: boolean;
   truncated: boolean;
   spill?: Spill;
-  /** Only when some were: how many of the server's own secret values the sidecar replaced by `***`. */
+  /** Only when there were some: how many occurrences of the server's own secrets became `***`. */
   redacted?: number;
   text: string;
 }
@@ -660,7 +660,7 @@ export interface PromptSnapshot {
   messageCount: number;
   messages: PromptMessage[];
   untrusted: boolean;
-  /** Only when some were: how many of the server's own secret values the sidecar replaced by `***`. */
+  /** Only when there were some: how many occurrences of the server's own secrets became `***`. */
   redacted?: number;
   text: string;
 }

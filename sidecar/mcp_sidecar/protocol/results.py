@@ -274,7 +274,7 @@ class ShapedToolResult(TypedDict):
     display: NotRequired[list[DisplayBlock]]
     resourceLinks: NotRequired[list[ResourceLink]]
     redacted: NotRequired[int]
-    """Only when some were: how many of the server's secret values the sidecar replaced by `***`."""
+    """Only when there were some: how many occurrences of the server's secrets became `***`."""
 
 
 class Activation(TypedDict):
@@ -660,7 +660,7 @@ class ReadResult(TypedDict):
     spill: NotRequired[Spill]
     display: NotRequired[list[DisplayBlock]]
     redacted: NotRequired[int]
-    """Only when some were: how many of the server's secret values the sidecar replaced by `***`."""
+    """Only when there were some: how many occurrences of the server's secrets became `***`."""
     text: str
 
 
@@ -683,7 +683,7 @@ class CompleteResult(TypedDict):
     truncated: bool
     spill: NotRequired[Spill]
     redacted: NotRequired[int]
-    """Only when some were: how many of the server's secret values the sidecar replaced by `***`."""
+    """Only when there were some: how many occurrences of the server's secrets became `***`."""
     text: str
 
 
@@ -753,7 +753,7 @@ class PromptBody(TypedDict):
     messages: list[PromptMessage]
     untrusted: bool
     redacted: NotRequired[int]
-    """Only when some were: how many of the server's secret values the sidecar replaced by `***`."""
+    """Only when there were some: how many occurrences of the server's secrets became `***`."""
     text: str
 
 
