@@ -66,6 +66,17 @@ def secret_forms(secrets: Iterable[str], min_chars: int) -> tuple[str, ...]:
     return tuple(sorted((p for p in parts if p), key=len, reverse=True))
 
 
+_VISIBLE_ASCII = str.maketrans("", "", "".join(map(chr, range(32, 127))) + "\n\t")
+
+
+def _may_hide(text: str) -> bool:
+    """Whether sanitising could change `text`: ASCII text is checked for controls by deleting every
+    other character (about ten times faster than a scan with a regular expression)."""
+    if text.isascii():
+        return bool(text.translate(_VISIBLE_ASCII))
+    return True
+
+
 def _escaped(text: str) -> set[str]:
     """`text` inside a JSON string (with and without `\\u` escapes) and inside a Python string's repr."""
     return {json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1], repr(text)[1:-1]}
@@ -74,13 +85,14 @@ def _escaped(text: str) -> set[str]:
 class Redactor:
     """The secret values of one connection, and their replacement in texts and JSON values."""
 
-    __slots__ = ("_any", "_regex_below", "_values", "forms", "longest", "min_chars")
+    __slots__ = ("_any", "_regex_below", "_shortest", "_values", "forms", "longest", "min_chars")
 
     def __init__(self, min_chars: int = RESULT_MIN_CHARS, secrets: Iterable[str] = ()) -> None:
         self.min_chars = min_chars
         self._values: frozenset[str] = frozenset()
         self.forms: tuple[str, ...] = ()
         self.longest = 0
+        self._shortest = 0
         self._any: re.Pattern[str] | None = None
         self._regex_below = 0
         self.add(secrets)
@@ -104,6 +116,7 @@ class Redactor:
         self._values = values
         self.forms = secret_forms(values, self.min_chars)
         self.longest = len(self.forms[0]) if self.forms else 0
+        self._shortest = len(self.forms[-1]) if self.forms else 0
         self._any = re.compile("|".join(map(re.escape, self.forms))) if self.forms else None
         self._regex_below = _REGEX_CHARS_PER_FORM * len(self.forms)
 
@@ -128,12 +141,13 @@ class Redactor:
     def text(self, text: str) -> tuple[str, int]:
         """`text` with every form replaced (overlapping or adjacent ones by one `***`), and how many
         replacements; the same object and 0 when nothing was found."""
-        if self._any is None:
-            return text, 0
-        clean = strip_controls(text)
-        if clean is not text and self.found_in(clean):
-            text = clean  # a secret split by a hidden character: the sanitised text, redacted
-        elif not self.found_in(text):
+        if self._any is None or len(text) < self._shortest:
+            return text, 0  # sanitising only ever shortens a text: no form fits in it
+        if _may_hide(text):
+            clean = strip_controls(text)
+            if clean is not text and self.found_in(clean):
+                return self.replaced(clean)  # a secret split by a hidden character: sanitised, redacted
+        if not self.found_in(text):
             return text, 0
         return self.replaced(text)
 
