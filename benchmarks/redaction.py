@@ -5,8 +5,10 @@ Two parts, each side by side in one process:
 1. In process, the redaction pass alone (`Redactor.value`) on a dumped `CallToolResult`: an echo
    result (`{"content": [{"type": "text", "text": "hello"}], "isError": false}`) for a connection
    with no secrets (the pass returns at once), with 3 and with 20 secret values; the same echo
-   holding one secret (the replacement path); and a 50 KiB text result (the output limit) with
-   3 secrets. Batches of each are interleaved; microseconds per result.
+   holding one secret (the replacement path); a 50 KiB text result (the output limit) with
+   3 secrets; and a list of 1,000 tool descriptors through the listing's check, which redacts
+   them as they arrive (once per list request: over HTTP, before every call). Batches of each
+   are interleaved; microseconds per result (per list).
 2. End to end, `mcp/callTool` echo through the sidecar to two copies of
    tests/fixtures/servers/basic.py, one given no secrets and one given 3 (`${VAR}` in its
    `env`), and a direct `mcp.Client.call_tool` to a third copy as the floor; sequential calls,
@@ -40,6 +42,7 @@ from _common import (
     write_config,
 )
 
+from mcp_sidecar.connections.listing import _Check
 from mcp_sidecar.output.redact import Redactor
 
 SECRETS = {"BENCH_TOKEN": "tok-7f3a9c21e5b84d06", "BENCH_KEY": "key-0a1b2c3d4e5f6789", "BENCH_PASS": "p@ss/w0rd+more"}
@@ -49,6 +52,25 @@ ARGUMENTS = {"text": "hello"}
 
 def _secret_values(count: int) -> list[str]:
     return [f"secret-value-{n:04d}-{'x' * (n % 7)}" for n in range(count)]
+
+
+def _tools(count: int) -> list[dict[str, Any]]:
+    """Descriptors as a server lists them: a name, a sentence, a schema of two properties."""
+    return [
+        {
+            "name": f"tool_{n:04d}",
+            "description": f"Does thing number {n} to the workspace, carefully and with a summary.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "What to look for"},
+                    "limit": {"type": "integer"},
+                },
+                "required": ["query"],
+            },
+        }
+        for n in range(count)
+    ]
 
 
 def in_process(batches: int, per_batch: int) -> list[list[Any]]:
@@ -66,7 +88,7 @@ def in_process(batches: int, per_batch: int) -> list[list[Any]]:
     for batch in range(batches):
         for name in names if batch % 2 == 0 else names[::-1]:
             redactor, result = cases[name]
-            reps = per_batch if "50 KiB" not in name else max(1, per_batch // 50)
+            reps = per_batch if name.startswith("echo") else max(1, per_batch // 200)
             start = now()
             for _ in range(reps):
                 redactor.value(result)
@@ -76,7 +98,30 @@ def in_process(batches: int, per_batch: int) -> list[list[Any]]:
         s = Summary.of(samples[name])
         redactor, _ = cases[name]
         rows.append([name, len(redactor.forms), s.min, s.median, s.p95])
-    return rows
+    return rows + _listing(batches)
+
+
+def _listing(batches: int) -> list[list[Any]]:
+    """A 1,000-tool list taken through the listing's own check (which already builds each
+    descriptor's JSON for its size limit), for a connection without and with 3 secrets."""
+    tools = _tools(1000)
+    redactors = {
+        "1,000-tool listing, no secrets": Redactor(),
+        "1,000-tool listing, 3 secrets": Redactor(secrets=_secret_values(3)),
+    }
+    samples: dict[str, list[float]] = {name: [] for name in redactors}
+    for batch in range(batches):
+        for name in list(redactors) if batch % 2 == 0 else list(redactors)[::-1]:
+            check = _Check("bench", "tools", "list", redactors[name])
+            start = now()
+            for tool in tools:
+                check.add(tool)
+            samples[name].append((now() - start) * 1e6)
+    return [[name, len(redactors[name].forms), *_three(Summary.of(samples[name]))] for name in redactors]
+
+
+def _three(s: Summary) -> list[float]:
+    return [s.min, s.median, s.p95]
 
 
 async def end_to_end(calls: int, warmup: int, devnull: TextIO) -> dict[str, list[float]]:

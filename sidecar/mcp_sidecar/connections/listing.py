@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from mcp_sidecar.catalog.freshness import CacheHints, fold
 from mcp_sidecar.connections.live_session import LiveSession
+from mcp_sidecar.output.redact import Redactor
 from mcp_sidecar.protocol.errors import SidecarError, fail
 
 log = logging.getLogger(__name__)
@@ -84,10 +85,8 @@ async def list_all(
     if getattr(session.client.server_capabilities, _CAPABILITY[kind], None) is None:
         return None
     try:
-        check = _Check(session.server, kind, operation)
-        # Names, descriptions and schemas reach editors, models and the disk cache: without the
-        # server's secret values (an entry whose key holds one is then refused as invalid).
-        descriptors, _ = session.redaction.value(await _pages(_fetcher(session, kind), check))
+        check = _Check(session.server, kind, operation, session.redaction)
+        descriptors = await _pages(_fetcher(session, kind), check)
         if kind == "tools":
             session.tool_tasks.clear()
             session.tool_tasks.update(_task_support(descriptors))
@@ -131,8 +130,9 @@ async def _pages(fetch: Callable[..., Awaitable[Any]], check: _Check) -> list[di
 class _Check:
     """The descriptors taken so far, refusing the catalog as soon as it shows itself broken."""
 
-    def __init__(self, server: str, kind: ListName, operation: str) -> None:
+    def __init__(self, server: str, kind: ListName, operation: str, redaction: Redactor | None = None) -> None:
         self.server, self.kind, self.operation = server, kind, operation
+        self.redaction = redaction
         self.descriptors: list[dict[str, Any]] = []
         self._seen: set[str] = set()
         self._cursors: set[str] = set()
@@ -148,14 +148,28 @@ class _Check:
 
     def add(self, descriptor: dict[str, Any]) -> None:
         key = _KEY[self.kind]
-        self._size += len(json.dumps(descriptor, separators=(",", ":"), ensure_ascii=False).encode())
+        text = json.dumps(descriptor, separators=(",", ":"), ensure_ascii=False)
+        self._size += len(text.encode())
         name = descriptor.get(key)
         if not isinstance(name, str) or not name:
             raise self._invalid(f"has an entry without a valid `{key}`.")
         if name in self._seen:
             raise self._invalid(f"lists {name!r} twice.")
         self._seen.add(name)
-        self.descriptors.append(descriptor)
+        self.descriptors.append(self._redacted(descriptor, text))
+
+    def _redacted(self, descriptor: dict[str, Any], text: str) -> dict[str, Any]:
+        """Names, descriptions and schemas reach editors, models and the disk cache: without the
+        server's secret values (an entry whose key holds one is then refused as invalid).
+
+        A descriptor whose JSON is ASCII without a backslash holds every string as written and
+        nothing a sanitiser would remove: one search of that JSON rules it out, instead of a walk.
+        """
+        redaction = self.redaction
+        if not redaction or (text.isascii() and "\\" not in text and not redaction.found_in(text)):
+            return descriptor
+        redacted: dict[str, Any] = redaction.value(descriptor)[0]
+        return redacted
 
     def within_limits(self) -> None:
         if len(self.descriptors) > MAX_CATALOG_ENTRIES or self._size > MAX_CATALOG_BYTES:

@@ -125,7 +125,10 @@ class Redactor:
             return False
         if len(text) < self._regex_below:
             return self._any.search(text) is not None
-        return any(form in text for form in self.forms)
+        for form in self.forms:  # a loop, not any(): no generator to set up per text
+            if form in text:
+                return True
+        return False
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Where the forms occur in `text`, overlapping occurrences included, sorted by start."""
