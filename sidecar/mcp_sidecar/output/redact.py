@@ -125,10 +125,7 @@ class Redactor:
             return False
         if len(text) < self._regex_below:
             return self._any.search(text) is not None
-        for form in self.forms:  # a loop, not any(): no generator to set up per text
-            if form in text:
-                return True
-        return False
+        return any(form in text for form in self.forms)
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Where the forms occur in `text`, overlapping occurrences included, sorted by start."""
