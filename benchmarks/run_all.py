@@ -1,4 +1,4 @@
-"""Run every benchmark in turn (startup, calls, memory, discovery, results, mcp-hub, gateway); `--quick` is passed on.
+"""Run every benchmark in turn (startup, calls, memory, discovery, results, hub, gateway, secrets); `--quick` passed on.
 
 Each script runs in its own process, one after the other, so they do not compete for the CPU.
 Exits non-zero only if a script itself failed (a missed goal is reported, not a failure).
@@ -24,6 +24,7 @@ SCRIPTS = (
     "vs_mcp_hub.py",
     "gateway.py",
     "call_throughput.py",
+    "redaction.py",
 )
 
 
