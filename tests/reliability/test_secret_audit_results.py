@@ -82,11 +82,12 @@ def leaky_servers(tmp: Path, http_url: str) -> dict[str, Any]:
     return {"leaky": stdio, "leaky-http": {"url": http_url, "headers": headers}}
 
 
-def no_leaks(scan: Scan, scenario: str, answers: int) -> None:
+def no_leaks(scan: Scan, scenario: str, answers: int, files: int) -> None:
     figure(
         scenario,
-        f"{answers} answers, {scan.strings:,} strings scanned for {len(PIECES)} {PIECE}-character pieces of "
-        f"{len(CANARIES)} canaries in {len(forms(EXACT))} forms; {scan.redacted} held ***: {len(scan.leaks)} leak(s)",
+        f"{answers} answers, questions and notices and {files} files: {scan.strings:,} strings scanned for "
+        f"{len(PIECES)} {PIECE}-character pieces of {len(CANARIES)} canaries in {len(forms(EXACT))} forms; "
+        f"{scan.redacted} held ***: {len(scan.leaks)} leak(s)",
     )
     assert scan.leaks == [], "\n".join(f"{where}: {piece!r} in {around!r}" for where, piece, around in scan.leaks[:40])
     assert scan.redacted > 0, "no answer showed redaction at work"
@@ -232,7 +233,8 @@ async def test_results_through_the_editor_protocol_carry_no_secret(home: Path, t
     _check_redaction_at_work(calls, editor, echoed)
     assert any("***" in str(r.get("message")) for reports in progress.values() for r in reports)
     assert any("***" in n["text"] for n in notifications["mcp/serverLog"])
-    no_leaks(scan, "secret audit, results (editor protocol)", len(editor.answers) + files)
+    told = len(editor.answers) + len(editor.questions) + sum(len(v) for v in notifications.values())
+    no_leaks(scan, "secret audit, results (editor protocol)", told + sum(map(len, progress.values())), files)
 
 
 # -- through the gateway ------------------------------------------------------------------------
@@ -339,4 +341,4 @@ async def test_results_through_the_gateway_carry_no_secret(home: Path, tmp_path:
     scan.value("host", host.seen)
     files = scan.files(home)
     _check_gateway_results(host, results)
-    no_leaks(scan, f"secret audit, results (gateway over {transport})", len(host.seen) + files)
+    no_leaks(scan, f"secret audit, results (gateway over {transport})", len(host.seen), files)
