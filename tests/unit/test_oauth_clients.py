@@ -282,3 +282,37 @@ async def test_tokens_another_process_bound_to_another_dpop_key_are_not_adopted(
     adopted = await storage_for(mine, store).newer_tokens()
     assert adopted is not None
     assert adopted.access_token == "t2"
+
+
+async def test_a_connections_redaction_is_told_every_token_it_sends_refreshed_ones_first() -> None:
+    """`on_secrets` (a connection's redaction) hears of new tokens before they are saved and sent."""
+    from mcp.shared.auth import OAuthToken
+
+    from mcp_sidecar.auth.store import MemoryBackedStore
+
+    told: list[list[str]] = []
+    saved: list[str] = []
+
+    class Watched(MemoryBackedStore):
+        async def save(self, account: str, record: CredentialRecord) -> None:
+            saved.append(str((record.tokens or {}).get("access_token")))
+            assert [t[0] for t in told[-1:]] == saved[-1:], "told before the save (and so before the request)"
+            await super().save(account, record)
+
+    store = Watched()
+    tokens = {"access_token": "access-1", "refresh_token": "refresh-1"}
+    record = CredentialRecord(server="s", url=URL, configured_client_id=None, tokens=tokens)
+    record.dpop_key, record.dpop_bound = DpopKey.generate().private_jwk(), True
+    storage = storage_for(record, store)
+    storage.on_secrets = told.append
+    storage.reveal()
+    assert told[-1] == ["access-1", "refresh-1", record.dpop_key["d"]]
+    await storage.set_tokens(OAuthToken(access_token="access-2", refresh_token="refresh-2", token_type="Bearer"))
+    assert saved == ["access-2"]
+    assert told[-1][:2] == ["access-2", "refresh-2"]
+    newer = CredentialRecord.from_json(storage.record.to_json())
+    assert newer is not None
+    newer.tokens = {"access_token": "access-3"}
+    await MemoryBackedStore.save(store, "acct", newer)
+    assert await storage.newer_tokens() is not None
+    assert told[-1][0] == "access-3"
