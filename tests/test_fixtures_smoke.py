@@ -8,10 +8,12 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 import anyio
+import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.subscriptions import ToolsListChanged
 
 from support.servers import FIXTURES, http_server, server_everything_js
@@ -68,6 +70,28 @@ async def test_basic_stdio(mode: Mode) -> None:
             assert failed.is_error
             assert isinstance(failed.content[0], types.TextContent)
             assert "boom" in failed.content[0].text
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_leaky_sends_back_its_secrets_in_every_form(mode: Mode) -> None:
+    """leaky.py (the results audit's server) in both eras: a secret in every form, and its headers over HTTP."""
+    secret = 'Zq8"k/+x'
+    with anyio.fail_after(CONNECT_TIMEOUT):
+        async with Client(stdio_params("leaky.py", "stdio", env={"LEAK_A": secret}), mode=mode) as client:
+            tools = await list_all_tools(client)
+            assert {tool.description for tool in tools} == {f"Sends back its secrets (like {secret})."}
+            result = await client.call_tool("leak_text", {})
+            assert isinstance(result.content[0], types.TextContent)
+            assert "LEAK_A url-all: Zq8%22k%2F%2Bx\ninlineZq8%22k%2F%2Bxinline" in result.content[0].text
+            read = await client.read_resource("leak://value/LEAK_A")
+            assert isinstance(read.contents[0], types.TextResourceContents)
+            assert read.contents[0].text == secret
+    with http_server("leaky.py") as url, anyio.fail_after(CONNECT_TIMEOUT):
+        transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers={"X-Leak-Key": secret}))
+        async with Client(transport, mode=mode) as client:
+            read = await client.read_resource("leak://value/header-x-leak-key")
+            assert isinstance(read.contents[0], types.TextResourceContents)
+            assert read.contents[0].text == secret
 
 
 @pytest.mark.asyncio
