@@ -130,17 +130,51 @@ def atomic_write_at(dir_fd: int, name: str, data: bytes, mode: int = 0o600) -> N
         raise
 
 
-def read_private_file(dir_fd: int, name: str, limit: int) -> bytes:
-    """A regular file of this user's in a checked directory, at most `limit` bytes (else ValueError)."""
-    fd = os.open(name, os.O_RDONLY | _NOFOLLOW, dir_fd=dir_fd)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+class NotRegularFile(ValueError):
+    """What is there is no regular file (a FIFO, a device, a directory), or not this user's."""
+
+
+def open_regular(path: str | Path, *, dir_fd: int | None = None, own: bool = True, follow: bool = False) -> int:
+    """A descriptor of `path` open for reading, checked to be a regular file (and, with `own`, this user's).
+
+    The open never waits: a FIFO put in a file's place would block a plain open until someone
+    writes to it (a hung discovery, an editor sidecar that stops answering), so it is opened
+    non-blocking and refused once `fstat` shows what it is. Without `follow`, a symbolic link is
+    refused too (`OSError`). Every file the sidecar reads from its cache goes through here.
+    """
+    flags = os.O_RDONLY | _NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW)
+    fd = os.open(path, flags, dir_fd=dir_fd)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegularFile("not a regular file")
+        if own and hasattr(os, "getuid") and info.st_uid != os.getuid():
+            raise NotRegularFile("not this user's file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(
+    path: str | Path, limit: int, *, dir_fd: int | None = None, own: bool = True, follow: bool = False
+) -> bytes:
+    """`open_regular`, then at most `limit` bytes (a larger file raises ValueError)."""
+    fd = open_regular(path, dir_fd=dir_fd, own=own, follow=follow)
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
-            raise ValueError("not a regular file of this user's")
         data = handle.read(limit + 1)
     if len(data) > limit:
         raise ValueError("larger than the limit")
     return data
+
+
+def read_private_file(dir_fd: int, name: str, limit: int) -> bytes:
+    """A regular file of this user's in a checked directory, at most `limit` bytes (else ValueError)."""
+    return read_regular(name, limit, dir_fd=dir_fd)
 
 
 def unlink_own_file(dir_fd: int, name: str) -> None:

@@ -25,7 +25,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
-from mcp_sidecar.fs import atomic_write
+from mcp_sidecar.fs import atomic_write, open_regular
 
 log = logging.getLogger(__name__)
 
@@ -139,19 +139,25 @@ def _future_flags(namespace: dict[str, Any]) -> int:
 
 
 def _load(path: Path) -> dict[bytes, CodeType]:
-    """The cached code, or nothing when the file is missing, foreign, writable by others or damaged."""
+    """The cached code, or nothing when the file is missing, foreign, writable by others, damaged,
+    or not a regular file (a FIFO in its place is refused, never waited on: `fs.open_regular`)."""
     try:
-        with open(path, "rb") as handle:
+        # Code from this file runs in the sidecar: take it only from a regular file of our own.
+        fd = open_regular(path)
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        log.warning("ignoring %s: not a private regular file of this user (%s)", path, type(exc).__name__)
+        return {}
+    try:
+        with os.fdopen(fd, "rb") as handle:
             info = os.fstat(handle.fileno())
-            # Code from this file runs in the sidecar: take it only from a file of our own.
-            if info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
                 log.warning("ignoring %s: not a private file of this user", path)
                 return {}
             if info.st_size > MAX_FILE_BYTES:
                 return {}
-            data = marshal.loads(handle.read())
-    except FileNotFoundError:
-        return {}
+            data = marshal.loads(handle.read(MAX_FILE_BYTES + 1))
     except (OSError, EOFError, ValueError, TypeError) as exc:
         log.info("ignoring %s: %s", path, type(exc).__name__)
         return {}

@@ -26,7 +26,7 @@ from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.connections import content_requests, listing, stdio, transports, watch_requests
 from mcp_sidecar.connections.client_hooks import ClientHooks, ClientSide, offering_client
 from mcp_sidecar.connections.errors import FailureContext, classify
-from mcp_sidecar.connections.launch import Launch, resolve_server
+from mcp_sidecar.connections.launch import Launch, chain_environment, resolve_server
 from mcp_sidecar.connections.listing import ListName
 from mcp_sidecar.connections.live_session import LiveSession
 from mcp_sidecar.connections.sdk_streams import (
@@ -294,6 +294,7 @@ class Connection:
             self.redaction = Redactor(RESULT_MIN_CHARS, resolved.passed_secrets)
             self.hooks.redaction = self.redaction
             env = {k: v for k, v in resolved.env.items() if isinstance(v, str)}
+            env |= chain_environment(self.config, resolved)
             await launch.spawn(self.config, resolved, env, self.log)
             await load_sdk()
             # The connect time limit starts now: secret commands and the SDK import are not the server's.

@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcp_sidecar.config import paths, secrets
+from mcp_sidecar.config import paths, secrets, self_start
 from mcp_sidecar.config.interpolate import MissingVariable, ResolvedServer, resolve
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.connections import stdio
@@ -50,7 +50,8 @@ class Launch:
 
 
 async def resolve_server(config: ServerConfig, workspace: Path | None, operation: str) -> ResolvedServer:
-    """References and secret commands, resolved for this connection attempt only."""
+    """References and secret commands, resolved for this connection attempt only; a definition
+    that would start this sidecar itself is refused before anything runs (`config/self_start.py`)."""
     try:
         resolved = resolve(config, workspace)
     except MissingVariable as exc:
@@ -60,6 +61,7 @@ async def resolve_server(config: ServerConfig, workspace: Path | None, operation
             f"Environment variable {exc.variable} (used in `{exc.field_name}`) is not set.",
             config.name,
         ) from None
+    _refuse_itself(config, resolved, workspace, operation)
     if not resolved.secret_commands():
         return resolved
     # HTTP servers have no cwd; their secret commands run where a stdio server would.
@@ -73,4 +75,29 @@ async def resolve_server(config: ServerConfig, workspace: Path | None, operation
     return filled
 
 
-__all__ = ["Launch", "resolve_server"]
+def _refuse_itself(config: ServerConfig, resolved: ResolvedServer, workspace: Path | None, operation: str) -> None:
+    if config.transport != "stdio" or resolved.command is None:
+        return
+    chain = self_start.inherited_chain()
+    why = self_start.chain_refusal(chain, self_start.chain_key(config.raw, resolved.cwd))
+    if why is None:
+        env = {k: v for k, v in resolved.env.items() if isinstance(v, str)}
+        cwd = resolved.cwd or str(paths.neutral_dir())
+        found = self_start.invocation(resolved.command, resolved.args, cwd, env)
+        if found is not None:
+            why = self_start.refusal(config.scope, found, workspace, stdio.server_environment(env))
+    if why is not None:
+        log.warning("server %s: not started: it would start this sidecar itself", config.name)
+        raise fail("server_starts_itself", operation, why, config.name)
+
+
+def chain_environment(config: ServerConfig, resolved: ResolvedServer) -> dict[str, str]:
+    """What a stdio server is started with besides its own variables: the chain of definitions that
+    started this sidecar, and this one's key, so a sidecar it starts can refuse to start it again."""
+    if config.transport != "stdio":
+        return {}
+    chain = self_start.inherited_chain()
+    return {self_start.CHAIN_ENV: self_start.passed_on(chain, self_start.chain_key(config.raw, resolved.cwd))}
+
+
+__all__ = ["Launch", "chain_environment", "resolve_server"]

@@ -66,6 +66,7 @@ DiagnosticCode = Literal[
     "catalog_entry_invalid",
     "interactive_required",
     "elicitation_required",
+    "server_starts_itself",
 ]
 """Every diagnostic code; each has exactly one entry in `HINTS` (a unit test checks both ways)."""
 
@@ -167,6 +168,11 @@ HINTS: dict[DiagnosticCode, str] = {
     "elicitation_required": (
         "Finish the step the server opened in the browser (the editor showed its address), then call the "
         "tool again; nothing was retried."
+    ),
+    "server_starts_itself": (
+        "mcp-sidecar cannot be one of its own servers: remove the definition, or keep the gateway's definition "
+        "in a file mcp-sidecar does not read (for Claude Code, `claude mcp add --scope local` or `--scope user` "
+        "rather than the project's .mcp.json); see docs/gateway.md."
     ),
 }
 

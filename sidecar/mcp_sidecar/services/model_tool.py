@@ -266,6 +266,10 @@ MODEL_HINTS: dict[DiagnosticCode, str] = {
     "resource_not_found": "Retry with a URI from a new mcp_tools query or from a tool's resource link.",
     "completion_invalid": "Retry with a variable of the template (its read call names them) and a string prefix.",
     "connection_failed": "Retry once; if it fails again, ask the user to check the server (/mcp status).",
+    "server_starts_itself": (
+        "Do not retry: this server is mcp-sidecar itself. Tell the user its definition must move out of the "
+        "files mcp-sidecar reads; the other servers still work."
+    ),
 }
 
 
