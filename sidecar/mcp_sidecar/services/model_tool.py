@@ -267,8 +267,8 @@ MODEL_HINTS: dict[DiagnosticCode, str] = {
     "completion_invalid": "Retry with a variable of the template (its read call names them) and a string prefix.",
     "connection_failed": "Retry once; if it fails again, ask the user to check the server (/mcp status).",
     "server_starts_itself": (
-        "Do not retry: this server is mcp-sidecar itself. Tell the user its definition must move out of the "
-        "files mcp-sidecar reads; the other servers still work."
+        "Ask the user to move this server's definition out of the files mcp-sidecar reads (it is mcp-sidecar "
+        "itself); do not retry, the other servers still work."
     ),
 }
 
