@@ -65,7 +65,8 @@ export interface StatusRow {
  * editor approves exactly this `definitionHash`: never approved yet (`new`, also at the first
  * sight of a trusted workspace) or `changed` since. `summary` is one line of what would run,
  * never cut: `command args (cwd: X; env: NAME=!cmd, REF=${VAR}, TOKEN=<literal hidden>;
- * changed: args, env.TOKEN)` or `url (headers: ...)`; invisible characters are escaped.
+ * also sets: roots=false; changed: args, env.TOKEN)` or `url (headers: ...; OAuth scopes: a b;
+ * ...)`; only what looks like a credential is masked; invisible characters are escaped.
  */
 export interface PendingApproval {
   server: string;

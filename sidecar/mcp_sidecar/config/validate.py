@@ -280,6 +280,7 @@ def _check_oauth_fields(definition: Mapping[str, Any], transport: Transport | No
 
 
 _REFERENCE = re.compile(r"\$\{?[A-Za-z_]")
+_BRACED_REFERENCE = re.compile(r"\$\{[A-Za-z_]")
 
 
 def is_secret_reference(value: str) -> bool:
@@ -300,6 +301,14 @@ def _check_oauth_client(definition: Mapping[str, Any], scope: Scope, bad: Bad) -
                 "oauthClientSecret",
                 "is a literal secret in a project file, which is refused: use a ${VAR} reference or a !command.",
             )
+    client_id = definition.get("oauthClientId")
+    if scope == "project" and isinstance(client_id, str) and _BRACED_REFERENCE.search(client_id):
+        # It goes to the authorization server (and into the browser's address bar): a repository
+        # must not choose which of the person's variables is sent there.
+        bad(
+            "oauthClientId",
+            "holds a ${VAR} reference in a project file, which is refused: a client id is public, write it as it is.",
+        )
     url = definition.get("oauthClientMetadataUrl")
     if url is not None and not is_client_metadata_url(url):
         bad("oauthClientMetadataUrl", CLIENT_METADATA_URL_RULE)

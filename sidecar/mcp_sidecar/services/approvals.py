@@ -3,8 +3,8 @@
 Every configuration load passes through `gate`: a trusted project's definitions whose
 hashes are not recorded as approved (`config/approvals.py`) stay disabled with
 `trust_required`, and the editor is told once per change (`mcp/approvalRequired`) with a
-one-line summary of what would run. `approve` records exactly what the person saw: an entry
-whose definition changed again since is refused and asked about anew.
+one-line summary of what would run (`services/approval_summary.py`). `approve` records exactly
+what the person saw: an entry whose definition changed again since is refused and asked about anew.
 """
 
 from __future__ import annotations
@@ -12,17 +12,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import re
 from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.config import approvals, loader
-from mcp_sidecar.config.approvals import UNHASHED_FIELDS, Approval, Change, Pending, changed_fields
+from mcp_sidecar.config.approvals import Approval, Change, Pending, changed_fields
 from mcp_sidecar.config.edit import EditRefused
 from mcp_sidecar.config.loader import EffectiveConfig
 from mcp_sidecar.config.model import ServerConfig
-from mcp_sidecar.output.command_text import quote_word
-from mcp_sidecar.output.sanitize import strip_controls
 from mcp_sidecar.protocol.errors import fail
+from mcp_sidecar.services.approval_summary import summary
 
 if TYPE_CHECKING:
     from mcp_sidecar.protocol.results import ApproveResult, NotApproved, PendingApproval
@@ -30,103 +28,6 @@ if TYPE_CHECKING:
     from mcp_sidecar.services.configuration import Configuration
 
 log = logging.getLogger(__name__)
-
-EXECUTION_ENV = frozenset(
-    {"PATH", "HOME", "SHELL", "BASH_ENV", "ENV", "ZDOTDIR", "TMPDIR", "PERL5OPT", "PERL5LIB", "PERLLIB"}
-    | {"RUBYOPT", "RUBYLIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH"}
-)
-EXECUTION_ENV_PREFIXES = ("LD_", "DYLD_", "PYTHON", "NODE_", "NPM_CONFIG_", "GIT_", "UV_", "PIP_", "DENO_", "BUN_")
-"""Environment variables that change which code runs: their literal values are shown, never masked."""
-_REFERENCE = re.compile(r"\$\{?[A-Za-z_]")
-
-
-def visible(text: str) -> str:
-    """`text` with every character a person cannot see written as an escape (`\\u202e`), never removed:
-    what a person approves must be all there is."""
-    if text.isascii() and text.isprintable():
-        return text
-    # Printable to Python is not enough: variation selectors and fillers show as nothing.
-    return "".join(c if c == " " or (c.isprintable() and strip_controls(c) == c) else _escape(c) for c in text)
-
-
-def _escape(char: str) -> str:
-    point = ord(char)
-    return f"\\u{point:04x}" if point <= 0xFFFF else f"\\U{point:08x}"
-
-
-def _value(name: str, value: Any) -> str:
-    """An env or header value as the approval shows it: commands and references verbatim, other literals masked."""
-    text = str(value)
-    upper = name.upper()
-    if (
-        text.startswith("!")
-        or _REFERENCE.search(text)
-        or upper in EXECUTION_ENV
-        or upper.startswith(EXECUTION_ENV_PREFIXES)
-    ):
-        return f"{name}={text}"
-    return f"{name}=<literal hidden>"
-
-
-def summary(server: ServerConfig, changed: list[str] | None = None) -> str:
-    """What the definition runs or connects to, on one line, as written (`${VAR}` unresolved).
-
-    Secret commands (`!cmd`, code that runs) and `${VAR}` references are shown verbatim; a
-    literal env or header value is masked unless its variable changes what runs (`NODE_OPTIONS`,
-    `LD_PRELOAD`, `PYTHONPATH`...). Invisible and control characters are escaped, never removed,
-    and nothing is cut: what a person approves is what they see.
-    """
-    raw = server.raw
-    extras: list[str] = []
-    if server.transport == "stdio":
-        words = [str(raw.get("command", "")), *(str(a) for a in raw.get("args", []) or [])]
-        text = " ".join(quote_word(word) for word in words)
-        if isinstance(raw.get("cwd"), str):
-            extras.append(f"cwd: {quote_word(raw['cwd'])}")
-        if isinstance(raw.get("env"), dict) and raw["env"]:
-            extras.append("env: " + ", ".join(_value(str(k), v) for k, v in raw["env"].items()))
-    else:
-        text = str(raw.get("url", ""))
-        if isinstance(raw.get("headers"), dict) and raw["headers"]:
-            extras.append("headers: " + ", ".join(_value(str(k), v) for k, v in raw["headers"].items()))
-        extras += _oauth_client(raw)
-    if isinstance(raw.get("description"), str):
-        # What the model will read about this server (the server directory): shown whole.
-        extras.append(f"tells the model: {quote_word(raw['description'])}")
-    others = [key for key in raw if key not in _SHOWN and key not in UNHASHED_FIELDS]
-    if others:
-        extras.append("also sets: " + ", ".join(others))
-    if changed:
-        extras.append("changed: " + ", ".join(changed))
-    if extras:
-        text += f" ({'; '.join(extras)})"
-    return visible(text)
-
-
-def _oauth_client(raw: dict[str, Any]) -> list[str]:
-    out: list[str] = []
-    if isinstance(raw.get("oauthClientSecret"), str):
-        # A `!command` runs when the server logs in or refreshes: shown verbatim, like env's.
-        out.append("OAuth client secret: " + _value("oauthClientSecret", raw["oauthClientSecret"]))
-    if isinstance(raw.get("oauthClientMetadataUrl"), str):
-        out.append(f"OAuth client metadata: {raw['oauthClientMetadataUrl']}")
-    return out
-
-
-_SHOWN = frozenset(
-    {
-        "type",
-        "command",
-        "args",
-        "cwd",
-        "env",
-        "url",
-        "headers",
-        "description",
-        "oauthClientSecret",
-        "oauthClientMetadataUrl",
-    }
-)
 
 
 def gate(cfg: Configuration, config: EffectiveConfig) -> EffectiveConfig:
