@@ -334,6 +334,21 @@ async def test_a_url_step_shows_the_host_and_opens_nothing_itself(home: Path, tm
     assert params["elicitationId"]
 
 
+async def test_a_url_step_to_a_numeric_host_shows_the_address_a_browser_opens(home: Path, tmp_path: Path) -> None:
+    """`0x7f.1`, `2130706433` and `0177.0.0.1` are 127.0.0.1 to a browser (WHATWG IPv4 parsing):
+    the editor is shown that address, in the host and in the URL it would open."""
+    project = setup(home, tmp_path, everything=EVERYTHING)
+    asked: list[dict[str, Any]] = []
+    answers = {"mcp/elicit": recording(asked, lambda p: {"action": "decline"})}
+    async with start_sidecar(
+        home, project=project, trusted=True, options={"mcpCapabilities": ALL}, answers=answers
+    ) as sidecar:
+        for host in ("0x7f.1", "2130706433", "0177.0.0.1"):
+            args = {"url": f"http://{host}:9/connect?s=1", "message": "Connect"}
+            await call(sidecar, "everything.trigger-url-elicitation", args)
+    assert [(p["url"], p["host"]) for p in asked] == [("http://127.0.0.1:9/connect?s=1", "127.0.0.1")] * 3
+
+
 async def test_a_call_that_needs_a_url_step_first_fails_and_is_not_retried(home: Path, tmp_path: Path) -> None:
     project = setup(home, tmp_path, everything=EVERYTHING)
     asked: list[dict[str, Any]] = []

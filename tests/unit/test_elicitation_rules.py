@@ -241,6 +241,34 @@ def test_the_url_shown_is_rebuilt_from_what_was_read_with_the_host_browsers_reso
 
 
 @pytest.mark.parametrize(
+    ("url", "opened"),
+    [
+        ("http://0x7f.1/cb", "http://127.0.0.1/cb"),
+        ("http://2130706433:8080/cb?x=1", "http://127.0.0.1:8080/cb?x=1"),
+        ("https://0177.0.0.1/", "https://127.0.0.1/"),
+        ("https://127.1/", "https://127.0.0.1/"),
+        ("https://0x7F000001/", "https://127.0.0.1/"),
+        ("https://169.254.0x10.0376/latest", "https://169.254.16.254/latest"),
+        ("https://0xa9fea9fe/", "https://169.254.169.254/"),
+        ("https://1.2.3.4./", "https://1.2.3.4/"),
+        ("https://0x7f\uff0e1/", "https://127.0.0.1/"),  # a full-width dot maps to "." first (UTS 46)
+    ],
+)
+def test_a_numeric_host_is_shown_as_the_address_a_browser_opens(url: str, opened: str) -> None:
+    """WHATWG URL parsing reads a host ending in a number as IPv4 (hex, octal, fewer parts)."""
+    host = opened.split("/")[2].split(":")[0]
+    assert opened_url(url) == (opened, host)
+
+
+@pytest.mark.parametrize(
+    "url", ["https://1.2.3.0x100/", "https://1.2.3.4.5/", "https://foo.0x1/", "https://4294967296/"]
+)
+def test_a_host_that_ends_in_a_number_but_is_no_address_is_refused(url: str) -> None:
+    with pytest.raises(ValueError, match="URL"):
+        opened_url(url)
+
+
+@pytest.mark.parametrize(
     ("declared", "offer"),
     [
         (None, ClientOffer()),

@@ -8,6 +8,7 @@ never sends the server a value its schema does not allow.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import re
 from collections.abc import Callable
@@ -230,11 +231,20 @@ def opened_url(url: str) -> tuple[str, str]:
         raise ValueError("the URL's host part holds user information, an escape or an address in brackets")
     import idna
 
+    from mcp_sidecar.auth.urls import normalise_host
+
     try:
         host = idna.encode(parts.hostname.rstrip("."), uts46=True, transitional=False).decode("ascii")
         port = parts.port
     except (idna.IDNAError, UnicodeError, ValueError):
         raise ValueError("the URL's host is not a valid name") from None
+    # A host that ends in a number is an IPv4 address to a browser, in any spelling (`0x7f.1`,
+    # `2130706433`, `0177.0.0.1`): shown as the address it opens, or refused when it is none.
+    address = normalise_host(host)
+    if address is None:
+        raise ValueError("the URL's host ends in a number but is no IPv4 address")
+    if isinstance(address, ipaddress.IPv4Address):
+        host = str(address)
     netloc = f"{host}:{port}" if port is not None else host
     return urlunsplit((parts.scheme.lower(), netloc, parts.path, parts.query, parts.fragment)), host
 
