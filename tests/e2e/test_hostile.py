@@ -38,9 +38,9 @@ from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_c
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 CATALOG_HINT = (
-    "The server must rename the entry (1 to 128 ASCII letters, digits, `_`, `-` or `.`) or remove control "
-    "characters from its URI; retrying or refreshing will not help. For tools whose model names collide, "
-    "rename one of their servers in the configuration."
+    "The server must rename the entry (1 to 128 ASCII letters, digits, `_`, `-` or `.`), remove control "
+    "characters from its URI, or nest its schema at most 64 levels deep; retrying or refreshing will not help. "
+    "For tools whose model names collide, rename one of their servers in the configuration."
 )
 RULE = "1 to 128 ASCII letters, digits, `_`, `-` or `.`"
 CLEAN = "safe\nOVERWRITTEN 31mred0m rtltxt.exe zerowidthjoin tags iso mark"

@@ -21,9 +21,9 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 RULE = "1 to 128 ASCII letters, digits, `_`, `-` or `.`"
 HINT = (
-    "The server must rename the entry (1 to 128 ASCII letters, digits, `_`, `-` or `.`) or remove control "
-    "characters from its URI; retrying or refreshing will not help. For tools whose model names collide, "
-    "rename one of their servers in the configuration."
+    "The server must rename the entry (1 to 128 ASCII letters, digits, `_`, `-` or `.`), remove control "
+    "characters from its URI, or nest its schema at most 64 levels deep; retrying or refreshing will not help. "
+    "For tools whose model names collide, rename one of their servers in the configuration."
 )
 COLLISION = (
     'The server\'s tool "{}" has the same model name "mcp__hostile__a__b" as "{}" (their mcp__server__tool '

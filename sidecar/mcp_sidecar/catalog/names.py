@@ -22,6 +22,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from mcp_sidecar.json_depth import nesting
 from mcp_sidecar.output.sanitize import has_controls, quoted
 from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError, diagnostic, fail
 
@@ -31,6 +32,9 @@ NAME_RULE = "1 to 128 ASCII letters, digits, `_`, `-` or `.`"
 """The name rule in words, wherever it is shown (`café` is letters, but not ASCII ones)."""
 CODE: DiagnosticCode = "catalog_entry_invalid"
 KEYS: dict[EntryKind, str] = {"tool": "name", "prompt": "name", "resource": "uri", "template": "uriTemplate"}
+MAX_ENTRY_DEPTH = 64
+"""The deepest nesting of objects and arrays in one entry (a tool's schemas, its `_meta`); real schemas
+stay far below, and everything that reads them (signatures, validation, editors) stays safe."""
 OPERATION = "catalog"
 """The diagnostics' operation: a refusal belongs to the catalog, whichever request fetched it."""
 _WHAT: dict[EntryKind, str] = {"tool": "tool", "prompt": "prompt", "resource": "resource", "template": "URI template"}
@@ -85,6 +89,16 @@ def refused_error(entry: dict[str, Any], operation: str) -> SidecarError:
     return fail(CODE, operation, diag["message"], diag.get("server"))
 
 
+def too_deep(kind: EntryKind, key: str, descriptor: dict[str, Any]) -> str | None:
+    """Why an entry nested past MAX_ENTRY_DEPTH is refused, or None (counted without recursion)."""
+    if nesting(descriptor, MAX_ENTRY_DEPTH) <= MAX_ENTRY_DEPTH:
+        return None
+    return (
+        f"The server's {_WHAT[kind]} {quoted(key)} nests objects and arrays more than {MAX_ENTRY_DEPTH} levels "
+        f"deep (its schema or metadata); the {_WHAT[kind]} is left out."
+    )
+
+
 def screen(
     server: str, kind: EntryKind, descriptors: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -94,7 +108,10 @@ def screen(
     refused: list[dict[str, Any]] = []
     for descriptor in descriptors:
         value = descriptor.get(key)
-        why = problem(kind, value) if isinstance(value, str) else f"The server's {_WHAT[kind]} has no valid {key}."
+        if not isinstance(value, str):
+            why: str | None = f"The server's {_WHAT[kind]} has no valid {key}."
+        else:
+            why = problem(kind, value) or too_deep(kind, value, descriptor)
         if why is None:
             accepted.append(descriptor)
         else:
@@ -102,24 +119,40 @@ def screen(
     return accepted, refused
 
 
-_SUMMARY: dict[tuple[EntryKind, bool], tuple[str, str]] = {
-    ("tool", False): (f"tool whose name is not {NAME_RULE}", f"tools whose names are not {NAME_RULE}"),
-    ("prompt", False): (f"prompt whose name is not {NAME_RULE}", f"prompts whose names are not {NAME_RULE}"),
-    ("resource", False): (
+Reason = Literal["name", "collision", "depth"]
+_SUMMARY: dict[tuple[EntryKind, Reason], tuple[str, str]] = {
+    ("tool", "name"): (f"tool whose name is not {NAME_RULE}", f"tools whose names are not {NAME_RULE}"),
+    ("prompt", "name"): (f"prompt whose name is not {NAME_RULE}", f"prompts whose names are not {NAME_RULE}"),
+    ("resource", "name"): (
         "resource whose URI holds control or invisible characters",
         "resources whose URIs hold control or invisible characters",
     ),
-    ("template", False): (
+    ("template", "name"): (
         "URI template holding control or invisible characters",
         "URI templates holding control or invisible characters",
     ),
-    ("tool", True): (
+    ("tool", "collision"): (
         "tool whose model name another server's tool has too",
         "tools whose model names other servers' tools have too",
     ),
+    **{
+        (kind, "depth"): (
+            f"{_WHAT[kind]} nested more than {MAX_ENTRY_DEPTH} levels deep",
+            f"{_WHAT[kind]}s nested more than {MAX_ENTRY_DEPTH} levels deep",
+        )
+        for kind in _WHAT
+    },
 }
 SHOWN = 3
 """Refused keys a summary names; the rest are counted."""
+
+
+def _reason(kind: EntryKind, entry: Mapping[str, Any]) -> Reason:
+    """Why an entry was refused, read from the entry: a key that passes the rules was refused for its depth."""
+    if "collidesWith" in entry:
+        return "collision"
+    key = entry.get(KEYS[kind])
+    return "depth" if isinstance(key, str) and key and problem(kind, key) is None else "name"
 
 
 def summary(refused: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -127,17 +160,17 @@ def summary(refused: Sequence[Mapping[str, Any]]) -> list[str]:
 
     `refused` holds `{kind?, name | uri | uriTemplate, collidesWith?}` (no kind: a tool).
     """
-    groups: dict[tuple[EntryKind, bool], list[Mapping[str, Any]]] = {}
+    groups: dict[tuple[EntryKind, Reason], list[Mapping[str, Any]]] = {}
     for entry in refused:
         kind: EntryKind = entry.get("kind", "tool")
-        groups.setdefault((kind, "collidesWith" in entry), []).append(entry)
+        groups.setdefault((kind, _reason(kind, entry)), []).append(entry)
     lines = []
-    for (kind, collides), entries in groups.items():
-        one, many = _SUMMARY[(kind, collides)]
+    for (kind, reason), entries in groups.items():
+        one, many = _SUMMARY[(kind, reason)]
         shown = []
         for entry in entries[:SHOWN]:
             text = quoted(entry[KEYS[kind]], 40)
-            if collides:
+            if reason == "collision":
                 text += f" (as {' and '.join(quoted(o) for o in entry['collidesWith'])})"
             shown.append(text)
         more = f" and {len(entries) - SHOWN} more" if len(entries) > SHOWN else ""

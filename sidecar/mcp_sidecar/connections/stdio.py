@@ -125,7 +125,12 @@ class LineSplitter:
 
 
 def parse_line(line: bytes | None) -> Any:
-    """A SessionMessage, or the error as a value: the session counts it and goes on."""
+    """A SessionMessage, or the error as a value: the session counts it and goes on.
+
+    A message nested deeper than the SDK's parser goes (a tool schema of 900 levels) is read with
+    its deepest values replaced by a marker (`json_depth.prune`): the request it answers gets its
+    answer at once, and the catalog refuses the entry that held them (`catalog/names.py`).
+    """
     from mcp.shared.message import SessionMessage
     from mcp_types import jsonrpc_message_adapter
 
@@ -134,8 +139,25 @@ def parse_line(line: bytes | None) -> Any:
     try:
         return SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False))
     except ValueError as exc:
+        pruned = _pruned(line)
+        if pruned is not None:
+            try:
+                return SessionMessage(jsonrpc_message_adapter.validate_json(pruned, by_name=False))
+            except ValueError:
+                pass
         log.debug("a line on stdout is not a JSON-RPC message: %s", type(exc).__name__)
         return exc
+
+
+def _pruned(line: bytes) -> bytes | None:
+    """`line` with values nested past `json_depth.MESSAGE_DEPTH` left out, or None when none are."""
+    from mcp_sidecar import json_depth
+
+    pruned = json_depth.prune(line)
+    if pruned is None or pruned is line:
+        return None
+    log.info("a message nests deeper than %d levels: its deepest values are left out", json_depth.MESSAGE_DEPTH)
+    return pruned
 
 
 @asynccontextmanager

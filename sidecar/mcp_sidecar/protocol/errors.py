@@ -157,9 +157,9 @@ HINTS: dict[DiagnosticCode, str] = {
         "the other user's directory (the sidecar recreates it, private) or set MCP_SIDECAR_HOME elsewhere."
     ),
     "catalog_entry_invalid": (
-        "The server must rename the entry (1 to 128 ASCII letters, digits, `_`, `-` or `.`) or remove control "
-        "characters from its URI; retrying or refreshing will not help. For tools whose model names collide, "
-        "rename one of their servers in the configuration."
+        "The server must rename the entry (1 to 128 ASCII letters, digits, `_`, `-` or `.`), remove control "
+        "characters from its URI, or nest its schema at most 64 levels deep; retrying or refreshing will not help. "
+        "For tools whose model names collide, rename one of their servers in the configuration."
     ),
     "interactive_required": (
         "Watches need an interactive client: editors send initializationOptions.interactive = true; "
