@@ -103,7 +103,9 @@ def in_process_breakdown(home: Path, repeats: int) -> dict[str, Summary]:
             data = (f.parent / f.name.replace("tools-", "index-").replace(".json", ".bin")).read_bytes()
             said = stored_index.fingerprint_of(data)
             assert said is not None
-            mark = stored_index.Fingerprint(said.key, stored_index.catalog_digest(raw), said.filters, said.model)
+            mark = stored_index.Fingerprint(
+                said.key, stored_index.catalog_digest(raw), said.filters, said.model, said.server
+            )
             if stored_index.from_bytes(data, mark, raw) is None:
                 raise RuntimeError(f"the stored index of {f.name} was not read")
         samples["read"].append((read - start) * 1000)

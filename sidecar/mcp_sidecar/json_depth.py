@@ -42,21 +42,22 @@ def structure(data: bytes) -> Structure | None:
 
     raw = np.frombuffer(data, np.uint8)
     quotes = np.flatnonzero(raw == 0x22)
-    slashes = np.flatnonzero(raw == 0x5C)
-    if quotes.size and slashes.size:
+    # Only a quote right after a backslash may be escaped: it is when that run of backslashes is odd.
+    escaped = quotes[(quotes > 0) & (raw[np.maximum(quotes - 1, 0)] == 0x5C)]
+    if escaped.size:
+        slashes = np.flatnonzero(raw == 0x5C)
         first = np.ones(slashes.size, bool)
         first[1:] = slashes[1:] != slashes[:-1] + 1
         run_start = slashes[np.maximum.accumulate(np.where(first, np.arange(slashes.size), 0))]
-        last = np.searchsorted(slashes, quotes) - 1  # the last backslash before each quote
-        at = np.maximum(last, 0)
-        touching = (last >= 0) & (slashes[at] == quotes - 1)
-        run = np.where(touching, slashes[at] - run_start[at] + 1, 0)
-        quotes = quotes[run % 2 == 0]
+        last = np.searchsorted(slashes, escaped) - 1  # the backslash right before each of them
+        odd = (escaped - run_start[last]) % 2 == 1
+        quotes = np.setdiff1d(quotes, escaped[odd], assume_unique=True)
     if quotes.size % 2:
         return None
-    table = np.zeros(256, bool)
-    table[[0x7B, 0x5B, 0x7D, 0x5D]] = True
-    marks = np.flatnonzero(table[raw])
+    # `{` `[` `}` `]` are 0x7B 0x5B 0x7D 0x5D: one mask finds them (with `Y _ y` and DEL, dropped next).
+    marks = np.flatnonzero((raw & 0xD9) == 0x59)
+    low = raw[marks] & 0x1F
+    marks = marks[(low == 0x1B) | (low == 0x1D)]
     if quotes.size:
         marks = marks[np.searchsorted(quotes, marks) % 2 == 0]  # an even count of quotes before: outside
     kinds = raw[marks]

@@ -173,11 +173,13 @@ class ToolCache:
             return False
         return True
 
-    def invalidate(self, key: str) -> None:
+    def invalidate(self, key: str, *, index_only: bool = False) -> None:
+        """Remove catalog `key` and its index (`index_only`: the index alone)."""
+        names = (self._index_name(key),) if index_only else (self._name(key), self._index_name(key))
         try:
             with fs.private_directory(self.directory, create=False) as dir_fd:
                 if dir_fd is not None:
-                    for name in (self._name(key), self._index_name(key)):
+                    for name in names:
                         with contextlib.suppress(FileNotFoundError):
                             os.unlink(name, dir_fd=dir_fd)
         except fs.UnsafeDirectory as exc:
@@ -205,6 +207,21 @@ def parse(key: str, raw: bytes, now: float | None = None, *, fresh_only: bool = 
     if not all(isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools):
         return None
     return CachedTools(tools, float(fetched_at), float(fresh_s))
+
+
+def header(key: str, raw: bytes) -> dict[str, Any] | None:
+    """The catalog file's own fields before its `tools` array (`version`, `key`, `server`,
+    `fetchedAt`, `freshS`), read without parsing the tools; None unless it is this key's file."""
+    end = raw.find(b',"tools":[')
+    if end < 0 or len(raw) - end < 12:
+        return None
+    try:
+        fields = json.loads(raw[:end] + b"}")
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(fields, dict) or fields.get("version") != FORMAT_VERSION or fields.get("key") != key:
+        return None
+    return fields
 
 
 def fresh(fetched_at: Any, fresh_s: Any, now: float | None = None) -> bool:

@@ -8,9 +8,16 @@ the refusals, and the embeddings (float16). Tool descriptors stay in the catalog
 parsed one by one, only for the candidates a query returns.
 
 The file is trusted only when it was made from the very catalog file beside it (its size and
-CRC-32), for the same filters, the same embedding model and the same sidecar version, in this
-format, with its body's checksum intact; anything else is ignored and the index is built (and
-kept) again. It is keyed and removed with its catalog.
+CRC-32), for the same server, filters, embedding model and sidecar version, in this format,
+with its checksum intact (CRC-32 over the header and the body: nothing it says is outside it);
+anything else is ignored and the index is built (and kept) again. It is keyed and removed with
+its catalog, and when it was served from holds nothing of its own: the catalog file's
+`fetchedAt` and `freshS` decide (`disk_cache.header`). Its spans must be exactly the elements of
+the catalog's `tools` array, read from the catalog's brackets (`json_depth.structure`, about as
+fast as parsing the catalog, so only when a first descriptor of it is needed): a span pointing
+into a nested object or off by a byte is a damaged index, never a tool. That, or a descriptor
+that does not parse, raises `StoredIndexDamaged`, and discovery drops the index and builds it
+again (`services/discovery.py`).
 No string it holds may contain a NUL (they are NUL-joined); a catalog that has one is simply
 never stored this way.
 """
@@ -25,11 +32,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
-from mcp_sidecar import __version__
+from mcp_sidecar import __version__, json_depth
 from mcp_sidecar.catalog.index import Document, Index
 from mcp_sidecar.catalog.semantic import DIMENSIONS
 
-MAGIC = b"mcp-sidecar index 3\n"
+MAGIC = b"mcp-sidecar index 4\n"
+PREAMBLE = len(MAGIC) + 16
+"""The magic, the header's length and the checksum (8 bytes each), before the header."""
 SEPARATOR = "\0"
 
 
@@ -52,6 +61,16 @@ class Fingerprint:
     catalog: str
     filters: str
     model: str | None
+    server: str
+    """The server whose catalog it is (a planted header cannot relabel another server's tools)."""
+
+
+class StoredIndexDamaged(ValueError):
+    """A descriptor of a stored index does not parse, or is not the tool its index says."""
+
+    def __init__(self, server: str) -> None:
+        super().__init__(f"the stored index of {server!r} disagrees with its catalog")
+        self.server = server
 
 
 def tool_spans(raw: bytes, descriptors: Sequence[dict[str, Any]]) -> list[tuple[int, int]] | None:
@@ -121,12 +140,11 @@ def to_bytes(
     body = b"".join(blobs)
     header = {
         "sidecar": __version__,
-        "body": zlib.crc32(body),
         "key": fingerprint.key,
         "catalog": fingerprint.catalog,
         "filters": fingerprint.filters,
         "model": fingerprint.model,
-        "server": index.server,
+        "server": fingerprint.server,
         "documents": len(keys),
         "dimensions": 0 if index.vectors is None else int(index.vectors.shape[1]),
         "totalLength": index.total_length,
@@ -134,8 +152,9 @@ def to_bytes(
         **meta,
     }
     head = json.dumps(header, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
-    head += b" " * (-(len(MAGIC) + 8 + len(head)) % 8)
-    return MAGIC + len(head).to_bytes(8, "little") + head + body
+    head += b" " * (-(PREAMBLE + len(head)) % 8)
+    checksum = zlib.crc32(body, zlib.crc32(head))
+    return MAGIC + len(head).to_bytes(8, "little") + checksum.to_bytes(8, "little") + head + body
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,14 +167,26 @@ class Stored:
 def from_bytes(data: bytes, fingerprint: Fingerprint, catalog: bytes) -> Stored | None:
     """The index in `data` when it was made from `fingerprint`, over the `catalog` file's bytes."""
     try:
+        if not _intact(data):
+            return None  # damaged, or not an index of this format
         reader = _Reader(data)
         if reader.fingerprint() != fingerprint or reader.header.get("sidecar") != __version__:
-            return None  # another catalog, filters or model, or another version's tokens
-        if reader.header.get("body") != zlib.crc32(reader.body):
-            return None  # damaged
+            return None  # another server, catalog, filters or model, or another version's tokens
         return Stored(_index(reader, catalog), reader.meta())
     except Exception:  # a damaged or foreign file, however it fails: build the index again
         return None
+
+
+def _intact(data: bytes) -> bool:
+    """The checksum over the header and the body holds."""
+    if not data.startswith(MAGIC) or len(data) < PREAMBLE:
+        return False
+    size = int.from_bytes(data[len(MAGIC) : len(MAGIC) + 8], "little")
+    said = int.from_bytes(data[len(MAGIC) + 8 : PREAMBLE], "little")
+    if PREAMBLE + size > len(data):
+        return False
+    view = memoryview(data)
+    return said == zlib.crc32(view[PREAMBLE + size :], zlib.crc32(view[PREAMBLE : PREAMBLE + size]))
 
 
 def fingerprint_of(data: bytes) -> Fingerprint | None:
@@ -170,20 +201,20 @@ class _Reader:
     """The header and the sections of an index file; any inconsistency raises ValueError."""
 
     def __init__(self, data: bytes) -> None:
-        if not data.startswith(MAGIC) or len(data) < len(MAGIC) + 8:
+        if not data.startswith(MAGIC) or len(data) < PREAMBLE:
             raise ValueError("not an index file of this format")
         size = int.from_bytes(data[len(MAGIC) : len(MAGIC) + 8], "little")
-        body_at = len(MAGIC) + 8 + size
-        self.header: dict[str, Any] = json.loads(data[len(MAGIC) + 8 : body_at])
+        body_at = PREAMBLE + size
+        self.header: dict[str, Any] = json.loads(data[PREAMBLE:body_at])
         self.body = memoryview(data)[body_at:]
         self.sections: dict[str, list[int]] = self.header["sections"]
 
     def fingerprint(self) -> Fingerprint:
         h = self.header
-        return Fingerprint(h["key"], h["catalog"], h["filters"], h["model"])
+        return Fingerprint(h["key"], h["catalog"], h["filters"], h["model"], h["server"])
 
     def meta(self) -> dict[str, Any]:
-        internal = ("sections", "documents", "dimensions", "totalLength", "body", "sidecar")
+        internal = ("sections", "documents", "dimensions", "totalLength", "sidecar")
         return {k: v for k, v in self.header.items() if k not in internal}
 
     def _section(self, name: str) -> memoryview:
@@ -265,6 +296,49 @@ def _check(
         raise ValueError("a negative position")
     if exact_ids and (min(exact_ids) < 0 or max(exact_ids) >= n_docs):
         raise ValueError("an exact spelling names no document")
+
+
+def element_spans(catalog: bytes) -> Any:
+    """`(start, end)` of every object in the catalog file's `tools` array (its last member), read
+    from the catalog's brackets outside strings; ValueError when the file is not laid out so."""
+    import numpy as np
+
+    found = json_depth.structure(catalog)
+    if found is None or not found.depth.size or not catalog.endswith(b"]}") or catalog[:1] != b"{":
+        raise ValueError("the catalog file is not an object ending in its tools array")
+    positions, opens, depth = found.positions, found.opens, found.depth
+    if int(depth.min()) < 0 or int(depth[-1]) != 0 or (depth[:-1] == 0).any() or positions[-1] != len(catalog) - 1:
+        raise ValueError("the catalog's brackets do not pair")
+    arrays = np.flatnonzero(opens & (depth == 2))
+    tools_at = int(positions[arrays[-1]]) if arrays.size else -1
+    if tools_at < 0 or catalog[tools_at - 8 : tools_at + 1] != b'"tools":[' or positions[-2] != len(catalog) - 2:
+        raise ValueError("the catalog's last member is not its tools array")
+    inside = positions > tools_at
+    starts = positions[inside & opens & (depth == 3)]
+    ends = positions[inside & ~opens & (depth == 2)] + 1
+    if ends.size != starts.size:
+        raise ValueError("an element of the tools array does not close")
+    # Written compact, the array is its elements and the commas between them, nothing else.
+    raw = np.frombuffer(catalog, np.uint8)
+    first, last = (int(starts[0]), int(ends[-1])) if starts.size else (tools_at + 1, tools_at + 1)
+    tiled = (starts[1:] == ends[:-1] + 1).all() and (raw[ends[:-1]] == ord(",")).all()
+    if first != tools_at + 1 or last != len(catalog) - 2 or not tiled:
+        raise ValueError("the tools array holds more than its elements")
+    return np.stack([starts, ends], axis=1)
+
+
+def _check_spans(spans: Any, catalog: bytes) -> None:
+    """Every span is one whole element of the catalog's `tools` array, never a part of one."""
+    import numpy as np
+
+    if not len(spans):
+        return
+    elements = element_spans(catalog)
+    at = np.searchsorted(elements[:, 0], spans[:, 0])
+    inside = at < len(elements)
+    at = np.minimum(at, len(elements) - 1)
+    if not (inside & (elements[at, 0] == spans[:, 0]) & (elements[at, 1] == spans[:, 1])).all():
+        raise ValueError("a span is not an element of the catalog's tools array")
 
 
 class Slices(Sequence[list[int]]):
@@ -350,6 +424,8 @@ class StoredDocuments(Sequence[Document]):
         self._spans = spans
         self._catalog = catalog
         self._made: dict[int, Document] = {}
+        self._checked = False
+        """Whether the spans were found to be the catalog's tools (once, when a first one is needed)."""
 
     @overload
     def __getitem__(self, i: int) -> Document: ...
@@ -364,10 +440,20 @@ class StoredDocuments(Sequence[Document]):
             i += len(self._keys)
         found = self._made.get(i)
         if found is None:
+            if not self._checked:
+                # Read from the catalog's brackets only for a catalog whose tools are returned.
+                try:
+                    _check_spans(self._spans, self._catalog)
+                except ValueError:
+                    raise StoredIndexDamaged(self._server) from None
+                self._checked = True
             a, b = (int(x) for x in self._spans[i])
-            descriptor = json.loads(self._catalog[a:b])
+            try:
+                descriptor = json.loads(self._catalog[a:b])
+            except (ValueError, RecursionError):
+                raise StoredIndexDamaged(self._server) from None
             if not isinstance(descriptor, dict) or descriptor.get("name") != self._keys[i]:
-                raise ValueError("the stored index disagrees with its catalog")
+                raise StoredIndexDamaged(self._server)
             found = self._made[i] = Document(
                 "tool", self._server, self._keys[i], {}, frozenset(), self._positions[i], descriptor
             )

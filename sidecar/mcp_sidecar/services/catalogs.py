@@ -131,6 +131,14 @@ class Catalogs:
     def forget(self, server: str) -> None:
         self.drop(server)
 
+    def discard_stored_index(self, conn: Connection) -> None:
+        """A stored index found damaged in use: forget the copy it came with and remove the index
+        file, so the catalog is read (or fetched) and indexed again."""
+        log.warning("server %s: the stored catalog index disagrees with its catalog; it is built again", conn.name)
+        self.drop(conn.name, "tools")
+        if self.cache is not None:
+            self.cache.invalidate(self.key(conn), index_only=True)
+
     def key(self, conn: Connection) -> str:
         return cache_key(conn.name, conn.config.fingerprint(), conn.workspace, conn.offered())
 
@@ -175,22 +183,23 @@ class Catalogs:
         data = self.cache.load_index(key)
         if data is None:
             return None
-        found = stored_index.from_bytes(data, self._fingerprint(conn, key, raw), raw)
-        if found is None:
+        # When the copy was fetched is the catalog file's to say, never its index's.
+        own = disk_cache.header(key, raw)
+        if own is None or not disk_cache.fresh(own.get("fetchedAt"), own.get("freshS", TTL_SECONDS)):
             return None
-        meta = found.meta
-        if not disk_cache.fresh(meta.get("fetchedAt"), meta.get("freshS")) or not isinstance(meta.get("refused"), list):
+        found = stored_index.from_bytes(data, self._fingerprint(conn, key, raw), raw)
+        if found is None or not isinstance(found.meta.get("refused"), list):
             return None
         catalog = ToolCatalog(
             conn.name,
             None,
             source="cache",
             generation=0,
-            fetched_at=float(meta["fetchedAt"]),
-            fresh_s=float(meta["freshS"]),
+            fetched_at=float(own["fetchedAt"]),
+            fresh_s=float(own.get("freshS", TTL_SECONDS)),
             disk=raw,
             loader=lambda: _descriptors(key, raw),
-            refused=meta["refused"],
+            refused=found.meta["refused"],
         )
         self._indexes[(conn.name, "tools")] = _IndexEntry(catalog, found.index)
         return catalog
@@ -199,7 +208,7 @@ class Catalogs:
         model = self.model()
         filters = stored_index.filters_digest(conn.config.include_tools, conn.config.exclude_tools)
         digest = stored_index.catalog_digest(raw)
-        return stored_index.Fingerprint(key, digest, filters, model.digest if model is not None else None)
+        return stored_index.Fingerprint(key, digest, filters, model.digest if model is not None else None, conn.name)
 
     async def tool_catalog(self, conn: Connection, operation: str, *, live: bool = False) -> ToolCatalog:
         """The server's tools; `live` demands a copy fetched on the current connection and still current."""
@@ -332,11 +341,7 @@ class Catalogs:
         where = {id(d): span for d, span in zip(catalog.descriptors, spans, strict=True)}
         visible = catalog.visible(conn.config).values()
         key = self.key(conn)
-        meta = {
-            "fetchedAt": catalog.fetched_at,
-            "freshS": min(catalog.fresh_s, TTL_SECONDS),
-            "refused": catalog.refused,
-        }
+        meta = {"refused": catalog.refused}
         data = stored_index.to_bytes(index, self._fingerprint(conn, key, raw), [where[id(d)] for d in visible], meta)
         if data is not None:
             self.cache.store_index(key, data)

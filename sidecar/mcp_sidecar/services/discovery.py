@@ -27,6 +27,7 @@ from mcp_sidecar.catalog import hybrid, names
 from mcp_sidecar.catalog.documents import template_variables
 from mcp_sidecar.catalog.icons import safe_icons
 from mcp_sidecar.catalog.index import EXACT_BOOST, Hit, Index
+from mcp_sidecar.catalog.stored_index import StoredIndexDamaged
 from mcp_sidecar.catalog.tools import canonical
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.output.sanitize import json_escape, one_line, strip_controls
@@ -135,7 +136,6 @@ async def discover(
     """
     op = "discover"
     app.ensure_loaded()
-    groups = KIND_GROUPS[kind]
     if server is not None:
         conn = app.connection(server, op)
         if conn.config.disabled:
@@ -143,6 +143,32 @@ async def discover(
         conns = [conn]
     else:
         conns = [c for c in app.registry if not c.config.disabled]
+    request = _Request(query, kind, server, limit, session_id, for_model, wording)
+    for _ in range(len(conns)):
+        try:
+            return await _discover(app, conns, request)
+        except StoredIndexDamaged as exc:
+            # A planted or damaged index file: that server's catalog is read and indexed again.
+            app.catalogs.discard_stored_index(app.connection(exc.server, op))
+    return await _discover(app, conns, request)
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    query: str
+    kind: str
+    server: str | None
+    limit: int
+    session_id: str
+    for_model: bool
+    wording: Wording
+
+
+async def _discover(app: Sidecar, conns: list[Connection], request: _Request) -> DiscoverResult:
+    op = "discover"
+    query, kind, server, limit, wording = request.query, request.kind, request.server, request.limit, request.wording
+    for_model, session_id = request.for_model, request.session_id
+    groups = KIND_GROUPS[kind]
     outcomes = await asyncio.gather(*(_server_indexes(app, c, groups, op) for c in conns))
     indexes = [ix for found, _, _ in outcomes for ix in found]
     unavailable = [u for _, missing, _ in outcomes for u in missing]
