@@ -46,9 +46,10 @@ def marked_env(home: Path, guard: Guard) -> dict[str, str]:
     return {"MCP_SIDECAR_HOME": str(home), TOKEN_VAR: guard.token}
 
 
-async def directory_after_prompts(home: Path, project: Path, guard: Guard) -> str:
-    """A host's `initialize` and `prompts/list` (which connects every server), then the server
-    directory of `mcp_tools`' description."""
+async def directory_after_a_query(home: Path, project: Path, guard: Guard, *, nested: bool = False) -> str:
+    """A host's `initialize`, `prompts/list` and one `mcp_tools` query (which connects every server),
+    then the server directory of `mcp_tools`' description. `nested`: the host then queries through
+    the gateway's own server `gw` (its `mcp_tools`), so that a copy of the gateway connects its servers."""
     params = StdioServerParameters(
         command=SCRIPT,
         args=["mcp", "--project", str(project), "--trust-project"],
@@ -57,6 +58,11 @@ async def directory_after_prompts(home: Path, project: Path, guard: Guard) -> st
     )
     async with Client(params, read_timeout_seconds=TIMEOUT_S) as host:
         await host.list_prompts()
+        await host.call_tool("mcp_tools", {"query": "echo"})
+        if nested:
+            await host.call_tool("mcp_tools", {"activate": ["gw.mcp_tools"]})
+            inner = await host.call_tool("mcp_call", {"id": "gw.mcp_tools", "arguments": {"query": "echo"}})
+            assert not inner.is_error, inner
         listed = await host.list_tools()
         assert not guard.tripped, f"{guard.most} gateways were alive at once: the chain did not stop"
         alive = len(guard.alive())
@@ -75,7 +81,7 @@ async def test_the_gateway_in_its_own_project_file_is_refused_before_it_starts(h
         config = json.loads((project / ".mcp.json").read_text(encoding="utf-8"))
         config["mcpServers"]["gw"]["env"] = marked_env(home, guard)
         (project / ".mcp.json").write_text(json.dumps(config), encoding="utf-8")
-        described = await directory_after_prompts(home, project, guard)
+        described = await directory_after_a_query(home, project, guard)
         assert guard.most == 1, f"{guard.most} gateways ran: the refused definition was started"
     assert "- gw (unavailable: server_starts_itself)" in described
     assert "- basic" in described
@@ -94,7 +100,7 @@ async def test_a_wrapper_script_starts_one_copy_and_the_chain_ends_there(home: P
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     async with process_guard(CAP) as guard:
         project_with(project, {"command": str(wrapper), "env": marked_env(home, guard)})
-        described = await directory_after_prompts(home, project, guard)
+        described = await directory_after_a_query(home, project, guard, nested=True)
         assert guard.most == 2, f"{guard.most} gateways ran at once (the top one and one copy were expected)"
     # The copy answered as a server (the top sees it connected), and refused its own `gw` itself.
     assert "- gw" in described
@@ -131,6 +137,6 @@ async def test_a_gateway_over_another_configuration_is_a_server_like_any_other(h
         write_config(home, {"gw": gateway})
         await sidecar.request("mcp/config/reload")
         listed = await sidecar.request("mcp/server/tools", {"server": "gw"})
-        assert [t["name"] for t in listed["tools"]] == ["mcp_tools"]
-        assert "- inner" in listed["tools"][0]["description"]
+        (inner,) = [t for t in listed["tools"] if t["name"] == "mcp_tools"]
+        assert "- inner" in inner["description"]
         assert guard.most == 2
