@@ -489,9 +489,9 @@ await step("started from the list, the gateway's mcp_tools is a tool of chat (Co
   await serverList(/^MCP Sidecar\s*Running/);
   await gatewayRow.first().click();
   await pickRow("Show Output");
-  // VS Code's log of the server: the gateway lists one tool before anything is activated.
+  // VS Code's log of the server: the gateway lists two tools (mcp_tools, mcp_call) before anything is activated.
   await page
-    .locator(".view-lines", { hasText: /Discovered\s+1\s+tools/ })
+    .locator(".view-lines", { hasText: /Discovered\s+2\s+tools/ })
     .first()
     .waitFor({ timeout: 60_000 });
   // The notification center (opened by earlier steps) covers the chat input's toolbar.
