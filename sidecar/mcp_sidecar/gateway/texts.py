@@ -54,20 +54,20 @@ def mcp_tools(app: Sidecar, mode: Mode) -> dict[str, Any]:
     return {"name": model_tool.NAME, "description": description, "inputSchema": model_tool.INPUT_SCHEMA}
 
 
-CALL_NATIVE_NOTE = (
-    " Activated tools are also added to your own tools under the name the activation answer gives: "
-    "call them by that name when the answer says they are among your tools, and with this tool when it "
-    "says they are not (some hosts never add tools after they start)."
+CALL_NATIVE = (
+    'Call a tool activated with mcp_tools by its exact id ("server.tool"), the arguments following the '
+    "signature its activation showed, when the activation answer says it is not among your tools (some hosts "
+    "never add tools after they start); otherwise call it by the name the answer gives."
 )
+"""`mcp_call` in native mode: the fallback, so described in few words (it is in every host's list)."""
 
 
 def mcp_call(mode: Mode) -> dict[str, Any]:
     """`mcp_call`, in both modes: in native mode it is how a host that never lists its tools again
     (Codex by default) calls what it activated, so it is listed from the start."""
-    note = CALL_NATIVE_NOTE if mode == "native" else ""
     return {
         "name": model_tool.CALL_NAME,
-        "description": model_tool.CALL_DESCRIPTION + note,
+        "description": CALL_NATIVE if mode == "native" else model_tool.CALL_DESCRIPTION,
         "inputSchema": model_tool.CALL_SCHEMA,
     }
 
