@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from support.servers import fixture_stdio
+from support.servers import fixture_stdio, http_server
 from support.sidecar import SidecarClient, start_sidecar, write_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -59,3 +59,20 @@ async def test_discovery_names_the_refusals_in_its_text(sidecar: SidecarClient) 
     found = await sidecar.request("mcp/discover", {"query": "tool", "server": "deep"})
     assert [c["id"] for c in found["candidates"] if c["kind"] == "tool"] == ["deep.plain"]
     assert '3 tools nested more than 64 levels deep: "deep_150", "deep_900", "deep_5000"' in found["text"]
+
+
+@pytest.mark.parametrize("sse", [False, True], ids=["json", "events"])
+async def test_over_http_too_only_the_deep_tools_are_refused(
+    tmp_path_factory: pytest.TempPathFactory, sse: bool
+) -> None:
+    """A JSON body, or a server-sent event whose data spans lines: read with its deepest values left out."""
+    home = tmp_path_factory.mktemp("home-http")
+    with http_server("deep_schema.py", *(["--sse"] if sse else [])) as url:
+        write_config(home, {"deep": {"url": url, "protocol": "legacy", "timeoutMs": 4000}})
+        async with start_sidecar(home) as client:
+            listed = await client.request("mcp/server/tools", {"server": "deep"})
+            assert [t["name"] for t in listed["tools"]] == ["plain"]
+            refused = {r["name"]: r["diagnostic"]["message"] for r in listed["refused"]}
+            assert refused == {f"deep_{n}": WHY.format(n) for n in LEVELS}
+            called = await client.request("mcp/callTool", {"id": "deep.plain", "arguments": {}, "activate": True})
+            assert called["isError"] is False

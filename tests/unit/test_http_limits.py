@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import zlib
 from collections.abc import AsyncIterator
 
 import httpx2
 import pytest
 
+from mcp_sidecar import json_depth
 from mcp_sidecar.connections.http_limits import (
     MAX_MESSAGE_BYTES,
     SDK_EVENT_LIMIT,
@@ -150,3 +152,46 @@ async def test_requests_ask_for_no_encoding() -> None:
     request = httpx2.Request("POST", "http://127.0.0.1/mcp", headers={"Accept-Encoding": "gzip, deflate"})
     await bound.on_request(request)
     assert request.headers["accept-encoding"] == "identity"
+
+
+def _deep_json(levels: int) -> bytes:
+    return b'{"jsonrpc":"2.0","id":1,"result":{"a":' + b'{"b":' * levels + b"1" + b"}" * levels + b',"c":2}}'
+
+
+async def _pieces(body: Chunks, kind: str) -> list[bytes]:
+    """What the SDK would read, piece by piece, from a response under the real limit."""
+    response = httpx2.Response(
+        200, headers={"content-type": kind}, stream=body, request=httpx2.Request("POST", "http://127.0.0.1/mcp")
+    )
+    await ResponseBound(lambda: None).on_response(response)
+    return [piece async for piece in response.aiter_raw()]
+
+
+async def test_events_pass_whole_and_unchanged_each_at_its_blank_line() -> None:
+    """Split anywhere, CRLF halves included, each event comes out as it was sent."""
+    stream = b': ping\r\n\r\nevent: message\r\ndata: {"a": [1]}\r\n\r\ndata: {}\n\n'
+    for split in range(1, len(stream)):
+        out = await _pieces(Chunks(stream[:split], stream[split:]), "text/event-stream")
+        assert b"".join(out) == stream, split
+        assert out[:3] == [b": ping\r\n\r\n", b'event: message\r\ndata: {"a": [1]}\r\n\r\n', b"data: {}\n\n"]
+
+
+async def test_an_event_nested_too_deep_loses_its_deepest_values_and_keeps_its_fields() -> None:
+    deep = _deep_json(300)
+    cut = deep.index(b",") + 1  # the data in two lines, split between tokens
+    event = b"event: message\r\nid: 7\r\ndata: " + deep[:cut] + b"\r\ndata: " + deep[cut:] + b"\r\n\r\n"
+    [out] = await _pieces(Chunks(event), "text/event-stream")
+    assert out.startswith(b"event: message\nid: 7\ndata: ")
+    data = b"\n".join(line[6:] for line in out.split(b"\n") if line.startswith(b"data: "))
+    parsed = json.loads(data)
+    assert parsed["result"]["c"] == 2
+    assert json_depth.MARKER.strip(b'"').decode() in data.decode()
+
+
+async def test_a_json_body_nested_too_deep_loses_its_deepest_values_only() -> None:
+    shallow = _deep_json(100)
+    assert b"".join(await _pieces(Chunks(shallow[:50], shallow[50:]), "application/json")) == shallow
+    deep = _deep_json(1000)
+    out = b"".join(await _pieces(Chunks(deep[:500], deep[500:]), "application/json"))
+    assert json.loads(out)["result"]["c"] == 2
+    assert json_depth.max_depth(out) == json_depth.MESSAGE_DEPTH

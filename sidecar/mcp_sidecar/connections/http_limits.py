@@ -18,16 +18,24 @@ The limit is counted on the bytes as decoded: requests ask for no content encodi
 server that compresses anyway (gzip or deflate) is decoded here, in bounded pieces, with
 its `Content-Encoding` removed, so a small compressed body cannot inflate past the limit. A
 body in any other encoding is passed on undecoded (and fails to parse as MCP).
+
+A message nested deeper than the SDK's parser reads (about 200 levels) is passed on with its
+deepest values left out (`json_depth.MESSAGE_DEPTH`), as on stdio: a JSON body is held whole
+until it ends, an event stream one event at a time (the SDK acts on neither before its end), and
+only one with more brackets than that bound is looked at further. The entry that held the deep
+value is then refused on its own (`catalog/names.py`), the rest of the answer kept.
 """
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import AsyncIterator, Callable
 
 import httpx2
 
-from mcp_sidecar.connections.stdio import MAX_LINE_BYTES
+from mcp_sidecar.connections.stdio import MAX_LINE_BYTES, pruned_message
+from mcp_sidecar.json_depth import MESSAGE_DEPTH
 
 MAX_MESSAGE_BYTES = MAX_LINE_BYTES
 """The largest JSON body or server-sent event taken from an HTTP server (64 MiB, as on stdio)."""
@@ -36,6 +44,9 @@ SDK_EVENT_LIMIT = MAX_MESSAGE_BYTES + 1024 * 1024
 _EVENT_ENDS = (b"\n\n", b"\r\r", b"\n\r")
 """A blank line ends an event: two line ends in a row (LF, CR or CRLF, in any mix)."""
 _DECODE_PIECE = 1024 * 1024
+_LINE_END = rb"(?:\r\n|\n|\r(?!\n))"
+_EVENT_END = re.compile(_LINE_END + _LINE_END)
+_LINE = re.compile(_LINE_END)
 
 
 class BodyTooLarge(httpx2.StreamError):
@@ -123,14 +134,86 @@ class _BoundedStream(httpx2.AsyncByteStream):
     async def __aiter__(self) -> AsyncIterator[bytes]:
         if not self._events and self._declared is not None and self._declared > self._limit:
             raise self._exceeded()  # said so up front: nothing is read
+        held = _Messages(self._events)
         async for chunk in self._inner:
             pieces = self._decoder.decode(chunk) if self._decoder is not None else [chunk]
             for piece in pieces:
                 self._count_piece(piece)
-                yield piece
+                for message in held.feed(piece):
+                    yield message
+        for message in held.end():
+            yield message
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+class _Messages:
+    """The stream's messages, each passed on whole and read by the SDK's parser: a JSON body at its
+    end, each server-sent event at its blank line."""
+
+    def __init__(self, events: bool) -> None:
+        self._events = events
+        self._held = bytearray()
+        self._scanned = 0
+        """Where the search for the next blank line resumes (nothing before it ends an event)."""
+
+    def feed(self, piece: bytes) -> list[bytes]:
+        self._held += piece
+        if not self._events:
+            return []
+        done: list[bytes] = []
+        while True:
+            # A CR at the very end may be the first half of a CRLF still to come.
+            end = len(self._held) - 1 if self._held.endswith(b"\r") else len(self._held)
+            found = _EVENT_END.search(self._held, self._scanned, end)
+            if found is None:
+                self._scanned = max(0, end - 3)
+                return done
+            done.append(_shallow_event(bytes(self._held[: found.end()])))
+            del self._held[: found.end()]
+            self._scanned = 0
+
+    def end(self) -> list[bytes]:
+        rest, self._held = bytes(self._held), bytearray()
+        if not rest:
+            return []
+        return [rest if self._events else _shallow(rest)]
+
+
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"{}[]")
+
+
+def _deep(data: bytes) -> bool:
+    """Whether `data` may nest past MESSAGE_DEPTH, told cheaply: its brackets alone, with one level of
+    innermost pairs taken away per pass. Brackets inside strings may leave some unpaired: then it
+    may be deep, and the exact reading (`json_depth`, which knows strings) decides."""
+    brackets = data.translate(None, _NOT_BRACKETS)
+    for _ in range(MESSAGE_DEPTH):
+        if not brackets:
+            return False
+        paired = brackets.replace(b"{}", b"").replace(b"[]", b"")
+        if paired == brackets:
+            return True
+        brackets = paired
+    return bool(brackets)
+
+
+def _shallow(body: bytes) -> bytes:
+    return (pruned_message(body) or body) if _deep(body) else body
+
+
+def _shallow_event(event: bytes) -> bytes:
+    """The event with its data's deepest values left out (its other fields kept), or as it came."""
+    if not _deep(event):
+        return event
+    lines = [line for line in _LINE.split(event) if line]
+    data = [line[5:].removeprefix(b" ") for line in lines if line.startswith(b"data:")]
+    pruned = pruned_message(b"\n".join(data))
+    if pruned is None:
+        return event
+    fields = [line for line in lines if not line.startswith(b"data:")]
+    return b"\n".join([*fields, *(b"data: " + line for line in pruned.split(b"\n"))]) + b"\n\n"
 
 
 class ResponseBound:

@@ -139,7 +139,7 @@ def parse_line(line: bytes | None) -> Any:
     try:
         return SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False))
     except ValueError as exc:
-        pruned = _pruned(line)
+        pruned = pruned_message(line)
         if pruned is not None:
             try:
                 return SessionMessage(jsonrpc_message_adapter.validate_json(pruned, by_name=False))
@@ -149,8 +149,9 @@ def parse_line(line: bytes | None) -> Any:
         return exc
 
 
-def _pruned(line: bytes) -> bytes | None:
-    """`line` with values nested past `json_depth.MESSAGE_DEPTH` left out, or None when none are."""
+def pruned_message(line: bytes) -> bytes | None:
+    """A message with values nested past `json_depth.MESSAGE_DEPTH` left out, or None when none are
+    (or it is no JSON)."""
     from mcp_sidecar import json_depth
 
     pruned = json_depth.prune(line)
