@@ -21,9 +21,8 @@ from pygls.protocol import (
 )
 from pygls.uris import to_fs_path
 
-from mcp_sidecar import __version__, tasks
+from mcp_sidecar import __version__, heavy, tasks
 from mcp_sidecar.connections.client_hooks import ClientOffer
-from mcp_sidecar.connections.connection import load_sdk
 from mcp_sidecar.events import ElicitationAsked, SamplingAsked
 from mcp_sidecar.handlers.registry import request_handlers
 from mcp_sidecar.protocol import methods
@@ -136,9 +135,9 @@ def create_server(app_defaults: dict[str, Any] | None = None) -> tuple[SidecarSe
             granted=_bool_option(options, "trustGranted", False),
         )
         _offer_client_side(app, params)
-        # numpy and the embedding model (a memory map, a compiled tokenizer): about 60 ms here,
-        # paid now so that the first discovery from the disk cache does not.
-        app.catalogs.model()
+        # numpy and the embedding model (about 60 ms) now, when the disk cache holds catalogs a
+        # first discovery would rank; otherwise on the first discovery (they cost memory).
+        app.catalogs.load_model_if_cached()
         window = params.capabilities.window if params.capabilities else None
         if window is not None and window.show_document is not None and window.show_document.support:
             app.logins.open_external = _show_document
@@ -157,7 +156,7 @@ def create_server(app_defaults: dict[str, Any] | None = None) -> tuple[SidecarSe
 
     @server.feature(lsp.INITIALIZED)
     def on_initialized(params: Any) -> None:
-        # The SDK import costs seconds; pay it now, off the event loop, not on first use.
+        # The SDK import costs seconds; start it soon, in its owner's thread, not on first use.
         tasks.spawn(_warm_sdk(), "warm-imports")
 
     @server.feature(lsp.SHUTDOWN)
@@ -205,9 +204,10 @@ def _serve_client_side(server: SidecarServer, app: Sidecar) -> None:
 
 async def _warm_sdk() -> None:
     # Let the editor's first requests (often a discovery from the disk cache) run before the
-    # import competes with them for the interpreter; a connection imports at once if it must.
+    # import competes with them for the interpreter; a connection starts it at once if it must.
+    # Every path that needs the SDK awaits this same load (`heavy.SDK`), never imports beside it.
     await asyncio.sleep(WARM_UP_DELAY_SECONDS)
-    await load_sdk()
+    await heavy.SDK.ready()
 
 
 def _command_params(arguments: tuple[Any, ...]) -> Any:

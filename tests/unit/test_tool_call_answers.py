@@ -8,7 +8,15 @@ from __future__ import annotations
 
 import pytest
 
+from mcp_sidecar import heavy
 from mcp_sidecar.connections.errors import FailureContext, ToolCallAnswer, classify
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _sdk_loaded() -> None:
+    """A call's answer is classified with the SDK's codes, which the sidecar reads once its owner
+    loaded the SDK (`heavy.SDK`): a call only exists after that."""
+    heavy.SDK.wait(120)
 
 
 def code_of(code: int, http_status: int | None = None, http_not_mcp: bool = False) -> str:

@@ -16,7 +16,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx2
+from mcp import Client
 from mcp.client.auth.utils import issuers_match
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthMetadata
 
 from mcp_sidecar.auth.dpop import DpopKey, DpopKeyInvalid
@@ -119,14 +121,9 @@ async def run_login(
     redirect: Callable[[str], Awaitable[None]],
     callback: Callable[[], Awaitable[AuthorizationCodeResult]],
 ) -> CredentialRecord:
-    """One fresh authorization; returns the stored record. Raises the flow's exceptions."""
-    from mcp import Client
+    """One fresh authorization; returns the stored record. Raises the flow's exceptions.
 
-    from mcp_sidecar.connections.sdk_streams import load_sdk
-
-    await load_sdk()
-    from mcp.client.streamable_http import streamable_http_client
-
+    Like everything in this module, for callers that awaited `heavy.SDK` (services/auth.py does)."""
     record = await store.load(target.account) or CredentialRecord(
         server=target.server, url=target.url, configured_client_id=target.client_id
     )

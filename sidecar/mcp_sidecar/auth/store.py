@@ -14,9 +14,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
+
+from mcp_sidecar import heavy
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +170,9 @@ class CredentialRecord:
         return set(self.step_up_scope.split())
 
 
+_choosing = threading.Lock()
+
+
 class CredentialStore:
     """Async access to the keyring; one instance per sidecar."""
 
@@ -189,10 +195,17 @@ class CredentialStore:
             raise CredentialStoreUnavailable(type(exc).__name__) from None
 
     def _keyring(self) -> Any:
+        """keyring with its backend chosen; runs in a worker thread (`_call`).
+
+        keyring itself is imported by its owner (`heavy.KEYRING`), never beside another import;
+        choosing the backend (which asks D-Bus) happens once, under a lock, since two calls at once
+        would each choose and set one."""
+        heavy.KEYRING.wait(STORE_TIME_LIMIT_S)
         import keyring
         from keyring.backends import fail
 
-        backend = keyring.get_keyring()
+        with _choosing:
+            backend = keyring.get_keyring()
         if isinstance(backend, fail.Keyring):
             raise CredentialStoreUnavailable("no keyring backend")
         if type(backend).__module__.startswith("keyrings.alt"):
@@ -208,10 +221,9 @@ class CredentialStore:
         self._keyring().set_password(self.service, account, value)
 
     def _delete(self, account: str) -> bool:
-        import keyring.errors
-
+        keyring = self._keyring()
         try:
-            self._keyring().delete_password(self.service, account)
+            keyring.delete_password(self.service, account)
         except keyring.errors.PasswordDeleteError:
             return False
         return True

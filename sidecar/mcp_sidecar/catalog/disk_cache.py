@@ -135,6 +135,13 @@ class ToolCache:
         if self._write(self._index_name(key), data, "a catalog index"):
             self.prune()
 
+    def holds_indexes(self) -> bool:
+        """Whether an earlier discovery left an index here (a next one will read it): names only."""
+        try:
+            return any(name.startswith("index-") for name in os.listdir(self.directory))
+        except OSError:
+            return False
+
     def prune(self, now: float | None = None) -> None:
         """Remove what can never be served again: an index whose catalog is gone, and a catalog
         (with its index) untouched for `STALE_SECONDS`, long past its 24 hours (a definition that

@@ -7,8 +7,10 @@ JSON-RPC code, never by the exception's text (which can carry server output or s
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from mcp_sidecar import heavy
 from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, diagnostic, fail
 
 
@@ -101,10 +103,18 @@ def _forbidden(ctx: FailureContext) -> SidecarError:
     )
 
 
+Rule = Callable[[BaseException, FailureContext], SidecarError | None]
+
+
 def _classify_leaf(exc: BaseException, ctx: FailureContext) -> SidecarError:
-    # In this order: what the HTTP status says beats the exception, and the SDK is imported
-    # only once the failure may be its own (a missing command fails before the SDK loads).
-    for rule in (_by_http_status, _by_os, _by_sdk, _by_http_client):
+    # In this order: what the HTTP status says beats the exception. The SDK's and httpx2's types
+    # are looked at only once the SDK is loaded (`heavy.SDK`): before that nothing of theirs can
+    # have raised (a missing command fails before the load), and importing them here would run
+    # beside that load.
+    rules: tuple[Rule, ...] = (_by_http_status, _by_os)
+    if heavy.SDK.loaded:
+        rules += (_by_sdk, _by_http_client)
+    for rule in (*rules, _by_builtin):
         error = rule(exc, ctx)
         if error is not None:
             return error
@@ -245,7 +255,14 @@ def _by_http_client(exc: BaseException, ctx: FailureContext) -> SidecarError | N
         if status == 403:
             return _forbidden(ctx)
         return fail("connection_failed", op, f"The server answered HTTP {status}.", server)
-    if isinstance(exc, httpx2.TransportError | ConnectionError | EOFError):
+    if isinstance(exc, httpx2.TransportError):
+        return fail("connection_failed", op, "The connection to the server failed.", server)
+    return None
+
+
+def _by_builtin(exc: BaseException, ctx: FailureContext) -> SidecarError | None:
+    op, server = ctx.operation, ctx.server
+    if isinstance(exc, ConnectionError | EOFError):
         return fail("connection_failed", op, "The connection to the server failed.", server)
     if isinstance(exc, OSError):
         return fail("connection_failed", op, "The server could not be started or reached.", server)

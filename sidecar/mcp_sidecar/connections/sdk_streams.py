@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from mcp_sidecar import heavy
 from mcp_sidecar.catalog.icons import safe_icons
 
 if TYPE_CHECKING:
@@ -21,30 +22,9 @@ def cancelled_by_caller() -> bool:
     return task is not None and task.cancelling() > 0
 
 
-_sdk_loaded = False
-
-
 async def load_sdk() -> None:
-    """Import the MCP SDK off the event loop (once); `initialize` never waits for it."""
-    global _sdk_loaded
-    if not _sdk_loaded:
-        await asyncio.to_thread(_import_sdk)
-        _sdk_loaded = True
-
-
-def _import_sdk() -> None:
-    import warnings
-
-    from mcp_sidecar.startup import collector_paused
-
-    with collector_paused():
-        import mcp
-        import mcp.client.stdio
-        import mcp.client.streamable_http  # noqa: F401
-        from mcp.shared.exceptions import MCPDeprecationWarning
-
-    # resources/subscribe is how handshake-era servers offer watches; the SDK warns on every use.
-    warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+    """The MCP SDK, loaded once by its owner (`heavy.SDK`); `initialize` never waits for it."""
+    await heavy.SDK.ready()
 
 
 def capabilities_of(client: Client) -> frozenset[str]:

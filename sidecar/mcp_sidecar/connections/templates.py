@@ -1,8 +1,14 @@
-"""RFC 6570 URI templates through the SDK's `UriTemplate` (the SDK stays in `connections/`)."""
+"""RFC 6570 URI templates through the SDK's `UriTemplate` (the SDK stays in `connections/`).
+
+Callers have fetched the server's templates over a connection, so the SDK is loaded; should it not
+be, its owner's load is waited for (`heavy.SDK`), never run beside.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+
+from mcp_sidecar import heavy
 
 
 class TemplateError(Exception):
@@ -10,6 +16,7 @@ class TemplateError(Exception):
 
 
 def variable_names(template: str) -> list[str]:
+    heavy.SDK.wait()
     from mcp import InvalidUriTemplate, UriTemplate
 
     try:
@@ -22,6 +29,7 @@ def variable_names(template: str) -> list[str]:
 
 
 def expand(template: str, arguments: Mapping[str, str | Sequence[str]]) -> str:
+    heavy.SDK.wait()
     from mcp import InvalidUriTemplate, UriTemplate
 
     try:

@@ -1,8 +1,11 @@
 """`mcp/auth/*` and the OAuth side of connections: targets, pending logins, diagnostics.
 
 The OAuth mechanics live in `auth/` (imported lazily: the SDK's OAuth client and `keyring`
-are not on the start-up path). Every failure becomes a diagnostic here, with messages
-chosen by exception type, never copied from an exception or an HTTP answer.
+are not on the start-up path). `auth/login.py` and `auth/provider.py` import the SDK: every
+function here awaits its owner (`heavy.SDK`) before touching them, so a login sent while the
+SDK loads waits for that load instead of importing the SDK beside it. Every failure becomes a
+diagnostic here, with messages chosen by exception type, never copied from an exception or an
+HTTP answer.
 """
 
 from __future__ import annotations
@@ -19,9 +22,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mcp_sidecar import tasks
+from mcp_sidecar import heavy, tasks
 from mcp_sidecar.auth.failures import BrowserUnavailable, login_failure
-from mcp_sidecar.config.interpolate import MissingVariable, SecretCommand, resolve
+from mcp_sidecar.config.interpolate import MissingVariable, ResolvedServer, SecretCommand, resolve
 from mcp_sidecar.config.model import DEFAULT_OAUTH_CALLBACK_PORT
 from mcp_sidecar.protocol.errors import SidecarError, fail, invalid_params, refused_disabled
 
@@ -80,9 +83,8 @@ def uses_oauth(conn: Connection) -> bool:
     return config.transport == "http" and not any(k.lower() == "authorization" for k in config.headers)
 
 
-def target_of(conn: Connection, operation: str) -> LoginTarget:
-    from mcp_sidecar.auth.login import LoginTarget
-
+def _oauth_server(conn: Connection, operation: str) -> ResolvedServer:
+    """The server's resolved definition, when OAuth applies to it (no SDK needed)."""
     config = conn.config
     if config.transport != "http":
         raise fail("not_supported", operation, "OAuth applies to HTTP servers only.", conn.name)
@@ -99,6 +101,16 @@ def target_of(conn: Connection, operation: str) -> LoginTarget:
             f"Environment variable {exc.variable} (used in `{exc.field_name}`) is not set.",
             conn.name,
         ) from None
+    assert resolved.url is not None
+    return resolved
+
+
+def target_of(conn: Connection, operation: str) -> LoginTarget:
+    """The login target; for callers that awaited `heavy.SDK` (`auth/login.py` imports the SDK)."""
+    from mcp_sidecar.auth.login import LoginTarget
+
+    config = conn.config
+    resolved = _oauth_server(conn, operation)
     assert resolved.url is not None
     return LoginTarget(
         server=conn.name,
@@ -217,6 +229,7 @@ async def login(
     app: Sidecar, server: str, no_browser: bool, approve_scopes: tuple[str, ...] | None = None
 ) -> LoginResult:
     """`approve_scopes`: the person's answer to a `needs_approval` (None: not asked yet)."""
+    await heavy.SDK.ready()
     from mcp_sidecar.auth.login import parse_callback
     from mcp_sidecar.auth.store import CredentialStoreUnavailable
 
@@ -352,6 +365,7 @@ async def _login_pasted(app: Sidecar, conn: Connection, target: LoginTarget) -> 
 
 
 async def complete_login(app: Sidecar, login_id: str, callback_url: str) -> LoginResult:
+    await heavy.SDK.ready()
     from mcp_sidecar.auth.login import AuthorizationDenied, CallbackInvalid, parse_callback
 
     operation = "completeLogin"
@@ -388,6 +402,7 @@ async def complete_login(app: Sidecar, login_id: str, callback_url: str) -> Logi
 
 
 async def logout(app: Sidecar, server: str) -> LogoutResult:
+    await heavy.SDK.ready()
     from mcp_sidecar.auth.login import revoke
     from mcp_sidecar.auth.store import CredentialStoreUnavailable
 
@@ -438,6 +453,7 @@ async def connection_auth(app: Sidecar, conn: Connection) -> tuple[Any, str]:
     """The httpx auth a connection should use, and what the store said: `tokens`, `none` or `unavailable`."""
     if not uses_oauth(conn):
         return None, "none"
+    await heavy.SDK.ready()
     from mcp_sidecar.auth.login import stored_provider
     from mcp_sidecar.auth.store import CredentialStoreUnavailable
 
@@ -467,17 +483,20 @@ async def connection_auth(app: Sidecar, conn: Connection) -> tuple[Any, str]:
 
 
 async def credentials_status(app: Sidecar, conn: Connection) -> dict[str, Any]:
-    """For `get`: whether tokens are stored (not whether they are valid), or that the store is locked or unavailable."""
-    from mcp_sidecar.auth.store import CredentialStoreLocked, CredentialStoreUnavailable
+    """For `get`: whether tokens are stored (not whether they are valid), or that the store is locked or unavailable.
+
+    Needs no SDK: `get` answers while it loads."""
+    from mcp_sidecar.auth.store import CredentialStoreLocked, CredentialStoreUnavailable, account_of
 
     if not uses_oauth(conn):
         return {"tokensStored": None, "store": None}
     try:
-        target = target_of(conn, "get")
+        resolved = _oauth_server(conn, "get")
     except SidecarError:
         return {"tokensStored": None, "store": None}
+    assert resolved.url is not None
     try:
-        record = await app.logins.store.load(target.account)
+        record = await app.logins.store.load(account_of(conn.name, resolved.url, resolved.oauth_client_id))
     except CredentialStoreLocked:
         return {"tokensStored": None, "store": "locked"}
     except CredentialStoreUnavailable:

@@ -28,6 +28,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from mcp_sidecar import heavy
 from mcp_sidecar.catalog import disk_cache, documents, names, semantic, stored_index
 from mcp_sidecar.catalog.disk_cache import TTL_SECONDS, ToolCache, cache_key
 from mcp_sidecar.catalog.freshness import CacheHints, combine, fresh_for, may_keep_on_disk
@@ -159,7 +160,9 @@ class Catalogs:
         raw = self.cache.read(key)
         if raw is None:
             return None
-        catalog = self._stored(conn, key, raw)
+        # A stored index is read with numpy: before its owner loaded it (`heavy.NUMPY`), the
+        # catalog is read alone, and `index` takes up its stored index once numpy is there.
+        catalog = self._stored(conn, key, raw) if heavy.NUMPY.loaded else None
         if catalog is None:
             loaded = disk_cache.parse(key, raw)
             if loaded is None:
@@ -282,9 +285,12 @@ class Catalogs:
     async def index(self, conn: Connection, group: Group, source: ToolCatalog | ListCatalog) -> Index:
         """The ranking index of one catalog, rebuilt only when that catalog object changes.
 
-        A build (tokens, embeddings, the stored copy) runs in a worker thread: a catalog of
+        A disk copy's index stored beside it is used when it was made from that very copy. A
+        build (tokens, embeddings, the stored copy) runs in a worker thread: a catalog of
         thousands of tools takes a second or more, and other requests are answered meanwhile.
+        Both compute with numpy, loaded by its owner first.
         """
+        await self.ready_to_rank()
         key = (conn.name, group)
         entry = self._indexes.get(key)
         if entry is not None and entry.source is source:
@@ -293,9 +299,33 @@ class Catalogs:
             entry = self._indexes.get(key)
             if entry is not None and entry.source is source:
                 return entry.index
-            index = await asyncio.to_thread(self._build, conn, group, source)
+            index = self._stored_index(conn, source)
+            if index is None:
+                index = await asyncio.to_thread(self._build, conn, group, source)
             self._indexes[key] = _IndexEntry(source, index)
             return index
+
+    def _stored_index(self, conn: Connection, source: ToolCatalog | ListCatalog) -> Index | None:
+        """The index stored beside a disk copy read before numpy was loaded (`cached_tools`)."""
+        if not isinstance(source, ToolCatalog) or source.source != "cache" or source.disk is None:
+            return None
+        assert self.cache is not None
+        key = self.key(conn)
+        data = self.cache.load_index(key)
+        found = stored_index.from_bytes(data, self._fingerprint(conn, key, source.disk), source.disk) if data else None
+        return found.index if found is not None else None
+
+    async def ready_to_rank(self) -> None:
+        """numpy (every index computes with it) and the embedding model, loaded on the first need."""
+        await heavy.NUMPY.ready()
+        self.model()
+
+    def load_model_if_cached(self) -> None:
+        """numpy and the model now, when an earlier discovery left an index in the disk cache: the
+        next one reads it, and pays nothing then. Otherwise they load on the first discovery."""
+        if self.cache is not None and self.cache.holds_indexes():
+            heavy.NUMPY.wait()
+            self.model()
 
     def _build(self, conn: Connection, group: Group, source: ToolCatalog | ListCatalog) -> Index:
         docs: list[Document] = []
@@ -327,7 +357,9 @@ class Catalogs:
             return None
 
     def model(self) -> semantic.Model | None:
-        """The embedding model for the semantic signal, or None when it is off or not installed."""
+        """The embedding model for the semantic signal, or None when it is off or not installed.
+
+        Reads its files with numpy: for callers after `ready_to_rank` (or in a build it started)."""
         if not semantic.enabled_by_environment():
             return None
         return semantic.load_model(self.cache.directory.parent / "models" if self.cache is not None else None)

@@ -136,6 +136,7 @@ async def discover(
     """
     op = "discover"
     app.ensure_loaded()
+    await app.catalogs.ready_to_rank()
     if server is not None:
         conn = app.connection(server, op)
         if conn.config.disabled:
