@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -157,27 +156,59 @@ class _LimitReached(Exception):
 
 
 async def within_limit(session: LiveSession, work: Awaitable[T], timeout_s: float) -> T:
-    """`work`'s result, cancelled past `timeout_s`, not counting time the server's questions were open."""
-    task = asyncio.ensure_future(work)
-    human = session.hooks.human if session.hooks is not None else None
-    start, spent = time.monotonic(), human.spent() if human is not None else 0.0
+    """`work`'s result, cancelled past `timeout_s`, not counting time the server's questions were open.
+
+    `work` runs in the caller's own task (a task of its own would cost a task and two turns of the
+    event loop per call): a timer looks at the limit when it may have passed and cancels this task
+    if it has, the way `asyncio.timeout` does, telling that cancellation from the caller's own."""
+    limit = _Limit(session, timeout_s)
     try:
-        while True:
-            asking = human is not None and human.asking
-            elapsed = time.monotonic() - start
-            used = elapsed - ((human.spent() - spent) if human is not None else 0.0)
-            # Questions may pause the limit, but not for ever: a server that keeps asking
-            # could otherwise hold a call open without end.
-            if (used >= timeout_s and not asking) or elapsed >= timeout_s + MAX_PAUSE_S:
-                raise _LimitReached
-            done, _ = await asyncio.wait({task}, timeout=PAUSED_POLL_S if asking else timeout_s - used)
-            if done:
-                return task.result()
+        return await work
+    except asyncio.CancelledError:
+        if limit.reached():
+            raise _LimitReached from None
+        raise
     finally:
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
+        limit.stop()
+
+
+class _Limit:
+    """The timer of `within_limit`: armed for when the limit could run out, again while a person answers."""
+
+    def __init__(self, session: LiveSession, timeout_s: float) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._task = task
+        self._loop = asyncio.get_running_loop()
+        self._human = session.hooks.human if session.hooks is not None else None
+        self._timeout_s = timeout_s
+        self._start = self._loop.time()
+        self._spent = self._human.spent() if self._human is not None else 0.0
+        self._cancelled = False
+        self._handle: asyncio.TimerHandle | None = self._loop.call_at(self._start + timeout_s, self._check)
+
+    def _check(self) -> None:
+        human = self._human
+        asking = human is not None and human.asking
+        elapsed = self._loop.time() - self._start
+        used = elapsed - ((human.spent() - self._spent) if human is not None else 0.0)
+        # Questions may pause the limit, but not for ever: a server that keeps asking
+        # could otherwise hold a call open without end.
+        if (used >= self._timeout_s and not asking) or elapsed >= self._timeout_s + MAX_PAUSE_S:
+            self._handle = None
+            self._cancelled = True
+            self._task.cancel()
+            return
+        self._handle = self._loop.call_later(PAUSED_POLL_S if asking else self._timeout_s - used, self._check)
+
+    def reached(self) -> bool:
+        """After a CancelledError: whether it was this limit's (and no one else's) cancellation."""
+        return self._cancelled and self._task.uncancel() == 0
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
 
 
 async def _in_flight(session: LiveSession, work: Awaitable[T], questions: CallQuestions) -> T:
