@@ -38,8 +38,8 @@ async def spawn_deaf(marker: Path) -> stdio.ServerProcess:
 async def test_stop_finishes_even_when_its_caller_is_cancelled_twice(tmp_path: Path) -> None:
     eof = tmp_path / "eof"
     server = await spawn_deaf(eof)
-    pid = server.process.pid
-    caller = asyncio.create_task(stdio.stop(server.process))
+    pid = server.pid
+    caller = asyncio.create_task(stdio.stop(server))
     # The first thing stop() does is close the server's stdin.
     await wait_until(eof.exists, 10, "stop() to close the server's stdin")
     caller.cancel()
@@ -47,14 +47,14 @@ async def test_stop_finishes_even_when_its_caller_is_cancelled_twice(tmp_path: P
     assert caller.cancelled()  # the caller is gone; the shielded stop goes on without it
     caller.cancel()
     await wait_dead(pid, within=stdio.STDIN_GRACE_S + stdio.TERM_GRACE_S + 3)
-    await wait_until(lambda: server.process.returncode is not None, 5, "the stopped server to be reaped")
+    await wait_until(lambda: server.returncode is not None, 5, "the stopped server to be reaped")
 
 
 async def test_leaving_the_transport_stops_the_server_despite_repeated_cancels(tmp_path: Path) -> None:
     await load_sdk()
     eof = tmp_path / "eof"
     server = await spawn_deaf(eof)
-    pid = server.process.pid
+    pid = server.pid
     entered = asyncio.Event()
 
     async def owner() -> None:

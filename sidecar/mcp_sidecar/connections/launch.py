@@ -44,7 +44,7 @@ class Launch:
 
     async def release(self) -> None:
         if self.server is not None and not self.server.taken_over:
-            await stdio.stop(self.server.process)  # the attempt ended before the transport took it over
+            await stdio.stop(self.server)  # the attempt ended before the transport took it over
         if self.pipe is not None:
             self.pipe.close()
 
