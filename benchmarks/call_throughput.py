@@ -64,8 +64,8 @@ from _common import (
     table,
     write_config,
 )
+from _hub import cpu_seconds
 from memory import settle
-from vs_mcp_hub import cpu_seconds
 
 GOAL_THROUGHPUT = 0.6
 GOAL_RSS = 1.2

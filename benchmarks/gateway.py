@@ -72,8 +72,8 @@ from _common import (
     write_config,
 )
 from _gateway_startup import bench_startup, bench_stop, report_startup, report_stop
+from _hub import cpu_seconds
 from memory import settle
-from vs_mcp_hub import cpu_seconds
 
 GOAL_ADDED_MS = 0.5
 GOAL_THROUGHPUT = 0.6
