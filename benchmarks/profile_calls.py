@@ -35,7 +35,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, SIDECAR_ARGV, RawClient, machine_line, sidecar_env, table, write_config
+from _common import ROOT, SIDECAR_ARGV, RawClient, descendants, machine_line, sidecar_env, table, write_config
 
 EVERYTHING_JS = ROOT / "tests" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 ARGUMENTS = {"message": "hello"}
@@ -61,6 +61,22 @@ async def calls(client: RawClient, n: int, concurrency: int) -> None:
 
     for _ in range(0, n, concurrency):
         await asyncio.gather(*(one() for _ in range(concurrency)))
+
+
+def counters(pid: int) -> dict[str, int]:
+    """The process's read and write system calls and context switches (/proc/PID/io and status)."""
+    found: dict[str, int] = {}
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in ("syscr", "syscw"):
+                found[key] = int(value)
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in ("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"):
+                found[key.split("_")[0]] = int(value)
+    return found
 
 
 def cpu_split(pid: int) -> tuple[float, float]:
@@ -154,10 +170,13 @@ async def profile(args: argparse.Namespace) -> None:
                 raise RuntimeError(f"activation failed: {activated['results'][0]}")
             await calls(client, args.warmup, args.concurrency)
             await probe.begin(client)
+            server = descendants(client.pid)[-1]
             cpu, begin = cpu_split(client.pid), time.perf_counter()
+            before = {"sidecar": counters(client.pid), "server": counters(server)}
             await calls(client, args.calls, args.concurrency)
             wall = time.perf_counter() - begin
             user, system = (b - a for a, b in zip(cpu, cpu_split(client.pid), strict=True))
+            after = {"sidecar": counters(client.pid), "server": counters(server)}
             await probe.end(client)
         finally:
             with contextlib.suppress(Exception):
@@ -167,6 +186,11 @@ async def profile(args: argparse.Namespace) -> None:
             f"{user / args.calls * 1000:.3f}, system {system / args.calls * 1000:.3f}; {args.calls} calls, "
             f"{args.concurrency} at a time); {args.calls / wall:.0f} calls/s"
         )
+        per_call = {
+            who: " ".join(f"{k} {(after[who][k] - v) / args.calls:.2f}" for k, v in before[who].items())
+            for who in before
+        }
+        print(f"per call: sidecar {per_call['sidecar']}; server {per_call['server']}")
         probe.report()
 
 

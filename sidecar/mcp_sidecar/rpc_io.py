@@ -13,11 +13,12 @@ import json
 import logging
 import re
 from collections.abc import Callable, Coroutine, Mapping
-from typing import Any
+from typing import Any, BinaryIO
 
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol
 
+from mcp_sidecar.corked import CorkedWrites
 from mcp_sidecar.pygls_shim import is_shutting_down, send_data, track_request, untrack_request
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,40 @@ def _error(protocol: JsonRPCProtocol, msg_id: Any, code: int, message: str) -> N
 
 
 FastHandler = Callable[[Any], Coroutine[Any, Any, Any]]
+
+
+class StdoutWriter:
+    """pygls' writer over stdout, the writes of one event-loop turn coalesced (`corked.py`).
+
+    A client that went away (a broken pipe) is logged once; what is written after it is dropped,
+    and the sidecar ends when its input ends, as it does for a client that closes both pipes.
+    """
+
+    def __init__(self, stdout: BinaryIO) -> None:
+        self._stdout = stdout
+        self._gone = False
+        self._writes = CorkedWrites(self._write, self._failed)
+
+    def write(self, data: bytes) -> None:
+        if not self._gone:
+            self._writes.write(data)
+
+    def flush(self) -> None:
+        if not self._gone:
+            self._writes.flush()
+
+    def close(self) -> None:
+        self.flush()
+        self._stdout.close()
+
+    def _write(self, data: bytes) -> None:
+        self._stdout.write(data)
+        self._stdout.flush()
+
+    def _failed(self, exc: OSError) -> None:
+        if not self._gone:
+            log.error("the client closed the connection (%s); answers are dropped", type(exc).__name__)
+        self._gone = True
 
 
 async def serve(

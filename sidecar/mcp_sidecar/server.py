@@ -218,13 +218,13 @@ def _command_params(arguments: tuple[Any, ...]) -> Any:
 
 
 async def _run(server: SidecarServer, app: Sidecar) -> None:
-    from pygls.io_ import StdoutWriter
+    from mcp_sidecar.rpc_io import StdoutWriter, serve
 
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=1 << 20)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
-    from mcp_sidecar.rpc_io import serve
+    writer = StdoutWriter(sys.stdout.buffer)
+    server.protocol.set_writer(writer)
 
     try:
         await serve(reader, server.protocol, server.fast_handlers)
@@ -234,7 +234,10 @@ async def _run(server: SidecarServer, app: Sidecar) -> None:
             await asyncio.wait(pending, timeout=EOF_DRAIN_SECONDS)
     finally:
         # End of input without `exit`: still close every server process cleanly.
-        await app.shutdown()
+        try:
+            await app.shutdown()
+        finally:
+            writer.flush()
 
 
 def serve_stdio(app_defaults: dict[str, Any] | None = None) -> int:

@@ -129,6 +129,7 @@ async def transport(server: ServerProcess) -> AsyncIterator[tuple[Any, Any]]:
 
 async def _flush_and_stop(server: ServerProcess) -> None:
     """What was written reaches stdin (at most FLUSH_S), then the MCP shutdown order."""
+    server.pipes.writes.flush()
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(server.pipes.drain(), _grace(FLUSH_S))
     await _stop(server)
@@ -143,6 +144,7 @@ async def stop(server: ServerProcess) -> None:
 
 async def _stop(server: ServerProcess) -> None:
     server.pipes.discard_output()  # a server flushing output can still exit
+    server.pipes.writes.flush()
     stdin = server.pipes.stdin_pipe()
     if stdin is not None:
         stdin.close()  # after what is buffered is written

@@ -3,9 +3,10 @@
 The event loop's subprocess protocol receives the server's stdout in its own callback: it splits
 it into lines there (in linear time, dropping a line longer than MAX_LINE_BYTES), and the
 session's reader, the SDK's dispatcher, takes them one by one and parses each. The session's
-writers write a message straight into the stdin pipe, waiting only when the pipe's buffer is
-full. An earlier version pumped each direction through a task and an anyio memory stream: two
-more tasks woken per message, about a fifth of the sidecar's work per tool call.
+writers write a message straight into the stdin pipe (the messages of one event-loop turn in one
+write, `corked.py`), waiting only when the pipe's buffer is full. An earlier version pumped each
+direction through a task and an anyio memory stream: two more tasks woken per message, about a
+fifth of the sidecar's work per tool call.
 
 Reading stops while more than READ_AHEAD_BYTES of lines wait for the reader (a server that
 writes faster than the session reads is not buffered without bound). Once the transport is
@@ -18,6 +19,8 @@ import asyncio
 import collections
 import logging
 from typing import TYPE_CHECKING, Any
+
+from mcp_sidecar.corked import CorkedWrites
 
 if TYPE_CHECKING:
     from mcp.shared.message import SessionMessage
@@ -121,6 +124,7 @@ class ServerPipes(asyncio.SubprocessProtocol):
         self._reader: asyncio.Future[None] | None = None
         self._drained: asyncio.Future[None] | None = None
         self._reading_paused = False
+        self.writes = CorkedWrites(self._write_stdin)
 
     # -- the event loop's callbacks ---------------------------------------------------------
 
@@ -187,6 +191,11 @@ class ServerPipes(asyncio.SubprocessProtocol):
         self._waiting_bytes = 0
         self._pause_reading(False)
         self._wake_reader()
+
+    def _write_stdin(self, data: bytes) -> None:
+        pipe = self.stdin_pipe()
+        if pipe is not None and not pipe.is_closing():
+            pipe.write(data)
 
     def stdin_pipe(self) -> asyncio.WriteTransport | None:
         pipe = self.transport.get_pipe_transport(STDIN) if self.transport is not None else None
@@ -275,7 +284,7 @@ class StdinMessages:
         if self._pipes.stdin_broken or pipe is None or pipe.is_closing():
             raise anyio.BrokenResourceError
         data = message.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
-        pipe.write(data)
+        self._pipes.writes.write(data)
         await self._pipes.drain()
         if self._pipes.stdin_broken:
             raise anyio.BrokenResourceError
