@@ -139,9 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     project = args.project.resolve() if args.project else None
     if args.command in (None, "serve"):
         from mcp_sidecar.config.paths import cache_dir
-        from mcp_sidecar.startup import attrs_code_cache, collector_paused
+        from mcp_sidecar.startup import attrs_code_cache, attrs_sources_not_kept, collector_paused
 
-        with collector_paused(), attrs_code_cache(cache_dir()):
+        with collector_paused(), attrs_code_cache(cache_dir()), attrs_sources_not_kept():
             from mcp_sidecar.server import serve_stdio
 
         return serve_stdio({"workspace": project or Path.cwd(), "trusted": args.trust_project})

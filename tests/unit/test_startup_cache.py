@@ -80,3 +80,28 @@ def test_a_cache_that_cannot_be_written_does_not_stop_the_start(tmp_path: Path) 
     stats = run_import(blocker)
     assert (stats["loaded"], stats["saved"]) == (0, False)
     assert int(stats["misses"]) > 500
+
+
+SOURCES = """
+import linecache
+import attrs
+from mcp_sidecar.startup import attrs_sources_not_kept
+def kept():
+    return sum(1 for name in linecache.cache if name.startswith("<attrs generated"))
+before = kept()
+with attrs_sources_not_kept():
+    import lsprotocol.types as lsp
+inside = kept() - before
+assert lsp.Position(line=1, character=2) == lsp.Position(line=1, character=2)
+@attrs.define
+class After:
+    x: int
+print(inside, kept() - before)
+"""
+
+
+def test_attrs_keeps_no_generated_source_within_the_block_and_does_again_after_it() -> None:
+    done = subprocess.run([sys.executable, "-c", SOURCES], capture_output=True, text=True, timeout=60, check=True)
+    inside, after = (int(n) for n in done.stdout.split())
+    assert inside == 0
+    assert after >= 1  # attrs' own linecache is back once the block ends
