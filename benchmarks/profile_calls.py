@@ -51,8 +51,11 @@ def environment(home: Path, tree: Path | None) -> dict[str, str]:
     return env
 
 
-async def calls(client: RawClient, n: int, concurrency: int) -> None:
+async def calls(client: RawClient, n: int, concurrency: int, hop_only: bool = False) -> None:
     async def one() -> None:
+        if hop_only:  # the JSON-RPC hop alone: a request the sidecar answers without a server
+            await client.request("mcp/activeTools", {}, limit_s=LIMIT_S)
+            return
         result = await client.request(
             "mcp/callTool", {"id": "everything.echo", "arguments": ARGUMENTS}, limit_s=LIMIT_S
         )
@@ -173,7 +176,7 @@ async def profile(args: argparse.Namespace) -> None:
             server = descendants(client.pid)[-1]
             cpu, begin = cpu_split(client.pid), time.perf_counter()
             before = {"sidecar": counters(client.pid), "server": counters(server)}
-            await calls(client, args.calls, args.concurrency)
+            await calls(client, args.calls, args.concurrency, args.hop_only)
             wall = time.perf_counter() - begin
             user, system = (b - a for a, b in zip(cpu, cpu_split(client.pid), strict=True))
             after = {"sidecar": counters(client.pid), "server": counters(server)}
@@ -328,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--sidecar", type=Path, help="a tree's sidecar/ directory to run instead of this one")
     parser.add_argument("--protocol", choices=("auto", "legacy"), default="auto")
+    parser.add_argument("--hop-only", action="store_true", help="measure mcp/activeTools (no server) instead")
     parser.add_argument("--rate", type=int, default=500, help="py-spy samples per second")
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--keep", type=Path, help="callgrind or cprofile: copy the output file(s) to this path")
