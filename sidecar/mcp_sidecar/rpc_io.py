@@ -200,24 +200,30 @@ def _handle_structured(protocol: JsonRPCProtocol, raw: dict[str, Any], msg_id: A
 
 
 def _run_fast(protocol: JsonRPCProtocol, msg_id: Any, handler: FastHandler, params: Any) -> None:
-    task: asyncio.Task[Any] = asyncio.get_running_loop().create_task(handler(params))
+    task: asyncio.Task[None] = asyncio.get_running_loop().create_task(_answer(protocol, msg_id, handler, params))
     track_request(protocol, msg_id, task)
-    task.add_done_callback(functools.partial(_reply, protocol, msg_id))
+    task.add_done_callback(functools.partial(_finished, protocol, msg_id))
 
 
-def _reply(protocol: JsonRPCProtocol, msg_id: Any, task: asyncio.Task[Any]) -> None:
-    untrack_request(protocol, msg_id, task)
-    if task.cancelled():
-        _error(protocol, msg_id, REQUEST_CANCELLED, f'Request with id "{msg_id}" is canceled')
-        return
-    exc = task.exception()
-    if exc is None:
-        send_data(protocol, {"jsonrpc": "2.0", "id": msg_id, "result": task.result()})
-    elif isinstance(exc, JsonRpcException):
+async def _answer(protocol: JsonRPCProtocol, msg_id: Any, handler: FastHandler, params: Any) -> None:
+    """Run the handler and write its answer in the same step it ends in (not one turn later)."""
+    try:
+        result = await handler(params)
+    except asyncio.CancelledError:
+        raise  # answered by _finished, which sees every cancelled request, started or not
+    except JsonRpcException as exc:
         error: dict[str, Any] = {"code": exc.code, "message": exc.message}
         if exc.data is not None:
             error["data"] = exc.data
         send_data(protocol, {"jsonrpc": "2.0", "id": msg_id, "error": error})
-    else:
+    except Exception as exc:
         log.error("request handler failed: %s", type(exc).__name__)
         _error(protocol, msg_id, -32603, "Internal error.")
+    else:
+        send_data(protocol, {"jsonrpc": "2.0", "id": msg_id, "result": result})
+
+
+def _finished(protocol: JsonRPCProtocol, msg_id: Any, task: asyncio.Task[None]) -> None:
+    untrack_request(protocol, msg_id, task)
+    if task.cancelled():
+        _error(protocol, msg_id, REQUEST_CANCELLED, f'Request with id "{msg_id}" is canceled')
