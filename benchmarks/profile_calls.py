@@ -27,7 +27,6 @@ import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -149,7 +148,7 @@ class Probe:
     def report(self) -> None:
         args = self.args
         if args.tool == "callgrind":
-            report_callgrind(self.home / "callgrind.out", args.calls, args.top, args.keep)
+            report_callgrind(self.home / "callgrind.out", args.calls, args.keep)
         elif args.tool == "pyspy":
             report_pyspy(self.home / "pyspy.txt", args.top)
         elif args.tool == "cprofile":
@@ -197,29 +196,18 @@ async def profile(args: argparse.Namespace) -> None:
         probe.report()
 
 
-def report_callgrind(out: Path, n: int, top: int, keep: Path | None) -> None:
+def report_callgrind(out: Path, n: int, keep: Path | None) -> None:
+    """Instructions per call, from the totals of the output file(s) (all threads; the interpreter's
+    C functions, not Python's, so `--tool cprofile` or `pyspy` say where they go)."""
     files = sorted(out.parent.glob(out.name + "*"))
-    if keep is not None:
-        for path in files:
-            shutil.copy(path, keep.parent / f"{keep.name}{path.name.removeprefix(out.name)}")
     total = 0
     for path in files:
+        if keep is not None:
+            shutil.copy(path, keep.parent / f"{keep.name}{path.name.removeprefix(out.name)}")
         for line in path.read_text(errors="replace").splitlines():
-            if line.startswith("summary:") or line.startswith("totals:"):
+            if line.startswith(("summary:", "totals:")):
                 total = max(total, int(line.split()[1]))
     print(f"instructions per call: {total / n:,.0f} (callgrind, {n} calls)")
-    if shutil.which("callgrind_annotate") is None:
-        return
-    for inclusive in (True, False):
-        done = subprocess.run(
-            ["callgrind_annotate", f"--inclusive={'yes' if inclusive else 'no'}", str(files[-1])],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        rows = [line for line in done.stdout.splitlines() if re.match(r"^\s*[\d,]+ \(", line)][:top]
-        print(f"\ntop {top} by {'inclusive' if inclusive else 'self'} instructions:")
-        print("\n".join(rows))
 
 
 CPROFILE_HOOK = """
