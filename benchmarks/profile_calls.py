@@ -10,8 +10,7 @@ a time or C at once, and prints the sidecar process's CPU per call (utime + stim
 /proc/PID/stat). With a tool:
   * `callgrind`: the sidecar runs under `valgrind --tool=callgrind` with instrumentation off until
     the measured calls start (`callgrind_control -i on`), so instructions per call are counted
-    exactly and repeatably (a noisy box changes time, not instructions); the top functions by
-    inclusive and self instructions (C level: the interpreter's own functions) follow;
+    exactly and repeatably (a noisy box changes time, not instructions);
   * `pyspy`: `py-spy record --format raw` attached to the sidecar during the measured calls (a
     sampling profile of Python frames, idle time left out): the hottest functions by self and by
     total samples.
