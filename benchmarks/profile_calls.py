@@ -1,19 +1,25 @@
 """Profile `mcp/callTool` against server-everything's `echo`: CPU, instructions and hot functions per call.
 
-    .venv/bin/python benchmarks/profile_calls.py [--tool cpu|callgrind|pyspy] [--calls N]
-        [--concurrency C] [--sidecar PATH] [--protocol auto|legacy] [--top N]
+    .venv/bin/python benchmarks/profile_calls.py [--tool cpu|callgrind|pyspy|cprofile] [--calls N]
+        [--concurrency C] [--sidecar PATH] [--protocol auto|legacy] [--hop-only] [--top N] [--keep PATH]
 
 Starts `python -m mcp_sidecar` (with `--sidecar PATH`, that tree's `mcp_sidecar` first on
 PYTHONPATH: how an older commit is compared, from a `git worktree` of it) with one
 server-everything over stdio, activates `echo`, makes warm-up calls, then N measured calls, one at
 a time or C at once, and prints the sidecar process's CPU per call (utime + stime from
-/proc/PID/stat). With a tool:
+/proc/PID/stat), its read and write system calls and context switches, and the server's. With
+`--hop-only` the measured request is `mcp/activeTools`, the JSON-RPC hop without a server. With a
+tool:
   * `callgrind`: the sidecar runs under `valgrind --tool=callgrind` with instrumentation off until
     the measured calls start (`callgrind_control -i on`), so instructions per call are counted
     exactly and repeatably (a noisy box changes time, not instructions);
   * `pyspy`: `py-spy record --format raw` attached to the sidecar during the measured calls (a
     sampling profile of Python frames, idle time left out): the hottest functions by self and by
-    total samples.
+    total samples;
+  * `cprofile`: a `sitecustomize` on the sidecar's PYTHONPATH starts cProfile on SIGUSR1 and writes
+    it on SIGUSR2 (main thread only; the profiler's overhead inflates small functions): self time
+    by where the code is (the sidecar, pygls, the SDK, pydantic, anyio, asyncio, pipe writes,
+    waiting), the sidecar's own functions, the top functions.
 Not a benchmark (no baseline, no goal): run it on two trees and compare.
 """
 
