@@ -7,7 +7,9 @@ the load instead of importing on its own thread:
 * on the event loop, `await LOAD.ready()`: the first caller starts the load, every caller
   awaits the same one, and a caller that is cancelled does not cancel it;
 * on another thread (a worker of `asyncio.to_thread`), `LOAD.wait(timeout)`;
-* where waiting is not wanted, `LOAD.loaded` says whether the modules may be touched now.
+* where waiting is not wanted, `LOAD.loaded` says whether the modules may be touched now;
+* our own modules that import a heavy package at their top, when the event loop must go on
+  meanwhile (the gateway's front), are imported there too: `await import_modules(...)`.
 
 Once a load is done its modules are complete in `sys.modules`, and any thread may import them.
 
@@ -79,6 +81,20 @@ class Load:
         if _worker.is_current():
             raise RuntimeError(f"{self.what} cannot be waited for from the import thread itself")
         self.start().result(timeout)
+
+
+async def import_modules(*names: str) -> None:
+    """Import our own modules that import a heavy package at their top (the gateway's SDK server
+    face), in the import thread after the loads already started: for an entry point that must keep
+    answering on the event loop meanwhile, and must not import them there."""
+
+    def load() -> None:
+        import importlib
+
+        for name in names:
+            importlib.import_module(name)
+
+    await asyncio.shield(asyncio.wrap_future(_worker.submit(load, ", ".join(names))))
 
 
 class _Worker:

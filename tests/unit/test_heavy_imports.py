@@ -115,7 +115,6 @@ RANKING = "ranking code: its callers awaited heavy.NUMPY (Catalogs.ready_to_rank
 SDK_CLASSIFIED = "looked at only when heavy.SDK.loaded (_classify_leaf)"
 AFTER_LOGIN_AWAIT = "called only from services/auth.py functions that awaited heavy.SDK first"
 GATEWAY = "the gateway imports the SDK at its top, before its event loop runs"
-ANYIO = "anyio is imported from its top and imports nothing of the SDK: a thread importing it waits, no lock cycle"
 OWNER = "the owner's own loads"
 SDK_OWNER_AWAITS = "awaits or waits for its owner (checked below)"
 
@@ -133,9 +132,7 @@ REASONS: dict[str, str] = {
     "mcp_sidecar.connections.sdk_streams": AFTER_SESSION,
     "mcp_sidecar.connections.connection:_hold": AFTER_LOAD_SDK,
     "mcp_sidecar.connections.transports": AFTER_LOAD_SDK,
-    "mcp_sidecar.connections.stdio:parse_line": AFTER_LOAD_SDK,
-    "mcp_sidecar.connections.stdio:__init__": AFTER_LOAD_SDK,
-    "mcp_sidecar.connections.stdio": ANYIO,
+    "mcp_sidecar.connections.stdio_pipes": AFTER_LOAD_SDK,
     "mcp_sidecar.connections.errors": SDK_CLASSIFIED,
     "mcp_sidecar.connections.templates": SDK_OWNER_AWAITS,
     "mcp_sidecar.auth.store": SDK_OWNER_AWAITS,
@@ -150,6 +147,8 @@ REASONS: dict[str, str] = {
     "mcp_sidecar.catalog.hybrid": RANKING,
     "mcp_sidecar.catalog.semantic": RANKING,
     "mcp_sidecar.catalog.stored_index": RANKING,
+    "mcp_sidecar.json_depth:structure": RANKING,
+    "mcp_sidecar.json_depth:prune": "called only by stdio_pipes._pruned, after heavy.NUMPY.wait()",
     "mcp_sidecar.cli_conformance": "a login's headless browser: the login awaited heavy.SDK",
     "mcp_sidecar.cli:main": "imported synchronously at start, before any thread",
     "mcp_sidecar.gateway.forwarding": GATEWAY,

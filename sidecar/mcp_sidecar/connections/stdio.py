@@ -211,11 +211,11 @@ __all__ = [
     "LineSplitter",
     "OversizedLine",
     "ServerProcess",
+    "hurry",
     "parse_line",
     "pruned_message",
     "server_environment",
     "spawn",
     "stop",
-    "hurry",
     "transport",
 ]

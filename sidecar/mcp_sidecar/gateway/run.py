@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib
 import logging
 import signal
 import sys
@@ -24,7 +23,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mcp_sidecar import tasks
+from mcp_sidecar import heavy, tasks
 from mcp_sidecar.gateway import stdio, texts
 from mcp_sidecar.gateway.durable import DurableSession
 from mcp_sidecar.gateway.front import Front
@@ -161,10 +160,10 @@ async def _stdio(app: Sidecar, args: argparse.Namespace) -> None:
 
 
 async def _sdk_loaded(start: Callable[[], Awaitable[Router]]) -> Callable[[], Awaitable[Router]]:
-    """The SDK (client and server halves) and the gateway's SDK modules, imported off the event loop."""
+    """The SDK (client and server halves) and the gateway's SDK modules, imported off the event loop
+    by the owner of the heavy imports (`heavy.py`), in its one thread."""
     await lifecycle.load_sdk()
-    await asyncio.to_thread(importlib.import_module, "mcp_sidecar.gateway.eras")
-    await asyncio.to_thread(importlib.import_module, "mcp_sidecar.gateway.face")
+    await heavy.import_modules("mcp_sidecar.gateway.eras", "mcp_sidecar.gateway.face")
     return start
 
 
