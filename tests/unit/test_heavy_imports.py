@@ -148,7 +148,7 @@ REASONS: dict[str, str] = {
     "mcp_sidecar.catalog.semantic": RANKING,
     "mcp_sidecar.catalog.stored_index": RANKING,
     "mcp_sidecar.json_depth:structure": RANKING,
-    "mcp_sidecar.json_depth:prune": "called only by stdio_pipes._pruned, after heavy.NUMPY.wait()",
+    "mcp_sidecar.json_depth:prune": "only by stdio_pipes.pruned_message, after heavy.NUMPY.wait()",
     "mcp_sidecar.cli_conformance": "a login's headless browser: the login awaited heavy.SDK",
     "mcp_sidecar.cli:main": "imported synchronously at start, before any thread",
     "mcp_sidecar.gateway.forwarding": GATEWAY,
