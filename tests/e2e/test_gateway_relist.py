@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
+import os
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -138,3 +141,28 @@ async def test_a_host_that_lists_only_after_the_answer_gets_native_names_from_th
         second = _text(await host.result("tools/call", {"name": "mcp_tools", "arguments": {"activate": ["basic.add"]}}))
         assert "basic.add → basic__add · loaded" in second
         assert "mcp_call" not in second
+
+
+def _ticks(pid: int) -> int:
+    """When a process was created, in clock ticks since the machine booted (from /proc)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+
+
+@pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="reads /proc")
+async def test_a_query_waiting_for_the_sdk_starts_its_servers_meanwhile(tmp_path: Path) -> None:
+    """A first query comes while the SDK is still being imported: its server starts then, not after."""
+    home = tmp_path / "home"
+    started = tmp_path / "started.txt"
+    args = [str(fixture_path("basic.py")), "stdio", "--counter-file", str(started)]
+    write_config(home, {"basic": {"command": sys.executable, "args": args}})
+    async with raw_gateway(home) as host:
+        launched = time.time() - (time.monotonic() - host.started)  # the wall clock when it was started
+        await host.handshake()
+        found = _text(await host.result("tools/call", {"name": "mcp_tools", "arguments": {"query": "echo"}}))
+        assert "basic.echo" in found
+        server = int(started.read_text().split()[0])
+        spawned_after = (_ticks(server) - _ticks(host.proc.pid)) / os.sysconf("SC_CLK_TCK")
+    log = (home / "gateway.log").read_text()
+    stamp = next(line[:23] for line in log.splitlines() if "the SDK is in" in line)
+    sdk_after = datetime.datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f").astimezone().timestamp() - launched
+    assert spawned_after < sdk_after, (spawned_after, sdk_after)

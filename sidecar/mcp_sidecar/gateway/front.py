@@ -63,15 +63,18 @@ class Front:
         resources: bool = False,
         restoring: bool = False,
         prompts: PromptSnapshot | None = None,
+        prepare: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         """`restoring`: a durable session's tools come back after the SDK is in, so its first
-        `tools/list` waits for them; `prompts`: the prompts listed before, for `prompts/list`."""
+        `tools/list` waits for them; `prompts`: the prompts listed before, for `prompts/list`;
+        `prepare`: starts the servers an `mcp_tools` call that waits for the SDK will contact."""
         self.app = app
         self.mode = mode
         self.pipes = pipes
         self.resources = resources
         self.restoring = restoring
         self.prompts = prompts
+        self.prepare = prepare
         self.unanswered = stdio.Unanswered()
         self.router: Router | None = None
         self._waiting: list[bytes | Exception] = []
@@ -115,6 +118,7 @@ class Front:
         await self.unanswered.answered()
 
     async def _hand_off(self, start: Callable[[], Awaitable[Router]]) -> None:
+        log.info("gateway: the SDK is in; the front answered %d requests, %d wait", self.answered, len(self._waiting))
         router = await start()
         if self._opened is not None:
             await router.replay_initialize(self._opened, self._initialized)
@@ -125,7 +129,6 @@ class Front:
         for line in waiting:
             await router.send(line)
         self.router = router
-        log.debug("gateway: the SDK is in; the front answered %d requests, %d waited", self.answered, len(waiting))
 
     async def take(self, line: bytes | Exception) -> None:
         """One line from the host: passed on, answered here, or kept for the SDK."""
@@ -144,6 +147,8 @@ class Front:
             await self.pipes.write_json(answer)
             return
         if answer is None:
+            if message is not None:
+                self._prepare(message)
             if message is not None and message.get("method") == "notifications/initialized" and not self._waiting:
                 self._initialized = self._opened is not None  # replayed after `initialize`, not kept twice
                 if self._initialized:
@@ -153,6 +158,22 @@ class Front:
         self.answered += 1
         await self.pipes.write_json(answer)
         self.unanswered.written(answer["id"])
+
+    def _prepare(self, message: Message) -> None:
+        """An `mcp_tools` call waits for the SDK: its servers start meanwhile (a server's start and the
+        SDK's import overlap, as for the editors), unless the host has roots of its own, which the
+        servers should have from their start (the SDK side asks for them first)."""
+        params = wire.params_of(message)
+        arguments = params.get("arguments")
+        if self.prepare is None or message.get("method") != "tools/call" or params.get("name") != "mcp_tools":
+            return
+        capabilities = wire.params_of(self._opened).get("capabilities") if self._opened is not None else None
+        if not isinstance(arguments, dict) or (isinstance(capabilities, dict) and "roots" in capabilities):
+            return
+        try:
+            self.prepare(arguments)
+        except Exception as exc:  # a head start only: the call itself goes on as always
+            log.info("gateway: servers not started ahead of a call: %s", type(exc).__name__)
 
     # -- answers ----------------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ from mcp_sidecar.gateway import stdio, texts
 from mcp_sidecar.gateway.durable import DurableSession
 from mcp_sidecar.gateway.front import Front
 from mcp_sidecar.gateway.prompt_snapshot import PromptSnapshot
-from mcp_sidecar.services import lifecycle
+from mcp_sidecar.services import activation, lifecycle, model_tool
 from mcp_sidecar.services.app import Sidecar
 
 if TYPE_CHECKING:
@@ -131,7 +131,17 @@ async def _stdio(app: Sidecar, args: argparse.Namespace) -> None:
         return
     async with stdio.host_pipes() as pipes:
         snapshot = PromptSnapshot(app)
-        front = Front(app, args.tools, pipes, resources=args.resources, restoring=bool(args.session), prompts=snapshot)
+        front = Front(
+            app,
+            args.tools,
+            pipes,
+            resources=args.resources,
+            restoring=bool(args.session),
+            prompts=snapshot,
+            prepare=lambda arguments: activation.connect_servers_soon(
+                app, model_tool.servers_to_contact(app, arguments)
+            ),
+        )
         # Everything the front answers with is computed once here, on this thread, before the SDK is
         # imported on another: no module is then imported by both at once.
         texts.instructions(app)

@@ -304,7 +304,13 @@ def connect_soon(app: Sidecar, done: ActivateResult) -> None:
     """Start connecting, in the background and in parallel, the servers of tools just loaded from a
     cached catalog: their first call needs the live catalog, and a host calls right after activating
     (six servers started one call at a time cost 5 to 7 s). A failure waits for that call to report it."""
-    for server in sorted({tool["server"] for tool in done["tools"]}):
+    connect_servers_soon(app, {tool["server"] for tool in done["tools"]})
+
+
+def connect_servers_soon(app: Sidecar, servers: Iterable[str]) -> None:
+    """Start connecting `servers` (those neither connected nor connecting), in the background, each
+    fetching its live tool catalog."""
+    for server in sorted(servers):
         conn = app.registry.get(server)
         if conn is not None and not conn.config.disabled and conn.state not in ("connected", "connecting"):
             tasks.spawn(_connected(app, conn), f"activate-connect:{server}")

@@ -287,6 +287,32 @@ def _refuse_placeholders(op: str, arguments: dict[str, Any] | None) -> None:
         )
 
 
+def servers_to_contact(app: Sidecar, arguments: dict[str, Any]) -> set[str]:
+    """The servers an `mcp_tools` call will contact: a query's without a cached tool catalog (all, or
+    its `server`), an activation's (its calls need them live), a read's or a completion's. Never
+    raises: what it cannot tell from malformed arguments is left to the call itself."""
+    app.ensure_loaded()
+    names = app.registry.names()
+    wanted: set[str] = set()
+    ids = arguments.get("activate")
+    if isinstance(ids, list):
+        wanted = {ref.server for i in ids if isinstance(i, str) for ref in activation.tool_refs(i, names)}
+    elif isinstance(arguments.get("query"), str):
+        server = arguments.get("server")
+        candidates = [server] if isinstance(server, str) else names
+        wanted = {
+            name
+            for name in candidates
+            if (conn := app.registry.get(name)) is not None and app.catalogs.cached_tools(conn) is None
+        }
+    else:
+        for key in ("read", "complete"):
+            part = arguments.get(key)
+            if isinstance(part, dict) and isinstance(part.get("server"), str):
+                wanted.add(part["server"])
+    return wanted & set(names)
+
+
 def end_session(app: Sidecar, session: str) -> SessionEndResult:
     """The chat started over: its active tools and pending prompt previews go; the next use starts afresh."""
     return {
