@@ -206,10 +206,20 @@ async def test_at_most_four_servers_discovered_at_once_and_failures_reported(tmp
     listed, peak = peak_listing(listing)
     assert listed == 8
     assert 2 <= peak <= 4, listing
-    per_server = [line.split()[3] for line in listing if line.startswith("listed ")]
-    assert sorted(per_server) == sorted(
-        ["tools/list", "resources/list", "resources/templates/list", "prompts/list"] * 8
-    )
+    # Each server was asked for each list once: the discovery and the activation shared their
+    # fetches. The one exception is the sidecar's own rule for the 2026-07-28 era: tools listed
+    # before the server acknowledged the change stream (`subscriptions/listen`) may have changed
+    # unannounced, so the next use lists them once more. Whether a list beats that acknowledgement
+    # is a race between two answers on one pipe, lost now and then (seen once in a CI run).
+    per_server: dict[str, list[str]] = {}
+    for line in listing:
+        if line.startswith("listed "):
+            _, pid, _, method = line.split()[:4]
+            per_server.setdefault(pid, []).append(method)
+    assert len(per_server) == 8
+    for methods in per_server.values():
+        once = ["prompts/list", "resources/list", "resources/templates/list", "tools/list"]
+        assert sorted(methods) in (once, sorted([*once, "tools/list"])), methods
     # Shutdown stopped every server; each recorded its stop.
     await wait_until(lambda: sum(1 for line in read_lines(log) if line.startswith("stop ")) == 8, 15, "stop lines")
 
