@@ -141,7 +141,7 @@ local function approve(p, done)
     if next(pending) == nil then
       -- Everything the file now runs was approved: Neovim's trust of the file follows, so the
       -- next start does not ask about the whole file again (vim.secure tracks its content).
-      require("mcp_sidecar.commands").keep_trusted(root)
+      require("mcp_sidecar.trust").keep_trusted(root)
     end
     Client.request(P.m.server_reconnect, { server = p.server }, function(e, row)
       if e then

@@ -1,6 +1,8 @@
 --- :checkhealth mcp_sidecar
 local Client = require("mcp_sidecar.client")
+local Locate = require("mcp_sidecar.locate")
 local P = require("mcp_sidecar.protocol")
+local Trust = require("mcp_sidecar.trust")
 
 local M = {}
 
@@ -38,7 +40,7 @@ function M.check()
   local root = Client.last_root or Client.root()
   info("Workspace root: " .. root)
   local running = Client.roots[root]
-  local cmd, missing = Client.resolve_cmd(root, running and running.trusted)
+  local cmd, missing = Locate.resolve_cmd(root, running and running.trusted)
   if not cmd then
     error(missing or "mcp-sidecar not found")
     return
@@ -66,7 +68,7 @@ function M.check()
 
   start("mcp_sidecar: configuration")
   local project = root .. "/.mcp.json"
-  local trust = Client.trust_state(project)
+  local trust = Trust.trust_state(project)
   local entry = Client.roots[root]
   if trust == "missing" then
     info("No project .mcp.json in " .. root)

@@ -4,6 +4,9 @@
 -- and share one sidecar, as a user's session would.
 local mcp = require("mcp_sidecar")
 local Client = require("mcp_sidecar.client")
+local Locate = require("mcp_sidecar.locate")
+local Notifications = require("mcp_sidecar.notifications")
+local Trust = require("mcp_sidecar.trust")
 local State = require("mcp_sidecar.state")
 local Search = require("mcp_sidecar.ui.search")
 local Actions = require("mcp_sidecar.ui.actions")
@@ -61,7 +64,7 @@ describe("setup", function()
 
   it("explains a missing sidecar", function()
     mcp.setup({ cmd = "/nonexistent/mcp-sidecar" })
-    local cmd, err = Client.resolve_cmd(ROOT)
+    local cmd, err = Locate.resolve_cmd(ROOT)
     check.eq(nil, cmd)
     check.matches("not executable", err)
     mcp.setup({ cmd = nil })
@@ -69,7 +72,7 @@ describe("setup", function()
     Config.options.cmd = nil
     local saved = vim.env.PATH
     vim.env.PATH = "/nonexistent"
-    cmd, err = Client.resolve_cmd("/nonexistent-root")
+    cmd, err = Locate.resolve_cmd("/nonexistent-root")
     vim.env.PATH = saved
     check.eq(nil, cmd)
     check.matches("mcp%-sidecar not found", err)
@@ -87,13 +90,13 @@ describe("setup", function()
     local saved = vim.env.PATH
     vim.env.PATH = "/nonexistent"
     local ok, err = pcall(function()
-      local cmd, why = Client.resolve_cmd(root, false)
+      local cmd, why = Locate.resolve_cmd(root, false)
       check.eq(nil, cmd, "an untrusted workspace's own binary is not run")
       check.matches("only once it is trusted", why)
-      check.eq(nil, (Client.resolve_cmd(root)), "not trusted in vim.secure: not run")
-      check.eq({ venv_sidecar }, (Client.resolve_cmd(root, true)))
+      check.eq(nil, (Locate.resolve_cmd(root)), "not trusted in vim.secure: not run")
+      check.eq({ venv_sidecar }, (Locate.resolve_cmd(root, true)))
       mcp.setup({ cmd = nil, trust = true })
-      check.eq({ venv_sidecar }, (Client.resolve_cmd(root)), "trust = true trusts every workspace")
+      check.eq({ venv_sidecar }, (Locate.resolve_cmd(root)), "trust = true trusts every workspace")
     end)
     vim.env.PATH = saved
     mcp.setup({ cmd = SIDECAR, search = { limit = 10 } })
@@ -156,18 +159,18 @@ describe("setup", function()
             "exepath() would take the workspace's binary with PATH=" .. path
           )
         end
-        check.eq(nil, Client.path_executable("mcp-sidecar"), path)
+        check.eq(nil, Locate.path_executable("mcp-sidecar"), path)
         mcp.setup({ cmd = nil })
-        check.eq(nil, (Client.resolve_cmd("/nonexistent-root", false)), path)
+        check.eq(nil, (Locate.resolve_cmd("/nonexistent-root", false)), path)
         mcp.setup({ cmd = "mcp-sidecar" })
-        check.eq(nil, (Client.resolve_cmd("/nonexistent-root", false)), "opts.cmd by name, PATH=" .. path)
+        check.eq(nil, (Locate.resolve_cmd("/nonexistent-root", false)), "opts.cmd by name, PATH=" .. path)
       end
       vim.env.PATH = ".:node_modules/.bin:" .. real
-      check.eq(real .. "/mcp-sidecar", Client.path_executable("mcp-sidecar"))
+      check.eq(real .. "/mcp-sidecar", Locate.path_executable("mcp-sidecar"))
       mcp.setup({ cmd = nil })
-      check.eq({ real .. "/mcp-sidecar" }, (Client.resolve_cmd("/nonexistent-root", false)))
+      check.eq({ real .. "/mcp-sidecar" }, (Locate.resolve_cmd("/nonexistent-root", false)))
       mcp.setup({ cmd = { "mcp-sidecar", "-v" } })
-      check.eq({ real .. "/mcp-sidecar", "-v" }, (Client.resolve_cmd("/nonexistent-root", false)))
+      check.eq({ real .. "/mcp-sidecar", "-v" }, (Locate.resolve_cmd("/nonexistent-root", false)))
     end)
     vim.env.PATH = saved
     vim.fn.chdir(cwd)
@@ -192,7 +195,7 @@ describe("sidecar", function()
   it(
     ":Mcp trust trusts .mcp.json with vim.secure and restarts the sidecar with trustGranted: nothing is pending",
     function()
-      check.eq("unknown", Client.trust_state(ROOT .. "/.mcp.json"))
+      check.eq("unknown", Trust.trust_state(ROOT .. "/.mcp.json"))
       local asked = {}
       local real_select = vim.ui.select
       vim.ui.select = function(items, opts, on_choice)
@@ -204,7 +207,7 @@ describe("sidecar", function()
         wait_for(function()
           return find_note("Trusted")
         end, 15000, "trust")
-        check.eq("allowed", Client.trust_state(ROOT .. "/.mcp.json"))
+        check.eq("allowed", Trust.trust_state(ROOT .. "/.mcp.json"))
         local result = status_sync()
         local client = check.truthy(vim.lsp.get_client_by_id(Client.roots[ROOT].id))
         check.eq(true, client.config.init_options.trustedWorkspace)
@@ -875,7 +878,7 @@ describe("chat integrations", function()
     check.matches("Servers %(for `server`", cc.schema["function"].description)
     local def = vim.deepcopy(require("mcp_sidecar.tools").definition())
     def.description = def.description .. "\n- docs: Team documentation"
-    Client.handlers()["mcp/modelToolChanged"](nil, { definition = def })
+    Notifications.handlers()["mcp/modelToolChanged"](nil, { definition = def })
     check.matches("%- docs: Team documentation$", cc.schema["function"].description)
     check.matches("%- docs: Team documentation$", cc.system_prompt)
     -- mcp_call calls what was activated, once the person says yes; declined, nothing runs.
@@ -1012,7 +1015,7 @@ describe("approvals of changed project servers", function()
       return t.name
     end, tools.tools)
     check.contains(names_, "notify_changes", "the approved --resources definition runs")
-    check.eq("allowed", Client.trust_state(path), "Neovim's trust follows the approved file")
+    check.eq("allowed", Trust.trust_state(path), "Neovim's trust follows the approved file")
     check.eq(1, #calls, "asked once")
   end)
 
@@ -1044,7 +1047,7 @@ describe("approvals of changed project servers", function()
     wait_for(function()
       return mcp.status():find("⚠1", 1, true)
     end, 5000, "statusline marks the server")
-    check.eq("changed", Client.trust_state(path), "a declined change does not become trusted")
+    check.eq("changed", Trust.trust_state(path), "a declined change does not become trusted")
     vim.cmd("Mcp")
     local view = require("mcp_sidecar.ui.status").view
     local float = wait_for(function()
@@ -1082,7 +1085,7 @@ describe("approvals of changed project servers", function()
       end).name,
       "the approved --prompts definition runs"
     )
-    check.eq("allowed", Client.trust_state(path))
+    check.eq("allowed", Trust.trust_state(path))
   end)
 
   it("restoring the file is a change too; approving runs the original definition again", function()
@@ -1093,7 +1096,7 @@ describe("approvals of changed project servers", function()
     end, 20000, "approval")
     check.eq(question(line), calls[1].prompt)
     check.eq(nil, next(State.pending))
-    check.eq("allowed", Client.trust_state(path))
+    check.eq("allowed", Trust.trust_state(path))
     check.eq(nil, mcp.status():find("⚠", 1, true))
   end)
 end)
