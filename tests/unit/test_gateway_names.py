@@ -1,4 +1,4 @@
-"""Native names, durable session files, and the one private SDK attribute the gateway reads."""
+"""Native names and durable session files."""
 
 from __future__ import annotations
 
@@ -7,13 +7,10 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any
 
 import pytest
-from mcp import Client
-from mcp.server.lowlevel.server import Server
 
-from mcp_sidecar.gateway import face, native
+from mcp_sidecar.gateway import native
 from mcp_sidecar.gateway.durable import DurableSession, digest, valid_name
 from mcp_sidecar.gateway.hosts import Host
 
@@ -107,21 +104,3 @@ def test_session_names_are_plain_file_names(name: str) -> None:
     assert not valid_name(name)
     with pytest.raises(ValueError, match="session name"):
         DurableSession(name)
-
-
-async def test_the_sdk_still_keeps_the_connection_where_the_gateway_reads_it() -> None:
-    """`face.connection_of` reads `ServerSession._connection`; an SDK upgrade that moves it fails here."""
-    seen: list[Any] = []
-
-    async def list_tools(ctx: Any, params: Any) -> Any:
-        seen.append(face.connection_of(ctx))
-        return {"tools": []}
-
-    server: Server[Any] = Server("pin", on_list_tools=list_tools)
-    async with Client(server, mode="legacy") as client:
-        await client.list_tools()
-        await client.list_tools()
-    assert len(seen) == 2
-    assert seen[0] is seen[1]  # one object per connection, across requests
-    assert isinstance(seen[0].state, dict)
-    assert hasattr(seen[0].exit_stack, "callback")

@@ -12,11 +12,9 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any, cast
 
-import anyio
 import mcp_types as types
 import pydantic
 import pytest
-from mcp import ClientSession
 from mcp_types import methods
 
 from mcp_sidecar.connections import task_calls
@@ -298,12 +296,3 @@ def test_the_sdk_validates_a_task_answer_to_tools_call_as_a_call_tool_result() -
     with pytest.raises(KeyError):
         methods.validate_server_result("tasks/get", "2025-11-25", created["task"])
     assert "task" in types.CallToolRequestParams.model_fields
-
-
-async def test_the_session_dispatcher_sends_raw_requests() -> None:
-    send, receive = anyio.create_memory_object_stream[Any](1)
-    session = ClientSession(receive, send)
-    dispatcher = vars(session)["_dispatcher"]
-    assert callable(dispatcher.send_raw_request)
-    send.close()
-    receive.close()

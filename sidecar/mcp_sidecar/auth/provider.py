@@ -1,6 +1,8 @@
 """The SDK's OAuth client, bent to the sidecar's rules.
 
-Two modes on one class (`mcp.client.auth.OAuthClientProvider` underneath):
+Two modes on one class (`mcp.client.auth.OAuthClientProvider` underneath; the steps of the SDK's
+flow replaced here are private there, and reached under public names through
+`connections/sdk_shim.py`'s `OAuthSteps`):
 
 - **stored** (every connection): sends the stored access token to the server it was issued
   for, refreshes it with the refresh token, and never runs discovery, registration or a
@@ -23,8 +25,6 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from typing import Any, Literal
 
 import httpx2
-from mcp.client.auth import OAuthClientProvider
-from mcp.client.auth.oauth2 import _origin_issuer
 from mcp.client.auth.utils import (
     extract_field_from_www_auth,
     extract_resource_metadata_from_www_auth,
@@ -44,6 +44,7 @@ from pydantic import AnyUrl, ValidationError
 from mcp_sidecar.auth.dpop import DpopKey, DpopUnsupported, Nonces, asks_for_nonce, supports_es256
 from mcp_sidecar.auth.store import CredentialRecord, CredentialStore, cap_scope, union
 from mcp_sidecar.auth.urls import origin_of, require_allowed, require_same_origin
+from mcp_sidecar.connections.sdk_shim import OAuthSteps, origin_issuer
 
 # The SDK logs its flow's exceptions with their text (which can carry a state value or an
 # endpoint's answer); diagnostics are ours, so these records are never wanted.
@@ -253,7 +254,7 @@ class RecordStorage:
         return None
 
 
-class SidecarOAuth(OAuthClientProvider):
+class SidecarOAuth(OAuthSteps):
     def __init__(
         self,
         server_url: str,
@@ -305,16 +306,16 @@ class SidecarOAuth(OAuthClientProvider):
                     record.resource_metadata
                 )
 
-    async def _initialize(self) -> None:
-        await super()._initialize()
+    async def load_from_storage(self) -> None:
+        await super().load_from_storage()
         expires = self.record_storage.record.expires_at
         if self.context.current_tokens is not None and expires is not None:
             self.context.token_expiry_time = expires
 
     # -- login ------------------------------------------------------------------------------
 
-    def _expected_issuer(self) -> str:
-        issuer = super()._expected_issuer()
+    def expected_issuer(self) -> str:
+        issuer = super().expected_issuer()
         if self._configured_issuer and not issuers_match(self._configured_issuer, issuer):
             raise IssuerNotConfigured()
         if self._pinned_issuer and not issuers_match(self._pinned_issuer, issuer):
@@ -361,17 +362,17 @@ class SidecarOAuth(OAuthClientProvider):
         if isinstance(body, dict):
             self._dpop_algorithms = body.get("dpop_signing_alg_values_supported")
 
-    async def _perform_authorization_code_grant(self) -> tuple[str, str]:
+    async def authorization_code_grant(self) -> tuple[str, str]:
         self._require_pkce()  # before anything is opened (a pre-registered client registers nothing)
         self._require_dpop()
         # No metadata: the SDK would use the server's own /authorize and /token. That origin must
         # be the configured issuer, or the secret and the code would go elsewhere.
         configured = self._configured_issuer
         no_metadata = self.context.oauth_metadata is None
-        if no_metadata and configured and not issuers_match(configured, _origin_issuer(self.context.server_url)):
+        if no_metadata and configured and not issuers_match(configured, origin_issuer(self.context.server_url)):
             raise IssuerNotConfigured()
         self.context.client_metadata.scope = self._login_scope(self.context.client_metadata.scope)
-        return await super()._perform_authorization_code_grant()
+        return await super().authorization_code_grant()
 
     def _login_scope(self, challenged: str | None) -> str | None:
         """Configured scopes are exactly what the person wants, plus approved step-up scopes.
@@ -407,11 +408,11 @@ class SidecarOAuth(OAuthClientProvider):
             raise ClientAuthUnsupported()
         info.token_endpoint_auth_method = method
 
-    async def _exchange_token_authorization_code(self, auth_code: str, code_verifier: str) -> httpx2.Request:
+    async def token_exchange_request(self, auth_code: str, code_verifier: str) -> httpx2.Request:
         self._settle_client_auth()
-        return self._proved(await super()._exchange_token_authorization_code(auth_code, code_verifier))
+        return self._proved(await super().token_exchange_request(auth_code, code_verifier))
 
-    async def _refresh_token(self) -> httpx2.Request:
+    async def refresh_token_request(self) -> httpx2.Request:
         storage = self.record_storage
         if storage.confidential and storage.client_secret is None and storage.secret_source is not None:
             storage.client_secret = await storage.secret_source()
@@ -419,16 +420,16 @@ class SidecarOAuth(OAuthClientProvider):
             if self.context.client_info is not None:
                 self.context.client_info.client_secret = storage.client_secret
         self._settle_client_auth()
-        return self._proved(await super()._refresh_token())
+        return self._proved(await super().refresh_token_request())
 
-    def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+    def oauth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         if self._login:
             return self._checked_flow(request)
         return self._stored_flow(request)
 
     async def _checked_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         """The SDK's flow, refusing any OAuth request `auth/urls.py` does not allow, and PKCE without S256."""
-        flow = super()._auth_flow(request)
+        flow = super().oauth_flow(request)
         server_url = self.context.server_url
         try:
             outgoing = await flow.__anext__()
@@ -503,10 +504,10 @@ class SidecarOAuth(OAuthClientProvider):
             )
         return token_request
 
-    def _add_auth_header(self, request: httpx2.Request) -> None:
+    def add_auth_header(self, request: httpx2.Request) -> None:
         tokens = self.context.current_tokens
         if self._dpop is None or tokens is None or not tokens.access_token:
-            super()._add_auth_header(request)
+            super().add_auth_header(request)
             return
         url = str(request.url)
         request.headers["Authorization"] = f"DPoP {tokens.access_token}"
@@ -531,7 +532,7 @@ class SidecarOAuth(OAuthClientProvider):
                 "POST", str(outgoing.url), nonce=self._nonces.get(str(outgoing.url))
             )
         else:
-            self._add_auth_header(outgoing)
+            self.add_auth_header(outgoing)
         return outgoing
 
     async def _dpop_token_response(self, outgoing: httpx2.Request, response: httpx2.Response) -> httpx2.Response:
@@ -576,11 +577,11 @@ class SidecarOAuth(OAuthClientProvider):
                 answer = yield refresh
                 if self._dpop is not None and await self._nonce_asked(refresh, answer):
                     answer = yield self._reproved(refresh)
-                ok = await self._handle_refresh_response(answer)
+                ok = await self.handle_refresh_response(answer)
                 if not ok:
                     self.context.clear_tokens()
         if self.context.is_token_valid():
-            self._add_auth_header(request)
+            self.add_auth_header(request)
         response = yield request
         if self._dpop is not None and await self._nonce_asked(request, response):
             response = yield self._reproved(request)
@@ -595,20 +596,20 @@ class SidecarOAuth(OAuthClientProvider):
                     answer = yield refresh
                     if self._dpop is not None and await self._nonce_asked(refresh, answer):
                         answer = yield self._reproved(refresh)
-                    ok = await self._handle_refresh_response(answer)
+                    ok = await self.handle_refresh_response(answer)
             if ok:
-                self._add_auth_header(request)
+                self.add_auth_header(request)
                 response = yield request
             else:
                 self.context.clear_tokens()
         await self._step_up_if_asked(response)
 
     async def _checked_refresh(self) -> httpx2.Request:
-        refresh = await self._refresh_token()
+        refresh = await self.refresh_token_request()
         require_allowed(str(refresh.url), "the token endpoint", self.context.server_url)
         return refresh
 
-    async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
+    async def handle_refresh_response(self, response: httpx2.Response) -> bool:
         if self._dpop is not None:
             # A refreshed token must stay bound to the key; a bearer one is not used.
             try:
@@ -616,12 +617,12 @@ class SidecarOAuth(OAuthClientProvider):
             except DpopUnsupported:
                 self.context.clear_tokens()
                 return False
-        return await super()._handle_refresh_response(response)
+        return await super().handle_refresh_response(response)
 
     async def _prepare(self, request: httpx2.Request) -> None:
         """Under the context lock: initialise once, note the protocol version, adopt newer stored tokens."""
-        if not self._initialized:
-            await self._initialize()
+        if not self.loaded_from_storage:
+            await self.load_from_storage()
         self.context.protocol_version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
         if not self.context.is_token_valid():
             await self._adopt_newer_tokens()
@@ -651,7 +652,7 @@ def record_after_login(provider: SidecarOAuth) -> CredentialRecord:
     else:
         record.oauth_metadata = None  # the 2025-03-26 default endpoints: no earlier metadata is kept
         # Their issuer is the server's origin: pinned like any other.
-        record.issuer = _origin_issuer(context.server_url)
+        record.issuer = origin_issuer(context.server_url)
     if context.protected_resource_metadata is not None:
         record.resource_metadata = context.protected_resource_metadata.model_dump(mode="json", exclude_none=True)
     granted = (record.tokens or {}).get("scope")

@@ -391,41 +391,22 @@ class ClientHooks:
         return self._budget.sent <= LOGS_PER_SECOND
 
 
-_client_class: type[Any] | None = None
-
-
 def offering_client(hooks: ClientHooks, transport: Any, **kwargs: Any) -> Any:
     """An SDK `Client` whose capabilities name only the elicitation modes the editor offered.
 
     The SDK advertises both form and URL mode whenever an elicitation callback is set; an editor
     that renders forms only must not be asked for URLs, so the session's capability ad is
-    narrowed as it is built (pinned by tests/e2e/test_client_capabilities.py).
+    narrowed as it is built (`sdk_shim.announcing_client`; pinned by
+    tests/e2e/test_client_capabilities.py).
     """
-    global _client_class
-    if _client_class is None:
-        from mcp import Client
+    from mcp_sidecar.connections.sdk_shim import announcing_client
 
-        class OfferingClient(Client):
-            offered: ClientHooks | None = None
+    def narrowed(capabilities: Any) -> Any:
+        if capabilities.elicitation is None:
+            return capabilities
+        return capabilities.model_copy(update={"elicitation": hooks.elicitation_capability()})
 
-            async def _build_session(self, exit_stack: Any) -> Any:
-                session = await super()._build_session(exit_stack)
-                build = session._build_capabilities  # noqa: SLF001 - the one capability hook
-                offered = self.offered
-
-                def narrowed(version: str) -> Any:
-                    capabilities = build(version)
-                    if capabilities.elicitation is not None and offered is not None:
-                        capabilities = capabilities.model_copy(update={"elicitation": offered.elicitation_capability()})
-                    return capabilities
-
-                session._build_capabilities = narrowed  # type: ignore[method-assign]  # noqa: SLF001
-                return session
-
-        _client_class = OfferingClient
-    client = _client_class(transport, **kwargs, **hooks.kwargs())
-    client.offered = hooks
-    return client
+    return announcing_client(transport, narrowed, **kwargs, **hooks.kwargs())
 
 
 def _says_declined(exc: Exception) -> bool:

@@ -18,8 +18,8 @@ the task is never started again.
 
 The SDK (mcp 2.3) knows the task types but sends none of these requests: `tasks/*` go out through
 `ClientSession.send_request`, and the first `tools/call`, whose answer is a task rather than a
-`CallToolResult` the SDK would validate, through the session's dispatcher (`_send_raw`, the one
-use of the SDK's private API, pinned by `tests/unit/test_task_calls.py`). Modern (2026-07-28)
+`CallToolResult` the SDK would validate, unvalidated (`sdk_shim.send_unvalidated`, through the
+session's dispatcher: private API, pinned by `tests/unit/test_sdk_shim.py`). Modern (2026-07-28)
 sessions have tasks only as an extension (`io.modelcontextprotocol/tasks`), which the sidecar does
 not offer, so their servers answer calls directly and nothing here applies.
 """
@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from mcp_sidecar import tasks
 
 if TYPE_CHECKING:
+    from mcp.shared.dispatcher import CallOptions
     from mcp_types import CallToolResult
 
     from mcp_sidecar.connections.content_requests import ProgressSink
@@ -299,13 +300,12 @@ async def _send_raw(client: Any, method: str, params: dict[str, Any], timeout_s:
     """
     from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 
-    session = client.session
-    opts: dict[str, Any] = {"timeout": timeout_s}
+    from mcp_sidecar.connections.sdk_shim import send_unvalidated
+
+    opts: CallOptions = {"timeout": timeout_s}
     if client.protocol_version is not None:
         opts["headers"] = {MCP_PROTOCOL_VERSION_HEADER: client.protocol_version}
-    dispatcher = session._dispatcher  # noqa: SLF001 - see the docstring; pinned by a unit test
-    raw: dict[str, Any] = await dispatcher.send_raw_request(method, params, opts)
-    return raw
+    return await send_unvalidated(client.session, method, params, opts)
 
 
 __all__ = [

@@ -34,6 +34,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_sidecar import __version__, tasks
 from mcp_sidecar.catalog.names import nfc
+from mcp_sidecar.connections.sdk_shim import host_connection
 from mcp_sidecar.gateway import entries, texts
 from mcp_sidecar.gateway.durable import digest
 from mcp_sidecar.gateway.eras import OPEN_METHOD
@@ -51,7 +52,6 @@ from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError
 from mcp_sidecar.services import activation, model_tool
 
 if TYPE_CHECKING:
-    from mcp.server.connection import Connection as HostConnection
     from mcp.server.context import ServerRequestContext
     from mcp.server.models import InitializationOptions
 
@@ -75,15 +75,6 @@ RESTORE_WAIT_S = 15.0
 """How long a durable session's first `tools/list` waits for its tools to be activated again."""
 
 log = logging.getLogger(__name__)
-
-
-def connection_of(ctx: ServerRequestContext[Any, Any]) -> HostConnection:
-    """The SDK's per-connection object behind a request (handshake era: one per host).
-
-    `ServerSession` keeps it private; `tests/unit/test_gateway_names.py` pins the attribute.
-    """
-    conn: HostConnection = ctx.session._connection  # noqa: SLF001
-    return conn
 
 
 def _text(text: str, is_error: bool) -> dict[str, Any]:
@@ -179,7 +170,7 @@ class Gateway:
             if self._modern is None:
                 self._modern = self._open(self._tell_modern, ctx.protocol_version, self._tell_modern_prompts)
             return self._modern
-        conn = connection_of(ctx)
+        conn = host_connection(ctx)
         host = conn.state.get(_HOST_KEY)
         if not isinstance(host, Host):
             host = self._open(conn.send_tool_list_changed, ctx.protocol_version, conn.send_prompt_list_changed)

@@ -8,9 +8,9 @@ never called anything goes first (the oldest such), then the one idle longest; o
 called anything is also ended after `UNUSED_IDLE_S` without a request in flight. A session is
 "used" from its first request other than `initialize` and `notifications/initialized`.
 
-Built on three of the SDK manager's private parts, pinned by tests/unit/test_gateway_http_guards.py:
-`_admit_session` (the admission under its lock), `_discard_session` (every way a session ends),
-and its `_server_instances` / `_session_owners` / `_task_group`.
+Built on the SDK manager's admission (under its lock), its discard (every way a session ends) and
+its table of open sessions, which it keeps private: `connections/sdk_shim.py` (`SessionManagerHooks`)
+gives them public names, and tests/unit/test_sdk_shim.py pins them.
 """
 
 from __future__ import annotations
@@ -23,15 +23,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from mcp_sidecar.gateway.face import connection_of
+from mcp_sidecar.connections.sdk_shim import SessionManagerHooks, host_connection
 
 if TYPE_CHECKING:
-    from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
     from mcp.server.lowlevel.server import Server
-    from mcp.server.streamable_http import StreamableHTTPServerTransport
     from mcp.server.transport_security import TransportSecuritySettings
     from starlette.types import Message, Receive, Scope, Send
 
@@ -65,7 +62,7 @@ class SessionLimits:
     sweep_s: float = SWEEP_S
 
 
-class SessionTable(StreamableHTTPSessionManager):
+class SessionTable(SessionManagerHooks):
     """The SDK's session manager, making room for every new session instead of refusing it."""
 
     def __init__(
@@ -111,7 +108,7 @@ class SessionTable(StreamableHTTPSessionManager):
     async def mark_used(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         """Server middleware: a request other than the opening ones makes its session used."""
         if ctx.method not in _OPENING:
-            session_id = connection_of(ctx).session_id
+            session_id = host_connection(ctx).session_id
             use = self._use.get(session_id) if session_id is not None else None
             if use is not None:
                 use.used = True
@@ -119,15 +116,14 @@ class SessionTable(StreamableHTTPSessionManager):
 
     # -- making room ------------------------------------------------------------------------
 
-    def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
-        while len(self._server_instances) >= self.limits.max_sessions and (victim := self._victim()) is not None:
+    def before_admission(self) -> None:
+        while len(self.session_ids()) >= self.limits.max_sessions and (victim := self._victim()) is not None:
             kind = "idle longest" if self._use[victim].used else "never used"
             self._end(victim, f"to make room for a new one ({kind})")
-        return super()._admit_session(requestor)
 
     def _victim(self) -> str | None:
         """The session to end first: never used before used, idle before busy, then the longest idle."""
-        known = [sid for sid in self._server_instances if sid in self._use]
+        known = [sid for sid in self.session_ids() if sid in self._use]
         if not known:
             return None  # only sessions whose opening request is still being answered
 
@@ -140,16 +136,12 @@ class SessionTable(StreamableHTTPSessionManager):
     def _end(self, session_id: str, why: str) -> None:
         """Forget the session now (so the next admission sees the room), terminate it in the background:
         its host's tools go, as when the host ends it; its id answers 404 from now on."""
-        transport = self._server_instances.pop(session_id, None)
-        self._session_owners.pop(session_id, None)
         self._use.pop(session_id, None)
         log.info("gateway: HTTP session ended %s", why)
-        if transport is not None and self._task_group is not None:
-            self._task_group.start_soon(self._discard_session, session_id, transport)
+        self.end_session(session_id)
 
-    async def _discard_session(self, session_id: str, transport: StreamableHTTPServerTransport) -> None:
+    def session_discarded(self, session_id: str) -> None:
         self._use.pop(session_id, None)
-        await super()._discard_session(session_id, transport)
 
     # -- sessions that never called anything ------------------------------------------------
 
