@@ -43,6 +43,7 @@ from mcp_sidecar.gateway.prompt_snapshot import PromptSnapshot
 from mcp_sidecar.gateway.prompts import Prompts
 from mcp_sidecar.gateway.resources import Resources
 from mcp_sidecar.gateway.texts import COMMAND, NATIVE_HINT, NATIVE_LOADED, PROXY_HINT, PROXY_LOADED, Mode
+from mcp_sidecar.output import activation_text, model_text
 from mcp_sidecar.output.redact import redaction_note
 from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.output.shaping import model_call
@@ -92,7 +93,7 @@ def _text(text: str, is_error: bool) -> dict[str, Any]:
 
 def _failure(error: SidecarError, wording: Wording) -> dict[str, Any]:
     """A service's diagnostic, with the hint a model can act on (`/mcp` commands as a terminal's)."""
-    return _text(model_tool.for_model(error.diagnostic, wording).render(), True)
+    return _text(model_text.for_model(error.diagnostic, wording).render(), True)
 
 
 def _refusal(code: DiagnosticCode, message: str, server: str | None = None) -> dict[str, Any]:
@@ -389,7 +390,8 @@ class Gateway:
         done = cast("ActivateResult", result["details"])
         loaded = [r["id"] for r in done["results"] if r["status"] != "not loaded"]
         log.info("gateway: host %s did not list its tools again within %.1f s", host.session, self.relist_wait_s)
-        text = activation.render(done, replace(self.wording(host), call_hint=texts.not_listed(loaded)))
+        wording = replace(self.wording(host), call_hint=texts.not_listed(loaded))
+        text = activation_text.render(done["results"], done["tools"], wording)
         return _text(text, result["isError"])
 
     async def _relisted(self, host: Host, since: int) -> bool:

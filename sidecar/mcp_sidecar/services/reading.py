@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from mcp_sidecar.connections import templates
 from mcp_sidecar.connections.connection import Connection
-from mcp_sidecar.output import shaping
-from mcp_sidecar.output.redact import redaction_note
-from mcp_sidecar.output.sanitize import has_controls, json_text, one_line
+from mcp_sidecar.output import read_text, shaping
+from mcp_sidecar.output.sanitize import has_controls
 from mcp_sidecar.protocol.errors import DiagnosticCode, fail, refused_disabled
 
 if TYPE_CHECKING:
@@ -111,14 +110,7 @@ async def read(
     answer = await conn.read_resource(uri, op)
 
     def header() -> list[str]:
-        lines = ["mcp read", f" ✔ {one_line(server)} · {one_line(uri)}"]
-        if template is not None:
-            shown = json_text(dict(arguments or {}), indent=None)
-            lines.append(f"Template {one_line(template)} with arguments {shown}")
-        lines.append(f"{shaping.UNTRUSTED} (server {server!r}, uri {one_line(uri)})")
-        if answer.redacted:
-            lines.append(redaction_note(answer.redacted))
-        return lines
+        return read_text.header(server, uri, template, arguments, answer.redacted)
 
     contents, display, spilled, truncated, text = shaping.shape_read(answer.result, server, uri, header)
     expanded: _Template = {"template": template, "arguments": dict(arguments or {})} if template is not None else {}
