@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import difflib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -328,6 +328,65 @@ async def call_tool(
     if answer.redacted:
         result["redacted"] = answer.redacted  # the server's own secrets, replaced by `***` in what it sent
     return result
+
+
+async def call_listed_tool(
+    app: Sidecar, tool_id: str, arguments: dict[str, Any], session_id: str, progress: ProgressSink | None = None
+) -> CallToolResult:
+    """`call_tool` for a client that lists the session's tools as its own (a gateway host): a tool refused
+    as changed leaves the session too, so that list never shows a stale schema (an editor keeps it,
+    which discovery marks changed)."""
+    try:
+        return await call_tool(app, tool_id, arguments, session_id, progress)
+    except SidecarError as exc:
+        if exc.diagnostic.code == "tool_changed":
+            app.sessions.deactivate(session_id, [tool_id], "tool changed")
+        raise
+
+
+async def deactivate_changed(app: Sidecar, conn: Connection, sessions: Iterable[str], operation: str) -> None:
+    """Drop `conn`'s tools whose live definition changed or went from each of `sessions`; nothing when
+    the server cannot say now (a call re-validates, and refuses a changed tool)."""
+    try:
+        catalog = await app.catalogs.tool_catalog(conn, operation, live=True)
+    except SidecarError:
+        return
+    visible = catalog.visible(conn.config)
+    for session in sessions:
+        stale = [
+            tool_id
+            for tool_id, tool in app.sessions.active(session).items()
+            if tool.server == conn.name
+            and ((live := visible.get(tool.name)) is None or catalog.canonical_of(live) != tool.canonical)
+        ]
+        if stale:
+            app.sessions.deactivate(session, stale, "tool changed")
+
+
+async def restore(
+    app: Sidecar, session_id: str, saved: Mapping[str, str], fingerprint: Callable[[str], str], operation: str
+) -> list[str]:
+    """Activate the `saved` ids (id → `fingerprint` of the definition activated) again, each against its
+    server's live catalog (fetched first); one whose definition changed since is dropped again, as a
+    changed tool is. The ids not restored: those not loaded, then those changed."""
+    servers = {ref.server for i in saved if (ref := parse_tool_id(i, app.registry.names()))}
+    for server in sorted(servers):
+        conn = app.registry.get(server)
+        if conn is not None and not conn.config.disabled:
+            with contextlib.suppress(SidecarError):  # not loaded then, with its reason in the result
+                await app.catalogs.tool_catalog(conn, operation, live=True)
+    done = await activate(app, tuple(saved), session_id)
+    active = app.sessions.active(session_id)
+    changed = [i for i, tool in active.items() if i in saved and fingerprint(tool.canonical) != saved[i]]
+    app.sessions.deactivate(session_id, changed, "tool changed")
+    return [r["id"] for r in done["results"] if r["status"] == "not loaded"] + changed
+
+
+def in_cached_catalog(app: Sidecar, ref: ToolRef) -> bool:
+    """Whether a tool catalog in memory (or on disk) has the tool: a guessed name is not a tool."""
+    conn = app.registry.get(ref.server)
+    catalog = app.catalogs.cached_tools(conn) if conn is not None else None
+    return catalog is not None and ref.tool in catalog.visible(conn.config) if conn is not None else False
 
 
 class NotActivated(SidecarError):

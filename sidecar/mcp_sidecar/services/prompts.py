@@ -21,6 +21,7 @@ reconnection) of their server.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 from collections.abc import Mapping
@@ -34,7 +35,7 @@ from mcp_sidecar.events import EventHub, Reconciled, StatusChanged
 from mcp_sidecar.output import prompt_text
 from mcp_sidecar.output.limits import MAX_LINES, MAX_TEXT_BYTES, line_count, utf8_size
 from mcp_sidecar.output.sanitize import one_line, strip_controls
-from mcp_sidecar.protocol.errors import DiagnosticCode, fail, refused_disabled
+from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError, fail, refused_disabled
 from mcp_sidecar.protocol.methods import DEFAULT_SESSION
 
 if TYPE_CHECKING:
@@ -148,6 +149,22 @@ async def advertised_prompt(
     if refused is not None:
         raise names.refused_error(refused, op)
     raise fail(missing[0], op, missing[1], conn.name)
+
+
+async def enabled_prompts(app: Sidecar, operation: str) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Each enabled server with its advertised prompts, in configuration order; a server that cannot list
+    them now has none to offer now."""
+    app.ensure_loaded()
+    conns = [c for c in app.registry if not c.config.disabled]
+
+    async def of(conn: Connection) -> list[dict[str, Any]]:
+        try:
+            return list((await app.catalogs.prompt_catalog(conn, operation)).items)
+        except SidecarError:
+            return []
+
+    found = await asyncio.gather(*(of(c) for c in conns))
+    return [(conn.name, items) for conn, items in zip(conns, found, strict=True)]
 
 
 async def preview(
