@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from mcp_sidecar.services.activation import CALL_HINT
+from mcp_sidecar.output.activation_text import CALL_HINT
 from support.servers import basic_stdio, fixture_stdio
 from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_config
 

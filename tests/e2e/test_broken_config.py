@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcp_sidecar.services.activation import CALL_HINT
-from mcp_sidecar.services.discovery import LOADED_NOTE
+from mcp_sidecar.output.activation_text import CALL_HINT
+from mcp_sidecar.output.discovery_text import LOADED_NOTE
 from support.cli import cli
 from support.servers import basic_stdio
 from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_config

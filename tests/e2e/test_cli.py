@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from mcp_sidecar import __version__
-from mcp_sidecar.services.activation import CALL_HINT
+from mcp_sidecar.output.activation_text import CALL_HINT
 from support.cli import Run, cli
 from support.locked_keyring import NO_KEYRING, locked_keyring_env
 from support.servers import basic_stdio, fixture_stdio

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from mcp_sidecar.services.activation import CALL_HINT
+from mcp_sidecar.output.activation_text import CALL_HINT
 from support.cli import Run, cli
 from support.hostile import (
     COMPLETIONS,

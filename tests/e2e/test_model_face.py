@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from mcp_sidecar.services.activation import CALL_HINT
-from mcp_sidecar.services.discovery import LOADED_NOTE
+from mcp_sidecar.output.activation_text import CALL_HINT
+from mcp_sidecar.output.discovery_text import LOADED_NOTE
 from support.discovery import status_row
 from support.servers import basic_stdio, fixture_stdio
 from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_config

@@ -10,7 +10,7 @@ import pytest
 
 from mcp_sidecar.config.interpolate import resolve
 from mcp_sidecar.config.validate import ConfigProblems, parse_server
-from mcp_sidecar.services.approval_summary import HIDDEN, summary
+from mcp_sidecar.output.approval_summary import HIDDEN, summary
 
 CANARY = "canary-literal-7f3a9c"
 """A literal credential value: it never appears in a summary."""

@@ -6,6 +6,9 @@
   editor's handlers or pygls (the SDK's private API it needs comes from `connections/sdk_shim.py`,
   the one module of `connections/` it may import, which imports nothing of ours);
 - `protocol/` imports nothing of ours outside itself;
+- `output/` renders typed results: it never reaches the services, handlers, connections, the
+  gateway or the server (nor the SDK or pygls), and the services hold no rendering of their own
+  (no `render`/`*_text` function, no row glyph: they call `output/` where they build a result);
 - no import cycles between modules of `mcp_sidecar`, function-level imports included
   (imports under `if TYPE_CHECKING:` are for annotations only and are left out).
 """
@@ -188,6 +191,57 @@ def test_protocol_imports_nothing_of_ours_outside_itself() -> None:
         if _layer(module) == "protocol"
     }
     assert {m: found for m, found in offenders.items() if found} == {}
+
+
+OUTPUT_MUST_NOT_REACH = tuple(
+    f"mcp_sidecar.{name}" for name in ("services", "handlers", "connections", "gateway", "server", "cli", "pygls_shim")
+)
+
+
+def test_output_renders_results_and_calls_nothing() -> None:
+    offenders = {
+        module: sorted(m for m in imported if m.startswith(OUTPUT_MUST_NOT_REACH) or _top(m) in SDK + EDITOR_PROTOCOL)
+        for module, imported in all_imports().items()
+        if _layer(module) == "output"
+    }
+    assert {m: found for m, found in offenders.items() if found} == {}
+
+
+ROW_GLYPHS = frozenset("✔✘○●·↻⚿▶")
+"""The marks that start or separate the rows of a text rendering (`output/`)."""
+
+
+def renderings(source: str) -> list[str]:
+    """What in `source` renders text: functions named `render...`/`..._text`, strings holding a row glyph."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            name = node.name.lstrip("_")
+            if name == "render" or name.startswith("render_") or name.endswith("_text"):
+                found.append(f"def {node.name}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and ROW_GLYPHS & set(node.value):
+            found.append(f"line {node.lineno}: {node.value[:40]!r}")
+    return found
+
+
+def test_the_checker_sees_renderings() -> None:
+    source = (
+        "def _render(r):\n"
+        "    return f' ✔ {r}'\n"
+        "async def render_rows(): ...\n"
+        "def directory_text(): ...\n"
+        "def rendered(): return 'a — b…'\n"
+    )
+    assert sorted(renderings(source)) == ["def _render", "def directory_text", "def render_rows", "line 2: ' ✔ '"]
+
+
+def test_services_leave_rendering_to_output() -> None:
+    offenders = {
+        module_name(path): found
+        for path in (PACKAGE / "services").rglob("*.py")
+        if (found := renderings(path.read_text(encoding="utf-8")))
+    }
+    assert offenders == {}
 
 
 def test_no_import_cycles() -> None:

@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 
 from mcp_sidecar.catalog.tools import ToolCatalog
+from mcp_sidecar.output import activation_text, directory_text
+from mcp_sidecar.output.discovery_text import Scope, nothing_matches
+from mcp_sidecar.output.model_text import MODEL_HINTS
 from mcp_sidecar.protocol.errors import HINTS, DiagnosticCode
-from mcp_sidecar.services import activation, model_tool
+from mcp_sidecar.services import model_tool
 from mcp_sidecar.services.app import Sidecar
-from mcp_sidecar.services.discovery import Scope, nothing_matches
-from mcp_sidecar.services.model_tool import MODEL_HINTS
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -125,8 +126,8 @@ def test_the_directory_stays_within_its_budget_and_names_every_server(count: int
         {"name": f"server-{i:03d}-with-a-long-name", "summary": "word " * 60, "source": "description"}
         for i in range(count)
     ]
-    text = model_tool.directory_text(entries)
-    assert len(text) <= model_tool.DIRECTORY_CHARS
+    text = directory_text.render(entries)
+    assert len(text) <= directory_text.DIRECTORY_CHARS
     lines = text.splitlines()
     named = [line for line in lines if line.startswith("- server-")]
     if count <= 10:
@@ -139,7 +140,7 @@ def test_the_directory_stays_within_its_budget_and_names_every_server(count: int
         described = [line for line in named if ": word" in line]
         assert described == named[: len(described)], text
         assert len(described) >= 3, text
-        assert all(len(line.split(": ", 1)[1]) >= model_tool.SUMMARY_MIN_CHARS for line in described), text
+        assert all(len(line.split(": ", 1)[1]) >= directory_text.SUMMARY_MIN_CHARS for line in described), text
     else:
         assert lines[-1].startswith("- and "), lines[-1]
         assert len(named) + int(lines[-1].split()[2]) == count
@@ -286,7 +287,7 @@ async def test_activate_then_query_shows_loaded(app: Sidecar) -> None:
         "     (full schema: mcp/activeTools)",
         " ✘ warehouse.nope · not loaded: Server 'warehouse' has no tool named 'nope'.",
     ]
-    assert activated["text"].splitlines()[-1] == activation.CALL_HINT
+    assert activated["text"].splitlines()[-1] == activation_text.CALL_HINT
     found = await model_tool.invoke(app, {"query": "warehouse.list_tables"}, "s")
     [first, *_] = found["details"]["candidates"]
     assert first["loaded"] is True

@@ -22,13 +22,17 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_types import methods
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from mcp_sidecar.output.redact import redaction_note
 from mcp_sidecar.output.sanitize import has_controls, one_line, strip_controls
+
+if TYPE_CHECKING:
+    from mcp_sidecar.protocol.results import CallToolResult
 
 log = logging.getLogger(__name__)
 
@@ -151,3 +155,32 @@ def clean_strings(value: Any) -> Any:
     if isinstance(value, list):
         return [clean_strings(v) for v in value]
     return value
+
+
+BROWSER_STEP = "The user agreed to finish a step in the browser for this server: call again once they are done."
+TOO_LARGE = "The structured result was too large to pass on: the text above and the spill file hold it."
+
+
+def call_answer(result: CallToolResult, version: str, declared_output: bool) -> dict[str, Any]:
+    """A call's result for a host speaking `version`: sanitised, and valid against what its list declared
+    (`declared_output`: the tool was listed with an output schema)."""
+    out: dict[str, Any] = {
+        "content": [clean_block(b) for b in result["content"]],
+        "isError": bool(result.get("isError")),
+    }
+    structured = result.get("structuredContent")
+    if isinstance(structured, dict) or (structured is not None and version in MODERN_PROTOCOL_VERSIONS):
+        out["structuredContent"] = clean_strings(structured)
+    steps = result.get("elicitations") or []
+    if steps and all(s["action"] == "accept" for s in steps) and not all(s["completed"] for s in steps):
+        # Only steps the user accepted (the host showed them): a declined or unshown step, and the
+        # server's URL, never become an instruction to the model.
+        out["content"].append({"type": "text", "text": BROWSER_STEP})
+    if result.get("redacted"):
+        out["content"].append({"type": "text", "text": redaction_note(result.get("redacted", 0))})
+    if declared_output and "structuredContent" not in out and not out["isError"]:
+        # Over the output limits the structured result stays in the spill file: the host must not
+        # take the preview for a result its schema promises, so it reads as a failed call.
+        out["content"].append({"type": "text", "text": TOO_LARGE})
+        out["isError"] = True
+    return out

@@ -18,7 +18,6 @@ bidi, zero-width and TAG characters. With `--resources`, the servers' resources 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import replace
@@ -33,9 +32,8 @@ from mcp_types import INVALID_PARAMS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_sidecar import __version__, tasks
-from mcp_sidecar.catalog.names import nfc
 from mcp_sidecar.connections.sdk_shim import host_connection
-from mcp_sidecar.gateway import entries, texts
+from mcp_sidecar.gateway import entries, refusals, texts
 from mcp_sidecar.gateway.durable import digest
 from mcp_sidecar.gateway.eras import OPEN_METHOD
 from mcp_sidecar.gateway.forwarding import Forwarding, model_tool_servers
@@ -44,9 +42,8 @@ from mcp_sidecar.gateway.prompt_snapshot import PromptSnapshot
 from mcp_sidecar.gateway.prompts import Prompts
 from mcp_sidecar.gateway.resources import Resources
 from mcp_sidecar.gateway.texts import COMMAND, NATIVE_HINT, NATIVE_LOADED, PROXY_HINT, PROXY_LOADED, Mode
-from mcp_sidecar.output.redact import redaction_note
+from mcp_sidecar.output import activation_text, model_text
 from mcp_sidecar.output.sanitize import one_line, strip_controls
-from mcp_sidecar.output.shaping import model_call
 from mcp_sidecar.output.wording import Wording
 from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError
 from mcp_sidecar.services import activation, model_tool
@@ -83,7 +80,7 @@ def _text(text: str, is_error: bool) -> dict[str, Any]:
 
 def _failure(error: SidecarError, wording: Wording) -> dict[str, Any]:
     """A service's diagnostic, with the hint a model can act on (`/mcp` commands as a terminal's)."""
-    return _text(model_tool.for_model(error.diagnostic, wording).render(), True)
+    return _text(model_text.for_model(error.diagnostic, wording).render(), True)
 
 
 def _refusal(code: DiagnosticCode, message: str, server: str | None = None) -> dict[str, Any]:
@@ -203,23 +200,13 @@ class Gateway:
         return host
 
     async def _restore(self, host: Host, durable: DurableSession) -> None:
-        """Activate the saved ids again, each against its server's live catalog (fetched first); one
-        whose definition changed since it was saved is dropped again, as a changed tool is."""
+        """The durable session's saved tools, active again once the host's roots are known
+        (`activation.restore`: a tool changed since is not)."""
         saved = durable.load()
         if not saved:
             return
         await self.forwarding.ready(host)
-        servers = {ref.server for i in saved if (ref := activation.parse_tool_id(i, self.app.registry.names()))}
-        for server in sorted(servers):
-            conn = self.app.registry.get(server)
-            if conn is not None and not conn.config.disabled:
-                with contextlib.suppress(SidecarError):  # not loaded then, with the reason logged below
-                    await self.app.catalogs.tool_catalog(conn, "gateway", live=True)
-        done = await activation.activate(self.app, tuple(saved), host.session)
-        active = self.app.sessions.active(host.session)
-        changed = [i for i, tool in active.items() if i in saved and digest(tool.canonical) != saved[i]]
-        self.app.sessions.deactivate(host.session, changed, "tool changed")
-        lost = [r["id"] for r in done["results"] if r["status"] == "not loaded"] + changed
+        lost = await activation.restore(self.app, host.session, saved, digest, "gateway")
         if lost:
             log.warning("gateway session %s: not restored: %s", durable.name, one_line(", ".join(lost)))
         self.hosts.changed(host)
@@ -283,10 +270,12 @@ class Gateway:
                 return _refusal("invalid_params", why)
             return await self._forwarded_call(ctx, host, tool_id, given)
         tool_id = host.tool_id(params.name) if self.mode == "native" else None
-        if tool_id is None and (named := self._as_id(host, params.name)) in host.dropped:
-            return _refusal("tool_not_active", self._gone(host, named, "tool_not_active"))
+        if tool_id is None and (named := host.as_id(params.name, self.app.registry.names())) in host.dropped:
+            return _refusal(
+                "tool_not_active", refusals.gone(self.app, host, named, "tool_not_active", self._natively(host))
+            )
         if tool_id is None:
-            return _refusal("tool_not_found", self._unknown(host, params.name))
+            return _refusal("tool_not_found", refusals.unknown(self.app, host, params.name, self._natively(host)))
         return await self._forwarded_call(ctx, host, tool_id, arguments)
 
     async def _forwarded_call(
@@ -295,49 +284,6 @@ class Gateway:
         servers = {ref.server for ref in activation.tool_refs(tool_id, self.app.registry.names())}
         async with self.forwarding.call(ctx, host, servers) as call:
             return await self._call(host, tool_id, arguments, call.progress)
-
-    def _unknown(self, host: Host, name: str) -> str:
-        """Why `name` is no tool of the host's, and what to call instead when it spells an active tool's id."""
-        active = self.app.sessions.active(host.session)
-        for ref in activation.tool_refs(nfc(name), self.app.registry.names()):
-            if ref.id in active:
-                how = (
-                    f"mcp_call with id {ref.id!r}"
-                    if not self._natively(host)
-                    else repr(host.native_name(ref.server, ref.tool))
-                )
-                return f"{one_line(name)!r} is loaded: call it as {how}."
-        tool_id = self._as_id(host, name)
-        if tool_id != name and self._natively(host):
-            named = activation.parse_tool_id(tool_id, self.app.registry.names())
-            if named is not None and self._known(named):
-                activate = model_call({"activate": [named.id]})
-                native_name = host.would_name(named.server, named.tool)
-                return f"{one_line(name)!r} is not activated yet: {one_line(activate)}, then call {native_name}."
-        return f"{one_line(name)!r} is not a tool of this gateway: find one with mcp_tools query, then activate it."
-
-    def _known(self, ref: activation.ToolRef) -> bool:
-        """Whether a catalog in memory (or on disk) has the tool: a guessed name is not a tool."""
-        conn = self.app.registry.get(ref.server)
-        catalog = self.app.catalogs.cached_tools(conn) if conn is not None else None
-        return catalog is not None and ref.tool in catalog.visible(conn.config) if conn is not None else False
-
-    def _gone(self, host: Host, tool_id: str, code: str) -> str:
-        """Why a tool the host activated cannot be called now, and the next step."""
-        ref = activation.parse_tool_id(tool_id, self.app.registry.names())
-        name = host.native_name(ref.server, ref.tool) if ref is not None else tool_id
-        if not self._natively(host):
-            name = tool_id
-        again = one_line(model_call({"activate": [tool_id]}))
-        reason = "tool changed" if code == "tool_changed" else host.dropped.get(tool_id)
-        if reason == "server disabled":
-            server = ref.server if ref is not None else "SERVER"
-            return f"{name} was removed: its server was disabled. Ask the user to run `{COMMAND} enable {server}`."
-        if reason == "server removed":
-            return f"{name} was removed: its server is no longer configured. Query for another tool."
-        if reason in ("tool changed", "definition changed"):
-            return f"{name} was removed: its server changed it. Activate it again to see what it takes now: {again}"
-        return f"{name} is not activated: {again}"
 
     def _natively(self, host: Host) -> bool:
         """Whether the host's model calls activated tools by their native names: native mode, and a
@@ -358,7 +304,7 @@ class Gateway:
     async def _model_tool(self, host: Host, arguments: dict[str, Any]) -> dict[str, Any]:
         before = set(self.app.sessions.active(host.session))
         if isinstance(arguments.get("activate"), list):
-            arguments["activate"] = [self._as_id(host, i) for i in arguments["activate"]]
+            arguments["activate"] = [host.as_id(i, self.app.registry.names()) for i in arguments["activate"]]
         wording = self.wording(host)
         result = await model_tool.invoke(self.app, arguments, host.session, wording=wording)
         if set(self.app.sessions.active(host.session)) == before:
@@ -380,7 +326,8 @@ class Gateway:
         done = cast("ActivateResult", result["details"])
         loaded = [r["id"] for r in done["results"] if r["status"] != "not loaded"]
         log.info("gateway: host %s did not list its tools again within %.1f s", host.session, self.relist_wait_s)
-        text = activation.render(done, replace(self.wording(host), call_hint=texts.not_listed(loaded)))
+        told = replace(self.wording(host), call_hint=texts.not_listed(loaded))
+        text = activation_text.render(done["results"], done["tools"], told)
         return _text(text, result["isError"])
 
     async def _relisted(self, host: Host, since: int) -> bool:
@@ -393,57 +340,25 @@ class Gateway:
         await asyncio.sleep(RELIST_SETTLE_S)
         return True
 
-    def _as_id(self, host: Host, name: Any) -> Any:
-        """A native name the model took for an id (`basic__echo`) as the id it names (`basic.echo`)."""
-        if not isinstance(name, str) or "." in name or name.startswith("mcp__"):
-            return name
-        known = host.tool_id(name)
-        if known is not None:
-            return known
-        servers = sorted(self.app.registry.names(), key=len, reverse=True)
-        server = next((s for s in servers if name.startswith(f"{s}__") and len(name) > len(s) + 2), None)
-        return f"{server}.{name[len(server) + 2 :]}" if server is not None else name
-
     async def _call(
         self, host: Host, tool_id: str, arguments: dict[str, Any], progress: ProgressSink | None = None
     ) -> dict[str, Any]:
         try:
-            result = await activation.call_tool(self.app, tool_id, arguments, host.session, progress)
+            result = await activation.call_listed_tool(self.app, tool_id, arguments, host.session, progress)
         except SidecarError as exc:
             code = exc.diagnostic.code
-            if code == "tool_changed":
-                self.app.sessions.deactivate(host.session, [tool_id], "tool changed")
             if code in ("tool_changed", "tool_not_active"):
-                return _refusal(code, self._gone(host, tool_id, code), exc.diagnostic.server)
+                return _refusal(
+                    code, refusals.gone(self.app, host, tool_id, code, self._natively(host)), exc.diagnostic.server
+                )
             return _failure(exc, self.wording(host))
         return self._answer(host, tool_id, result)
 
     def _answer(self, host: Host, tool_id: str, result: CallToolResult) -> dict[str, Any]:
         """The call's result for the host: sanitised, and valid against what its list declared."""
-        out: dict[str, Any] = {
-            "content": [entries.clean_block(b) for b in result["content"]],
-            "isError": bool(result.get("isError")),
-        }
-        structured = result.get("structuredContent")
-        if isinstance(structured, dict) or (structured is not None and host.version in MODERN_PROTOCOL_VERSIONS):
-            out["structuredContent"] = entries.clean_strings(structured)
-        steps = result.get("elicitations") or []
-        if steps and all(s["action"] == "accept" for s in steps) and not all(s["completed"] for s in steps):
-            # Only steps the user accepted (the host showed them): a declined or unshown step, and the
-            # server's URL, never become an instruction to the model.
-            text = "The user agreed to finish a step in the browser for this server: call again once they are done."
-            out["content"].append({"type": "text", "text": text})
-        if result.get("redacted"):
-            out["content"].append({"type": "text", "text": redaction_note(result.get("redacted", 0))})
         active = self.app.sessions.get(host.session, tool_id)
         listed = self._native(host, active) if active is not None and self.mode == "native" else None
-        if listed is not None and "outputSchema" in listed and "structuredContent" not in out and not out["isError"]:
-            # Over the output limits the structured result stays in the spill file: the host must not
-            # take the preview for a result its schema promises, so it reads as a failed call.
-            note = "The structured result was too large to pass on: the text above and the spill file hold it."
-            out["content"].append({"type": "text", "text": note})
-            out["isError"] = True
-        return out
+        return entries.call_answer(result, host.version, listed is not None and "outputSchema" in listed)
 
     # -- prompts ----------------------------------------------------------------------------
 

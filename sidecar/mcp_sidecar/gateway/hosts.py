@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Collection, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_sidecar import tasks
 from mcp_sidecar.events import CatalogInvalidated, Reconciled, ToolsDeactivated
 from mcp_sidecar.gateway import native
 from mcp_sidecar.gateway.durable import digest
-from mcp_sidecar.protocol.errors import SidecarError
+from mcp_sidecar.services import activation
 
 if TYPE_CHECKING:
     from mcp_sidecar.connections.connection import Connection
@@ -122,6 +122,17 @@ class Host:
         """The id a native name was given to in this host, if any."""
         return self.ids.get(name)
 
+    def as_id(self, name: Any, servers: Collection[str]) -> Any:
+        """A native name the model took for an id (`basic__echo`) as the id it names (`basic.echo`)."""
+        if not isinstance(name, str) or "." in name or name.startswith("mcp__"):
+            return name
+        known = self.tool_id(name)
+        if known is not None:
+            return known
+        longest_first = sorted(servers, key=len, reverse=True)
+        server = next((s for s in longest_first if name.startswith(f"{s}__") and len(name) > len(s) + 2), None)
+        return f"{server}.{name[len(server) + 2 :]}" if server is not None else name
+
 
 class Hosts:
     """Every host of one gateway process, and the events that change what they list."""
@@ -206,20 +217,7 @@ class Hosts:
 
     async def recheck(self, conn: Connection, hosts: list[Host]) -> None:
         """Drop the tools of `conn` whose live definition changed or went, from each host's session."""
-        try:
-            catalog = await self._app.catalogs.tool_catalog(conn, "gateway", live=True)
-        except SidecarError:
-            return  # the server cannot say now; a call re-validates and refuses a changed tool
-        visible = catalog.visible(conn.config)
-        for host in hosts:
-            stale = [
-                tool_id
-                for tool_id, tool in self._app.sessions.active(host.session).items()
-                if tool.server == conn.name
-                and ((live := visible.get(tool.name)) is None or catalog.canonical_of(live) != tool.canonical)
-            ]
-            if stale:
-                self._app.sessions.deactivate(host.session, stale, "tool changed")
+        await activation.deactivate_changed(self._app, conn, [host.session for host in hosts], "gateway")
 
 
 async def _tell(tell: Tell) -> None:

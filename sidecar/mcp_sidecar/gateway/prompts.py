@@ -19,11 +19,9 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION, M
 
 from mcp_sidecar import tasks
 from mcp_sidecar.gateway import entries, native
-from mcp_sidecar.protocol.errors import SidecarError
 from mcp_sidecar.services import prompts
 
 if TYPE_CHECKING:
-    from mcp_sidecar.connections.connection import Connection
     from mcp_sidecar.gateway.prompt_snapshot import PromptSnapshot
     from mcp_sidecar.services.app import Sidecar
 
@@ -65,27 +63,18 @@ class Prompts:
             self._changed()
 
     async def _list(self, version: str) -> list[dict[str, Any]]:
-        self._app.ensure_loaded()
-        conns = [c for c in self._app.registry if not c.config.disabled]
-        found = await asyncio.gather(*(self._of(c) for c in conns))
         listed: list[dict[str, Any]] = []
         names: dict[str, tuple[str, str]] = {}
-        for conn, items in zip(conns, found, strict=True):
+        for server, items in await prompts.enabled_prompts(self._app, "gateway"):
             for p in items:
-                name = native.native_name(conn.name, p["name"], names)
-                entry = entries.prompt_entry(name, conn.name, p, version)
+                name = native.native_name(server, p["name"], names)
+                entry = entries.prompt_entry(name, server, p, version)
                 if entry is not None:
-                    names[name] = (conn.name, p["name"])
+                    names[name] = (server, p["name"])
                     listed.append(entry)
         self.names = names
         self._snapshot.save("modern" if version in MODERN_PROTOCOL_VERSIONS else "handshake", listed)
         return listed
-
-    async def _of(self, conn: Connection) -> list[dict[str, Any]]:
-        try:
-            return list((await self._app.catalogs.prompt_catalog(conn, "gateway")).items)
-        except SidecarError:
-            return []  # a server that cannot list now has no commands to offer now
 
     async def target(self, name: str, version: str) -> tuple[str, str] | None:
         """(server, prompt) of a listed name; the prompts are listed for real first when it is unknown."""

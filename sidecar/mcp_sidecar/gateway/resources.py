@@ -13,7 +13,6 @@ resources with `mcp_tools` `read`.
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 from mcp.shared.exceptions import MCPError
@@ -24,7 +23,6 @@ from mcp_sidecar.protocol.errors import SidecarError
 from mcp_sidecar.services import reading
 
 if TYPE_CHECKING:
-    from mcp_sidecar.connections.connection import Connection
     from mcp_sidecar.protocol.results import ReadResult
     from mcp_sidecar.services.app import Sidecar
     from mcp_sidecar.services.catalogs import ListCatalog
@@ -113,21 +111,8 @@ class Resources:
         self.app = app
         self.enabled = enabled
 
-    def _servers(self) -> list[Connection]:
-        self.app.ensure_loaded()
-        return [c for c in self.app.registry if not c.config.disabled]
-
     async def _catalogs(self) -> list[tuple[str, ListCatalog]]:
-        conns = self._servers() if self.enabled else []
-
-        async def of(conn: Connection) -> ListCatalog | None:
-            try:
-                return await self.app.catalogs.resource_catalog(conn, "gateway")
-            except SidecarError:
-                return None  # a server that cannot list now has nothing to show now
-
-        found = await asyncio.gather(*(of(c) for c in conns))
-        return [(c.name, catalog) for c, catalog in zip(conns, found, strict=True) if catalog is not None]
+        return await reading.enabled_resource_catalogs(self.app, "gateway") if self.enabled else []
 
     async def listed(self) -> list[dict[str, Any]]:
         return [listed_resource(server, r) for server, catalog in await self._catalogs() for r in catalog.items]

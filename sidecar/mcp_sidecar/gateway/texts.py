@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
+from mcp_sidecar.output import directory_text
 from mcp_sidecar.services import model_tool
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def instructions(app: Sidecar) -> str:
     """The `initialize` / `server/discover` instructions: how to search, then the server directory,
     the same bounded text `mcp_tools`' description carries (a host that defers tools behind a
     search of its own shows the model these, not the tool)."""
-    directory = model_tool.directory_text(model_tool.directory(app))
+    directory = directory_text.render(model_tool.directory(app))
     return f"{INSTRUCTIONS}\n\n{directory}" if directory else INSTRUCTIONS
 
 

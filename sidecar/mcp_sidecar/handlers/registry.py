@@ -9,6 +9,7 @@ from mcp_sidecar.handlers.base import Handler, guarded
 from mcp_sidecar.handlers.config import config_handlers
 from mcp_sidecar.handlers.prompts import prompt_handlers
 from mcp_sidecar.handlers.resources import resource_handlers
+from mcp_sidecar.output import model_text
 from mcp_sidecar.protocol import methods, params
 from mcp_sidecar.protocol.errors import SidecarError
 from mcp_sidecar.services import activation, discovery, lifecycle, model_tool, status
@@ -110,11 +111,11 @@ def _tool_handlers(app: Sidecar) -> dict[str, Handler]:
                 else:
                     result = await activation.call_tool(app, p.id, p.arguments, p.session, progress)
             if p.for_model:
-                result["text"] = model_tool.call_text(result)
+                result["text"] = model_text.call_text(result)
             return result
         except SidecarError as exc:
             if p.for_model:
-                exc.diagnostic = model_tool.for_model(exc.diagnostic)
+                exc.diagnostic = model_text.for_model(exc.diagnostic)
             raise
 
     @guarded("discover")

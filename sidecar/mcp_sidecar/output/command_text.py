@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         ConfigRemoveResult,
         ConfigSetEnabledResult,
         ImportServer,
+        PromptSnapshot,
         ServerGetResult,
         ServerRefreshResult,
         StatusRow,
@@ -237,3 +238,9 @@ def subscriptions(result: SubscriptionsResult) -> str:
         mark = "↻" if w["changed"] else "·"
         lines.append(f" {mark} {_s(w['server'])} · {_s(w['uri'])}" + (" (changed)" if w["changed"] else ""))
     return "\n".join(lines)
+
+
+def prompt_previewed(result: PromptSnapshot) -> str:
+    """A preview's snapshot, then how to use or discard it."""
+    after = f"Preview {result['previewId']}: use it (mcp/prompt/use) or discard it (mcp/prompt/discard)."
+    return result["text"] + "\n" + after

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import difflib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -25,8 +25,7 @@ from mcp_sidecar import tasks
 from mcp_sidecar.catalog import names
 from mcp_sidecar.catalog.names import nfc
 from mcp_sidecar.catalog.tools import ToolCatalog, canonical, tool_view
-from mcp_sidecar.output import signature
-from mcp_sidecar.output.sanitize import one_line
+from mcp_sidecar.output import activation_text
 from mcp_sidecar.output.shaping import shape_tool_result
 from mcp_sidecar.output.wording import EDITOR, Wording
 from mcp_sidecar.protocol.errors import Diagnostic, DiagnosticCode, SidecarError, diagnostic, fail, refused_disabled
@@ -264,40 +263,8 @@ async def activate(app: Sidecar, ids: tuple[str, ...], session_id: str, wording:
             continue  # `server.tool` and `mcp__server__tool` spellings of one tool
         results.append(outcome)
     app.sessions.activated({tool["server"] for tool in tools})  # the Loaded column counts active tools
-    text = _render(results, tools, wording)
+    text = activation_text.render(results, tools, wording)
     return {"session": session_id, "results": results, "tools": tools, "text": text}
-
-
-CALL_HINT = (
-    "Call each loaded tool by its exact id with arguments that follow its signature: every parameter "
-    "without `?` is required, `= value` is the default, quoted alternatives are the only allowed values."
-)
-SIGNATURES_CHARS = 12_000
-"""The signatures of one activation, together (about 3,000 tokens); each tool gets its share."""
-SIGNATURE_MIN_CHARS = 240
-SIGNATURE_MAX_CHARS = 2_000
-
-
-def _signatures(tools: list[ToolDefinition], wording: Wording) -> dict[str, str]:
-    """Each loaded tool's compact signature under the name the model calls it by, within its share of
-    `SIGNATURES_CHARS`, indented."""
-    if not tools:
-        return {}
-    share = max(SIGNATURE_MIN_CHARS, min(SIGNATURE_MAX_CHARS, SIGNATURES_CHARS // len(tools)))
-    out = {}
-    for tool in tools:
-        name = wording.call_name(tool["id"]) if wording.call_name else tool["id"]
-        text = signature.compact(name, cast("dict[str, Any]", tool), share)
-        if wording.call_name:
-            text = text.replace(signature.POINTER, f"full schema: {name}'s own definition")
-        out[tool["id"]] = "\n".join(f"   {line}" for line in text.splitlines())
-    return out
-
-
-def _marks(tool: ToolDefinition) -> str:
-    """What the server says a tool does to the world, as the model should weigh it before calling."""
-    words = signature.annotation_words(cast("dict[str, Any]", tool))
-    return "".join(f" [{word}]" for word in words if word in ("read-only", "destructive"))
 
 
 def connect_soon(app: Sidecar, done: ActivateResult) -> None:
@@ -319,38 +286,6 @@ def connect_servers_soon(app: Sidecar, servers: Iterable[str]) -> None:
 async def _connected(app: Sidecar, conn: Connection) -> None:
     with contextlib.suppress(SidecarError):
         await app.catalogs.tool_catalog(conn, "activate", live=True)
-
-
-def render(done: ActivateResult, wording: Wording) -> str:
-    """An activation's text again, for another reader: the same rows, tools named as `wording` calls them."""
-    return _render(done["results"], done["tools"], wording)
-
-
-def _render(results: list[ActivationEntry], tools: list[ToolDefinition], wording: Wording = EDITOR) -> str:
-    """One line per id, then each loaded tool's signature; ids, reasons and nearby names are
-    sanitised (an id may echo the client's input), and so is every schema string."""
-    signatures = _signatures(tools, wording)
-    marks = {t["id"]: _marks(t) for t in tools}
-    lines = ["mcp activate"]
-    for r in results:
-        if r["status"] == "not loaded":
-            line = f" ✘ {one_line(r['id'])} · not loaded: {one_line(r['reason'])}"
-            diag = r.get("diagnostic")
-            if diag:
-                # A diagnostic that only repeats the reason adds its hint: who can fix it.
-                detail = diag["hint"] if diag["message"] == r["reason"] else one_line(diag["message"])
-                line += f" [{diag['code']}] {detail}"
-            if r.get("nearby"):
-                line += f" Nearby: {one_line(', '.join(r['nearby']))}"
-        else:
-            called = f" → {one_line(wording.call_name(r['id']))}" if wording.call_name else ""
-            line = f" ✔ {one_line(r['id'])}{called} · {r['status']}{marks.get(r['id'], '')}"
-            if r["id"] in signatures:
-                line += "\n" + signatures[r["id"]]
-        lines.append(line)
-    if signatures:
-        lines.append(wording.call_hint or CALL_HINT)
-    return "\n".join(lines)
 
 
 def active_tools(app: Sidecar, session_id: str) -> ActiveToolsResult:
@@ -393,6 +328,65 @@ async def call_tool(
     if answer.redacted:
         result["redacted"] = answer.redacted  # the server's own secrets, replaced by `***` in what it sent
     return result
+
+
+async def call_listed_tool(
+    app: Sidecar, tool_id: str, arguments: dict[str, Any], session_id: str, progress: ProgressSink | None = None
+) -> CallToolResult:
+    """`call_tool` for a client that lists the session's tools as its own (a gateway host): a tool refused
+    as changed leaves the session too, so that list never shows a stale schema (an editor keeps it,
+    which discovery marks changed)."""
+    try:
+        return await call_tool(app, tool_id, arguments, session_id, progress)
+    except SidecarError as exc:
+        if exc.diagnostic.code == "tool_changed":
+            app.sessions.deactivate(session_id, [tool_id], "tool changed")
+        raise
+
+
+async def deactivate_changed(app: Sidecar, conn: Connection, sessions: Iterable[str], operation: str) -> None:
+    """Drop `conn`'s tools whose live definition changed or went from each of `sessions`; nothing when
+    the server cannot say now (a call re-validates, and refuses a changed tool)."""
+    try:
+        catalog = await app.catalogs.tool_catalog(conn, operation, live=True)
+    except SidecarError:
+        return
+    visible = catalog.visible(conn.config)
+    for session in sessions:
+        stale = [
+            tool_id
+            for tool_id, tool in app.sessions.active(session).items()
+            if tool.server == conn.name
+            and ((live := visible.get(tool.name)) is None or catalog.canonical_of(live) != tool.canonical)
+        ]
+        if stale:
+            app.sessions.deactivate(session, stale, "tool changed")
+
+
+async def restore(
+    app: Sidecar, session_id: str, saved: Mapping[str, str], fingerprint: Callable[[str], str], operation: str
+) -> list[str]:
+    """Activate the `saved` ids (id → `fingerprint` of the definition activated) again, each against its
+    server's live catalog (fetched first); one whose definition changed since is dropped again, as a
+    changed tool is. The ids not restored: those not loaded, then those changed."""
+    servers = {ref.server for i in saved if (ref := parse_tool_id(i, app.registry.names()))}
+    for server in sorted(servers):
+        conn = app.registry.get(server)
+        if conn is not None and not conn.config.disabled:
+            with contextlib.suppress(SidecarError):  # not loaded then, with its reason in the result
+                await app.catalogs.tool_catalog(conn, operation, live=True)
+    done = await activate(app, tuple(saved), session_id)
+    active = app.sessions.active(session_id)
+    changed = [i for i, tool in active.items() if i in saved and fingerprint(tool.canonical) != saved[i]]
+    app.sessions.deactivate(session_id, changed, "tool changed")
+    return [r["id"] for r in done["results"] if r["status"] == "not loaded"] + changed
+
+
+def in_cached_catalog(app: Sidecar, ref: ToolRef) -> bool:
+    """Whether a tool catalog in memory (or on disk) has the tool: a guessed name is not a tool."""
+    conn = app.registry.get(ref.server)
+    catalog = app.catalogs.cached_tools(conn) if conn is not None else None
+    return catalog is not None and ref.tool in catalog.visible(conn.config) if conn is not None else False
 
 
 class NotActivated(SidecarError):

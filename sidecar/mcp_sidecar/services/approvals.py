@@ -3,7 +3,7 @@
 Every configuration load passes through `gate`: a trusted project's definitions whose
 hashes are not recorded as approved (`config/approvals.py`) stay disabled with
 `trust_required`, and the editor is told once per change (`mcp/approvalRequired`) with a
-one-line summary of what would run (`services/approval_summary.py`). `approve` records exactly
+one-line summary of what would run (`output/approval_summary.py`). `approve` records exactly
 what the person saw: an entry whose definition changed again since is refused and asked about anew.
 """
 
@@ -19,8 +19,8 @@ from mcp_sidecar.config.approvals import Approval, Change, Pending, changed_fiel
 from mcp_sidecar.config.edit import EditRefused
 from mcp_sidecar.config.loader import EffectiveConfig
 from mcp_sidecar.config.model import ServerConfig
+from mcp_sidecar.output.approval_summary import summary
 from mcp_sidecar.protocol.errors import fail
-from mcp_sidecar.services.approval_summary import summary
 
 if TYPE_CHECKING:
     from mcp_sidecar.protocol.results import ApproveResult, NotApproved, PendingApproval

@@ -26,6 +26,7 @@ from mcp_sidecar import heavy, tasks
 from mcp_sidecar.auth.failures import BrowserUnavailable, login_failure
 from mcp_sidecar.config.interpolate import MissingVariable, ResolvedServer, SecretCommand, resolve
 from mcp_sidecar.config.model import DEFAULT_OAUTH_CALLBACK_PORT
+from mcp_sidecar.output import auth_text
 from mcp_sidecar.protocol.errors import SidecarError, fail, invalid_params, refused_disabled
 
 if TYPE_CHECKING:
@@ -181,13 +182,7 @@ def _state_of(authorization_url: str) -> str:
 def _completed(server: str, record: CredentialRecord) -> LoginResult:
     scope = (record.tokens or {}).get("scope")
     scopes = str(scope).split() if scope else []
-    granted = f" (scopes: {' '.join(scopes)})" if scopes else ""
-    return {
-        "server": server,
-        "status": "completed",
-        "scopes": scopes,
-        "text": f"{server}: logged in{granted}. Tokens are stored in the OS keyring.",
-    }
+    return {"server": server, "status": "completed", "scopes": scopes, "text": auth_text.logged_in(server, scopes)}
 
 
 async def _after_login(app: Sidecar, conn: Connection) -> None:
@@ -218,10 +213,7 @@ def _needs_approval(server: str, record: CredentialRecord, target: LoginTarget, 
         "extraScopes": ordered,
         "scopes": every,
         "expiresInSeconds": left,
-        "text": (
-            f"{server} asks for scopes it was not granted: {' '.join(ordered)}. "
-            "Logging in with them gives it more access than it has now: approve them, or log in without them."
-        ),
+        "text": auth_text.scopes_to_approve(server, ordered),
     }
 
 
@@ -356,11 +348,7 @@ async def _login_pasted(app: Sidecar, conn: Connection, target: LoginTarget) -> 
         "authorizationUrl": url,
         "redirectUri": pending.redirect_uri,
         "expiresInSeconds": int(PASTE_TIME_LIMIT_S),
-        "text": (
-            f"Open this address in a browser and authorize {conn.name}:\n{url}\n"
-            f"Then paste the address the browser was sent to (it starts with {pending.redirect_uri}) "
-            f"into completeLogin (login id {pending.login_id})."
-        ),
+        "text": auth_text.paste_instructions(conn.name, url, pending.redirect_uri, pending.login_id),
     }
 
 
@@ -424,15 +412,9 @@ async def logout(app: Sidecar, server: str) -> LogoutResult:
     revocation = "none"
     if record is not None and record.has_tokens:
         revocation = await revoke(record, await _confidential_client(conn, target, operation))
-    texts = {
-        "none": f"{server}: no stored credentials.",
-        "accepted": f"{server}: logged out; the authorization server revoked the tokens.",
-        "unsupported": f"{server}: logged out locally; the authorization server offers no revocation.",
-        "unconfirmed": f"{server}: logged out locally; revocation at the authorization server was not confirmed.",
-    }
-    if record is not None and not record.has_tokens and removed:
-        texts["none"] = f"{server}: removed the stored client registration (no tokens were stored)."
-    return {"server": server, "removed": removed, "revocation": revocation, "text": texts[revocation]}
+    registration_only = record is not None and not record.has_tokens and removed
+    text = auth_text.logged_out(server, revocation, registration_only)
+    return {"server": server, "removed": removed, "revocation": revocation, "text": text}
 
 
 async def _confidential_client(conn: Connection, target: LoginTarget, operation: str) -> tuple[str, str] | None:

@@ -160,9 +160,7 @@ async def _prompt(app: Sidecar, parsed: ParsedCommand) -> Outcome:
             raise command_invalid("prompt", f"Arguments are ARG=VALUE, once per name: {word!r}.", usage_of("prompt"))
         arguments[key] = value
     result = await prompts.preview(app, _server(parsed), name, arguments)
-    after = f"Preview {result['previewId']}: use it (mcp/prompt/use) or discard it (mcp/prompt/discard)."
-    text = result["text"] + "\n" + after
-    return result, text
+    return result, command_text.prompt_previewed(result)
 
 
 async def _login(app: Sidecar, parsed: ParsedCommand) -> Outcome:

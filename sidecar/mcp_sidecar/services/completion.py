@@ -15,9 +15,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from mcp_sidecar.connections import templates
-from mcp_sidecar.output import shaping
-from mcp_sidecar.output.redact import redaction_note
-from mcp_sidecar.output.sanitize import has_controls, one_line
+from mcp_sidecar.output import completion_text, shaping
+from mcp_sidecar.output.sanitize import has_controls
 from mcp_sidecar.protocol.errors import fail, refused_disabled
 from mcp_sidecar.services.prompts import advertised_prompt
 from mcp_sidecar.services.reading import MAX_URI_CHARS, advertised_template
@@ -101,7 +100,7 @@ async def complete(
         **redacted,
         "text": "",
     }
-    result["text"] = _render(result, notice)
+    result["text"] = completion_text.render(result, notice)
     return result
 
 
@@ -117,29 +116,3 @@ class _Counts(TypedDict, total=False):
 
 class _Spill(TypedDict, total=False):
     spill: Spill
-
-
-def _render(result: CompleteResult, notice: str) -> str:
-    target = result.get("template") or result.get("prompt")
-    arg = result["argument"]
-    head = f"{one_line(result['server'])} · {one_line(str(target))} · {one_line(arg['name'])}"
-    lines = ["mcp complete", f" ✔ {head}={json.dumps(arg['value'])}"]
-    lines.append(shaping.UNTRUSTED)
-    if result["values"]:
-        lines += [f"- {one_line(v)}" for v in result["values"]]
-    else:
-        lines.append("(no suggestions)")
-    more = []
-    if "total" in result:
-        more.append(f"{result['total']} in total")
-    if result["dropped"]:
-        more.append(f"{result['dropped']} left out for control or invisible characters")
-    if result.get("hasMore"):
-        more.append("more available: narrow the prefix")
-    if more:
-        lines.append("(" + "; ".join(more) + ")")
-    if result.get("redacted"):
-        lines.append(redaction_note(result["redacted"]))
-    if notice:
-        lines.append(notice)
-    return "\n".join(lines)

@@ -9,22 +9,20 @@ characters to the model; `details` keeps the server's data as it came.
 
 from __future__ import annotations
 
-import json
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from mcp_sidecar.output.redact import redaction_note
-from mcp_sidecar.output.sanitize import one_line, removal_note, removed_hidden, strip_controls
+from mcp_sidecar.output import directory_text
+from mcp_sidecar.output.model_text import for_model
+from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.output.wording import EDITOR, Wording
 from mcp_sidecar.protocol import params
-from mcp_sidecar.protocol.errors import Diagnostic, DiagnosticCode, SidecarError, diagnostic
+from mcp_sidecar.protocol.errors import SidecarError, diagnostic
 from mcp_sidecar.services import activation, completion, discovery, reading
 from mcp_sidecar.services.discovery import short
 
 if TYPE_CHECKING:
     from mcp_sidecar.connections.connection import Connection
     from mcp_sidecar.protocol.results import (
-        CallToolResult,
         DirectoryEntry,
         ModelToolDefinition,
         ModelToolInvokeResult,
@@ -99,12 +97,8 @@ INPUT_SCHEMA: dict[str, Any] = {
 }
 
 
-DIRECTORY_CHARS = 2_000
-"""The server directory's budget: about 500 tokens, whatever the number of servers."""
-SUMMARY_CHARS = 80
-SUMMARY_MIN_CHARS = 24
 SUMMARY_NAMES = 3
-
+"""A server's summary without a description names this many of its cached tools."""
 
 CALL_NAME = "mcp_call"
 CALL_DESCRIPTION = (
@@ -130,7 +124,7 @@ CALL_SCHEMA: dict[str, Any] = {
 def definition(app: Sidecar) -> ModelToolDefinition:
     """The tool to register: the fixed description, then the directory of the enabled servers."""
     servers = directory(app)
-    text = directory_text(servers)
+    text = directory_text.render(servers)
     return {
         "name": NAME,
         "description": f"{DESCRIPTION}\n\n{text}" if text else DESCRIPTION,
@@ -187,92 +181,6 @@ def _summary_of(app: Sidecar, conn: Connection) -> DirectoryEntry:
     return {"name": conn.name, "summary": one_line(summary), "source": "catalog"}
 
 
-def _line(entry: DirectoryEntry, summary_chars: int) -> str:
-    mark = f" (unavailable: {entry['unavailable']})" if "unavailable" in entry else ""
-    summary = _cut(entry["summary"], summary_chars)
-    return f"- {entry['name']}{mark}: {summary}" if summary else f"- {entry['name']}{mark}"
-
-
-def directory_text(entries: list[DirectoryEntry]) -> str:
-    """The directory for the model, within `DIRECTORY_CHARS`.
-
-    Every server gets its line with a summary when there is room for all; with less, the first
-    servers keep whole summaries and the rest are named; past what names alone fit, the rest
-    are counted on one line.
-    """
-    if not entries:
-        return ""
-    head = "Servers (for `server`; query to find their tools):"
-    room = DIRECTORY_CHARS - len(head) - 1
-    bare = [_line(e, 0) for e in entries]
-    spare = room - sum(len(line) + 1 for line in bare)
-    if spare < 0:
-        return "\n".join([head, *_named_until_full(entries, bare, room)])
-    even = min(SUMMARY_CHARS, spare // len(entries) - 2)
-    if even >= SUMMARY_MIN_CHARS:
-        return "\n".join([head, *(_line(e, even) for e in entries)])
-    lines = []
-    for entry, plain in zip(entries, bare, strict=True):
-        line = _line(entry, SUMMARY_CHARS)
-        grown = len(line) - len(plain)
-        if entry["summary"] and grown <= spare:
-            lines.append(line)
-            spare -= grown
-        else:
-            lines.append(plain)
-    return "\n".join([head, *lines])
-
-
-def _named_until_full(entries: list[DirectoryEntry], bare: list[str], room: int) -> list[str]:
-    lines: list[str] = []
-    used = 0
-    for i, line in enumerate(bare):
-        rest = [e["name"] for e in entries[i:]]
-        tail = f"- and {len(rest)} more: {', '.join(rest)}"
-        if used + len(line) + 1 + len(tail) > room:
-            lines.append(tail if used + len(tail) <= room else f"- and {len(rest)} more (query to search them)")
-            break
-        lines.append(line)
-        used += len(line) + 1
-    return lines
-
-
-def _cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    if limit < 8:
-        return ""
-    return text[: limit - 1].rsplit(" ", 1)[0].rstrip(",:;") + "…"
-
-
-MODEL_HINTS: dict[DiagnosticCode, str] = {
-    # Hints written for a model: what to retry with or what to ask the user, never a file to read.
-    "invalid_params": "Retry with arguments the mcp_tools input schema allows.",
-    "not_supported": "Retry without this operation: this sidecar does not offer it.",
-    "server_not_found": "Retry with a server name from a mcp_tools query result; names are case-sensitive.",
-    "tool_not_found": "Retry with an exact tool id from a mcp_tools query result.",
-    "server_disabled": "Ask the user to enable the server (/mcp enable {server}); do not retry until they have.",
-    "trust_required": (
-        "Ask the user to review and approve the server's project definition; do not retry until they have."
-    ),
-    "authentication_required": "Ask the user to log in (/mcp login {server}), then retry.",
-    "configuration_invalid": "Ask the user to fix the server's definition; the other servers still work.",
-    "catalog_changed": "Retry the same query: the server's catalog changed while it was read.",
-    "tool_not_active": 'Retry after activating the tool: mcp_tools({{"activate": ["<exact id>"]}}).',
-    "tool_changed": (
-        'Activate it again for its current signature (mcp_tools({{"activate": ["<exact id>"]}})); '
-        "if it no longer exists, query again."
-    ),
-    "resource_not_found": "Retry with a URI from a new mcp_tools query or from a tool's resource link.",
-    "completion_invalid": "Retry with a variable of the template (its read call names them) and a string prefix.",
-    "connection_failed": "Retry once; if it fails again, ask the user to check the server (/mcp status).",
-    "server_starts_itself": (
-        "Ask the user to move this server's definition out of the files mcp-sidecar reads (it is mcp-sidecar "
-        "itself); do not retry, the other servers still work."
-    ),
-}
-
-
 def _refuse_placeholders(op: str, arguments: dict[str, Any] | None) -> None:
     """A template read whose values are still discovery's `<variable>` placeholders: say so, read nothing."""
     left = sorted(name for name, value in (arguments or {}).items() if value in (f"<{name}>", [f"<{name}>"]))
@@ -322,29 +230,6 @@ def end_session(app: Sidecar, session: str) -> SessionEndResult:
     }
 
 
-def call_text(result: CallToolResult) -> str:
-    """A tool's result as a model reads it: every block (JSON for what is not text), marked when the
-    tool failed, sanitised, with a note when hidden characters were removed or the server's
-    secrets replaced (so the model knows)."""
-    body = "\n".join(
-        block["text"] if block.get("type") == "text" and isinstance(block.get("text"), str) else json.dumps(block)
-        for block in result["content"]
-    )
-    if not result["content"] and "structuredContent" in result:
-        body = json.dumps(result["structuredContent"], ensure_ascii=False)
-    text = (f"Tool {result['id']} reported an error:\n" if result["isError"] else "") + body
-    notes = [note for note in (removal_note(removed_hidden(text)), redaction_note(result.get("redacted", 0))) if note]
-    return "\n".join([strip_controls(text), *notes])
-
-
-def for_model(diag: Diagnostic, wording: Wording = EDITOR) -> Diagnostic:
-    """`diag` with the hint a model can act on, when its usual hint is written for a person."""
-    hint = MODEL_HINTS.get(diag.code)
-    if hint is None:
-        return diag
-    return replace(diag, hint=wording.person_command(hint.format(server=diag.server or "SERVER")))
-
-
 def _failure(error: SidecarError, wording: Wording) -> ModelToolInvokeResult:
     diag = for_model(error.diagnostic, wording)
     return {"text": one_line(diag.render()), "isError": True, "details": {"diagnostic": diag.to_json()}}
@@ -368,7 +253,7 @@ async def invoke(
     if include_directory and "query" in arguments and not result["isError"]:
         key = _directory_key(app)
         if key and app.sessions.directory_news(session, key):
-            result["text"] = f"{directory_text(directory(app))}\n\n{result['text']}"
+            result["text"] = f"{directory_text.render(directory(app))}\n\n{result['text']}"
     # Each rendering sanitises its fields; the whole text once more, as the model reads it.
     result["text"] = strip_controls(result["text"])
     return result

@@ -11,6 +11,7 @@ TAG character is refused (`resource_invalid`); the `text` rendering is sanitised
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Mapping
@@ -18,14 +19,14 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from mcp_sidecar.connections import templates
 from mcp_sidecar.connections.connection import Connection
-from mcp_sidecar.output import shaping
-from mcp_sidecar.output.redact import redaction_note
-from mcp_sidecar.output.sanitize import has_controls, json_text, one_line
-from mcp_sidecar.protocol.errors import DiagnosticCode, fail, refused_disabled
+from mcp_sidecar.output import read_text, shaping
+from mcp_sidecar.output.sanitize import has_controls
+from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError, fail, refused_disabled
 
 if TYPE_CHECKING:
     from mcp_sidecar.protocol.results import DisplayBlock, ReadResult, Redacted, Spill
     from mcp_sidecar.services.app import Sidecar
+    from mcp_sidecar.services.catalogs import ListCatalog
 
 MAX_URI_CHARS = 4_096
 MAX_ARGUMENT_BYTES = 64 * 1024
@@ -111,14 +112,7 @@ async def read(
     answer = await conn.read_resource(uri, op)
 
     def header() -> list[str]:
-        lines = ["mcp read", f" ✔ {one_line(server)} · {one_line(uri)}"]
-        if template is not None:
-            shown = json_text(dict(arguments or {}), indent=None)
-            lines.append(f"Template {one_line(template)} with arguments {shown}")
-        lines.append(f"{shaping.UNTRUSTED} (server {server!r}, uri {one_line(uri)})")
-        if answer.redacted:
-            lines.append(redaction_note(answer.redacted))
-        return lines
+        return read_text.header(server, uri, template, arguments, answer.redacted)
 
     contents, display, spilled, truncated, text = shaping.shape_read(answer.result, server, uri, header)
     expanded: _Template = {"template": template, "arguments": dict(arguments or {})} if template is not None else {}
@@ -137,6 +131,22 @@ async def read(
         **redacted,
         "text": text,
     }
+
+
+async def enabled_resource_catalogs(app: Sidecar, operation: str) -> list[tuple[str, ListCatalog]]:
+    """Each enabled server's resource catalog (resources and templates), in configuration order; a
+    server that cannot list them now is left out: it has nothing to offer now."""
+    app.ensure_loaded()
+    conns = [c for c in app.registry if not c.config.disabled]
+
+    async def of(conn: Connection) -> ListCatalog | None:
+        try:
+            return await app.catalogs.resource_catalog(conn, operation)
+        except SidecarError:
+            return None
+
+    found = await asyncio.gather(*(of(c) for c in conns))
+    return [(conn.name, catalog) for conn, catalog in zip(conns, found, strict=True) if catalog is not None]
 
 
 class _Template(TypedDict, total=False):
