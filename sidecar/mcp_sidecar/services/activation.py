@@ -385,8 +385,10 @@ async def restore(
 def in_cached_catalog(app: Sidecar, ref: ToolRef) -> bool:
     """Whether a tool catalog in memory (or on disk) has the tool: a guessed name is not a tool."""
     conn = app.registry.get(ref.server)
-    catalog = app.catalogs.cached_tools(conn) if conn is not None else None
-    return catalog is not None and ref.tool in catalog.visible(conn.config) if conn is not None else False
+    if conn is None:
+        return False
+    catalog = app.catalogs.cached_tools(conn)
+    return catalog is not None and ref.tool in catalog.visible(conn.config)
 
 
 class NotActivated(SidecarError):
