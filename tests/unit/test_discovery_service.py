@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
+from mcp_sidecar.catalog.candidates import DESCRIPTION_CHARS, short
 from mcp_sidecar.catalog.disk_cache import TTL_SECONDS
 from mcp_sidecar.catalog.tools import ToolCatalog
 from mcp_sidecar.output.discovery_text import NOTHING_MATCHES, Scope, nothing_matches, render
 from mcp_sidecar.protocol.errors import diagnostic
 from mcp_sidecar.protocol.results import Unavailable
 from mcp_sidecar.services.app import Sidecar
-from mcp_sidecar.services.discovery import DESCRIPTION_CHARS, short
 
 TOOLS: list[dict[str, Any]] = [{"name": "echo", "description": "Echo.", "inputSchema": {"type": "object"}}]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from mcp_sidecar.catalog.tools import canonical
+from mcp_sidecar.catalog.documents import canonical
 from mcp_sidecar.events import ToolsDeactivated
 from mcp_sidecar.protocol.errors import SidecarError, fail
 from mcp_sidecar.services import activation, prompts, reading

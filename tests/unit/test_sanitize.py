@@ -285,7 +285,7 @@ def test_the_removal_note_says_how_many() -> None:
 
 
 def test_a_description_is_cleaned_before_it_is_cut() -> None:
-    from mcp_sidecar.services.discovery import short  # discovery's summary of a description
+    from mcp_sidecar.catalog.candidates import short  # discovery's summary of a description
 
     padded = "Reads" + TAGS * 20 + " the notes of a folder." + "\u202e" * 200
     assert short(padded) == "Reads the notes of a folder."

@@ -1,7 +1,9 @@
-"""Turn catalog descriptors (tools, resources, templates, prompts) into searchable documents."""
+"""Turn catalog descriptors (tools, resources, templates, prompts) into searchable documents, and a
+descriptor into its canonical text."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -20,6 +22,11 @@ def template_variables(template: str) -> list[str]:
             if name and name not in names:
                 names.append(name)
     return names
+
+
+def canonical(descriptor: dict[str, Any]) -> str:
+    """A stable text of a descriptor, to tell whether a tool's definition changed."""
+    return json.dumps(descriptor, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _title(descriptor: dict[str, Any]) -> str:

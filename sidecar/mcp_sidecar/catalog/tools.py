@@ -6,13 +6,13 @@ index or activation, and `refused` reports it. Filters apply to the accepted too
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_sidecar.catalog import names
+from mcp_sidecar.catalog.documents import canonical
 from mcp_sidecar.catalog.filters import allowed
 from mcp_sidecar.catalog.icons import safe_icons
 from mcp_sidecar.config.model import ServerConfig
@@ -21,11 +21,6 @@ if TYPE_CHECKING:
     from mcp_sidecar.protocol.results import ToolDefinition
 
 Source = Literal["live", "cache"]
-
-
-def canonical(descriptor: dict[str, Any]) -> str:
-    """A stable text of a descriptor, to tell whether a tool's definition changed."""
-    return json.dumps(descriptor, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 class ToolCatalog:

@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from mcp_sidecar import tasks
 from mcp_sidecar.catalog import names
+from mcp_sidecar.catalog.documents import canonical
 from mcp_sidecar.catalog.names import nfc
-from mcp_sidecar.catalog.tools import ToolCatalog, canonical, tool_view
+from mcp_sidecar.catalog.tools import ToolCatalog, tool_view
 from mcp_sidecar.output import activation_text
 from mcp_sidecar.output.shaping import shape_tool_result
 from mcp_sidecar.output.wording import EDITOR, Wording

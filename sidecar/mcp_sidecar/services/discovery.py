@@ -17,20 +17,16 @@ shows every server string sanitised, each on one line (`output/discovery_text.py
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
-from mcp_sidecar.catalog import hybrid, names
-from mcp_sidecar.catalog.documents import template_variables
-from mcp_sidecar.catalog.icons import safe_icons
+from mcp_sidecar.catalog import hybrid, kinds, names
+from mcp_sidecar.catalog.candidates import Scored
 from mcp_sidecar.catalog.index import EXACT_BOOST, Hit, Index
 from mcp_sidecar.catalog.stored_index import StoredIndexDamaged
-from mcp_sidecar.catalog.tools import canonical
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.output import discovery_text
-from mcp_sidecar.output.sanitize import strip_controls
 from mcp_sidecar.output.wording import EDITOR, Wording
 from mcp_sidecar.protocol.errors import SidecarError, refused_disabled
 from mcp_sidecar.protocol.params import RANKED_QUERY_CHARS
@@ -42,35 +38,11 @@ if TYPE_CHECKING:
     from mcp_sidecar.protocol.results import (
         Candidate,
         DiscoverResult,
-        Icon,
         Match,
-        NextCall,
-        PromptArgument,
         RefusedEntry,
         Unavailable,
     )
     from mcp_sidecar.services.app import Sidecar
-
-KIND_GROUPS: dict[str, tuple[Group, ...]] = {
-    "all": ("tools", "resources", "prompts"),
-    "tools": ("tools",),
-    "resources": ("resources",),
-    "prompts": ("prompts",),
-}
-DESCRIPTION_CHARS = 160
-REFUSED_ORDER = {"tool": 0, "resource": 1, "template": 2, "prompt": 3}
-
-
-def short(text: str | None, limit: int = DESCRIPTION_CHARS) -> str:
-    """The first paragraph, sanitised, on one line, cut at a word boundary (hidden characters take no room)."""
-    if not text:
-        return ""
-    first = re.split(r"\n\s*\n", strip_controls(text).strip(), maxsplit=1)[0]
-    first = " ".join(first.split())
-    if len(first) <= limit:
-        return first
-    cut = first[: limit - 1].rsplit(" ", 1)[0]
-    return cut + "…"
 
 
 async def _server_indexes(
@@ -102,7 +74,7 @@ async def _server_indexes(
             await asyncio.gather(*(one(g) for g in groups))
     else:
         await asyncio.gather(*(one(g) for g in groups))
-    refused.sort(key=lambda r: REFUSED_ORDER[r["kind"]])
+    refused.sort(key=lambda r: kinds.order(r["kind"]))
     return indexes, unavailable, refused
 
 
@@ -166,7 +138,7 @@ async def _discover(app: Sidecar, conns: list[Connection], request: _Request) ->
     op = "discover"
     query, kind, server, limit, wording = request.query, request.kind, request.server, request.limit, request.wording
     for_model, session_id = request.for_model, request.session_id
-    groups = KIND_GROUPS[kind]
+    groups = kinds.SEARCHED[kind]
     outcomes = await asyncio.gather(*(_server_indexes(app, c, groups, op) for c in conns))
     indexes = [ix for found, _, _ in outcomes for ix in found]
     unavailable = [u for _, missing, _ in outcomes for u in missing]
@@ -182,7 +154,7 @@ async def _discover(app: Sidecar, conns: list[Connection], request: _Request) ->
     collided = await _collisions(app, indexes, op) if "tools" in groups else []
     refused = sorted(
         [*(r for _, _, left_out in outcomes for r in left_out), *collided],
-        key=lambda r: (r["server"], REFUSED_ORDER[r["kind"]]),
+        key=lambda r: (r["server"], kinds.order(r["kind"])),
     )
     hidden = {(r["server"], r["name"]) for r in collided}
     ranked, cut = ranked_query(query)
@@ -225,8 +197,8 @@ def ranked_query(query: str) -> tuple[str, bool]:
     return (at_space if len(at_space) >= RANKED_QUERY_CHARS // 2 else head).rstrip(), True
 
 
-PROMPT_KINDS = frozenset({"prompt"})
-USABLE_KINDS = frozenset({"tool", "resource", "template"})
+PROMPT_KINDS = frozenset(k.name for k in kinds.KINDS if k.for_people)
+USABLE_KINDS = frozenset(k.name for k in kinds.KINDS if not k.for_people)
 
 
 def _ranked_hits(
@@ -284,47 +256,6 @@ async def _collisions(app: Sidecar, indexes: list[Index], operation: str) -> lis
     return refused
 
 
-class _Title(TypedDict, total=False):
-    title: Any
-
-
-class _Changed(TypedDict, total=False):
-    changed: bool
-
-
-class _MimeType(TypedDict, total=False):
-    mimeType: Any
-
-
-class _Icons(TypedDict, total=False):
-    icons: list[Icon]
-
-
-class _Annotations(TypedDict, total=False):
-    annotations: Any
-
-
-def _title(d: dict[str, Any]) -> _Title:
-    return {"title": d["title"]} if d.get("title") else {}
-
-
-def _changed(changed: bool) -> _Changed:
-    return {"changed": True} if changed else {}
-
-
-def _mime_type(d: dict[str, Any]) -> _MimeType:
-    return {"mimeType": d["mimeType"]} if d.get("mimeType") else {}
-
-
-def _icons(d: dict[str, Any]) -> _Icons:
-    icons = safe_icons(d.get("icons"))
-    return {"icons": icons} if icons else {}
-
-
-def _annotations(d: dict[str, Any]) -> _Annotations:
-    return {"annotations": d["annotations"]} if isinstance(d.get("annotations"), dict) else {}
-
-
 class _Ranking(TypedDict, total=False):
     match: Match
     weak: Literal[True]
@@ -357,90 +288,6 @@ def match(hit: Hit) -> Match:
 
 
 def candidate(hit: Hit, active: Mapping[str, ActiveTool]) -> Candidate:
-    doc = hit.document
-    d: dict[str, Any] = doc.payload
-    score = round(hit.score, 4)
-    if doc.kind == "tool":
-        tool_id = f"{doc.server}.{doc.key}"
-        held = active.get(tool_id)
-        # Loaded means callable: the session's definition is the one the catalog has now.
-        loaded = held is not None and held.canonical == canonical(d)
-        schema = d.get("inputSchema")
-        listed = schema.get("required", []) if isinstance(schema, dict) else []
-        required = [r for r in listed if isinstance(r, str)] if isinstance(listed, list) else []
-        next_call: NextCall = (
-            {"method": "mcp/callTool", "params": {"id": tool_id, "arguments": {}}}
-            if loaded
-            else {"method": "mcp/activate", "params": {"ids": [tool_id]}}
-        )
-        return {
-            "kind": "tool",
-            "id": tool_id,
-            "server": doc.server,
-            "name": doc.key,
-            **_title(d),
-            "description": short(d.get("description")),
-            "required": required,
-            "loaded": loaded,
-            # Active in the session with a definition the server no longer has.
-            **_changed(held is not None and not loaded),
-            **_annotations(d),
-            **_icons(d),
-            "next": next_call,
-            "score": score,
-            **_ranking(hit),
-        }
-    if doc.kind == "resource":
-        return {
-            "kind": "resource",
-            "server": doc.server,
-            "name": d.get("name") or doc.key,
-            "uri": doc.key,
-            **_title(d),
-            "description": short(d.get("description")),
-            **_mime_type(d),
-            **_icons(d),
-            "next": {"method": "mcp/read", "params": {"server": doc.server, "uri": doc.key}},
-            "score": score,
-            **_ranking(hit),
-        }
-    if doc.kind == "template":
-        variables = template_variables(doc.key)
-        return {
-            "kind": "template",
-            "label": "template",
-            "server": doc.server,
-            "name": d.get("name") or doc.key,
-            "uriTemplate": doc.key,
-            "variables": variables,
-            **_title(d),
-            "description": short(d.get("description")),
-            **_mime_type(d),
-            **_icons(d),
-            "next": {
-                "method": "mcp/read",
-                "params": {"server": doc.server, "template": doc.key, "arguments": {v: f"<{v}>" for v in variables}},
-            },
-            "score": score,
-            **_ranking(hit),
-        }
-    arguments: list[PromptArgument] = [
-        {"name": a["name"], "required": bool(a.get("required", False))}
-        for a in d.get("arguments") or []
-        if isinstance(a, dict) and isinstance(a.get("name"), str)
-    ]
-    return {
-        "kind": "prompt",
-        "server": doc.server,
-        "name": doc.key,
-        **_title(d),
-        "description": short(d.get("description")),
-        "arguments": arguments,
-        **_icons(d),
-        "next": {
-            "method": "mcp/prompt/preview",
-            "params": {"server": doc.server, "name": doc.key, "arguments": {a["name"]: "" for a in arguments}},
-        },
-        "score": score,
-        **_ranking(hit),
-    }
+    """The wire candidate of a ranked entry, as its kind builds it (`catalog/kinds.py`)."""
+    scored: Scored = {"score": round(hit.score, 4), **_ranking(hit)}
+    return kinds.of(hit.document.kind).candidate(hit.document, active, scored)

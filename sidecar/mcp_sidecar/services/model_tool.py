@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mcp_sidecar.catalog.candidates import short
 from mcp_sidecar.output import directory_text
 from mcp_sidecar.output.model_text import for_model
 from mcp_sidecar.output.sanitize import one_line, strip_controls
@@ -18,7 +19,6 @@ from mcp_sidecar.output.wording import EDITOR, Wording
 from mcp_sidecar.protocol import params
 from mcp_sidecar.protocol.errors import SidecarError, diagnostic
 from mcp_sidecar.services import activation, completion, discovery, reading
-from mcp_sidecar.services.discovery import short
 
 if TYPE_CHECKING:
     from mcp_sidecar.connections.connection import Connection
