@@ -22,22 +22,21 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from mcp_sidecar.catalog import kinds
+from mcp_sidecar.catalog.kinds import EntryKind
 from mcp_sidecar.json_depth import nesting
 from mcp_sidecar.output.sanitize import has_controls, quoted
 from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError, diagnostic, fail
 
-EntryKind = Literal["tool", "prompt", "resource", "template"]
 NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 NAME_RULE = "1 to 128 ASCII letters, digits, `_`, `-` or `.`"
 """The name rule in words, wherever it is shown (`café` is letters, but not ASCII ones)."""
 CODE: DiagnosticCode = "catalog_entry_invalid"
-KEYS: dict[EntryKind, str] = {"tool": "name", "prompt": "name", "resource": "uri", "template": "uriTemplate"}
 MAX_ENTRY_DEPTH = 64
 """The deepest nesting of objects and arrays in one entry (a tool's schemas, its `_meta`); real schemas
 stay far below, and everything that reads them (signatures, validation, editors) stays safe."""
 OPERATION = "catalog"
 """The diagnostics' operation: a refusal belongs to the catalog, whichever request fetched it."""
-_WHAT: dict[EntryKind, str] = {"tool": "tool", "prompt": "prompt", "resource": "resource", "template": "URI template"}
 
 
 def nfc(text: str) -> str:
@@ -56,20 +55,22 @@ def find(refused: list[dict[str, Any]], name: str) -> dict[str, Any] | None:
 
 def problem(kind: EntryKind, key: str) -> str | None:
     """Why an entry whose identifying field is `key` is refused, or None when it is accepted."""
-    if kind in ("tool", "prompt"):
+    record = kinds.of(kind)
+    what = record.what
+    if record.key == "name":  # tools and prompts: a name has the MCP form
         if valid_name(key):
             return None
-        return f"The server's {_WHAT[kind]} name {quoted(key)} is not {NAME_RULE}; the {_WHAT[kind]} is left out."
+        return f"The server's {what} name {quoted(key)} is not {NAME_RULE}; the {what} is left out."
     if not has_controls(key):
         return None
     field = "URI" if kind == "resource" else "template"
-    return f"The server's {_WHAT[kind]} {quoted(key)} holds control or invisible characters; the {field} is left out."
+    return f"The server's {what} {quoted(key)} holds control or invisible characters; the {field} is left out."
 
 
 def refusal(server: str, kind: EntryKind, key: str, why: str) -> dict[str, Any]:
     """The wire shape of one refused entry: `{kind, name | uri | uriTemplate, diagnostic}` (raw key)."""
     diag = diagnostic(CODE, OPERATION, why, server)
-    return {"kind": kind, KEYS[kind]: key, "diagnostic": diag.to_json()}
+    return {"kind": kind, kinds.of(kind).key: key, "diagnostic": diag.to_json()}
 
 
 def collision(server: str, name: str, others: list[str]) -> dict[str, Any]:
@@ -93,9 +94,10 @@ def too_deep(kind: EntryKind, key: str, descriptor: dict[str, Any]) -> str | Non
     """Why an entry nested past MAX_ENTRY_DEPTH is refused, or None (counted without recursion)."""
     if nesting(descriptor, MAX_ENTRY_DEPTH) <= MAX_ENTRY_DEPTH:
         return None
+    what = kinds.of(kind).what
     return (
-        f"The server's {_WHAT[kind]} {quoted(key)} nests objects and arrays more than {MAX_ENTRY_DEPTH} levels "
-        f"deep (its schema or metadata); the {_WHAT[kind]} is left out."
+        f"The server's {what} {quoted(key)} nests objects and arrays more than {MAX_ENTRY_DEPTH} levels "
+        f"deep (its schema or metadata); the {what} is left out."
     )
 
 
@@ -103,13 +105,13 @@ def screen(
     server: str, kind: EntryKind, descriptors: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(accepted descriptors in order, refusals); the connection already checked the key is a string."""
-    key = KEYS[kind]
+    key = kinds.of(kind).key
     accepted: list[dict[str, Any]] = []
     refused: list[dict[str, Any]] = []
     for descriptor in descriptors:
         value = descriptor.get(key)
         if not isinstance(value, str):
-            why: str | None = f"The server's {_WHAT[kind]} has no valid {key}."
+            why: str | None = f"The server's {kinds.of(kind).what} has no valid {key}."
         else:
             why = problem(kind, value) or too_deep(kind, value, descriptor)
         if why is None:
@@ -136,11 +138,11 @@ _SUMMARY: dict[tuple[EntryKind, Reason], tuple[str, str]] = {
         "tools whose model names other servers' tools have too",
     ),
     **{
-        (kind, "depth"): (
-            f"{_WHAT[kind]} nested more than {MAX_ENTRY_DEPTH} levels deep",
-            f"{_WHAT[kind]}s nested more than {MAX_ENTRY_DEPTH} levels deep",
+        (kind.name, "depth"): (
+            f"{kind.what} nested more than {MAX_ENTRY_DEPTH} levels deep",
+            f"{kind.what}s nested more than {MAX_ENTRY_DEPTH} levels deep",
         )
-        for kind in _WHAT
+        for kind in kinds.KINDS
     },
 }
 SHOWN = 3
@@ -151,7 +153,7 @@ def _reason(kind: EntryKind, entry: Mapping[str, Any]) -> Reason:
     """Why an entry was refused, read from the entry: a key that passes the rules was refused for its depth."""
     if "collidesWith" in entry:
         return "collision"
-    key = entry.get(KEYS[kind])
+    key = entry.get(kinds.of(kind).key)
     return "depth" if isinstance(key, str) and key and problem(kind, key) is None else "name"
 
 
@@ -169,7 +171,7 @@ def summary(refused: Sequence[Mapping[str, Any]]) -> list[str]:
         one, many = _SUMMARY[(kind, reason)]
         shown = []
         for entry in entries[:SHOWN]:
-            text = quoted(entry[KEYS[kind]], 40)
+            text = quoted(entry[kinds.of(kind).key], 40)
             if reason == "collision":
                 text += f" (as {' and '.join(quoted(o) for o in entry['collidesWith'])})"
             shown.append(text)
