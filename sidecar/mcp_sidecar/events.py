@@ -21,9 +21,10 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
+    from mcp_sidecar.catalog.kinds import Group
     from mcp_sidecar.connections.connection import Connection
     from mcp_sidecar.protocol.results import ActiveToolsChanged
 
@@ -31,8 +32,6 @@ log = logging.getLogger(__name__)
 
 E = TypeVar("E")
 R = TypeVar("R")
-
-ListKind = Literal["tools", "resources", "prompts"]
 
 
 # -- what connections say ---------------------------------------------------------------------
@@ -50,7 +49,7 @@ class CatalogInvalidated:
     """The server announced that one of its lists changed."""
 
     conn: Connection
-    kind: ListKind
+    kind: Group
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -213,7 +212,6 @@ __all__ = [
     "ElicitationAsked",
     "ElicitationCompleted",
     "EventHub",
-    "ListKind",
     "NoAnswerer",
     "Reconciled",
     "ResourceUpdated",

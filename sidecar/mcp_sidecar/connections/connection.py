@@ -21,13 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_sidecar import __version__, tasks
+from mcp_sidecar.catalog import kinds
+from mcp_sidecar.catalog.kinds import Group, ListName
 from mcp_sidecar.config.interpolate import ResolvedServer
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.connections import content_requests, listing, stdio, transports, watch_requests
 from mcp_sidecar.connections.client_hooks import ClientHooks, ClientSide, offering_client
 from mcp_sidecar.connections.errors import FailureContext, classify
 from mcp_sidecar.connections.launch import Launch, chain_environment, resolve_server
-from mcp_sidecar.connections.listing import ListName
 from mcp_sidecar.connections.live_session import LiveSession
 from mcp_sidecar.connections.sdk_streams import (
     cancelled_by_caller,
@@ -43,7 +44,6 @@ from mcp_sidecar.events import (
     CatalogInvalidated,
     ConnectionEvent,
     ElicitationCompleted,
-    ListKind,
     ResourceUpdated,
     ServerLogged,
     StatusChanged,
@@ -70,18 +70,6 @@ RETRY_FIRST_DELAY_S = 1.0
 RETRY_MAX_DELAY_S = 30.0
 RETRY_STABLE_S = 10.0
 """A connection lost within this time of connecting counts as a failed attempt (a crash loop)."""
-
-_MODERN_CHANGES: dict[str, ListKind] = {
-    "ToolsListChanged": "tools",
-    "ResourcesListChanged": "resources",
-    "PromptsListChanged": "prompts",
-}
-_LEGACY_CHANGES: dict[str, ListKind] = {
-    "ToolListChangedNotification": "tools",
-    "ResourceListChangedNotification": "resources",
-    "PromptListChangedNotification": "prompts",
-}
-
 
 CONNECT_ROUNDS = 3
 """How often one caller waits for a connection that came up and went before it could use it."""
@@ -403,7 +391,7 @@ class Connection:
                 self.tools_stale = self.tools_stale or "tools" in self._listed_early
                 self._listed_early.clear()
                 async for event in subscription:
-                    kind = _MODERN_CHANGES.get(type(event).__name__)
+                    kind = kinds.MODERN_CHANGES.get(type(event).__name__)
                     if kind is not None:
                         self._list_changed(kind)
         except asyncio.CancelledError:
@@ -415,7 +403,7 @@ class Connection:
             self.listening = False
             self.tools_stale = True
 
-    def _list_changed(self, kind: ListKind) -> None:
+    def _list_changed(self, kind: Group) -> None:
         self.lists.changed(kind)
         if kind == "tools":
             self.tools_stale = True
@@ -452,8 +440,8 @@ class Connection:
         kind = type(message).__name__
         if kind == "ResourceUpdatedNotification":
             self._publish(ResourceUpdated(self, str(message.params.uri)))
-        elif kind in _LEGACY_CHANGES:
-            self._list_changed(_LEGACY_CHANGES[kind])
+        elif kind in kinds.LEGACY_CHANGES:
+            self._list_changed(kinds.LEGACY_CHANGES[kind])
 
     # -- requests ----------------------------------------------------------------------------
 
@@ -488,8 +476,10 @@ class Connection:
         descriptors = await self.lists.settled(lambda: self._live(operation), kind, operation)
         if descriptors is None:
             return []
-        group = "resources" if kind == "resource templates" else kind
-        if kind != "resource templates":
+        listed = kinds.listed(kind)
+        group = listed.group
+        if listed is kinds.in_group(group)[0]:
+            # Its group's first list (resources, before their templates) says the group is current.
             self.stale_kinds.discard(group)
         if not self.listening and is_modern(self.protocol_version):
             self._listed_early.add(group)

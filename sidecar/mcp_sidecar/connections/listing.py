@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import Any
 
+from mcp_sidecar.catalog import kinds
 from mcp_sidecar.catalog.freshness import CacheHints, fold
+from mcp_sidecar.catalog.kinds import ListName
 from mcp_sidecar.connections.live_session import LiveSession
 from mcp_sidecar.output.redact import Redactor
 from mcp_sidecar.protocol.errors import SidecarError, fail
@@ -25,15 +27,8 @@ log = logging.getLogger(__name__)
 MAX_CATALOG_ENTRIES = 10_000
 MAX_CATALOG_BYTES = 4 * 1024 * 1024
 
-ListName = Literal["tools", "resources", "resource templates", "prompts"]
 LISTING_ATTEMPTS = 2
 """A list overtaken by a change notice of its kind is fetched once more; overtaken again, it fails."""
-
-_CAPABILITY = {"tools": "tools", "resources": "resources", "resource templates": "resources", "prompts": "prompts"}
-_KEY = {"tools": "name", "resources": "uri", "resource templates": "uriTemplate", "prompts": "name"}
-_FIELD = {"tools": "tools", "resources": "resources", "resource templates": "resource_templates", "prompts": "prompts"}
-_GROUP = {"tools": "tools", "resources": "resources", "resource templates": "resources", "prompts": "prompts"}
-"""The change notice that concerns each list: resources/list_changed covers templates too."""
 
 
 class Listings:
@@ -50,7 +45,8 @@ class Listings:
         self.server = server
         self.in_flight = 0
         """List requests sent to the server and not answered yet (all pages of one list count once)."""
-        self._changes = {"tools": 0, "resources": 0, "prompts": 0}
+        self._changes: dict[str, int] = dict.fromkeys(kinds.GROUPS, 0)
+        """Change notices seen per group (resources/list_changed covers templates too)."""
         self.hints: dict[ListName, CacheHints | None] = {}
         """The caching hints of each list's last kept answer (None: it had none)."""
 
@@ -61,7 +57,7 @@ class Listings:
         self, live: Callable[[], Awaitable[LiveSession]], kind: ListName, operation: str
     ) -> list[dict[str, Any]] | None:
         """`list_all` on the live session, again when overtaken; `catalog_changed` when overtaken twice."""
-        group = _GROUP[kind]
+        group = kinds.listed(kind).group
         for _attempt in range(LISTING_ATTEMPTS):
             session = await live()
             before = self._changes[group]
@@ -82,11 +78,11 @@ async def list_all(
     session: LiveSession, kind: ListName, operation: str
 ) -> tuple[list[dict[str, Any]], CacheHints | None] | None:
     """Every page of one list and its caching hints; None when the server does not offer it (nothing to show)."""
-    if getattr(session.client.server_capabilities, _CAPABILITY[kind], None) is None:
+    if getattr(session.client.server_capabilities, kinds.listed(kind).capability, None) is None:
         return None
     try:
         check = _Check(session.server, kind, operation, session.redaction)
-        descriptors = await _pages(_fetcher(session, kind), check)
+        descriptors = await _pages(getattr(session.client, kinds.listed(kind).client_call), check)
         if kind == "tools":
             session.tool_tasks.clear()
             session.tool_tasks.update(_task_support(descriptors))
@@ -102,23 +98,12 @@ async def list_all(
         raise await session.failed(exc, operation) from None
 
 
-def _fetcher(session: LiveSession, kind: ListName) -> Callable[..., Awaitable[Any]]:
-    client = session.client
-    fetch: dict[str, Callable[..., Awaitable[Any]]] = {
-        "tools": client.list_tools,
-        "resources": client.list_resources,
-        "resource templates": client.list_resource_templates,
-        "prompts": client.list_prompts,
-    }
-    return fetch[kind]
-
-
 async def _pages(fetch: Callable[..., Awaitable[Any]], check: _Check) -> list[dict[str, Any]]:
     cursor: str | None = None
     while True:
         page = await fetch(cursor=cursor)
         check.hinted(page)
-        for item in getattr(page, _FIELD[check.kind]):
+        for item in getattr(page, kinds.listed(check.kind).page_field):
             check.add(item.model_dump(by_alias=True, mode="json", exclude_none=True))
         check.within_limits()
         cursor = page.next_cursor
@@ -147,7 +132,7 @@ class _Check:
         self.hints.append((ttl if isinstance(ttl, int) else None, scope if isinstance(scope, str) else None))
 
     def add(self, descriptor: dict[str, Any]) -> None:
-        key = _KEY[self.kind]
+        key = kinds.listed(self.kind).key
         text = json.dumps(descriptor, separators=(",", ":"), ensure_ascii=False)
         self._size += len(text.encode())
         name = descriptor.get(key)
