@@ -23,24 +23,23 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from mcp_sidecar import heavy
-from mcp_sidecar.catalog import disk_cache, documents, names, semantic, stored_index
+from mcp_sidecar.catalog import disk_cache, documents, kinds, names, semantic, stored_index
 from mcp_sidecar.catalog.disk_cache import TTL_SECONDS, ToolCache, cache_key
 from mcp_sidecar.catalog.freshness import CacheHints, combine, fresh_for, may_keep_on_disk
 from mcp_sidecar.catalog.index import Document, Index
+from mcp_sidecar.catalog.kinds import GROUPS, Group, Kind
 from mcp_sidecar.catalog.tools import ToolCatalog
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.events import CatalogInvalidated, EventHub, Reconciled, RowMayHaveChanged, StatusChanged
 
 log = logging.getLogger(__name__)
 
-Group = Literal["tools", "resources", "prompts"]
-GROUPS: tuple[Group, ...] = ("tools", "resources", "prompts")
 MEMORY_TTL_SECONDS = 300.0
 
 
@@ -52,7 +51,7 @@ class ListCatalog:
     items: list[dict[str, Any]]
     templates: list[dict[str, Any]]
     generation: int
-    kind: str = "resources"
+    kind: Group = "resources"
     fetched_at: float = field(default_factory=time.monotonic)
     refused: list[dict[str, Any]] = field(default_factory=list)
     """`{kind, name | uri | uriTemplate, diagnostic}` for every entry left out."""
@@ -67,11 +66,23 @@ class ListCatalog:
             and self.kind not in conn.stale_kinds
         )
 
+    def by_kind(self) -> list[tuple[Kind, list[dict[str, Any]]]]:
+        """Each kind of its group with its entries: the first kind's in `items`, templates in `templates`."""
+        # Not strict: a group of one kind (prompts) has no templates.
+        return list(zip(kinds.in_group(self.kind), (self.items, self.templates), strict=False))
+
 
 @dataclass(slots=True)
 class _ServerSlot:
     acquired: asyncio.Future[bool]
     users: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    copies: dict[str, Any]
+    """Server name -> its copy of the group's catalog."""
+    fetch: Callable[[Connection, str], Awaitable[ToolCatalog | ListCatalog]]
 
 
 @dataclass(slots=True)
@@ -87,6 +98,13 @@ class Catalogs:
         self.tools: dict[str, ToolCatalog] = {}
         self.resources: dict[str, ListCatalog] = {}
         self.prompts: dict[str, ListCatalog] = {}
+        self._groups: dict[Group, _Kept] = {
+            "tools": _Kept(self.tools, self.tool_catalog),
+            "resources": _Kept(self.resources, self.resource_catalog),
+            "prompts": _Kept(self.prompts, self.prompt_catalog),
+        }
+        """Where each group's copies are kept and how one is got: services' own, which a kind's record
+        (catalog/kinds.py) cannot name."""
         self._indexes: dict[tuple[str, Group], _IndexEntry] = {}
         self._locks: dict[tuple[str, Group], asyncio.Lock] = {}
         self._builds: dict[tuple[str, Group], asyncio.Lock] = {}
@@ -119,12 +137,7 @@ class Catalogs:
         self, server: str, group: Group | None = None, *, disk: bool = False, conn: Connection | None = None
     ) -> None:
         for g in (group,) if group else GROUPS:
-            if g == "tools":
-                self.tools.pop(server, None)
-            elif g == "resources":
-                self.resources.pop(server, None)
-            else:
-                self.prompts.pop(server, None)
+            self._groups[g].copies.pop(server, None)
             self._indexes.pop((server, g), None)
         if disk and conn is not None and self.cache is not None and group in (None, "tools"):
             self.cache.invalidate(self.key(conn))
@@ -243,42 +256,59 @@ class Catalogs:
     # -- resources and prompts ---------------------------------------------------------------
 
     async def resource_catalog(self, conn: Connection, operation: str) -> ListCatalog:
-        async with self._lock(conn.name, "resources"):
-            current = self.resources.get(conn.name)
-            if current is not None and current.fresh(conn):
-                return current
-            async with self.slot(conn.name):
-                listed, listed_templates = await conn.list_resources(operation)
-            resources, refused = names.screen(conn.name, "resource", listed)
-            templates, refused_templates = names.screen(conn.name, "template", listed_templates)
-            hints = combine(conn.lists.hints.get("resources"), conn.lists.hints.get("resource templates"))
-            catalog = ListCatalog(
-                conn.name,
-                resources,
-                templates,
-                conn.generation,
-                refused=refused + refused_templates,
-                fresh_s=fresh_for(hints, MEMORY_TTL_SECONDS),
-            )
-            self.resources[conn.name] = catalog
-            self._indexes.pop((conn.name, "resources"), None)
-            return catalog
+        return await self._listed(conn, "resources", operation, lambda: conn.list_resources(operation))
 
     async def prompt_catalog(self, conn: Connection, operation: str) -> ListCatalog:
-        async with self._lock(conn.name, "prompts"):
-            current = self.prompts.get(conn.name)
+        async def prompts() -> tuple[list[dict[str, Any]]]:
+            return (await conn.list_prompts(operation),)
+
+        return await self._listed(conn, "prompts", operation, prompts)
+
+    async def _listed(
+        self,
+        conn: Connection,
+        group: Group,
+        operation: str,
+        fetch: Callable[[], Awaitable[Sequence[list[dict[str, Any]]]]],
+    ) -> ListCatalog:
+        """A catalog kept in memory only: the lists of its group's kinds (`fetch`, in their order), screened."""
+        store: dict[str, ListCatalog] = self._groups[group].copies
+        async with self._lock(conn.name, group):
+            current = store.get(conn.name)
             if current is not None and current.fresh(conn):
                 return current
             async with self.slot(conn.name):
-                listed = await conn.list_prompts(operation)
-            prompts, refused = names.screen(conn.name, "prompt", listed)
-            fresh_s = fresh_for(conn.lists.hints.get("prompts"), MEMORY_TTL_SECONDS)
+                listed = await fetch()
+            group_kinds = kinds.in_group(group)
+            screened = [names.screen(conn.name, k.name, found) for k, found in zip(group_kinds, listed, strict=True)]
+            accepted = [entries for entries, _ in screened]
+            hints = combine(*(conn.lists.hints.get(k.listed_as) for k in group_kinds))
             catalog = ListCatalog(
-                conn.name, prompts, [], conn.generation, kind="prompts", refused=refused, fresh_s=fresh_s
+                conn.name,
+                accepted[0],
+                accepted[1] if len(accepted) > 1 else [],
+                conn.generation,
+                kind=group,
+                refused=[r for _, refused in screened for r in refused],
+                fresh_s=fresh_for(hints, MEMORY_TTL_SECONDS),
             )
-            self.prompts[conn.name] = catalog
-            self._indexes.pop((conn.name, "prompts"), None)
+            store[conn.name] = catalog
+            self._indexes.pop((conn.name, group), None)
             return catalog
+
+    # -- any group ---------------------------------------------------------------------------
+
+    async def catalog(self, conn: Connection, group: Group, operation: str) -> ToolCatalog | ListCatalog:
+        """The server's catalog of one group, for whoever treats the groups alike (discovery, refresh)."""
+        return await self._groups[group].fetch(conn, operation)
+
+    def at_hand(self, conn: Connection, group: Group) -> bool:
+        """Whether the server's catalog of `group` can be used without asking the server."""
+        if group == kinds.TOOL.group:  # memory, else the disk cache
+            catalog = self.cached_tools(conn)
+            return catalog is not None and not tools_need_fetch(catalog, conn, live=False)
+        current: ListCatalog | None = self._groups[group].copies.get(conn.name)
+        return current is not None and current.fresh(conn)
 
     # -- indexes -----------------------------------------------------------------------------
 
@@ -301,7 +331,7 @@ class Catalogs:
                 return entry.index
             index = self._stored_index(conn, source)
             if index is None:
-                index = await asyncio.to_thread(self._build, conn, group, source)
+                index = await asyncio.to_thread(self._build, conn, source)
             self._indexes[key] = _IndexEntry(source, index)
             return index
 
@@ -327,17 +357,16 @@ class Catalogs:
             heavy.NUMPY.wait()
             self.model()
 
-    def _build(self, conn: Connection, group: Group, source: ToolCatalog | ListCatalog) -> Index:
-        docs: list[Document] = []
+    def _build(self, conn: Connection, source: ToolCatalog | ListCatalog) -> Index:
+        """The documents of every kind in the catalog, numbered in one sequence (templates after resources)."""
         if isinstance(source, ToolCatalog):
-            visible = source.visible(conn.config)
-            docs = [documents.tool_document(conn.name, d, i) for i, d in enumerate(visible.values())]
-        elif group == "resources":
-            docs = [documents.resource_document(conn.name, d, i) for i, d in enumerate(source.items)]
-            offset = len(docs)
-            docs += [documents.template_document(conn.name, d, offset + i) for i, d in enumerate(source.templates)]
+            listed = [(kinds.TOOL, list(source.visible(conn.config).values()))]
         else:
-            docs = [documents.prompt_document(conn.name, d, i) for i, d in enumerate(source.items)]
+            listed = source.by_kind()
+        docs: list[Document] = []
+        for kind, entries in listed:
+            offset = len(docs)
+            docs += [kind.document(conn.name, d, offset + i) for i, d in enumerate(entries)]
         index = Index.build(conn.name, docs, self._embed(docs))
         if isinstance(source, ToolCatalog) and source.disk is not None:
             self._keep_index(conn, source, index, source.disk)

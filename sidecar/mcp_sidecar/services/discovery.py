@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 from mcp_sidecar.catalog import hybrid, kinds, names
 from mcp_sidecar.catalog.candidates import Scored
 from mcp_sidecar.catalog.index import EXACT_BOOST, Hit, Index
+from mcp_sidecar.catalog.kinds import Group
 from mcp_sidecar.catalog.stored_index import StoredIndexDamaged
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.output import discovery_text
@@ -31,7 +32,6 @@ from mcp_sidecar.output.wording import EDITOR, Wording
 from mcp_sidecar.protocol.errors import SidecarError, refused_disabled
 from mcp_sidecar.protocol.params import RANKED_QUERY_CHARS
 from mcp_sidecar.services.activation import model_name_owners, tool_refs
-from mcp_sidecar.services.catalogs import Group, ListCatalog, tools_need_fetch
 from mcp_sidecar.services.sessions import ActiveTool
 
 if TYPE_CHECKING:
@@ -55,20 +55,14 @@ async def _server_indexes(
 
     async def one(group: Group) -> None:
         try:
-            source: Any
-            if group == "tools":
-                source = await catalogs.tool_catalog(conn, operation)
-            elif group == "resources":
-                source = await catalogs.resource_catalog(conn, operation)
-            else:
-                source = await catalogs.prompt_catalog(conn, operation)
+            source = await catalogs.catalog(conn, group, operation)
         except SidecarError as exc:
             unavailable.append({"server": conn.name, "kind": group, "diagnostic": exc.diagnostic.to_json()})
             return
         indexes.append(await catalogs.index(conn, group, source))
         refused.extend({"server": conn.name, **r} for r in source.refused)
 
-    needs_fetch = any(not _cached(app, conn, g) for g in groups)
+    needs_fetch = any(not catalogs.at_hand(conn, g) for g in groups)
     if needs_fetch:
         async with catalogs.slot(conn.name):
             await asyncio.gather(*(one(g) for g in groups))
@@ -76,15 +70,6 @@ async def _server_indexes(
         await asyncio.gather(*(one(g) for g in groups))
     refused.sort(key=lambda r: kinds.order(r["kind"]))
     return indexes, unavailable, refused
-
-
-def _cached(app: Sidecar, conn: Connection, group: Group) -> bool:
-    if group == "tools":
-        catalog = app.catalogs.cached_tools(conn)
-        return catalog is not None and not tools_need_fetch(catalog, conn, live=False)
-    store = app.catalogs.resources if group == "resources" else app.catalogs.prompts
-    current: ListCatalog | None = store.get(conn.name)
-    return current is not None and current.fresh(conn)
 
 
 async def discover(
@@ -151,7 +136,7 @@ async def _discover(app: Sidecar, conns: list[Connection], request: _Request) ->
         ]
     unavailable += [u for u in _broken(app) if server is None or u["server"] == server]
     unavailable.sort(key=lambda u: (u["server"], u["kind"]))
-    collided = await _collisions(app, indexes, op) if "tools" in groups else []
+    collided = await _collisions(app, indexes, op) if kinds.TOOL.group in groups else []
     refused = sorted(
         [*(r for _, _, left_out in outcomes for r in left_out), *collided],
         key=lambda r: (r["server"], kinds.order(r["kind"])),

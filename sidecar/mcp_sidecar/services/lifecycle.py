@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from mcp_sidecar.catalog.kinds import GROUPS, TOOL
 from mcp_sidecar.connections import sdk_streams, stdio
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.protocol.errors import SidecarError, fail, refused_disabled
@@ -39,12 +40,11 @@ async def refresh(app: Sidecar, name: str) -> ServerRefreshResult:
     diagnostics: list[KindDiagnostic] = []
     async with app.catalogs.slot(name):
         tools = await app.catalogs.tool_catalog(conn, op, live=True)  # raises: nothing else can work
-        for group in ("resources", "prompts"):
+        for group in GROUPS:
+            if group == TOOL.group:
+                continue  # listed above
             try:
-                if group == "resources":
-                    await app.catalogs.resource_catalog(conn, op)
-                else:
-                    await app.catalogs.prompt_catalog(conn, op)
+                await app.catalogs.catalog(conn, group, op)
             except SidecarError as exc:
                 diagnostics.append({"kind": group, "diagnostic": exc.diagnostic.to_json()})
     app.notifier.status(conn)
