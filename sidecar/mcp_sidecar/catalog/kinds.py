@@ -9,7 +9,12 @@ Entries are kept in three catalogs, the *groups* (`tools`, `resources`, `prompts
 their templates are listed together, kept in one catalog and dropped by one change notice. A group
 is also what discovery's `kind` names and what a `CatalogInvalidated` event carries.
 
-The SDK's spellings here are plain strings: only `connections/` imports the SDK, and uses them there.
+What a layer above keeps per kind is in a small table of that layer keyed by the record's name
+(or its group's), since this package may not reach it: a candidate's text row
+(`output/discovery_text.py`, `ROWS`: rendering is `output/`'s, and `output/` reads this package),
+and where a group's copies are kept and how one is fetched (`services/catalogs.py`). The SDK's
+spellings here are plain strings: only `connections/` imports the SDK, and uses them there.
+`tests/unit/test_catalog_kinds.py` holds the records to the installed SDK and those tables.
 """
 
 from __future__ import annotations

@@ -7,11 +7,11 @@ Compact and deterministic. Every server string is shown sanitised, each on one l
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcp_sidecar.catalog import names
+from mcp_sidecar.catalog import kinds, names
 from mcp_sidecar.output.sanitize import json_escape, one_line
 from mcp_sidecar.output.shaping import model_call
 from mcp_sidecar.output.wording import EDITOR, Wording
@@ -21,14 +21,6 @@ if TYPE_CHECKING:
 
 QUERY_SHOWN_CHARS = 200
 """A long query is echoed in the text this far; `query` keeps all of it."""
-
-
-def read_call(c: Mapping[str, Any]) -> str:
-    """A resource's exact read call, or a template's read-call shape with a placeholder per variable."""
-    if c["kind"] == "resource":
-        return model_call({"read": {"server": c["server"], "uri": c["uri"]}})
-    arguments = {v: f"<{v}>" for v in c["variables"]}
-    return model_call({"read": {"server": c["server"], "template": c["uriTemplate"], "arguments": arguments}})
 
 
 def _tool_row(c: Mapping[str, Any], desc: str, wording: Wording) -> str:
@@ -41,21 +33,26 @@ def _tool_row(c: Mapping[str, Any], desc: str, wording: Wording) -> str:
     return f"○ {signature}{desc}"
 
 
-def _row(c: Mapping[str, Any], wording: Wording) -> str:
-    """One candidate on one line (a resource or template adds its read call): server strings through `one_line`."""
-    kind = c["kind"]
-    desc = f" — {one_line(c['description'])}" if c.get("description") else ""
+def _resource_row(c: Mapping[str, Any], desc: str, wording: Wording) -> str:
+    """With the resource's exact read call."""
+    title = one_line(c.get("title") or c["name"])
+    mime = f" [{one_line(c['mimeType'])}]" if c.get("mimeType") else ""
+    call = model_call({"read": {"server": c["server"], "uri": c["uri"]}})
+    return f"○ {one_line(c['server'])} · {title} · {one_line(c['uri'])}{mime}{desc}\n   read: {call}"
+
+
+def _template_row(c: Mapping[str, Any], desc: str, wording: Wording) -> str:
+    """With the template's read-call shape, a placeholder per variable."""
+    variables = one_line(", ".join(c["variables"]))
+    row = f"○ {one_line(c['server'])} · [template] {one_line(c['uriTemplate'])} ({variables}){desc}"
+    arguments = {v: f"<{v}>" for v in c["variables"]}
+    call = model_call({"read": {"server": c["server"], "template": c["uriTemplate"], "arguments": arguments}})
+    return f"{row}\n   read (fill in the variables): {call}"
+
+
+def _prompt_row(c: Mapping[str, Any], desc: str, wording: Wording) -> str:
+    """With what a person runs: a model cannot run a prompt."""
     server = one_line(c["server"])
-    if kind == "tool":
-        return _tool_row(c, desc, wording)
-    if kind == "resource":
-        title = one_line(c.get("title") or c["name"])
-        mime = f" [{one_line(c['mimeType'])}]" if c.get("mimeType") else ""
-        return f"○ {server} · {title} · {one_line(c['uri'])}{mime}{desc}\n   read: {read_call(c)}"
-    if kind == "template":
-        variables = one_line(", ".join(c["variables"]))
-        row = f"○ {server} · [template] {one_line(c['uriTemplate'])} ({variables}){desc}"
-        return f"{row}\n   read (fill in the variables): {read_call(c)}"
     arguments = one_line(", ".join(a["name"] + ("*" if a["required"] else "") for a in c["arguments"]))
     if wording.prompt_command is not None:
         command = one_line(wording.prompt_command(c["server"], c["name"]))
@@ -63,6 +60,22 @@ def _row(c: Mapping[str, Any], wording: Wording) -> str:
         command = f"/mcp prompt {server} {one_line(c['name'])}"
     row = f"○ {server} · [prompt] {one_line(c['name'])}({arguments}){desc}"
     return f"{row}\n   for people: ask the user to run {command}"
+
+
+ROWS: Mapping[str, Callable[[Mapping[str, Any], str, Wording], str]] = {
+    kinds.TOOL.name: _tool_row,
+    kinds.RESOURCE.name: _resource_row,
+    kinds.TEMPLATE.name: _template_row,
+    kinds.PROMPT.name: _prompt_row,
+}
+"""Each kind's text row, keyed by its record's name: rendering is output/'s, and catalog/kinds.py,
+which output/ reads, cannot hold it."""
+
+
+def _row(c: Mapping[str, Any], wording: Wording) -> str:
+    """One candidate on one line (a resource or template adds its read call): server strings through `one_line`."""
+    desc = f" — {one_line(c['description'])}" if c.get("description") else ""
+    return ROWS[c["kind"]](c, desc, wording)
 
 
 def _refused_rows(refused: list[dict[str, Any]]) -> list[str]:
