@@ -38,8 +38,10 @@ ListName = Literal["tools", "resources", "resource templates", "prompts"]
 """A list request, as messages and caching hints name it."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Kind:
+    """One kind of entry; there is one object per kind, compared and hashed by identity."""
+
     name: EntryKind
     group: Group
     what: str
