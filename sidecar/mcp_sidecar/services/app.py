@@ -105,8 +105,7 @@ class Sidecar:
 
     def connection(self, name: str, operation: str) -> Connection:
         """The named server's connection, once the configuration is loaded; a diagnostic when there is none."""
-        self.ensure_loaded()
-        return self.registry.connection(name, operation)
+        return self.configuration.connection(name, operation)
 
     async def shutdown(self, quick: bool = False) -> None:
         await lifecycle.shutdown(self, quick)

@@ -139,6 +139,11 @@ class Configuration:
 
     # -- loading -----------------------------------------------------------------------------
 
+    def connection(self, name: str, operation: str) -> Connection:
+        """The named server's connection, once the configuration is loaded; a diagnostic when there is none."""
+        self.ensure_loaded()
+        return self._registry.connection(name, operation)
+
     def ensure_loaded(self) -> None:
         if not self._loaded:
             self._loaded = True
