@@ -362,7 +362,7 @@ def test_hints_a_model_reads_name_no_file_and_say_what_to_do() -> None:
 
 def test_vscode_declares_the_fixed_part_of_the_definition(app: Sidecar) -> None:
     """package.json cannot carry the server directory: it holds the fixed description and the schema."""
-    package = json.loads((Path(__file__).parents[2] / "editor-clients/vscode/package.json").read_text("utf-8"))
+    package = json.loads((Path(__file__).parents[3] / "editor-clients/vscode/package.json").read_text("utf-8"))
     declared = {t["name"]: t for t in package["contributes"]["languageModelTools"]}
     definition = model_tool.definition(app)
     assert declared["mcp_tools"]["modelDescription"] == model_tool.DESCRIPTION

@@ -8,7 +8,7 @@ import pytest
 
 from mcp_sidecar.config.imports import ImportInvalid, ImportSource, inline_values, read_import, strip_jsonc
 
-SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "imports"
+SAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "imports"
 
 
 def summary(source: ImportSource) -> dict[str, object]:

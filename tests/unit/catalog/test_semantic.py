@@ -23,7 +23,7 @@ import pytest
 from mcp_sidecar.catalog import semantic
 from mcp_sidecar.catalog.documents import embedding_text, tool_document
 
-REFERENCE = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "reference_catalogs.json"
+REFERENCE = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "reference_catalogs.json"
 
 
 @pytest.fixture(autouse=True)

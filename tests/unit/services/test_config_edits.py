@@ -16,7 +16,7 @@ from mcp_sidecar.protocol.errors import DiagnosticJson, SidecarError
 from mcp_sidecar.services import config_edits
 from mcp_sidecar.services.app import Sidecar
 
-SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "imports"
+SAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "imports"
 
 
 class Env:

@@ -37,7 +37,7 @@ from pydantic import AnyUrl
 
 from mcp_sidecar.connections import sdk_shim
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 URL = "https://mcp.example.com/mcp"
 
 # -- the pin ---------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import pytest
 
 from mcp_sidecar.protocol.errors import HINTS, DiagnosticCode, diagnostic
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SPEC_CODES = {
     "configuration_invalid",
     "authentication_required",
