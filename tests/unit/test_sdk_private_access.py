@@ -1,6 +1,6 @@
 """No module of the sidecar but `connections/sdk_shim.py` touches the MCP SDK's private API.
 
-`tests/unit/test_sdk_shim.py` pins what the shim uses on the installed SDK; this scan keeps every
+`tests/unit/connections/test_sdk_shim.py` pins what the shim uses on the installed SDK; this scan keeps every
 other module from growing a use that pin cannot see. Read from the source (and, for the classes
 built on the SDK's, the classes themselves), it refuses, outside the shim:
 
@@ -274,7 +274,7 @@ def test_no_module_but_the_shim_uses_the_sdks_private_api() -> None:
     }
     assert {module: uses for module, uses in found.items() if uses} == {}, (
         "the SDK's private API is used only in connections/sdk_shim.py: add what is needed there, "
-        "under a public name, and pin it in tests/unit/test_sdk_shim.py"
+        "under a public name, and pin it in tests/unit/connections/test_sdk_shim.py"
     )
 
 

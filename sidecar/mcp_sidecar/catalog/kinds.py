@@ -14,7 +14,7 @@ What a layer above keeps per kind is in a small table of that layer keyed by the
 (`output/discovery_text.py`, `ROWS`: rendering is `output/`'s, and `output/` reads this package),
 and where a group's copies are kept and how one is fetched (`services/catalogs.py`). The SDK's
 spellings here are plain strings: only `connections/` imports the SDK, and uses them there.
-`tests/unit/test_catalog_kinds.py` holds the records to the installed SDK and those tables.
+`tests/unit/catalog/test_catalog_kinds.py` holds the records to the installed SDK and those tables.
 """
 
 from __future__ import annotations

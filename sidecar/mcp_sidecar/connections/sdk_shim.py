@@ -22,7 +22,7 @@ public name the rest of the code calls:
 
 Nothing else in `mcp_sidecar` reads or writes an SDK object's underscore attribute, overrides an
 SDK method whose name begins with one, or imports an underscore name of the SDK:
-`tests/unit/test_sdk_private_access.py` scans for it. `tests/unit/test_sdk_shim.py` checks, on the
+`tests/unit/test_sdk_private_access.py` scans for it. `tests/unit/connections/test_sdk_shim.py` checks, on the
 installed SDK, that every private name used here is still there with the shape relied on, so an
 SDK release that changes one fails there first, by name; pyproject.toml pins the SDK to one minor
 version (moving the pin means running that test, then re-reading this module).

@@ -19,7 +19,7 @@ the task is never started again.
 The SDK (mcp 2.3) knows the task types but sends none of these requests: `tasks/*` go out through
 `ClientSession.send_request`, and the first `tools/call`, whose answer is a task rather than a
 `CallToolResult` the SDK would validate, unvalidated (`sdk_shim.send_unvalidated`, through the
-session's dispatcher: private API, pinned by `tests/unit/test_sdk_shim.py`). Modern (2026-07-28)
+session's dispatcher: private API, pinned by `tests/unit/connections/test_sdk_shim.py`). Modern (2026-07-28)
 sessions have tasks only as an extension (`io.modelcontextprotocol/tasks`), which the sidecar does
 not offer, so their servers answer calls directly and nothing here applies.
 """

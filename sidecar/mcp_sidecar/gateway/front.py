@@ -13,7 +13,7 @@ one request waits, so does every later one, so nothing is answered out of the ho
 When the SDK is in (`eras.py`), the waiting lines go to it, after the `initialize` the front
 answered, replayed so the SDK's session knows the host. From then on the front only passes
 lines on. Every answer here is the SDK's answer to the same request:
-`tests/unit/test_gateway_front.py` compares them.
+`tests/unit/gateway/test_gateway_front.py` compares them.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ every failed accept was logged). Here:
 
 The token is still checked on every request by `http.BearerToken`; here it only decides which
 connections count as a host's. Built on uvicorn's h11 protocol (pinned by
-tests/unit/test_gateway_http_guards.py): its `cycle`, `headers`, `transport` and `loop`.
+tests/unit/gateway/test_gateway_http_guards.py): its `cycle`, `headers`, `transport` and `loop`.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ called anything is also ended after `UNUSED_IDLE_S` without a request in flight.
 
 Built on the SDK manager's admission (under its lock), its discard (every way a session ends) and
 its table of open sessions, which it keeps private: `connections/sdk_shim.py` (`SessionManagerHooks`)
-gives them public names, and tests/unit/test_sdk_shim.py pins them.
+gives them public names, and tests/unit/connections/test_sdk_shim.py pins them.
 """
 
 from __future__ import annotations

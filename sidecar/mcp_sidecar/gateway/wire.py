@@ -2,7 +2,7 @@
 
 The SDK's names for the protocol versions and the 2026-07-28 envelope, spelled here so that the
 front can answer a host's opening requests before `import mcp` (about a second) has finished.
-`tests/unit/test_gateway_front.py` pins every value to the SDK's own.
+`tests/unit/gateway/test_gateway_front.py` pins every value to the SDK's own.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The `/mcp` command table with its completions (`mcp/commandSpec`), read from the parser's own tables.
 
 Editors complete `:Mcp` and fill the palette from this, so what they offer is what
-`command_line.parse_line` accepts (`tests/unit/test_command_line.py` checks it).
+`command_line.parse_line` accepts (`tests/unit/services/test_command_line.py` checks it).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The private parts of uvicorn the gateway's connection guard builds on (`gateway/http_guard.py`): a
 new version that renames one fails here, by name, not in a host's session. (The SDK's, which the
-session table builds on, are pinned with the rest of them in tests/unit/test_sdk_shim.py.)"""
+session table builds on, are pinned with the rest of them in tests/unit/connections/test_sdk_shim.py.)"""
 
 from __future__ import annotations
 
