@@ -226,11 +226,10 @@ async def _run_line(args: argparse.Namespace, project: Path) -> int:
     from mcp_sidecar.output.sanitize import json_text, one_line, strip_controls
     from mcp_sidecar.protocol.errors import SidecarError
     from mcp_sidecar.services.app import Sidecar
-    from mcp_sidecar.services.commands import run_line
 
     app = Sidecar.headless(project, args.trust_project)
     try:
-        result = await run_line(app, _command_line(args.line))
+        result = await app.commands.run_line(_command_line(args.line))
     except SidecarError as exc:
         diag = exc.diagnostic
         if args.json:
@@ -273,10 +272,9 @@ def _result_text(result: Any) -> str:
 
 def _status_job(app: Sidecar, args: argparse.Namespace) -> _Job:
     from mcp_sidecar.output import render
-    from mcp_sidecar.services import status
 
     async def run() -> Any:
-        return status.status(app)
+        return app.status.status()
 
     def text(result: Any) -> str:
         return render.status_matrix(result, f"mcp-sidecar run '{render.ADD_EXAMPLE}'")
@@ -286,22 +284,20 @@ def _status_job(app: Sidecar, args: argparse.Namespace) -> _Job:
 
 def _get_job(app: Sidecar, args: argparse.Namespace) -> _Job:
     from mcp_sidecar.output import command_text
-    from mcp_sidecar.services import status
 
     async def run() -> Any:
-        return await status.get_server(app, args.server)
+        return await app.status.get_server(args.server)
 
     return _Job(run, command_text.server_details)  # what `run 'get NAME'` prints; `--json` for the data
 
 
 def _tools_job(app: Sidecar, args: argparse.Namespace) -> _Job:
     from mcp_sidecar.output import render, signature
-    from mcp_sidecar.services import status
 
     async def run() -> Any:
         if args.tool is not None:
-            return await status.server_tool(app, args.server, args.tool)
-        return await status.server_tools(app, args.server)
+            return await app.status.server_tool(args.server, args.tool)
+        return await app.status.server_tools(args.server)
 
     def text(result: Any) -> str:
         return render.tools_list(result) if args.tool is None else signature.multiline(result["id"], result)
@@ -311,10 +307,9 @@ def _tools_job(app: Sidecar, args: argparse.Namespace) -> _Job:
 
 def _logs_job(app: Sidecar, args: argparse.Namespace) -> _Job:
     from mcp_sidecar.output.sanitize import one_line
-    from mcp_sidecar.services import status
 
     async def run() -> Any:
-        return status.server_logs(app, args.server)
+        return app.status.server_logs(args.server)
 
     def text(result: Any) -> str:
         return "\n".join(one_line(line["text"]) for line in result["lines"]) or "(no output captured)"
@@ -341,9 +336,7 @@ def _refresh_job(app: Sidecar, args: argparse.Namespace) -> _Job:
     from mcp_sidecar.output.sanitize import one_line
 
     async def run() -> Any:
-        from mcp_sidecar.services import lifecycle
-
-        return await lifecycle.refresh(app, args.server)
+        return await app.lifecycle.refresh(args.server)
 
     def text(result: Any) -> str:
         row = result["status"]

@@ -62,7 +62,6 @@ def _print_error(error: SidecarError, as_json: bool) -> None:
 
 
 async def login_or_logout(args: argparse.Namespace, project: Path) -> int:
-    from mcp_sidecar.services import auth
     from mcp_sidecar.services.app import Sidecar
 
     app = Sidecar.headless(project, args.trust_project)
@@ -71,19 +70,19 @@ async def login_or_logout(args: argparse.Namespace, project: Path) -> int:
         print(f"Opening the authorization page: {one_line(url)}", file=sys.stderr)
         return False  # then the system browser is tried
 
-    app.logins.open_external = announce
+    app.auth.open_external = announce
     result: LoginResult | LogoutResult
     try:
         if args.command == "logout":
-            result = await auth.logout(app, args.server)
+            result = await app.auth.logout(args.server)
         else:
-            first = await auth.login(app, args.server, args.no_browser)
+            first = await app.auth.login(args.server, args.no_browser)
             if first["status"] == "needs_approval":
                 approved = await _approval(first, args.approve_scopes)
                 if approved is None:
                     print(f"{args.server}: login cancelled; nothing was opened or sent.", file=sys.stderr)
                     return 1
-                first = await auth.login(app, args.server, args.no_browser, approved)
+                first = await app.auth.login(args.server, args.no_browser, approved)
             pending = first
             if pending["status"] != "pending":
                 result = pending
@@ -91,7 +90,7 @@ async def login_or_logout(args: argparse.Namespace, project: Path) -> int:
                 print(strip_controls(pending["text"]), file=sys.stderr)
                 print("Callback address: ", end="", file=sys.stderr, flush=True)
                 pasted = await asyncio.to_thread(sys.stdin.readline)
-                result = await auth.complete_login(app, pending["loginId"], pasted.strip())
+                result = await app.auth.complete_login(pending["loginId"], pasted.strip())
     except SidecarError as exc:
         _print_error(exc, args.json)
         return 1

@@ -100,12 +100,12 @@ async def conformance_client(url: str) -> int:
     )
 
     app = Sidecar(lambda method, params: None, workspace=home, use_disk_cache=False, watch_config=False)
-    app.offer = scenario.offer
+    app.offers.current = scenario.offer
     if scenario.defaults:
         app.hub.answer(ElicitationAsked, accept_defaults)
     store: CredentialStore = MemoryBackedStore()
-    app.logins.store_factory = lambda: store
-    app.logins.open_external = _headless_browser
+    app.auth.store_factory = lambda: store
+    app.auth.open_external = _headless_browser
     run = _Run(app, name)
     try:
         listed = await run.with_login(lambda: _tool_names(app))
@@ -130,8 +130,6 @@ class _Run:
         self.logins = 0
 
     async def with_login(self, step: Callable[[], Awaitable[Any]]) -> Any:
-        from mcp_sidecar.services import auth
-
         while True:
             try:
                 return await step()
@@ -142,11 +140,11 @@ class _Run:
                     raise
                 self.logins += 1
                 print(f"{self.scenario}: {code}; logging in", file=sys.stderr)
-                result = await auth.login(self.app, SERVER, False)
+                result = await self.app.auth.login(SERVER, False)
                 if result["status"] == "needs_approval":
                     # The person running the suite approves the step-up (`login --approve-scopes`).
                     print(f"{self.scenario}: approving {' '.join(result['extraScopes'])}", file=sys.stderr)
-                    await auth.login(self.app, SERVER, False, tuple(result["extraScopes"]))
+                    await self.app.auth.login(SERVER, False, tuple(result["extraScopes"]))
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> None:
         from mcp_sidecar.services import activation
@@ -159,9 +157,7 @@ class _Run:
 
 
 async def _tool_names(app: Sidecar) -> list[str]:
-    from mcp_sidecar.services import status
-
-    tools = await status.server_tools(app, SERVER)
+    tools = await app.status.server_tools(SERVER)
     return [t["name"] for t in tools["tools"]]
 
 

@@ -94,7 +94,7 @@ def enable(app: Sidecar, prompter: Prompter | None = None) -> None:
     async def answerer(request: ElicitationAsked) -> dict[str, Any]:
         return await answer(request.params, asker)
 
-    app.offer = ClientOffer(elicitation_form=True, elicitation_url=True)
+    app.offers.current = ClientOffer(elicitation_form=True, elicitation_url=True)
     app.hub.answer(ElicitationAsked, answerer)
 
 

@@ -85,7 +85,9 @@ def _notify(server: SidecarServer, method: str, params: Mapping[str, Any]) -> No
 def _offer_client_side(app: Sidecar, params: lsp.InitializeParams) -> None:
     """What the editor can render for servers (`mcpCapabilities`), and its folders as roots."""
     options = params.initialization_options
-    app.offer = ClientOffer.from_capabilities(options.get("mcpCapabilities") if isinstance(options, dict) else None)
+    app.offers.current = ClientOffer.from_capabilities(
+        options.get("mcpCapabilities") if isinstance(options, dict) else None
+    )
     folders = _folders_from(params)
     if folders is not None:
         app.roots.set_folders(folders)
@@ -140,9 +142,9 @@ def create_server(app_defaults: dict[str, Any] | None = None) -> tuple[SidecarSe
         app.catalogs.load_model_if_cached()
         window = params.capabilities.window if params.capabilities else None
         if window is not None and window.show_document is not None and window.show_document.support:
-            app.logins.open_external = _show_document
+            app.auth.open_external = _show_document
         else:
-            app.logins.open_external = None
+            app.auth.open_external = None
 
     async def _show_document(url: str) -> bool:
         # OAuth login: the editor opens the authorization URL in the user's browser.

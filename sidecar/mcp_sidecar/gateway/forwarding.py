@@ -1,6 +1,6 @@
 """Forwarding between the gateway's hosts and the upstream servers, both ways.
 
-Towards the servers: what they are offered as client capabilities (`app.offer`) is what the
+Towards the servers: what they are offered as client capabilities (`app.offers.current`) is what the
 connected hosts declared in `initialize` (elicitation form and URL, sampling), and their roots
 are the hosts' roots (`roots/list`, asked again on the host's `notifications/roots/list_changed`).
 A host declaring no roots leaves the sidecar's rule: the trusted workspace.
@@ -223,9 +223,11 @@ class Forwarding:
             await asyncio.wait({link.first_roots}, timeout=ROOTS_WAIT_S)
 
     def _reoffer(self) -> None:
-        """The servers are offered what any host connected so far could answer (`offers.change`): the
+        """The servers are offered what any host connected so far could answer (`Offers.change`): the
         offer only grows, so a server reconnects at most once per capability gained."""
-        offers.change(self._app, offers.union([self._app.offer, *(link.offer for link in self._links.values())]))
+        self._app.offers.change(
+            offers.union([self._app.offers.current, *(link.offer for link in self._links.values())])
+        )
 
     # -- roots ------------------------------------------------------------------------------
 

@@ -211,7 +211,7 @@ class Front:
         self._opened = message
         # What this host can answer is offered to the servers, as the SDK side does at its first
         # request: the catalogs named in the directory are the ones this offer lists.
-        offers.change(self.app, offers.union([self.app.offer, offers.declared(capabilities)]))
+        self.app.offers.change(offers.union([self.app.offers.current, offers.declared(capabilities)]))
         result = {
             "protocolVersion": wire.negotiated(params["protocolVersion"]),
             "capabilities": CAPABILITIES["handshake"],

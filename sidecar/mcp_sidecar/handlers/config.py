@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.handlers.base import Handler, guarded
 from mcp_sidecar.protocol import config_params, methods, params
-from mcp_sidecar.services import approvals, commands, config_edits
+from mcp_sidecar.services import config_edits
 from mcp_sidecar.services.app import Sidecar
 
 if TYPE_CHECKING:
@@ -32,11 +32,11 @@ def _workspace_handlers(app: Sidecar) -> dict[str, Handler]:
 
     @guarded("setTrusted")
     async def on_set_trusted(raw: Any) -> ReloadSummary:
-        return await config_edits.set_trusted(app, config_params.parse_set_trusted("setTrusted", raw))
+        return await app.config_edits.set_trusted(config_params.parse_set_trusted("setTrusted", raw))
 
     @guarded("approve")
     async def on_approve(raw: Any) -> ApproveResult:
-        return await approvals.approve(app, config_params.parse_approve("approve", raw))
+        return await app.approvals.approve(config_params.parse_approve("approve", raw))
 
     return {methods.WORKSPACE_SET_TRUSTED: on_set_trusted, methods.WORKSPACE_APPROVE: on_approve}
 
@@ -46,11 +46,11 @@ def _command_handlers(app: Sidecar) -> dict[str, Handler]:
 
     @guarded("command")
     async def on_command(raw: Any) -> CommandResult:
-        return await commands.run_line(app, config_params.parse_command("command", raw).line)
+        return await app.commands.run_line(config_params.parse_command("command", raw).line)
 
     @guarded("commandSpec")
     async def on_command_spec(raw: Any) -> CommandSpecResult:
-        return commands.command_spec(app, config_params.parse_command_spec("commandSpec", raw))
+        return app.commands.command_spec(config_params.parse_command_spec("commandSpec", raw))
 
     return {methods.COMMAND: on_command, methods.COMMAND_SPEC: on_command_spec}
 
@@ -62,30 +62,30 @@ def _edit_handlers(app: Sidecar) -> dict[str, Handler]:
     async def on_add(raw: Any) -> ConfigAddResult | ConfigAddDryRunResult:
         p = config_params.parse_config_add("add", raw)
         if p.dry_run:
-            return await config_edits.add_dry_run(app, p.scope, p.server, p.definition, p.target, p.replace)
+            return await app.config_edits.add_dry_run(p.scope, p.server, p.definition, p.target, p.replace)
         definition = p.definition if p.target is None else config_edits.definition_from_target(p.target, "add")
         assert definition is not None
-        return await config_edits.add(app, p.scope, p.server, definition, p.replace)
+        return await app.config_edits.add(p.scope, p.server, definition, p.replace)
 
     @guarded("remove")
     async def on_remove(raw: Any) -> ConfigRemoveResult:
         p = config_params.parse_config_remove("remove", raw)
-        return await config_edits.remove(app, p.scope, p.server)
+        return await app.config_edits.remove(p.scope, p.server)
 
     @guarded("setEnabled")
     async def on_set_enabled(raw: Any) -> ConfigSetEnabledResult:
         p = config_params.parse_set_enabled("setEnabled", raw)
-        return await config_edits.set_enabled(app, p.server, p.enabled)
+        return await app.config_edits.set_enabled(p.server, p.enabled)
 
     @guarded("reload")
     async def on_reload(raw: Any) -> ReloadSummary:
         params.parse_session("reload", raw)  # validates that params, if any, are an object
-        return await config_edits.reload(app)
+        return await app.config_edits.reload()
 
     @guarded("import")
     async def on_import(raw: Any) -> ConfigImportResult:
         p = config_params.parse_config_import("import", raw)
-        return await config_edits.import_servers(app, p.file, p.scope, p.select, p.confirm, p.replace)
+        return await app.config_imports.import_servers(p.file, p.scope, p.select, p.confirm, p.replace)
 
     return {
         methods.CONFIG_ADD: on_add,

@@ -12,7 +12,7 @@ from mcp_sidecar.handlers.resources import resource_handlers
 from mcp_sidecar.output import model_text
 from mcp_sidecar.protocol import methods, params
 from mcp_sidecar.protocol.errors import SidecarError
-from mcp_sidecar.services import activation, discovery, lifecycle, model_tool, status
+from mcp_sidecar.services import activation, discovery, model_tool
 from mcp_sidecar.services.app import Sidecar
 from mcp_sidecar.services.progress import work_done
 
@@ -56,28 +56,28 @@ def _server_handlers(app: Sidecar) -> dict[str, Handler]:
     @guarded("status")
     async def on_status(raw: Any) -> StatusResult:
         params.parse_session("status", raw)  # validates that params, if any, are an object
-        return status.status(app)
+        return app.status.status()
 
     @guarded("get")
     async def on_get(raw: Any) -> ServerGetResult:
-        return await status.get_server(app, params.parse_server("get", raw).server)
+        return await app.status.get_server(params.parse_server("get", raw).server)
 
     @guarded("tools")
     async def on_tools(raw: Any) -> ServerToolsResult:
-        return await status.server_tools(app, params.parse_server("tools", raw).server)
+        return await app.status.server_tools(params.parse_server("tools", raw).server)
 
     @guarded("reconnect")
     async def on_reconnect(raw: Any) -> StatusRow:
-        conn = await lifecycle.reconnect(app, params.parse_server("reconnect", raw).server)
-        return status.status_row(app, conn)
+        conn = await app.lifecycle.reconnect(params.parse_server("reconnect", raw).server)
+        return app.status.row(conn)
 
     @guarded("logs")
     async def on_logs(raw: Any) -> ServerLogsResult:
-        return status.server_logs(app, params.parse_server("logs", raw).server)
+        return app.status.server_logs(params.parse_server("logs", raw).server)
 
     @guarded("refresh")
     async def on_refresh(raw: Any) -> ServerRefreshResult:
-        return await lifecycle.refresh(app, params.parse_server("refresh", raw).server)
+        return await app.lifecycle.refresh(params.parse_server("refresh", raw).server)
 
     return {
         methods.STATUS: on_status,

@@ -15,18 +15,25 @@ from typing import Any
 from mcp_sidecar.catalog.disk_cache import ToolCache
 from mcp_sidecar.config import paths
 from mcp_sidecar.config.model import ServerConfig
-from mcp_sidecar.connections.client_hooks import ClientOffer, ClientSide
+from mcp_sidecar.connections.client_hooks import ClientSide
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.connections.registry import ConnectionFactory, ServerRegistry
 from mcp_sidecar.events import ConnectionEvent, EventHub
-from mcp_sidecar.services import auth, lifecycle, model_tool, status
-from mcp_sidecar.services.auth import Logins
+from mcp_sidecar.services import model_tool, prompts
+from mcp_sidecar.services.approvals import Approvals
+from mcp_sidecar.services.auth import Auth
 from mcp_sidecar.services.catalogs import Catalogs
+from mcp_sidecar.services.commands import Commands, WatchesAndPrompts
+from mcp_sidecar.services.config_edits import ConfigEdits
+from mcp_sidecar.services.config_imports import ConfigImports
 from mcp_sidecar.services.configuration import Configuration
+from mcp_sidecar.services.lifecycle import Lifecycle
 from mcp_sidecar.services.notifier import Notifier, Notify
+from mcp_sidecar.services.offers import Offers
 from mcp_sidecar.services.prompts import Previews
 from mcp_sidecar.services.roots import Roots
 from mcp_sidecar.services.sessions import Sessions
+from mcp_sidecar.services.status import Status
 from mcp_sidecar.services.watches import Watches
 
 MAX_DISCOVERIES_IN_FLIGHT = 4
@@ -47,8 +54,6 @@ class Sidecar:
         """`connection_factory` builds each server's connection (tests pass one making fakes)."""
         self.hub = EventHub()
         self.notify = notify
-        self.offer = ClientOffer()
-        """What the editor can render for a server (`initializationOptions.mcpCapabilities`); nothing by default."""
         self.registry = ServerRegistry(self.hub, connection_factory or self._new_connection)
         self.configuration = Configuration(
             self.registry,
@@ -66,18 +71,44 @@ class Sidecar:
         self.previews = Previews(self.hub)
         """Pending prompt previews: a configuration reload or their server's disconnection ends them."""
         self.sessions = Sessions(self.hub, self.registry)
+        self.auth = Auth(self.configuration)
+        """OAuth: the credential store, how to open a URL, logins waiting for a pasted callback."""
+        self.status = Status(self.configuration, self.registry, self.catalogs, self.sessions, self.auth)
         self.notifier = Notifier(
             notify,
             self.hub,
             self.registry,
-            lambda conn: status.status_row(self, conn),
+            self.status.row,
             lambda: self.configuration.pending.values(),
             lambda: model_tool.definition(self),
         )
         self.roots = Roots(self.configuration, self.registry, self.hub)
-        self._client_side = ClientSide(offer=lambda: self.offer, roots=self.roots.current, ask=self.hub.ask)
-        self.logins = Logins()
-        """OAuth: the credential store, how to open a URL, logins waiting for a pasted callback."""
+        self.offers = Offers(self.registry, self.catalogs)
+        """What the servers are offered: the editor's `mcpCapabilities`, or the gateway's hosts'; nothing by default."""
+        self._client_side = ClientSide(offer=lambda: self.offers.current, roots=self.roots.current, ask=self.hub.ask)
+        self.lifecycle = Lifecycle(
+            self.configuration, self.registry, self.catalogs, self.notifier, self.status, self.watches.clear
+        )
+        self.approvals = Approvals(self.configuration)
+        self.config_edits = ConfigEdits(self.configuration, self.registry)
+        self.config_imports = ConfigImports(self.configuration)
+        # The discovery side's features through narrow callables (they still take the container).
+        other_side = WatchesAndPrompts(
+            subscribe=lambda server, uri: self.watches.subscribe(self, server, uri),
+            unsubscribe=lambda server, uri: self.watches.unsubscribe(self, server, uri),
+            subscriptions=self.watches.list,
+            preview=lambda server, name, arguments: prompts.preview(self, server, name, arguments),
+        )
+        self.commands = Commands(
+            self.configuration,
+            self.registry,
+            self.status,
+            self.lifecycle,
+            self.config_edits,
+            self.config_imports,
+            self.auth,
+            other_side,
+        )
 
     @classmethod
     def headless(cls, workspace: Path, trust_project: bool) -> Sidecar:
@@ -96,7 +127,7 @@ class Sidecar:
         return Connection(server, run_dir, publish, self._http_auth, self._client_side)
 
     async def _http_auth(self, conn: Connection) -> tuple[Any, str]:
-        return await auth.connection_auth(self, conn)
+        return await self.auth.connection_auth(conn)
 
     # -- what every service needs first ------------------------------------------------------
 
@@ -108,4 +139,4 @@ class Sidecar:
         return self.configuration.connection(name, operation)
 
     async def shutdown(self, quick: bool = False) -> None:
-        await lifecycle.shutdown(self, quick)
+        await self.lifecycle.shutdown(quick)

@@ -24,7 +24,6 @@ from mcp_sidecar.protocol.errors import fail
 
 if TYPE_CHECKING:
     from mcp_sidecar.protocol.results import ApproveResult, NotApproved, PendingApproval
-    from mcp_sidecar.services.app import Sidecar
     from mcp_sidecar.services.configuration import Configuration
 
 log = logging.getLogger(__name__)
@@ -84,37 +83,6 @@ def pending_json(cfg: Configuration) -> list[PendingApproval]:
     return [p.to_json() for p in cfg.pending.values()]
 
 
-async def approve(app: Sidecar, entries: list[tuple[str, str]]) -> ApproveResult:
-    """Approve `(server, definitionHash)` pairs that still match the project file, then reload."""
-    op = "approve"
-    app.ensure_loaded()
-    if app.configuration.workspace is None or not app.configuration.trusted:
-        raise fail(
-            "project_untrusted",
-            op,
-            "The workspace is not trusted, so its server definitions are neither read nor approved.",
-        )
-    workspace = app.configuration.workspace
-    # The valid definitions can be approved beside an invalid one (at start they load on their own).
-    config = (await asyncio.to_thread(loader.load_report, workspace, True)).config
-    current = {name: Approval.of(s.raw) for name, s in config.servers.items() if s.scope == "project"}
-    approved: dict[str, Approval] = {}
-    not_approved: list[NotApproved] = []
-    for server, digest in entries:
-        if server not in current:
-            not_approved.append({"server": server, "reason": "The project configuration defines no such server."})
-        elif current[server].definition_hash != digest:
-            not_approved.append(
-                {"server": server, "reason": "The definition changed again since it was shown; review it again."}
-            )
-        else:
-            approved[server] = current[server]
-    if approved:
-        await asyncio.to_thread(_record, app.configuration, approved)
-    summary_ = await app.configuration.reload()
-    return {"approved": sorted(approved), "notApproved": not_approved, "reload": summary_.to_json()}
-
-
 def record_own_edit(cfg: Configuration, names_to_definitions: dict[str, dict[str, Any]]) -> None:
     """Definitions the sidecar itself writes to the project file are approved (blocking: call in a thread)."""
     if cfg.workspace is not None and names_to_definitions:
@@ -131,3 +99,40 @@ def forget_removed(cfg: Configuration, names: list[str]) -> None:
         approvals.forget(cfg.workspace, names)
     except EditRefused as exc:
         log.warning("project approvals cannot be saved (%s)", exc.code)
+
+
+class Approvals:
+    """`mcp/approve`: the person's approval of project definitions, recorded for the workspace."""
+
+    def __init__(self, configuration: Configuration) -> None:
+        self._configuration = configuration
+
+    async def approve(self, entries: list[tuple[str, str]]) -> ApproveResult:
+        """Approve `(server, definitionHash)` pairs that still match the project file, then reload."""
+        op = "approve"
+        self._configuration.ensure_loaded()
+        if self._configuration.workspace is None or not self._configuration.trusted:
+            raise fail(
+                "project_untrusted",
+                op,
+                "The workspace is not trusted, so its server definitions are neither read nor approved.",
+            )
+        workspace = self._configuration.workspace
+        # The valid definitions can be approved beside an invalid one (at start they load on their own).
+        config = (await asyncio.to_thread(loader.load_report, workspace, True)).config
+        current = {name: Approval.of(s.raw) for name, s in config.servers.items() if s.scope == "project"}
+        approved: dict[str, Approval] = {}
+        not_approved: list[NotApproved] = []
+        for server, digest in entries:
+            if server not in current:
+                not_approved.append({"server": server, "reason": "The project configuration defines no such server."})
+            elif current[server].definition_hash != digest:
+                not_approved.append(
+                    {"server": server, "reason": "The definition changed again since it was shown; review it again."}
+                )
+            else:
+                approved[server] = current[server]
+        if approved:
+            await asyncio.to_thread(_record, self._configuration, approved)
+        summary_ = await self._configuration.reload()
+        return {"approved": sorted(approved), "notApproved": not_approved, "reload": summary_.to_json()}

@@ -19,7 +19,7 @@ import secrets
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar import heavy, tasks
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from mcp_sidecar.auth.store import CredentialRecord, CredentialStore
     from mcp_sidecar.connections.connection import Connection
     from mcp_sidecar.protocol.results import LoginResult, LogoutResult
-    from mcp_sidecar.services.app import Sidecar
+    from mcp_sidecar.services.configuration import Configuration
 
 log = logging.getLogger(__name__)
 
@@ -55,28 +55,6 @@ class PendingLogin:
     pasted: asyncio.Future[AuthorizationCodeResult]
     expires_at: float
     task: asyncio.Task[LoginResult] | None = None
-
-
-@dataclass(slots=True)
-class Logins:
-    """The sidecar's OAuth state: the credential store, how to open a URL, pending logins."""
-
-    store_factory: Callable[[], CredentialStore] | None = None
-    open_external: Opener | None = None
-    """Set by the JSON-RPC server when the editor supports `window/showDocument`."""
-    pending: dict[str, PendingLogin] = field(default_factory=dict)
-    _store: CredentialStore | None = None
-
-    @property
-    def store(self) -> CredentialStore:
-        if self._store is None:
-            from mcp_sidecar.auth.store import CredentialStore
-
-            self._store = self.store_factory() if self.store_factory else CredentialStore()
-        return self._store
-
-
-# -- targets -----------------------------------------------------------------------------------
 
 
 def uses_oauth(conn: Connection) -> bool:
@@ -152,26 +130,6 @@ def _store_failure(operation: str, server: str) -> SidecarError:
     return fail("credential_store_unavailable", operation, "The OS keyring is not available.", server)
 
 
-# -- login -------------------------------------------------------------------------------------
-
-
-async def _open(app: Sidecar, url: str) -> None:
-    opener = app.logins.open_external
-    if opener is not None:
-        with contextlib.suppress(Exception):
-            if await opener(url):
-                return
-    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-        # No desktop: `webbrowser` would fall back to a console browser on our stdout.
-        raise BrowserUnavailable()
-    import webbrowser
-
-    # Never through a shell: `webbrowser` runs the browser with an argument vector.
-    opened = await asyncio.to_thread(webbrowser.open, url, 2)
-    if not opened:
-        raise BrowserUnavailable()
-
-
 def _state_of(authorization_url: str) -> str:
     """The `state` the SDK put in the authorization URL ("" if none: then no callback matches)."""
     from urllib.parse import parse_qs, urlsplit
@@ -185,7 +143,7 @@ def _completed(server: str, record: CredentialRecord) -> LoginResult:
     return {"server": server, "status": "completed", "scopes": scopes, "text": auth_text.logged_in(server, scopes)}
 
 
-async def _after_login(app: Sidecar, conn: Connection) -> None:
+async def _after_login(conn: Connection) -> None:
     # The next request connects again with the new tokens.
     if conn.state in ("connecting", "connected", "failed", "needs_login"):
         await conn.close()
@@ -217,206 +175,6 @@ def _needs_approval(server: str, record: CredentialRecord, target: LoginTarget, 
     }
 
 
-async def login(
-    app: Sidecar, server: str, no_browser: bool, approve_scopes: tuple[str, ...] | None = None
-) -> LoginResult:
-    """`approve_scopes`: the person's answer to a `needs_approval` (None: not asked yet)."""
-    await heavy.SDK.ready()
-    from mcp_sidecar.auth.login import parse_callback
-    from mcp_sidecar.auth.store import CredentialStoreUnavailable
-
-    operation = "login"
-    conn = app.connection(server, operation)
-    if conn.config.approval_required:
-        # A login connects to the server (with its headers) and follows its metadata: unapproved, nothing is sent.
-        raise refused_disabled(operation, server, True)
-    target = target_of(conn, operation)
-    store = app.logins.store
-    try:
-        record = await store.load(target.account)  # also fails before opening anything with no keyring
-    except CredentialStoreUnavailable:
-        raise _store_failure(operation, server) from None
-    asked, extra = _extra_scopes(record, target)
-    if extra and approve_scopes is None and record is not None:
-        return _needs_approval(server, record, target, extra)
-    # Scopes already granted or configured need no approval; an extra one only when approved.
-    step_up = " ".join(s for s in asked if s not in extra or s in (approve_scopes or ())) or None
-    target = dataclasses.replace(
-        await with_client_secret(conn, target, operation), step_up=step_up, scopes_answered=approve_scopes is not None
-    )
-    if no_browser:
-        return await _login_pasted(app, conn, target)
-
-    from mcp_sidecar.auth.callback import CallbackListener
-
-    listener = CallbackListener(target.port)
-    try:
-        await listener.start()
-
-        async def redirect(url: str) -> None:
-            listener.expect_state(_state_of(url))
-            await _open(app, url)
-
-        async def callback() -> AuthorizationCodeResult:
-            raw = await asyncio.wait_for(asyncio.shield(listener.received), CALLBACK_TIME_LIMIT_S)
-            return parse_callback(raw, target.redirect_uri)
-
-        outcome = await _run_login(app, target, redirect, callback)
-    except asyncio.CancelledError:
-        raise
-    except BaseException as exc:
-        raise login_failure(exc, operation, server) from None
-    finally:
-        await listener.close()
-    if isinstance(outcome, dict):
-        return outcome  # the server's challenge asked for more: the person answers first
-    await _after_login(app, conn)
-    return _completed(server, outcome)
-
-
-async def _run_login(
-    app: Sidecar,
-    target: LoginTarget,
-    redirect: Callable[[str], Awaitable[None]],
-    callback: Callable[[], Awaitable[AuthorizationCodeResult]],
-) -> CredentialRecord | LoginResult:
-    """The login, or `needs_approval` when a re-login's challenge asked for scopes never granted."""
-    from mcp_sidecar.auth.login import run_login
-    from mcp_sidecar.auth.provider import ScopesNeedApproval
-    from mcp_sidecar.connections.errors import leaves
-
-    store = app.logins.store
-    try:
-        return await run_login(target, store, redirect, callback)
-    except BaseException as exc:
-        asked = next((leaf for leaf in leaves(exc) if isinstance(leaf, ScopesNeedApproval)), None)
-        if asked is None:
-            raise
-    record = await store.load(target.account)
-    if record is None:
-        raise asked  # the record was removed meanwhile (a logout): nothing to ask about
-    record.ask_step_up(asked.scope)
-    await store.save(target.account, record)
-    _, extra = _extra_scopes(record, target)
-    return _needs_approval(target.server, record, target, extra)
-
-
-async def _login_pasted(app: Sidecar, conn: Connection, target: LoginTarget) -> LoginResult:
-    loop = asyncio.get_running_loop()
-    pending = PendingLogin(
-        login_id=secrets.token_urlsafe(12),
-        server=conn.name,
-        redirect_uri=target.redirect_uri,
-        authorization_url=loop.create_future(),
-        pasted=loop.create_future(),
-        expires_at=time.time() + PASTE_TIME_LIMIT_S,
-    )
-
-    async def redirect(url: str) -> None:
-        if not pending.authorization_url.done():
-            pending.authorization_url.set_result(url)
-
-    async def callback() -> AuthorizationCodeResult:
-        return await asyncio.wait_for(asyncio.shield(pending.pasted), PASTE_TIME_LIMIT_S)
-
-    async def run() -> LoginResult:
-        try:
-            outcome = await _run_login(app, target, redirect, callback)
-        except asyncio.CancelledError:
-            raise
-        except BaseException as exc:
-            raise login_failure(exc, "login", conn.name) from None
-        finally:
-            app.logins.pending.pop(pending.login_id, None)
-        if isinstance(outcome, dict):
-            return outcome
-        await _after_login(app, conn)
-        return _completed(conn.name, outcome)
-
-    app.logins.pending[pending.login_id] = pending
-    pending.task = tasks.spawn(run(), f"oauth-login:{conn.name}")
-    waiting: set[asyncio.Future[Any]] = {pending.task, pending.authorization_url}
-    await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-    if not pending.authorization_url.done():
-        # The flow ended before it needed a person (failed, or found nothing to do).
-        return await pending.task
-    url = pending.authorization_url.result()
-    return {
-        "server": conn.name,
-        "status": "pending",
-        "loginId": pending.login_id,
-        "authorizationUrl": url,
-        "redirectUri": pending.redirect_uri,
-        "expiresInSeconds": int(PASTE_TIME_LIMIT_S),
-        "text": auth_text.paste_instructions(conn.name, url, pending.redirect_uri, pending.login_id),
-    }
-
-
-async def complete_login(app: Sidecar, login_id: str, callback_url: str) -> LoginResult:
-    await heavy.SDK.ready()
-    from mcp_sidecar.auth.login import AuthorizationDenied, CallbackInvalid, parse_callback
-
-    operation = "completeLogin"
-    pending = app.logins.pending.get(login_id)
-    if pending is None or pending.task is None:
-        raise fail("login_not_found", operation, "No pending login has this id (finished, expired or unknown).")
-    answer: AuthorizationCodeResult | AuthorizationDenied
-    try:
-        answer = parse_callback(callback_url, pending.redirect_uri)
-    except CallbackInvalid:
-        raise invalid_params(
-            operation,
-            f"`callbackUrl` must be the address the browser was sent to, starting with {pending.redirect_uri}.",
-        ) from None
-    except AuthorizationDenied as exc:
-        answer = exc
-    expected = _state_of(pending.authorization_url.result()).encode()
-    if not expected or not secrets.compare_digest(_state_of(callback_url.strip()).encode(), expected):
-        # Another login's address, or a forged one: this login keeps waiting for its own.
-        raise invalid_params(
-            operation,
-            "`callbackUrl` carries a state that is not this login's; "
-            "paste the address its authorization page sent you to.",
-        )
-    if not pending.pasted.done():
-        if isinstance(answer, AuthorizationDenied):
-            pending.pasted.set_exception(answer)
-        else:
-            pending.pasted.set_result(answer)
-    return await asyncio.shield(pending.task)
-
-
-# -- logout ------------------------------------------------------------------------------------
-
-
-async def logout(app: Sidecar, server: str) -> LogoutResult:
-    await heavy.SDK.ready()
-    from mcp_sidecar.auth.login import revoke
-    from mcp_sidecar.auth.store import CredentialStoreUnavailable
-
-    operation = "logout"
-    conn = app.connection(server, operation)
-    target = target_of(conn, operation)
-    store = app.logins.store
-    try:
-        record = await store.load(target.account)
-        removed = await store.delete(target.account) if record is not None else False
-    except CredentialStoreUnavailable:
-        raise _store_failure(operation, server) from None
-    for login_id, pending in list(app.logins.pending.items()):
-        if pending.server == server and pending.task is not None:
-            pending.task.cancel()
-            app.logins.pending.pop(login_id, None)
-    if conn.state in ("connecting", "connected", "failed", "needs_login"):
-        await conn.close()
-    revocation = "none"
-    if record is not None and record.has_tokens:
-        revocation = await revoke(record, await _confidential_client(conn, target, operation))
-    registration_only = record is not None and not record.has_tokens and removed
-    text = auth_text.logged_out(server, revocation, registration_only)
-    return {"server": server, "removed": removed, "revocation": revocation, "text": text}
-
-
 async def _confidential_client(conn: Connection, target: LoginTarget, operation: str) -> tuple[str, str] | None:
     """The configured client id and secret for revocation; a failing secret command only costs the revocation."""
     if target.client_id is None or conn.config.oauth_client_secret is None:
@@ -428,65 +186,294 @@ async def _confidential_client(conn: Connection, target: LoginTarget, operation:
     return (target.client_id, secret) if secret else None
 
 
-# -- connections and inspection ----------------------------------------------------------------
+class Auth:
+    """OAuth for the servers: logins (in the browser or pasted), logouts, and each connection's stored tokens.
 
+    Holds the credential store, how to open a URL, and the logins waiting for a pasted callback."""
 
-async def connection_auth(app: Sidecar, conn: Connection) -> tuple[Any, str]:
-    """The httpx auth a connection should use, and what the store said: `tokens`, `none` or `unavailable`."""
-    if not uses_oauth(conn):
-        return None, "none"
-    await heavy.SDK.ready()
-    from mcp_sidecar.auth.login import stored_provider
-    from mcp_sidecar.auth.store import CredentialStoreUnavailable
+    def __init__(
+        self, configuration: Configuration, store_factory: Callable[[], CredentialStore] | None = None
+    ) -> None:
+        self._configuration = configuration
+        self.store_factory = store_factory
+        """Builds the credential store on first use (the OS keyring by default)."""
+        self.open_external: Opener | None = None
+        """Set by the JSON-RPC server when the editor supports `window/showDocument`."""
+        self.pending: dict[str, PendingLogin] = {}
+        self._store: CredentialStore | None = None
 
-    target = target_of(conn, "connect")
-    store = app.logins.store
+    @property
+    def store(self) -> CredentialStore:
+        if self._store is None:
+            from mcp_sidecar.auth.store import CredentialStore
 
-    async def client_secret() -> str | None:
-        return (await with_client_secret(conn, target, "connect")).client_secret
+            self._store = self.store_factory() if self.store_factory else CredentialStore()
+        return self._store
 
-    async def remember_step_up(scope: str) -> None:
+    async def _open(self, url: str) -> None:
+        opener = self.open_external
+        if opener is not None:
+            with contextlib.suppress(Exception):
+                if await opener(url):
+                    return
+        if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+            # No desktop: `webbrowser` would fall back to a console browser on our stdout.
+            raise BrowserUnavailable()
+        import webbrowser
+
+        # Never through a shell: `webbrowser` runs the browser with an argument vector.
+        opened = await asyncio.to_thread(webbrowser.open, url, 2)
+        if not opened:
+            raise BrowserUnavailable()
+
+    async def login(self, server: str, no_browser: bool, approve_scopes: tuple[str, ...] | None = None) -> LoginResult:
+        """`approve_scopes`: the person's answer to a `needs_approval` (None: not asked yet)."""
+        await heavy.SDK.ready()
+        from mcp_sidecar.auth.login import parse_callback
+        from mcp_sidecar.auth.store import CredentialStoreUnavailable
+
+        operation = "login"
+        conn = self._configuration.connection(server, operation)
+        if conn.config.approval_required:
+            # A login connects to the server (with its headers) and follows its metadata: unapproved, nothing is sent.
+            raise refused_disabled(operation, server, True)
+        target = target_of(conn, operation)
+        store = self.store
+        try:
+            record = await store.load(target.account)  # also fails before opening anything with no keyring
+        except CredentialStoreUnavailable:
+            raise _store_failure(operation, server) from None
+        asked, extra = _extra_scopes(record, target)
+        if extra and approve_scopes is None and record is not None:
+            return _needs_approval(server, record, target, extra)
+        # Scopes already granted or configured need no approval; an extra one only when approved.
+        step_up = " ".join(s for s in asked if s not in extra or s in (approve_scopes or ())) or None
+        target = dataclasses.replace(
+            await with_client_secret(conn, target, operation),
+            step_up=step_up,
+            scopes_answered=approve_scopes is not None,
+        )
+        if no_browser:
+            return await self._login_pasted(conn, target)
+
+        from mcp_sidecar.auth.callback import CallbackListener
+
+        listener = CallbackListener(target.port)
+        try:
+            await listener.start()
+
+            async def redirect(url: str) -> None:
+                listener.expect_state(_state_of(url))
+                await self._open(url)
+
+            async def callback() -> AuthorizationCodeResult:
+                raw = await asyncio.wait_for(asyncio.shield(listener.received), CALLBACK_TIME_LIMIT_S)
+                return parse_callback(raw, target.redirect_uri)
+
+            outcome = await self._run_login(target, redirect, callback)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            raise login_failure(exc, operation, server) from None
+        finally:
+            await listener.close()
+        if isinstance(outcome, dict):
+            return outcome  # the server's challenge asked for more: the person answers first
+        await _after_login(conn)
+        return _completed(server, outcome)
+
+    async def _run_login(
+        self,
+        target: LoginTarget,
+        redirect: Callable[[str], Awaitable[None]],
+        callback: Callable[[], Awaitable[AuthorizationCodeResult]],
+    ) -> CredentialRecord | LoginResult:
+        """The login, or `needs_approval` when a re-login's challenge asked for scopes never granted."""
+        from mcp_sidecar.auth.login import run_login
+        from mcp_sidecar.auth.provider import ScopesNeedApproval
+        from mcp_sidecar.connections.errors import leaves
+
+        store = self.store
+        try:
+            return await run_login(target, store, redirect, callback)
+        except BaseException as exc:
+            asked = next((leaf for leaf in leaves(exc) if isinstance(leaf, ScopesNeedApproval)), None)
+            if asked is None:
+                raise
+        record = await store.load(target.account)
+        if record is None:
+            raise asked  # the record was removed meanwhile (a logout): nothing to ask about
+        record.ask_step_up(asked.scope)
+        await store.save(target.account, record)
+        _, extra = _extra_scopes(record, target)
+        return _needs_approval(target.server, record, target, extra)
+
+    async def _login_pasted(self, conn: Connection, target: LoginTarget) -> LoginResult:
+        loop = asyncio.get_running_loop()
+        pending = PendingLogin(
+            login_id=secrets.token_urlsafe(12),
+            server=conn.name,
+            redirect_uri=target.redirect_uri,
+            authorization_url=loop.create_future(),
+            pasted=loop.create_future(),
+            expires_at=time.time() + PASTE_TIME_LIMIT_S,
+        )
+
+        async def redirect(url: str) -> None:
+            if not pending.authorization_url.done():
+                pending.authorization_url.set_result(url)
+
+        async def callback() -> AuthorizationCodeResult:
+            return await asyncio.wait_for(asyncio.shield(pending.pasted), PASTE_TIME_LIMIT_S)
+
+        async def run() -> LoginResult:
+            try:
+                outcome = await self._run_login(target, redirect, callback)
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:
+                raise login_failure(exc, "login", conn.name) from None
+            finally:
+                self.pending.pop(pending.login_id, None)
+            if isinstance(outcome, dict):
+                return outcome
+            await _after_login(conn)
+            return _completed(conn.name, outcome)
+
+        self.pending[pending.login_id] = pending
+        pending.task = tasks.spawn(run(), f"oauth-login:{conn.name}")
+        waiting: set[asyncio.Future[Any]] = {pending.task, pending.authorization_url}
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        if not pending.authorization_url.done():
+            # The flow ended before it needed a person (failed, or found nothing to do).
+            return await pending.task
+        url = pending.authorization_url.result()
+        return {
+            "server": conn.name,
+            "status": "pending",
+            "loginId": pending.login_id,
+            "authorizationUrl": url,
+            "redirectUri": pending.redirect_uri,
+            "expiresInSeconds": int(PASTE_TIME_LIMIT_S),
+            "text": auth_text.paste_instructions(conn.name, url, pending.redirect_uri, pending.login_id),
+        }
+
+    async def complete_login(self, login_id: str, callback_url: str) -> LoginResult:
+        await heavy.SDK.ready()
+        from mcp_sidecar.auth.login import AuthorizationDenied, CallbackInvalid, parse_callback
+
+        operation = "completeLogin"
+        pending = self.pending.get(login_id)
+        if pending is None or pending.task is None:
+            raise fail("login_not_found", operation, "No pending login has this id (finished, expired or unknown).")
+        answer: AuthorizationCodeResult | AuthorizationDenied
+        try:
+            answer = parse_callback(callback_url, pending.redirect_uri)
+        except CallbackInvalid:
+            raise invalid_params(
+                operation,
+                f"`callbackUrl` must be the address the browser was sent to, starting with {pending.redirect_uri}.",
+            ) from None
+        except AuthorizationDenied as exc:
+            answer = exc
+        expected = _state_of(pending.authorization_url.result()).encode()
+        if not expected or not secrets.compare_digest(_state_of(callback_url.strip()).encode(), expected):
+            # Another login's address, or a forged one: this login keeps waiting for its own.
+            raise invalid_params(
+                operation,
+                "`callbackUrl` carries a state that is not this login's; "
+                "paste the address its authorization page sent you to.",
+            )
+        if not pending.pasted.done():
+            if isinstance(answer, AuthorizationDenied):
+                pending.pasted.set_exception(answer)
+            else:
+                pending.pasted.set_result(answer)
+        return await asyncio.shield(pending.task)
+
+    async def logout(self, server: str) -> LogoutResult:
+        await heavy.SDK.ready()
+        from mcp_sidecar.auth.login import revoke
+        from mcp_sidecar.auth.store import CredentialStoreUnavailable
+
+        operation = "logout"
+        conn = self._configuration.connection(server, operation)
+        target = target_of(conn, operation)
+        store = self.store
         try:
             record = await store.load(target.account)
-            if record is not None:
-                record.ask_step_up(scope)
-                await store.save(target.account, record)
+            removed = await store.delete(target.account) if record is not None else False
         except CredentialStoreUnavailable:
-            log.info("server %s: could not remember a step-up scope", conn.name)
+            raise _store_failure(operation, server) from None
+        for login_id, pending in list(self.pending.items()):
+            if pending.server == server and pending.task is not None:
+                pending.task.cancel()
+                self.pending.pop(login_id, None)
+        if conn.state in ("connecting", "connected", "failed", "needs_login"):
+            await conn.close()
+        revocation = "none"
+        if record is not None and record.has_tokens:
+            revocation = await revoke(record, await _confidential_client(conn, target, operation))
+        registration_only = record is not None and not record.has_tokens and removed
+        text = auth_text.logged_out(server, revocation, registration_only)
+        return {"server": server, "removed": removed, "revocation": revocation, "text": text}
 
-    try:
-        has_command = target.client_secret_command is not None
-        provider = await stored_provider(
-            target, store, remember_step_up, client_secret if has_command else None, conn.secrets_used
-        )
-    except CredentialStoreUnavailable:
-        return None, "unavailable"
-    return provider, ("tokens" if provider is not None else "none")
+    async def connection_auth(self, conn: Connection) -> tuple[Any, str]:
+        """The httpx auth a connection should use, and what the store said: `tokens`, `none` or `unavailable`."""
+        if not uses_oauth(conn):
+            return None, "none"
+        await heavy.SDK.ready()
+        from mcp_sidecar.auth.login import stored_provider
+        from mcp_sidecar.auth.store import CredentialStoreUnavailable
+
+        target = target_of(conn, "connect")
+        store = self.store
+
+        async def client_secret() -> str | None:
+            return (await with_client_secret(conn, target, "connect")).client_secret
+
+        async def remember_step_up(scope: str) -> None:
+            try:
+                record = await store.load(target.account)
+                if record is not None:
+                    record.ask_step_up(scope)
+                    await store.save(target.account, record)
+            except CredentialStoreUnavailable:
+                log.info("server %s: could not remember a step-up scope", conn.name)
+
+        try:
+            has_command = target.client_secret_command is not None
+            provider = await stored_provider(
+                target, store, remember_step_up, client_secret if has_command else None, conn.secrets_used
+            )
+        except CredentialStoreUnavailable:
+            return None, "unavailable"
+        return provider, ("tokens" if provider is not None else "none")
+
+    async def credentials_status(self, conn: Connection) -> dict[str, Any]:
+        """For `get`: whether tokens are stored (not whether they are valid), or that the store is locked or
+        unavailable.
+
+        Needs no SDK: `get` answers while it loads."""
+        from mcp_sidecar.auth.store import CredentialStoreLocked, CredentialStoreUnavailable, account_of
+
+        if not uses_oauth(conn):
+            return {"tokensStored": None, "store": None}
+        try:
+            resolved = _oauth_server(conn, "get")
+        except SidecarError:
+            return {"tokensStored": None, "store": None}
+        assert resolved.url is not None
+        try:
+            record = await self.store.load(account_of(conn.name, resolved.url, resolved.oauth_client_id))
+        except CredentialStoreLocked:
+            return {"tokensStored": None, "store": "locked"}
+        except CredentialStoreUnavailable:
+            return {"tokensStored": None, "store": "unavailable"}
+        return {
+            "tokensStored": bool(record is not None and record.has_tokens),
+            "store": "available",
+        }
 
 
-async def credentials_status(app: Sidecar, conn: Connection) -> dict[str, Any]:
-    """For `get`: whether tokens are stored (not whether they are valid), or that the store is locked or unavailable.
-
-    Needs no SDK: `get` answers while it loads."""
-    from mcp_sidecar.auth.store import CredentialStoreLocked, CredentialStoreUnavailable, account_of
-
-    if not uses_oauth(conn):
-        return {"tokensStored": None, "store": None}
-    try:
-        resolved = _oauth_server(conn, "get")
-    except SidecarError:
-        return {"tokensStored": None, "store": None}
-    assert resolved.url is not None
-    try:
-        record = await app.logins.store.load(account_of(conn.name, resolved.url, resolved.oauth_client_id))
-    except CredentialStoreLocked:
-        return {"tokensStored": None, "store": "locked"}
-    except CredentialStoreUnavailable:
-        return {"tokensStored": None, "store": "unavailable"}
-    return {
-        "tokensStored": bool(record is not None and record.has_tokens),
-        "store": "available",
-    }
-
-
-__all__ = ["Logins", "complete_login", "connection_auth", "credentials_status", "login", "logout"]
+__all__ = ["Auth", "PendingLogin"]

@@ -19,7 +19,8 @@ from mcp_sidecar.connections.client_hooks import DECLINED, DECLINED_MESSAGE, LEV
 
 if TYPE_CHECKING:
     from mcp_sidecar.connections.connection import Connection
-    from mcp_sidecar.services.app import Sidecar
+    from mcp_sidecar.connections.registry import ServerRegistry
+    from mcp_sidecar.services.catalogs import Catalogs
 
 log = logging.getLogger(__name__)
 
@@ -60,22 +61,30 @@ def level_rank(level: str) -> int:
     return LEVELS.index(level) if level in LEVELS else 0
 
 
-def change(app: Sidecar, offer: ClientOffer) -> None:
-    """Offer `offer` from now on; connected servers offered less reconnect (in the background) for it."""
-    if offer == app.offer:
-        return
-    app.offer = offer
-    stale = []
-    for conn in app.registry:
-        app.catalogs.drop(conn.name, "tools")
-        if conn.state == "connected" and not covers(conn.hooks.offer, offer):
-            stale.append(conn)
-    if stale:
-        tasks.spawn(_reconnect(app, stale), "offer-changed")
+class Offers:
+    """What the servers are offered now (`current`), and the reconnections a smaller offer needs."""
 
+    def __init__(self, registry: ServerRegistry, catalogs: Catalogs) -> None:
+        self._registry = registry
+        self._catalogs = catalogs
+        self.current = ClientOffer()
+        """What the client can render for a server; nothing until the client says."""
 
-async def _reconnect(app: Sidecar, stale: list[Connection]) -> None:
-    for conn in stale:
-        log.info("server %s reconnects to be offered what the clients now can answer", conn.name)
-        await conn.close()
-        app.catalogs.forget(conn.name)
+    def change(self, offer: ClientOffer) -> None:
+        """Offer `offer` from now on; connected servers offered less reconnect (in the background) for it."""
+        if offer == self.current:
+            return
+        self.current = offer
+        stale = []
+        for conn in self._registry:
+            self._catalogs.drop(conn.name, "tools")
+            if conn.state == "connected" and not covers(conn.hooks.offer, offer):
+                stale.append(conn)
+        if stale:
+            tasks.spawn(self._reconnect(stale), "offer-changed")
+
+    async def _reconnect(self, stale: list[Connection]) -> None:
+        for conn in stale:
+            log.info("server %s reconnects to be offered what the clients now can answer", conn.name)
+            await conn.close()
+            self._catalogs.forget(conn.name)

@@ -7,12 +7,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.catalog.tools import tool_view
-from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.output.sanitize import quoted
 from mcp_sidecar.protocol.errors import SidecarError, diagnostic
-from mcp_sidecar.services import approvals, auth
+from mcp_sidecar.services import approvals
 
 if TYPE_CHECKING:
+    from mcp_sidecar.connections.connection import Connection
+    from mcp_sidecar.connections.registry import ServerRegistry
     from mcp_sidecar.protocol.results import (
         Authentication,
         ServerGetResult,
@@ -22,91 +23,16 @@ if TYPE_CHECKING:
         StatusRow,
         ToolDefinition,
     )
-    from mcp_sidecar.services.app import Sidecar
+    from mcp_sidecar.services.auth import Auth
+    from mcp_sidecar.services.catalogs import Catalogs
+    from mcp_sidecar.services.configuration import Configuration
+    from mcp_sidecar.services.sessions import Sessions
 
 HIDDEN = "hidden"
 
 
-def status_row(app: Sidecar, conn: Connection) -> StatusRow:
-    config = conn.config
-    catalog = app.catalogs.tools.get(conn.name)
-    resources = app.catalogs.resources.get(conn.name)
-    prompts = app.catalogs.prompts.get(conn.name)
-    row: StatusRow = {
-        "name": conn.name,
-        "scope": config.scope,
-        "transport": config.transport,
-        "state": conn.state,
-        "description": config.description,
-        "protocolVersion": conn.protocol_version,
-        "catalog": {
-            "tools": len(catalog.visible(config)) if catalog is not None else None,
-            "resources": len(resources.items) if resources is not None else None,
-            "templates": len(resources.templates) if resources is not None else None,
-            "prompts": len(prompts.items) if prompts is not None else None,
-        },
-        "catalogSource": catalog.source if catalog is not None else None,
-        "loaded": app.sessions.loaded_count(conn.name),
-        "lastDiagnostic": conn.last_diagnostic.to_json() if conn.last_diagnostic else None,
-        "approvalRequired": config.approval_required,
-    }
-    if conn.server_icons:
-        row["icons"] = conn.server_icons
-    return row
-
-
-def status(app: Sidecar) -> StatusResult:
-    app.ensure_loaded()
-    for conn in app.registry:
-        if not conn.config.disabled:
-            app.catalogs.cached_tools(conn)  # counts from the disk cache; never connects
-    files = app.registry.config.files if app.registry.config else ()
-    return {
-        "servers": [status_row(app, c) for c in app.registry],
-        "configFiles": [{"scope": f.scope, "path": f.path, "exists": f.exists, "read": f.read} for f in files],
-        "trustedWorkspace": app.configuration.trusted,
-        "pendingApprovals": approvals.pending_json(app.configuration),
-        "diagnostics": [d.to_json() for d in app.registry.problems],
-    }
-
-
 def _hidden_map(values: dict[str, str]) -> dict[str, str]:
     return dict.fromkeys(values, HIDDEN)
-
-
-async def get_server(app: Sidecar, name: str) -> ServerGetResult:
-    conn = app.connection(name, "get")
-    config = conn.config
-    connection: dict[str, Any]
-    if config.transport == "stdio":
-        connection = {
-            "command": HIDDEN,
-            "args": f"{HIDDEN} ({len(config.args)} values)",
-            "cwd": HIDDEN if config.cwd else None,
-            "env": _hidden_map(config.env),
-        }
-    else:
-        connection = {"url": HIDDEN, "headers": _hidden_map(config.headers)}
-    has_auth_header = any(k.lower() == "authorization" for k in config.headers)
-    shadowed = app.registry.config.shadowed.get(name) if app.registry.config else None
-    stored = await auth.credentials_status(app, conn)
-    return {
-        "name": name,
-        "scope": config.scope,
-        "overridesGlobal": shadowed is not None,
-        "description": config.description,
-        "disabled": config.disabled,
-        "transport": config.transport,
-        "protocol": {"configured": config.protocol, "negotiated": conn.protocol_version},
-        "filters": config.filters_json(),
-        "timeouts": {
-            "requestMs": int(config.request_timeout_s * 1000),
-            "toolCallMs": int(config.call_timeout_s * 1000),
-        },
-        "connection": connection,
-        "authentication": _authentication(conn, has_auth_header, stored),
-        "status": status_row(app, conn),
-    }
 
 
 def _authentication(conn: Connection, has_auth_header: bool, stored: dict[str, Any]) -> Authentication:
@@ -140,44 +66,129 @@ def _credentials(conn: Connection, stored: dict[str, Any]) -> str:
     return "stored" if stored["tokensStored"] else "none"
 
 
-async def server_tools(app: Sidecar, name: str) -> ServerToolsResult:
-    conn = app.connection(name, "tools")
-    catalog = await app.catalogs.tool_catalog(conn, "tools", live=True)
-    visible = catalog.visible(conn.config)
-    return {
-        "server": name,
-        "source": catalog.source,
-        "tools": [tool_view(name, d) for d in visible.values()],
-        "hiddenByFilters": len(catalog.accepted()) - len(visible),
-        "refused": [{"name": r["name"], "diagnostic": r["diagnostic"]} for r in catalog.refused],
-    }
+class Status:
+    """Status rows, `get`, a server's tools and logs: read from the registry, the catalogs and the sessions."""
 
+    def __init__(
+        self, configuration: Configuration, registry: ServerRegistry, catalogs: Catalogs, sessions: Sessions, auth: Auth
+    ) -> None:
+        self._configuration = configuration
+        self._registry = registry
+        self._catalogs = catalogs
+        self._sessions = sessions
+        self._auth = auth
 
-async def server_tool(app: Sidecar, name: str, tool: str) -> ToolDefinition:
-    """One tool of `server_tools` by its exact name; `tool_not_found` with the nearby names otherwise."""
-    conn = app.connection(name, "tools")
-    catalog = await app.catalogs.tool_catalog(conn, "tools", live=True)
-    visible = catalog.visible(conn.config)
-    if tool in visible:
-        return tool_view(name, visible[tool])
-    nearby = difflib.get_close_matches(tool, sorted(visible), n=5, cutoff=0.5)
-    if any(d.get("name") == tool for d in catalog.accepted()):
-        why = "is hidden by the server's tool filters"
-    elif catalog.refused_entry(tool) is not None:
-        why = "was refused: its name is outside the MCP form"
-    else:
-        why = "is not in its catalog"
-    message = f"The server's tool {quoted(tool)} {why}."
-    if nearby:
-        message += " Nearby: " + ", ".join(f"{name}.{n}" for n in nearby) + "."
-    diag = diagnostic("tool_not_found", "tools", message, name)
-    raise SidecarError(replace(diag, nearby=tuple(f"{name}.{n}" for n in nearby)))
+    def row(self, conn: Connection) -> StatusRow:
+        config = conn.config
+        catalog = self._catalogs.tools.get(conn.name)
+        resources = self._catalogs.resources.get(conn.name)
+        prompts = self._catalogs.prompts.get(conn.name)
+        row: StatusRow = {
+            "name": conn.name,
+            "scope": config.scope,
+            "transport": config.transport,
+            "state": conn.state,
+            "description": config.description,
+            "protocolVersion": conn.protocol_version,
+            "catalog": {
+                "tools": len(catalog.visible(config)) if catalog is not None else None,
+                "resources": len(resources.items) if resources is not None else None,
+                "templates": len(resources.templates) if resources is not None else None,
+                "prompts": len(prompts.items) if prompts is not None else None,
+            },
+            "catalogSource": catalog.source if catalog is not None else None,
+            "loaded": self._sessions.loaded_count(conn.name),
+            "lastDiagnostic": conn.last_diagnostic.to_json() if conn.last_diagnostic else None,
+            "approvalRequired": config.approval_required,
+        }
+        if conn.server_icons:
+            row["icons"] = conn.server_icons
+        return row
 
+    def status(self) -> StatusResult:
+        self._configuration.ensure_loaded()
+        for conn in self._registry:
+            if not conn.config.disabled:
+                self._catalogs.cached_tools(conn)  # counts from the disk cache; never connects
+        files = self._registry.config.files if self._registry.config else ()
+        return {
+            "servers": [self.row(c) for c in self._registry],
+            "configFiles": [{"scope": f.scope, "path": f.path, "exists": f.exists, "read": f.read} for f in files],
+            "trustedWorkspace": self._configuration.trusted,
+            "pendingApprovals": approvals.pending_json(self._configuration),
+            "diagnostics": [d.to_json() for d in self._registry.problems],
+        }
 
-def server_logs(app: Sidecar, name: str) -> ServerLogsResult:
-    conn = app.connection(name, "logs")
-    return {
-        "server": name,
-        "lines": [{"time": line.time, "text": line.text} for line in conn.log.lines],
-        "dropped": conn.log.dropped,
-    }
+    async def get_server(self, name: str) -> ServerGetResult:
+        conn = self._configuration.connection(name, "get")
+        config = conn.config
+        connection: dict[str, Any]
+        if config.transport == "stdio":
+            connection = {
+                "command": HIDDEN,
+                "args": f"{HIDDEN} ({len(config.args)} values)",
+                "cwd": HIDDEN if config.cwd else None,
+                "env": _hidden_map(config.env),
+            }
+        else:
+            connection = {"url": HIDDEN, "headers": _hidden_map(config.headers)}
+        has_auth_header = any(k.lower() == "authorization" for k in config.headers)
+        shadowed = self._registry.config.shadowed.get(name) if self._registry.config else None
+        stored = await self._auth.credentials_status(conn)
+        return {
+            "name": name,
+            "scope": config.scope,
+            "overridesGlobal": shadowed is not None,
+            "description": config.description,
+            "disabled": config.disabled,
+            "transport": config.transport,
+            "protocol": {"configured": config.protocol, "negotiated": conn.protocol_version},
+            "filters": config.filters_json(),
+            "timeouts": {
+                "requestMs": int(config.request_timeout_s * 1000),
+                "toolCallMs": int(config.call_timeout_s * 1000),
+            },
+            "connection": connection,
+            "authentication": _authentication(conn, has_auth_header, stored),
+            "status": self.row(conn),
+        }
+
+    async def server_tools(self, name: str) -> ServerToolsResult:
+        conn = self._configuration.connection(name, "tools")
+        catalog = await self._catalogs.tool_catalog(conn, "tools", live=True)
+        visible = catalog.visible(conn.config)
+        return {
+            "server": name,
+            "source": catalog.source,
+            "tools": [tool_view(name, d) for d in visible.values()],
+            "hiddenByFilters": len(catalog.accepted()) - len(visible),
+            "refused": [{"name": r["name"], "diagnostic": r["diagnostic"]} for r in catalog.refused],
+        }
+
+    async def server_tool(self, name: str, tool: str) -> ToolDefinition:
+        """One tool of `server_tools` by its exact name; `tool_not_found` with the nearby names otherwise."""
+        conn = self._configuration.connection(name, "tools")
+        catalog = await self._catalogs.tool_catalog(conn, "tools", live=True)
+        visible = catalog.visible(conn.config)
+        if tool in visible:
+            return tool_view(name, visible[tool])
+        nearby = difflib.get_close_matches(tool, sorted(visible), n=5, cutoff=0.5)
+        if any(d.get("name") == tool for d in catalog.accepted()):
+            why = "is hidden by the server's tool filters"
+        elif catalog.refused_entry(tool) is not None:
+            why = "was refused: its name is outside the MCP form"
+        else:
+            why = "is not in its catalog"
+        message = f"The server's tool {quoted(tool)} {why}."
+        if nearby:
+            message += " Nearby: " + ", ".join(f"{name}.{n}" for n in nearby) + "."
+        diag = diagnostic("tool_not_found", "tools", message, name)
+        raise SidecarError(replace(diag, nearby=tuple(f"{name}.{n}" for n in nearby)))
+
+    def server_logs(self, name: str) -> ServerLogsResult:
+        conn = self._configuration.connection(name, "logs")
+        return {
+            "server": name,
+            "lines": [{"time": line.time, "text": line.text} for line in conn.log.lines],
+            "dropped": conn.log.dropped,
+        }

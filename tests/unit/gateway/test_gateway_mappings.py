@@ -15,7 +15,6 @@ from mcp_sidecar.connections.client_hooks import ClientOffer
 from mcp_sidecar.gateway.forwarding import host_roots, model_tool_servers
 from mcp_sidecar.gateway.resources import listed_resource, listed_template, namespaced, read_contents, split
 from mcp_sidecar.protocol.results import ReadResult
-from mcp_sidecar.services import offers
 from mcp_sidecar.services.app import Sidecar
 from mcp_sidecar.services.offers import covers, declared, union
 from support.fake_connection import FakeFactory
@@ -63,12 +62,12 @@ async def test_a_new_offer_reconnects_only_the_connected_servers_offered_less(
         fake.set_state("connected")
         fake.hooks.offer = offered
     app.catalogs.tools["more"] = ToolCatalog("more", [], source="live", generation=1)
-    offers.change(app, union([FORM, SAMPLING]))
-    assert app.offer == union([FORM, SAMPLING])
+    app.offers.change(union([FORM, SAMPLING]))
+    assert app.offers.current == union([FORM, SAMPLING])
     assert "more" not in app.catalogs.tools  # listed under the old offer: fetched again
     await reconnections()
     assert (less.closed, more.closed, idle.closed) == (1, 0, 0)  # idle connects with the new offer anyway
-    offers.change(app, FORM)  # less than before: nobody needs to reconnect
+    app.offers.change(FORM)  # less than before: nobody needs to reconnect
     await reconnections()
     assert (less.closed, more.closed) == (1, 0)
 

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from mcp_sidecar.protocol.errors import DiagnosticJson, SidecarError
-from mcp_sidecar.services import config_edits
 from mcp_sidecar.services.app import Sidecar
 
 SAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "imports"
@@ -70,7 +69,7 @@ async def error_of(awaitable: Awaitable[object]) -> DiagnosticJson:
 async def test_add_saves_references_not_values_and_reloads(env: Env) -> None:
     app = env.app()
     definition = {"url": "https://docs.example/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}}
-    result = await config_edits.add(app, "global", "docs", definition, replace=False)
+    result = await app.config_edits.add("global", "docs", definition, replace=False)
     assert result == {
         "server": "docs",
         "scope": "global",
@@ -97,19 +96,17 @@ async def test_add_saves_references_not_values_and_reloads(env: Env) -> None:
 async def test_add_validates_resolved_values(env: Env) -> None:
     app = env.app()
     missing = {"url": "https://x.example/mcp", "headers": {"Authorization": "Bearer ${NOT_SET_ANYWHERE}"}}
-    diag = await error_of(config_edits.add(app, "global", "docs", missing, replace=False))
+    diag = await error_of(app.config_edits.add("global", "docs", missing, replace=False))
     assert diag["code"] == "configuration_invalid"
     assert diag["message"] == (
         "Environment variable NOT_SET_ANYWHERE (used in `headers.Authorization`) is not set; define it first "
         "(the reference is saved, never its value)."
     )
-    diag = await error_of(config_edits.add(app, "global", "docs", {"url": "${DOCS_TOKEN}"}, replace=False))
+    diag = await error_of(app.config_edits.add("global", "docs", {"url": "${DOCS_TOKEN}"}, replace=False))
     assert diag["message"] == "server 'docs': field `url` must resolve to an http(s) URL."
-    diag = await error_of(config_edits.add(app, "global", "bad.name", {"command": "x"}, replace=False))
+    diag = await error_of(app.config_edits.add("global", "bad.name", {"command": "x"}, replace=False))
     assert diag["code"] == "configuration_invalid"
-    diag = await error_of(
-        config_edits.add(app, "global", "x", {"command": "x", "oauthScopes": ["read"]}, replace=False)
-    )
+    diag = await error_of(app.config_edits.add("global", "x", {"command": "x", "oauthScopes": ["read"]}, replace=False))
     assert diag["message"] == "server 'x': field `oauthScopes` requires an HTTP server."
     assert not env.global_file.exists()
 
@@ -118,15 +115,15 @@ async def test_secret_commands_are_saved_without_running(env: Env, tmp_path: Pat
     marker = tmp_path / "ran"
     app = env.app()
     definition = {"command": "server", "env": {"TOKEN": f"!touch {marker}; echo tok"}}
-    result = await config_edits.add(app, "global", "local", definition, replace=False)
+    result = await app.config_edits.add("global", "local", definition, replace=False)
     assert result["notes"] == []
     assert env.servers(env.global_file)["local"] == definition
     assert not marker.exists()
 
 
 async def test_literal_values_are_flagged(env: Env) -> None:
-    result = await config_edits.add(
-        env.app(), "global", "x", {"command": "x", "env": {"API_KEY": "sk-literal"}}, replace=False
+    result = await env.app().config_edits.add(
+        "global", "x", {"command": "x", "env": {"API_KEY": "sk-literal"}}, replace=False
     )
     assert result["notes"] == [
         "`env.API_KEY` holds a literal value; prefer a ${VAR} reference or a secret command (!command) for credentials."
@@ -136,18 +133,18 @@ async def test_literal_values_are_flagged(env: Env) -> None:
 async def test_duplicates_need_replace_which_replaces_whole(env: Env) -> None:
     env.write(env.global_file, {"docs": {"url": "https://old.example/mcp", "includeTools": ["a*"]}})
     app = env.app()
-    diag = await error_of(config_edits.add(app, "global", "docs", {"url": "https://new.example/mcp"}, replace=False))
+    diag = await error_of(app.config_edits.add("global", "docs", {"url": "https://new.example/mcp"}, replace=False))
     assert diag["code"] == "server_exists"
     assert diag["message"] == (
         "A server named 'docs' is already defined in the global configuration; pass --replace to replace it."
     )
-    diag = await error_of(config_edits.add(app, "project", "docs", {"url": "https://new.example/mcp"}, replace=False))
+    diag = await error_of(app.config_edits.add("project", "docs", {"url": "https://new.example/mcp"}, replace=False))
     assert diag["message"] == (
         "A server named 'docs' is already defined in the global configuration; pass --replace to replace it "
         "(or override it)."
     )
     assert not env.project_file.exists()
-    result = await config_edits.add(app, "global", "docs", {"url": "https://new.example/mcp"}, replace=True)
+    result = await app.config_edits.add("global", "docs", {"url": "https://new.example/mcp"}, replace=True)
     assert result["action"] == "replaced"
     assert env.servers(env.global_file) == {"docs": {"url": "https://new.example/mcp"}}  # no field merge
     assert result["reload"]["changed"] == ["docs"]
@@ -156,10 +153,10 @@ async def test_duplicates_need_replace_which_replaces_whole(env: Env) -> None:
 async def test_overrides_in_either_direction_are_reported(env: Env) -> None:
     env.write(env.global_file, {"docs": {"url": "https://global.example/mcp"}})
     app = env.app()
-    result = await config_edits.add(app, "project", "docs", {"url": "https://project.example/mcp"}, replace=True)
+    result = await app.config_edits.add("project", "docs", {"url": "https://project.example/mcp"}, replace=True)
     assert (result["action"], result["overrides"], result["overriddenBy"]) == ("added", "global", None)
     assert app.registry.connection("docs", "test").config.scope == "project"
-    result = await config_edits.add(app, "global", "docs", {"url": "https://global2.example/mcp"}, replace=True)
+    result = await app.config_edits.add("global", "docs", {"url": "https://global2.example/mcp"}, replace=True)
     assert (result["action"], result["overrides"], result["overriddenBy"]) == ("replaced", None, "project")
     assert result["notes"] == [
         "The project definition of 'docs' takes precedence; this global one applies only without it."
@@ -171,7 +168,7 @@ async def test_remove_reports_the_remaining_scope_and_absent_names_change_nothin
     env.write(env.global_file, {"docs": {"url": "https://g.example/mcp"}, "other": {"command": "o"}})
     env.write(env.project_file, {"docs": {"url": "https://p.example/mcp"}})
     app = env.app()
-    result = await config_edits.remove(app, "project", "docs")
+    result = await app.config_edits.remove("project", "docs")
     assert (result["remaining"], result["notes"]) == (
         "global",
         ["OAuth credentials are kept; run `logout docs` to remove them."],
@@ -179,7 +176,7 @@ async def test_remove_reports_the_remaining_scope_and_absent_names_change_nothin
     assert env.servers(env.project_file) == {}  # the file is kept, empty
     assert app.registry.connection("docs", "test").config.scope == "global"
     before = (env.global_file.read_bytes(), env.project_file.read_bytes())
-    diag = await error_of(config_edits.remove(app, "project", "docs"))
+    diag = await error_of(app.config_edits.remove("project", "docs"))
     assert diag == {
         "code": "server_not_found",
         "operation": "remove",
@@ -188,7 +185,7 @@ async def test_remove_reports_the_remaining_scope_and_absent_names_change_nothin
         "hint": "Check the server name with mcp/status; names are case-sensitive.",
     }
     assert (env.global_file.read_bytes(), env.project_file.read_bytes()) == before
-    result = await config_edits.remove(app, "global", "other")
+    result = await app.config_edits.remove("global", "other")
     assert (result["remaining"], result["notes"]) == (None, [])
 
 
@@ -196,18 +193,18 @@ async def test_toggles_prefer_the_project_file_and_repeat_without_writing(env: E
     env.write(env.global_file, {"docs": {"url": "https://g.example/mcp"}, "g": {"command": "g"}})
     env.write(env.project_file, {"docs": {"url": "https://p.example/mcp"}})
     app = env.app()
-    result = await config_edits.set_enabled(app, "docs", False)
+    result = await app.config_edits.set_enabled("docs", False)
     assert (result["scope"], result["changed"], result["path"]) == ("project", True, str(env.project_file))
     assert env.servers(env.project_file)["docs"]["disabled"] is True
     assert "disabled" not in env.servers(env.global_file)["docs"]
     assert app.registry.connection("docs", "test").state == "disabled"
     snapshot = env.project_file.read_bytes()
-    again = await config_edits.set_enabled(app, "docs", False)
+    again = await app.config_edits.set_enabled("docs", False)
     assert again["changed"] is False
     assert env.project_file.read_bytes() == snapshot
-    result = await config_edits.set_enabled(app, "g", False)
+    result = await app.config_edits.set_enabled("g", False)
     assert result["scope"] == "global"
-    diag = await error_of(config_edits.set_enabled(app, "nope", True))
+    diag = await error_of(app.config_edits.set_enabled("nope", True))
     assert diag["message"] == "No configuration file defines a server named 'nope'."
 
 
@@ -216,20 +213,20 @@ async def test_untrusted_projects_are_never_edited_or_read(env: Env) -> None:
     env.write(env.project_file, {"docs": {"url": "https://p.example/mcp"}})
     snapshot = env.project_file.read_bytes()
     app = env.app(trusted=False)
-    diag = await error_of(config_edits.add(app, "project", "x", {"command": "x"}, replace=False))
+    diag = await error_of(app.config_edits.add("project", "x", {"command": "x"}, replace=False))
     assert diag["code"] == "project_untrusted"
-    result = await config_edits.set_enabled(app, "docs", False)
+    result = await app.config_edits.set_enabled("docs", False)
     assert result["scope"] == "global"
-    diag = await error_of(config_edits.import_servers(app, ".mcp.json", "global", None, False, False))
+    diag = await error_of(app.config_imports.import_servers(".mcp.json", "global", None, False, False))
     assert diag["code"] == "project_untrusted"
     # The target scope is refused before the file to import is even read (it does not exist).
-    diag = await error_of(config_edits.import_servers(app, "missing.json", "project", None, False, False))
+    diag = await error_of(app.config_imports.import_servers("missing.json", "project", None, False, False))
     assert diag["code"] == "project_untrusted"
     assert env.project_file.read_bytes() == snapshot
 
 
 async def test_builtin_demo_is_not_in_any_file(env: Env) -> None:
-    diag = await error_of(config_edits.set_enabled(env.app(), "demo", False))
+    diag = await error_of(env.app().config_edits.set_enabled("demo", False))
     assert diag["message"] == "Server 'demo' is built in, not defined in a configuration file."
 
 
@@ -238,10 +235,10 @@ async def test_same_file_refuses_every_scoped_edit(env: Env) -> None:
     env.project_file.symlink_to(env.global_file)
     app = env.app()
     for attempt in (
-        config_edits.add(app, "global", "x", {"command": "x"}, replace=False),
-        config_edits.remove(app, "project", "docs"),
-        config_edits.set_enabled(app, "docs", False),
-        config_edits.import_servers(app, str(SAMPLES / "vscode_settings.json"), "global", ("memory",), True, False),
+        app.config_edits.add("global", "x", {"command": "x"}, replace=False),
+        app.config_edits.remove("project", "docs"),
+        app.config_edits.set_enabled("docs", False),
+        app.config_imports.import_servers(str(SAMPLES / "vscode_settings.json"), "global", ("memory",), True, False),
     ):
         assert (await error_of(attempt))["code"] == "config_conflict"
     assert env.servers(env.global_file) == {"docs": {"url": "https://g.example/mcp"}}
@@ -252,20 +249,20 @@ async def test_invalid_configuration_keeps_the_previous_setup(env: Env) -> None:
     app = env.app()
     app.ensure_loaded()
     env.global_file.write_text('{"mcpServers": {"docs": {"url": 5}}}', encoding="utf-8")
-    diag = await error_of(config_edits.reload(app))
+    diag = await error_of(app.config_edits.reload())
     assert diag["code"] == "configuration_invalid"
     assert diag["message"].startswith("The configuration is invalid; the previous setup stays in use: ")
     assert "server 'docs': field `url` must be a non-empty string." in diag["message"]
     assert app.registry.connection("docs", "test").config.url == "https://g.example/mcp"
     env.write(env.global_file, {"docs": {"url": "https://g.example/mcp"}, "new": {"command": "n"}})
-    summary = await config_edits.reload(app)
+    summary = await app.config_edits.reload()
     assert (summary["added"], summary["unchanged"]) == (["new"], ["docs"])
 
 
 async def test_import_preview_hides_values_and_confirm_writes_the_selection(env: Env) -> None:
     app = env.app()
     path = str(SAMPLES / "claude_desktop_config.json")
-    preview = await config_edits.import_servers(app, path, "global", None, False, False)
+    preview = await app.config_imports.import_servers(path, "global", None, False, False)
     assert "INLINECANARY" not in json.dumps(preview)
     assert not env.global_file.exists()
     github = next(s for s in preview["servers"] if s["name"] == "github")
@@ -286,21 +283,21 @@ async def test_import_preview_hides_values_and_confirm_writes_the_selection(env:
         "notes": [],
         "alreadyDefined": [],
     }
-    diag = await error_of(config_edits.import_servers(app, path, "global", None, True, False))
+    diag = await error_of(app.config_imports.import_servers(path, "global", None, True, False))
     assert diag["code"] == "invalid_params"
-    diag = await error_of(config_edits.import_servers(app, path, "global", ("nope",), True, False))
+    diag = await error_of(app.config_imports.import_servers(path, "global", ("nope",), True, False))
     assert (diag["code"], diag["message"]) == ("import_invalid", "The file defines no server named 'nope'.")
-    diag = await error_of(config_edits.import_servers(app, path, "global", ("price$tracker",), True, False))
+    diag = await error_of(app.config_imports.import_servers(path, "global", ("price$tracker",), True, False))
     assert diag["code"] == "import_invalid"
-    result = await config_edits.import_servers(app, path, "global", ("github",), True, False)
+    result = await app.config_imports.import_servers(path, "global", ("github",), True, False)
     assert (result["written"], result["imported"]) == (True, ["github"])
     assert list(env.servers(env.global_file)) == ["github"]
     assert env.servers(env.global_file)["github"]["env"] == {
         "GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_INLINECANARY0123456789"
     }
     assert app.registry.connection("github", "test").state == "idle"
-    diag = await error_of(config_edits.import_servers(app, path, "global", ("github", "filesystem"), True, False))
+    diag = await error_of(app.config_imports.import_servers(path, "global", ("github", "filesystem"), True, False))
     assert diag["code"] == "server_exists"
     assert list(env.servers(env.global_file)) == ["github"]  # all or nothing
-    again = await config_edits.import_servers(app, path, "project", None, False, False)
+    again = await app.config_imports.import_servers(path, "project", None, False, False)
     assert next(s for s in again["servers"] if s["name"] == "github")["alreadyDefined"] == ["global"]

@@ -66,15 +66,13 @@ def test_no_disk_cache_means_memory_only(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_status_counts_are_null_until_fetched(app: Sidecar) -> None:
-    from mcp_sidecar.services.status import status_row
-
-    row = status_row(app, app.registry.connection("s", "test"))
+    row = app.status.row(app.registry.connection("s", "test"))
     assert (row["catalog"], row["catalogSource"]) == (
         {"tools": None, "resources": None, "templates": None, "prompts": None},
         None,
     )
     app.catalogs.tools["s"] = ToolCatalog("s", TOOLS, source="cache", generation=0)
-    row = status_row(app, app.registry.connection("s", "test"))
+    row = app.status.row(app.registry.connection("s", "test"))
     assert (row["catalog"]["tools"], row["catalogSource"]) == (1, "cache")
 
 
