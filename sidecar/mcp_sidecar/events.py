@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from mcp_sidecar.catalog.kinds import Group
-    from mcp_sidecar.connections.connection import Connection
+    from mcp_sidecar.connections.protocol import ServerConnection
     from mcp_sidecar.protocol.results import ActiveToolsChanged
 
 log = logging.getLogger(__name__)
@@ -41,20 +41,20 @@ R = TypeVar("R")
 class StatusChanged:
     """The connection's state or last diagnostic changed."""
 
-    conn: Connection
+    conn: ServerConnection
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class CatalogInvalidated:
     """The server announced that one of its lists changed."""
 
-    conn: Connection
+    conn: ServerConnection
     kind: Group
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ResourceUpdated:
-    conn: Connection
+    conn: ServerConnection
     uri: str
 
 
@@ -62,14 +62,14 @@ class ResourceUpdated:
 class WatchesLost:
     """The modern-era subscription stream ended: no watched URI will report again."""
 
-    conn: Connection
+    conn: ServerConnection
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ServerLogged:
     """A server's log message at its configured `logLevel` or above, redacted and on one line."""
 
-    conn: Connection
+    conn: ServerConnection
     level: str
     logger: str | None
     text: str
@@ -81,7 +81,7 @@ class ServerLogged:
 class ElicitationCompleted:
     """The server finished a URL elicitation the person consented to (`mcp/elicitationComplete`)."""
 
-    conn: Connection
+    conn: ServerConnection
     elicitation_id: str
 
 
@@ -120,7 +120,7 @@ class Reconciled:
     removed: tuple[str, ...]
     changed: tuple[str, ...]
     unchanged: tuple[str, ...]
-    closing: tuple[Connection, ...]
+    closing: tuple[ServerConnection, ...]
     first_load: bool
 
 

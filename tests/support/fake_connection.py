@@ -1,25 +1,27 @@
 """A stand-in for `Connection` in service unit tests: no process, no SDK, events on demand.
 
-It has the attributes and requests the services use; tests drive its state with `set_state`
+It implements `ServerConnection` (what the services use; mypy checks it, with no cast); tests
+drive its state with `set_state`
 (which publishes `StatusChanged` as the real one does) and announce server notifications with
 `announce`. The end-to-end suites cover the real Connection against real servers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal
 
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.connections.client_hooks import ClientOffer
-from mcp_sidecar.connections.connection import Connection
-from mcp_sidecar.connections.content_requests import ContentAnswer
+from mcp_sidecar.connections.content_requests import ContentAnswer, ProgressSink, ToolAnswer
 from mcp_sidecar.connections.listing import Listings
+from mcp_sidecar.connections.protocol import ServerConnection, State
 from mcp_sidecar.connections.stderr_log import StderrLog
 from mcp_sidecar.events import ConnectionEvent, StatusChanged
 from mcp_sidecar.protocol.errors import Diagnostic
+from mcp_sidecar.protocol.results import Icon
 
 
 @dataclass
@@ -34,10 +36,11 @@ class FakeConnection:
         self.name = config.name
         self.workspace = workspace
         self.publish = publish
-        self.state = "disabled" if config.disabled else "idle"
+        self.state: State = "disabled" if config.disabled else "idle"
         self.last_diagnostic: Diagnostic | None = None
         self.protocol_version: str | None = None
-        self.server_icons: list[Any] = []
+        self.capabilities: frozenset[str] = frozenset()
+        self.server_icons: list[Icon] = []
         self.generation = 0
         self.stale_kinds: set[str] = set()
         self.tools_stale = False
@@ -54,11 +57,11 @@ class FakeConnection:
         self.closed = 0
 
     @property
-    def real(self) -> Connection:
-        """Typed as what the services expect (they use only what this class has)."""
-        return cast(Connection, self)
+    def real(self) -> ServerConnection:
+        """Typed as what the services expect: mypy checks here that this class is a `ServerConnection`."""
+        return self
 
-    def set_state(self, state: str) -> None:
+    def set_state(self, state: State) -> None:
         if state == "connected" and self.state != "connected":
             self.generation += 1
         self.state = state
@@ -66,6 +69,9 @@ class FakeConnection:
 
     def offered(self) -> dict[str, Any]:
         return {}
+
+    def secrets_used(self, values: Iterable[str]) -> None:
+        pass
 
     def announce(self, event: ConnectionEvent) -> None:
         self.publish(event)
@@ -97,7 +103,27 @@ class FakeConnection:
     async def unsubscribe_resource(self, uri: str, operation: str) -> None:
         self.subscribed.remove(uri)
 
-    async def close(self, state: str | None = None, diag: Diagnostic | None = None) -> None:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], operation: str, progress: ProgressSink | None = None
+    ) -> ToolAnswer:
+        raise NotImplementedError("the fake connection calls no tool; the end-to-end suites do")
+
+    async def read_resource(self, uri: str, operation: str) -> ContentAnswer:
+        raise NotImplementedError("the fake connection reads no resource; the end-to-end suites do")
+
+    async def complete(
+        self,
+        reference: tuple[Literal["template", "prompt"], str],
+        argument: tuple[str, str],
+        context: dict[str, str],
+        operation: str,
+    ) -> ContentAnswer:
+        raise NotImplementedError("the fake connection completes nothing; the end-to-end suites do")
+
+    async def roots_changed(self) -> None:
+        pass
+
+    async def close(self, state: State | None = None, diag: Diagnostic | None = None) -> None:
         self.closed += 1
         self.set_state(state or ("disabled" if self.config.disabled else "idle"))
 
@@ -108,10 +134,12 @@ class FakeFactory:
     def __init__(self) -> None:
         self.built: list[FakeConnection] = []
 
-    def __call__(self, config: ServerConfig, workspace: Path, publish: Callable[[ConnectionEvent], None]) -> Connection:
+    def __call__(
+        self, config: ServerConfig, workspace: Path, publish: Callable[[ConnectionEvent], None]
+    ) -> ServerConnection:
         fake = FakeConnection(config, workspace, publish)
         self.built.append(fake)
-        return fake.real
+        return fake
 
     def current(self, name: str) -> FakeConnection:
         return next(f for f in reversed(self.built) if f.name == name)

@@ -30,6 +30,7 @@ from mcp_sidecar.connections.client_hooks import ClientHooks, ClientSide, offeri
 from mcp_sidecar.connections.errors import FailureContext, classify
 from mcp_sidecar.connections.launch import Launch, chain_environment, resolve_server
 from mcp_sidecar.connections.live_session import LiveSession
+from mcp_sidecar.connections.protocol import State
 from mcp_sidecar.connections.sdk_streams import (
     cancelled_by_caller,
     capabilities_of,
@@ -59,7 +60,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-State = Literal["idle", "connecting", "connected", "disabled", "failed", "needs_login"]
 ENDED: tuple[State, ...] = ("failed", "needs_login")
 """States of a connection attempt that did not work: `needs_login` when the server asked for
 authentication (`authentication_required`, which a login fixes), `failed` otherwise."""

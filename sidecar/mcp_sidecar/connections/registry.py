@@ -1,4 +1,4 @@
-"""The server registry: one Connection per configured server, and the reconcile of a new configuration.
+"""The server registry: one connection per configured server, and the reconcile of a new configuration.
 
 Connections are built by an injected factory, so services can be tested against a fake
 connection. Events a connection publishes reach the hub only while it is the registry's
@@ -13,12 +13,12 @@ from pathlib import Path
 
 from mcp_sidecar.config.loader import EffectiveConfig
 from mcp_sidecar.config.model import ServerConfig
-from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.connections.protocol import ServerConnection
 from mcp_sidecar.events import ConnectionEvent, EventHub, Reconciled
 from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, diagnostic, fail
 
-ConnectionFactory = Callable[[ServerConfig, Path, Callable[[ConnectionEvent], None]], Connection]
-"""(definition, the directory it runs in, where its events go) -> a new, unconnected Connection."""
+ConnectionFactory = Callable[[ServerConfig, Path, Callable[[ConnectionEvent], None]], ServerConnection]
+"""(definition, the directory it runs in, where its events go) -> a new, unconnected connection."""
 RunDir = Callable[[ServerConfig], Path]
 
 _LIVE = ("connecting", "connected", "failed", "needs_login")
@@ -28,7 +28,7 @@ class ServerRegistry:
     def __init__(self, hub: EventHub, factory: ConnectionFactory) -> None:
         self._hub = hub
         self._factory = factory
-        self._connections: dict[str, Connection] = {}
+        self._connections: dict[str, ServerConnection] = {}
         self.config: EffectiveConfig | None = None
         """The configuration in use; None until the first load."""
         self.problems: list[Diagnostic] = []
@@ -37,22 +37,22 @@ class ServerRegistry:
 
     # -- lookup ------------------------------------------------------------------------------
 
-    def get(self, name: str) -> Connection | None:
+    def get(self, name: str) -> ServerConnection | None:
         return self._connections.get(name)
 
     def names(self) -> list[str]:
         return list(self._connections)
 
-    def __iter__(self) -> Iterator[Connection]:
+    def __iter__(self) -> Iterator[ServerConnection]:
         return iter(list(self._connections.values()))
 
     def __len__(self) -> int:
         return len(self._connections)
 
-    def is_current(self, conn: Connection) -> bool:
+    def is_current(self, conn: ServerConnection) -> bool:
         return self._connections.get(conn.name) is conn
 
-    def connection(self, name: str, operation: str) -> Connection:
+    def connection(self, name: str, operation: str) -> ServerConnection:
         conn = self._connections.get(name)
         if conn is not None:
             return conn
@@ -118,7 +118,7 @@ class ServerRegistry:
         added: list[str] = []
         changed: list[str] = []
         unchanged: list[str] = []
-        closing: list[Connection] = []
+        closing: list[ServerConnection] = []
         for name, server in config.servers.items():
             previous = old.get(name)
             directory = run_dir(server)
@@ -141,5 +141,5 @@ class ServerRegistry:
             self._hub.publish(event)
 
 
-def _same(conn: Connection, server: ServerConfig, directory: Path) -> bool:
+def _same(conn: ServerConnection, server: ServerConfig, directory: Path) -> bool:
     return conn.config.fingerprint() == server.fingerprint() and conn.workspace == directory

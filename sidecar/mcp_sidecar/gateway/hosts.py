@@ -24,7 +24,7 @@ from mcp_sidecar.gateway.durable import digest
 from mcp_sidecar.services import activation
 
 if TYPE_CHECKING:
-    from mcp_sidecar.connections.connection import Connection
+    from mcp_sidecar.connections.protocol import ServerConnection
     from mcp_sidecar.gateway.durable import DurableSession
     from mcp_sidecar.services.app import Sidecar
 
@@ -215,7 +215,7 @@ class Hosts:
         if affected:
             tasks.spawn(self.recheck(event.conn, affected), "gateway-recheck")
 
-    async def recheck(self, conn: Connection, hosts: list[Host]) -> None:
+    async def recheck(self, conn: ServerConnection, hosts: list[Host]) -> None:
         """Drop the tools of `conn` whose live definition changed or went, from each host's session."""
         await activation.deactivate_changed(self._app, conn, [host.session for host in hosts], "gateway")
 

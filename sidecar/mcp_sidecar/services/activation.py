@@ -33,8 +33,8 @@ from mcp_sidecar.protocol.errors import Diagnostic, DiagnosticCode, SidecarError
 from mcp_sidecar.services.sessions import ActiveTool
 
 if TYPE_CHECKING:
-    from mcp_sidecar.connections.connection import Connection
     from mcp_sidecar.connections.content_requests import ProgressSink
+    from mcp_sidecar.connections.protocol import ServerConnection
     from mcp_sidecar.protocol.results import (
         ActivateResult,
         ActivationEntry,
@@ -284,7 +284,7 @@ def connect_servers_soon(app: Sidecar, servers: Iterable[str]) -> None:
             tasks.spawn(_connected(app, conn), f"activate-connect:{server}")
 
 
-async def _connected(app: Sidecar, conn: Connection) -> None:
+async def _connected(app: Sidecar, conn: ServerConnection) -> None:
     with contextlib.suppress(SidecarError):
         await app.catalogs.tool_catalog(conn, "activate", live=True)
 
@@ -345,7 +345,7 @@ async def call_listed_tool(
         raise
 
 
-async def deactivate_changed(app: Sidecar, conn: Connection, sessions: Iterable[str], operation: str) -> None:
+async def deactivate_changed(app: Sidecar, conn: ServerConnection, sessions: Iterable[str], operation: str) -> None:
     """Drop `conn`'s tools whose live definition changed or went from each of `sessions`; nothing when
     the server cannot say now (a call re-validates, and refuses a changed tool)."""
     try:

@@ -17,6 +17,7 @@ from mcp_sidecar.config import paths
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.connections.client_hooks import ClientSide
 from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.connections.protocol import ServerConnection
 from mcp_sidecar.connections.registry import ConnectionFactory, ServerRegistry
 from mcp_sidecar.events import ConnectionEvent, EventHub
 from mcp_sidecar.services import model_tool, prompts
@@ -134,7 +135,7 @@ class Sidecar:
     def ensure_loaded(self) -> None:
         self.configuration.ensure_loaded()
 
-    def connection(self, name: str, operation: str) -> Connection:
+    def connection(self, name: str, operation: str) -> ServerConnection:
         """The named server's connection, once the configuration is loaded; a diagnostic when there is none."""
         return self.configuration.connection(name, operation)
 

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from mcp_sidecar.auth.login import LoginTarget
     from mcp_sidecar.auth.store import CredentialRecord, CredentialStore
-    from mcp_sidecar.connections.connection import Connection
+    from mcp_sidecar.connections.protocol import ServerConnection
     from mcp_sidecar.protocol.results import LoginResult, LogoutResult
     from mcp_sidecar.services.configuration import Configuration
 
@@ -57,12 +57,12 @@ class PendingLogin:
     task: asyncio.Task[LoginResult] | None = None
 
 
-def uses_oauth(conn: Connection) -> bool:
+def uses_oauth(conn: ServerConnection) -> bool:
     config = conn.config
     return config.transport == "http" and not any(k.lower() == "authorization" for k in config.headers)
 
 
-def _oauth_server(conn: Connection, operation: str) -> ResolvedServer:
+def _oauth_server(conn: ServerConnection, operation: str) -> ResolvedServer:
     """The server's resolved definition, when OAuth applies to it (no SDK needed)."""
     config = conn.config
     if config.transport != "http":
@@ -84,7 +84,7 @@ def _oauth_server(conn: Connection, operation: str) -> ResolvedServer:
     return resolved
 
 
-def target_of(conn: Connection, operation: str) -> LoginTarget:
+def target_of(conn: ServerConnection, operation: str) -> LoginTarget:
     """The login target; for callers that awaited `heavy.SDK` (`auth/login.py` imports the SDK)."""
     from mcp_sidecar.auth.login import LoginTarget
 
@@ -110,7 +110,7 @@ def target_of(conn: Connection, operation: str) -> LoginTarget:
     )
 
 
-async def with_client_secret(conn: Connection, target: LoginTarget, operation: str) -> LoginTarget:
+async def with_client_secret(conn: ServerConnection, target: LoginTarget, operation: str) -> LoginTarget:
     """`target` with its client secret, running the `!command` that holds it (only when there is one)."""
     from mcp_sidecar.config import paths
     from mcp_sidecar.config.secrets import SecretLookupFailed, run_secret_command, time_limit
@@ -143,7 +143,7 @@ def _completed(server: str, record: CredentialRecord) -> LoginResult:
     return {"server": server, "status": "completed", "scopes": scopes, "text": auth_text.logged_in(server, scopes)}
 
 
-async def _after_login(conn: Connection) -> None:
+async def _after_login(conn: ServerConnection) -> None:
     # The next request connects again with the new tokens.
     if conn.state in ("connecting", "connected", "failed", "needs_login"):
         await conn.close()
@@ -175,7 +175,7 @@ def _needs_approval(server: str, record: CredentialRecord, target: LoginTarget, 
     }
 
 
-async def _confidential_client(conn: Connection, target: LoginTarget, operation: str) -> tuple[str, str] | None:
+async def _confidential_client(conn: ServerConnection, target: LoginTarget, operation: str) -> tuple[str, str] | None:
     """The configured client id and secret for revocation; a failing secret command only costs the revocation."""
     if target.client_id is None or conn.config.oauth_client_secret is None:
         return None
@@ -308,7 +308,7 @@ class Auth:
         _, extra = _extra_scopes(record, target)
         return _needs_approval(target.server, record, target, extra)
 
-    async def _login_pasted(self, conn: Connection, target: LoginTarget) -> LoginResult:
+    async def _login_pasted(self, conn: ServerConnection, target: LoginTarget) -> LoginResult:
         loop = asyncio.get_running_loop()
         pending = PendingLogin(
             login_id=secrets.token_urlsafe(12),
@@ -418,7 +418,7 @@ class Auth:
         text = auth_text.logged_out(server, revocation, registration_only)
         return {"server": server, "removed": removed, "revocation": revocation, "text": text}
 
-    async def connection_auth(self, conn: Connection) -> tuple[Any, str]:
+    async def connection_auth(self, conn: ServerConnection) -> tuple[Any, str]:
         """The httpx auth a connection should use, and what the store said: `tokens`, `none` or `unavailable`."""
         if not uses_oauth(conn):
             return None, "none"
@@ -450,7 +450,7 @@ class Auth:
             return None, "unavailable"
         return provider, ("tokens" if provider is not None else "none")
 
-    async def credentials_status(self, conn: Connection) -> dict[str, Any]:
+    async def credentials_status(self, conn: ServerConnection) -> dict[str, Any]:
         """For `get`: whether tokens are stored (not whether they are valid), or that the store is locked or
         unavailable.
 

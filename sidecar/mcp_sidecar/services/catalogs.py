@@ -35,7 +35,7 @@ from mcp_sidecar.catalog.freshness import CacheHints, combine, fresh_for, may_ke
 from mcp_sidecar.catalog.index import Document, Index
 from mcp_sidecar.catalog.kinds import GROUPS, Group, Kind
 from mcp_sidecar.catalog.tools import ToolCatalog
-from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.connections.protocol import ServerConnection
 from mcp_sidecar.events import CatalogInvalidated, EventHub, Reconciled, RowMayHaveChanged, StatusChanged
 
 log = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ class ListCatalog:
     fresh_s: float = MEMORY_TTL_SECONDS
     """How long it is used without listing again: five minutes, or the server's TTL."""
 
-    def fresh(self, conn: Connection) -> bool:
+    def fresh(self, conn: ServerConnection) -> bool:
         return (
             time.monotonic() - self.fetched_at <= self.fresh_s
             and conn.state == "connected"
@@ -82,7 +82,7 @@ class _ServerSlot:
 class _Kept:
     copies: dict[str, Any]
     """Server name -> its copy of the group's catalog."""
-    fetch: Callable[[Connection, str], Awaitable[ToolCatalog | ListCatalog]]
+    fetch: Callable[[ServerConnection, str], Awaitable[ToolCatalog | ListCatalog]]
 
 
 @dataclass(slots=True)
@@ -134,7 +134,7 @@ class Catalogs:
     # -- invalidation ------------------------------------------------------------------------
 
     def drop(
-        self, server: str, group: Group | None = None, *, disk: bool = False, conn: Connection | None = None
+        self, server: str, group: Group | None = None, *, disk: bool = False, conn: ServerConnection | None = None
     ) -> None:
         for g in (group,) if group else GROUPS:
             self._groups[g].copies.pop(server, None)
@@ -145,7 +145,7 @@ class Catalogs:
     def forget(self, server: str) -> None:
         self.drop(server)
 
-    def discard_stored_index(self, conn: Connection) -> None:
+    def discard_stored_index(self, conn: ServerConnection) -> None:
         """A stored index found damaged in use: forget the copy it came with and remove the index
         file, so the catalog is read (or fetched) and indexed again."""
         log.warning("server %s: the stored catalog index disagrees with its catalog; it is built again", conn.name)
@@ -153,12 +153,12 @@ class Catalogs:
         if self.cache is not None:
             self.cache.invalidate(self.key(conn), index_only=True)
 
-    def key(self, conn: Connection) -> str:
+    def key(self, conn: ServerConnection) -> str:
         return cache_key(conn.name, conn.config.fingerprint(), conn.workspace, conn.offered())
 
     # -- tools -------------------------------------------------------------------------------
 
-    def cached_tools(self, conn: Connection) -> ToolCatalog | None:
+    def cached_tools(self, conn: ServerConnection) -> ToolCatalog | None:
         """The memory copy, else a fresh disk copy; never contacts the server."""
         current = self.tools.get(conn.name)
         if current is not None and current.source == "cache" and current.expired():
@@ -192,7 +192,7 @@ class Catalogs:
         self.tools[conn.name] = catalog
         return catalog
 
-    def _stored(self, conn: Connection, key: str, raw: bytes) -> ToolCatalog | None:
+    def _stored(self, conn: ServerConnection, key: str, raw: bytes) -> ToolCatalog | None:
         """The catalog with its index as stored beside it, its descriptors left unparsed; None
         when no index made from this very file (same filters, same model) is there."""
         assert self.cache is not None
@@ -220,13 +220,13 @@ class Catalogs:
         self._indexes[(conn.name, "tools")] = _IndexEntry(catalog, found.index)
         return catalog
 
-    def _fingerprint(self, conn: Connection, key: str, raw: bytes) -> stored_index.Fingerprint:
+    def _fingerprint(self, conn: ServerConnection, key: str, raw: bytes) -> stored_index.Fingerprint:
         model = self.model()
         filters = stored_index.filters_digest(conn.config.include_tools, conn.config.exclude_tools)
         digest = stored_index.catalog_digest(raw)
         return stored_index.Fingerprint(key, digest, filters, model.digest if model is not None else None, conn.name)
 
-    async def tool_catalog(self, conn: Connection, operation: str, *, live: bool = False) -> ToolCatalog:
+    async def tool_catalog(self, conn: ServerConnection, operation: str, *, live: bool = False) -> ToolCatalog:
         """The server's tools; `live` demands a copy fetched on the current connection and still current."""
         async with self._lock(conn.name, "tools"):
             current = self.cached_tools(conn) if not live else self.tools.get(conn.name)
@@ -243,7 +243,7 @@ class Catalogs:
             self._hub.publish(RowMayHaveChanged(conn.name))
             return catalog
 
-    def _keep_on_disk(self, conn: Connection, catalog: ToolCatalog, hints: CacheHints | None) -> None:
+    def _keep_on_disk(self, conn: ServerConnection, catalog: ToolCatalog, hints: CacheHints | None) -> None:
         if self.cache is None:
             return
         if not may_keep_on_disk(hints):
@@ -255,10 +255,10 @@ class Catalogs:
 
     # -- resources and prompts ---------------------------------------------------------------
 
-    async def resource_catalog(self, conn: Connection, operation: str) -> ListCatalog:
+    async def resource_catalog(self, conn: ServerConnection, operation: str) -> ListCatalog:
         return await self._listed(conn, "resources", operation, lambda: conn.list_resources(operation))
 
-    async def prompt_catalog(self, conn: Connection, operation: str) -> ListCatalog:
+    async def prompt_catalog(self, conn: ServerConnection, operation: str) -> ListCatalog:
         async def prompts() -> tuple[list[dict[str, Any]]]:
             return (await conn.list_prompts(operation),)
 
@@ -266,7 +266,7 @@ class Catalogs:
 
     async def _listed(
         self,
-        conn: Connection,
+        conn: ServerConnection,
         group: Group,
         operation: str,
         fetch: Callable[[], Awaitable[Sequence[list[dict[str, Any]]]]],
@@ -298,11 +298,11 @@ class Catalogs:
 
     # -- any group ---------------------------------------------------------------------------
 
-    async def catalog(self, conn: Connection, group: Group, operation: str) -> ToolCatalog | ListCatalog:
+    async def catalog(self, conn: ServerConnection, group: Group, operation: str) -> ToolCatalog | ListCatalog:
         """The server's catalog of one group, for whoever treats the groups alike (discovery, refresh)."""
         return await self._groups[group].fetch(conn, operation)
 
-    def at_hand(self, conn: Connection, group: Group) -> bool:
+    def at_hand(self, conn: ServerConnection, group: Group) -> bool:
         """Whether the server's catalog of `group` can be used without asking the server."""
         if group == kinds.TOOL.group:  # memory, else the disk cache
             catalog = self.cached_tools(conn)
@@ -312,7 +312,7 @@ class Catalogs:
 
     # -- indexes -----------------------------------------------------------------------------
 
-    async def index(self, conn: Connection, group: Group, source: ToolCatalog | ListCatalog) -> Index:
+    async def index(self, conn: ServerConnection, group: Group, source: ToolCatalog | ListCatalog) -> Index:
         """The ranking index of one catalog, rebuilt only when that catalog object changes.
 
         A disk copy's index stored beside it is used when it was made from that very copy. A
@@ -335,7 +335,7 @@ class Catalogs:
             self._indexes[key] = _IndexEntry(source, index)
             return index
 
-    def _stored_index(self, conn: Connection, source: ToolCatalog | ListCatalog) -> Index | None:
+    def _stored_index(self, conn: ServerConnection, source: ToolCatalog | ListCatalog) -> Index | None:
         """The index stored beside a disk copy read before numpy was loaded (`cached_tools`)."""
         if not isinstance(source, ToolCatalog) or source.source != "cache" or source.disk is None:
             return None
@@ -357,7 +357,7 @@ class Catalogs:
             heavy.NUMPY.wait()
             self.model()
 
-    def _build(self, conn: Connection, source: ToolCatalog | ListCatalog) -> Index:
+    def _build(self, conn: ServerConnection, source: ToolCatalog | ListCatalog) -> Index:
         """The documents of every kind in the catalog, numbered in one sequence (templates after resources)."""
         if isinstance(source, ToolCatalog):
             listed = [(kinds.TOOL, list(source.visible(conn.config).values()))]
@@ -393,7 +393,7 @@ class Catalogs:
             return None
         return semantic.load_model(self.cache.directory.parent / "models" if self.cache is not None else None)
 
-    def _keep_index(self, conn: Connection, catalog: ToolCatalog, index: Index, raw: bytes) -> None:
+    def _keep_index(self, conn: ServerConnection, catalog: ToolCatalog, index: Index, raw: bytes) -> None:
         """Store a tool catalog's index beside its disk copy, for the next start's first discovery."""
         assert self.cache is not None
         spans = stored_index.tool_spans(raw, catalog.descriptors)
@@ -437,7 +437,7 @@ def _descriptors(key: str, raw: bytes) -> list[dict[str, Any]]:
     return loaded.tools if loaded is not None else []
 
 
-def tools_need_fetch(catalog: ToolCatalog, conn: Connection, live: bool) -> bool:
+def tools_need_fetch(catalog: ToolCatalog, conn: ServerConnection, live: bool) -> bool:
     """Whether the server must be asked again before `catalog` is used (`live`: for a call)."""
     if catalog.expired():
         return True  # its TTL (or a disk copy's 24 hours) ran out

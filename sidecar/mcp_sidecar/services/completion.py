@@ -22,14 +22,14 @@ from mcp_sidecar.services.prompts import advertised_prompt
 from mcp_sidecar.services.reading import MAX_URI_CHARS, advertised_template
 
 if TYPE_CHECKING:
-    from mcp_sidecar.connections.connection import Connection
+    from mcp_sidecar.connections.protocol import ServerConnection
     from mcp_sidecar.protocol.results import CompleteResult, Redacted, Spill
     from mcp_sidecar.services.app import Sidecar
 
 MAX_REQUEST_BYTES = 64 * 1024
 
 
-async def _check_template(app: Sidecar, conn: Connection, name: str, variable: str, op: str) -> None:
+async def _check_template(app: Sidecar, conn: ServerConnection, name: str, variable: str, op: str) -> None:
     """An advertised template of the server, with `variable` among its variables."""
     if len(name) > MAX_URI_CHARS:
         raise fail("completion_invalid", op, f"The template is longer than {MAX_URI_CHARS} characters.", conn.name)
@@ -42,7 +42,7 @@ async def _check_template(app: Sidecar, conn: Connection, name: str, variable: s
         raise fail("completion_invalid", op, f"{variable!r} is not a variable of that template.", conn.name)
 
 
-async def _check_prompt(app: Sidecar, conn: Connection, name: str, argument: str, op: str) -> None:
+async def _check_prompt(app: Sidecar, conn: ServerConnection, name: str, argument: str, op: str) -> None:
     """An advertised (not refused) prompt of the server, declaring `argument`."""
     found = await advertised_prompt(
         app, conn, name, op, ("completion_invalid", "The server does not advertise that prompt.")

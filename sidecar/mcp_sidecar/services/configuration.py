@@ -19,7 +19,7 @@ from mcp_sidecar.config import loader, paths
 from mcp_sidecar.config.approvals import Approval, Pending
 from mcp_sidecar.config.loader import EffectiveConfig
 from mcp_sidecar.config.model import ServerConfig
-from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.connections.protocol import ServerConnection
 from mcp_sidecar.connections.registry import ServerRegistry
 from mcp_sidecar.events import EventHub, ToolsDeactivated
 from mcp_sidecar.protocol.errors import Diagnostic, DiagnosticJson, diagnostic
@@ -139,7 +139,7 @@ class Configuration:
 
     # -- loading -----------------------------------------------------------------------------
 
-    def connection(self, name: str, operation: str) -> Connection:
+    def connection(self, name: str, operation: str) -> ServerConnection:
         """The named server's connection, once the configuration is loaded; a diagnostic when there is none."""
         self.ensure_loaded()
         return self._registry.connection(name, operation)
@@ -198,7 +198,7 @@ class Configuration:
 
     def _apply(
         self, config: EffectiveConfig | None, problems: list[Diagnostic], *, close_all: bool = False
-    ) -> tuple[ReloadSummary, tuple[Connection, ...]]:
+    ) -> tuple[ReloadSummary, tuple[ServerConnection, ...]]:
         """Reconcile the registry with `config`; returns the summary and the connections to close."""
         if config is None:
             return ReloadSummary.not_applied([d.to_json() for d in problems]), ()

@@ -26,7 +26,7 @@ from mcp_sidecar.catalog.candidates import Scored
 from mcp_sidecar.catalog.index import EXACT_BOOST, Hit, Index
 from mcp_sidecar.catalog.kinds import Group
 from mcp_sidecar.catalog.stored_index import StoredIndexDamaged
-from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.connections.protocol import ServerConnection
 from mcp_sidecar.output import discovery_text
 from mcp_sidecar.output.wording import EDITOR, Wording
 from mcp_sidecar.protocol.errors import SidecarError, refused_disabled
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 
 async def _server_indexes(
-    app: Sidecar, conn: Connection, groups: tuple[Group, ...], operation: str
+    app: Sidecar, conn: ServerConnection, groups: tuple[Group, ...], operation: str
 ) -> tuple[list[Index], list[Unavailable], list[dict[str, Any]]]:
     catalogs = app.catalogs
     indexes: list[Index] = []
@@ -119,7 +119,7 @@ class _Request:
     wording: Wording
 
 
-async def _discover(app: Sidecar, conns: list[Connection], request: _Request) -> DiscoverResult:
+async def _discover(app: Sidecar, conns: list[ServerConnection], request: _Request) -> DiscoverResult:
     op = "discover"
     query, kind, server, limit, wording = request.query, request.kind, request.server, request.limit, request.wording
     for_model, session_id = request.for_model, request.session_id

@@ -11,7 +11,7 @@ from mcp_sidecar.connections import sdk_streams, stdio
 from mcp_sidecar.protocol.errors import SidecarError, fail, refused_disabled
 
 if TYPE_CHECKING:
-    from mcp_sidecar.connections.connection import Connection
+    from mcp_sidecar.connections.protocol import ServerConnection
     from mcp_sidecar.connections.registry import ServerRegistry
     from mcp_sidecar.protocol.results import KindDiagnostic, ServerRefreshResult
     from mcp_sidecar.services.catalogs import Catalogs
@@ -45,7 +45,7 @@ class Lifecycle:
         self._clear_watches = clear_watches
         """`Watches.clear(server, reason)`: a closing server's watches end."""
 
-    async def reconnect(self, name: str) -> Connection:
+    async def reconnect(self, name: str) -> ServerConnection:
         conn = self._configuration.connection(name, "reconnect")
         if conn.config.disabled:
             raise refused_disabled("reconnect", name, conn.config.approval_required)

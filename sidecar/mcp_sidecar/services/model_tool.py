@@ -21,7 +21,7 @@ from mcp_sidecar.protocol.errors import SidecarError, diagnostic
 from mcp_sidecar.services import activation, completion, discovery, reading
 
 if TYPE_CHECKING:
-    from mcp_sidecar.connections.connection import Connection
+    from mcp_sidecar.connections.protocol import ServerConnection
     from mcp_sidecar.protocol.results import (
         DirectoryEntry,
         ModelToolDefinition,
@@ -169,7 +169,7 @@ def _directory_key(app: Sidecar) -> str:
     return "\n".join([*described, *(f"{name}=" for name in app.registry.broken() if name not in listed)])
 
 
-def _summary_of(app: Sidecar, conn: Connection) -> DirectoryEntry:
+def _summary_of(app: Sidecar, conn: ServerConnection) -> DirectoryEntry:
     if conn.config.description and conn.config.description.strip():
         return {"name": conn.name, "summary": short(conn.config.description, 200), "source": "description"}
     catalog = app.catalogs.cached_tools(conn)

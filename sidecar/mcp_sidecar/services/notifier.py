@@ -24,7 +24,7 @@ from mcp_sidecar.events import (
 from mcp_sidecar.protocol import methods
 
 if TYPE_CHECKING:
-    from mcp_sidecar.connections.connection import Connection
+    from mcp_sidecar.connections.protocol import ServerConnection
     from mcp_sidecar.connections.registry import ServerRegistry
     from mcp_sidecar.protocol.results import (
         ApprovalRequiredParams,
@@ -46,7 +46,7 @@ class Notifier:
         notify: Notify,
         hub: EventHub,
         registry: ServerRegistry,
-        row: Callable[[Connection], StatusRow],
+        row: Callable[[ServerConnection], StatusRow],
         pending: Callable[[], Iterable[Pending]],
         model_tool: Callable[[], ModelToolDefinition],
     ) -> None:
@@ -66,7 +66,7 @@ class Notifier:
         hub.subscribe(ServerLogged, self._server_logged)
         hub.subscribe(ElicitationCompleted, self._elicitation_completed)
 
-    def status(self, conn: Connection) -> None:
+    def status(self, conn: ServerConnection) -> None:
         """Send the server's row if it differs from the last one sent."""
         row = self._row(conn)
         if self._sent_rows.get(conn.name) != row:

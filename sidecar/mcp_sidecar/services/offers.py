@@ -18,7 +18,7 @@ from mcp_sidecar import tasks
 from mcp_sidecar.connections.client_hooks import DECLINED, DECLINED_MESSAGE, LEVELS, ClientOffer
 
 if TYPE_CHECKING:
-    from mcp_sidecar.connections.connection import Connection
+    from mcp_sidecar.connections.protocol import ServerConnection
     from mcp_sidecar.connections.registry import ServerRegistry
     from mcp_sidecar.services.catalogs import Catalogs
 
@@ -83,7 +83,7 @@ class Offers:
         if stale:
             tasks.spawn(self._reconnect(stale), "offer-changed")
 
-    async def _reconnect(self, stale: list[Connection]) -> None:
+    async def _reconnect(self, stale: list[ServerConnection]) -> None:
         for conn in stale:
             log.info("server %s reconnects to be offered what the clients now can answer", conn.name)
             await conn.close()

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from mcp_sidecar.catalog import names
 from mcp_sidecar.catalog.names import nfc
-from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.connections.protocol import ServerConnection
 from mcp_sidecar.events import EventHub, Reconciled, StatusChanged
 from mcp_sidecar.output import prompt_text
 from mcp_sidecar.output.limits import MAX_LINES, MAX_TEXT_BYTES, line_count, utf8_size
@@ -72,7 +72,7 @@ class Preview:
     name: str
     messages: list[PromptMessage]
     description: str | None
-    connection: Connection
+    connection: ServerConnection
     generation: int
     redacted: int = 0
     """How many of the server's secret values were replaced by `***` in its answer."""
@@ -134,7 +134,7 @@ class Previews:
 
 
 async def advertised_prompt(
-    app: Sidecar, conn: Connection, name: str, op: str, missing: tuple[DiagnosticCode, str]
+    app: Sidecar, conn: ServerConnection, name: str, op: str, missing: tuple[DiagnosticCode, str]
 ) -> dict[str, Any]:
     """The server's prompt named `name` (NFC).
 
@@ -157,7 +157,7 @@ async def enabled_prompts(app: Sidecar, operation: str) -> list[tuple[str, list[
     app.ensure_loaded()
     conns = [c for c in app.registry if not c.config.disabled]
 
-    async def of(conn: Connection) -> list[dict[str, Any]]:
+    async def of(conn: ServerConnection) -> list[dict[str, Any]]:
         try:
             return list((await app.catalogs.prompt_catalog(conn, operation)).items)
         except SidecarError:

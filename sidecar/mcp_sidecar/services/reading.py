@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from mcp_sidecar.connections import templates
-from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.connections.protocol import ServerConnection
 from mcp_sidecar.output import read_text, shaping
 from mcp_sidecar.output.sanitize import has_controls
 from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError, fail, refused_disabled
@@ -46,7 +46,7 @@ def check_uri(uri: str, operation: str, server: str | None) -> None:
         raise fail("resource_invalid", operation, "The URI is not an exact absolute URI (scheme:...).", server)
 
 
-def _open(app: Sidecar, server: str, operation: str) -> Connection:
+def _open(app: Sidecar, server: str, operation: str) -> ServerConnection:
     conn = app.connection(server, operation)
     if conn.config.disabled:
         raise refused_disabled(operation, server, conn.config.approval_required)
@@ -54,7 +54,7 @@ def _open(app: Sidecar, server: str, operation: str) -> Connection:
 
 
 async def advertised_template(
-    app: Sidecar, conn: Connection, template: str, operation: str, code: DiagnosticCode
+    app: Sidecar, conn: ServerConnection, template: str, operation: str, code: DiagnosticCode
 ) -> None:
     """Fail with `code` unless the server's live template catalog lists exactly `template`."""
     catalog = await app.catalogs.resource_catalog(conn, operation)
@@ -139,7 +139,7 @@ async def enabled_resource_catalogs(app: Sidecar, operation: str) -> list[tuple[
     app.ensure_loaded()
     conns = [c for c in app.registry if not c.config.disabled]
 
-    async def of(conn: Connection) -> ListCatalog | None:
+    async def of(conn: ServerConnection) -> ListCatalog | None:
         try:
             return await app.catalogs.resource_catalog(conn, operation)
         except SidecarError:

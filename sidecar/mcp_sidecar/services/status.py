@@ -12,7 +12,7 @@ from mcp_sidecar.protocol.errors import SidecarError, diagnostic
 from mcp_sidecar.services import approvals
 
 if TYPE_CHECKING:
-    from mcp_sidecar.connections.connection import Connection
+    from mcp_sidecar.connections.protocol import ServerConnection
     from mcp_sidecar.connections.registry import ServerRegistry
     from mcp_sidecar.protocol.results import (
         Authentication,
@@ -35,7 +35,7 @@ def _hidden_map(values: dict[str, str]) -> dict[str, str]:
     return dict.fromkeys(values, HIDDEN)
 
 
-def _authentication(conn: Connection, has_auth_header: bool, stored: dict[str, Any]) -> Authentication:
+def _authentication(conn: ServerConnection, has_auth_header: bool, stored: dict[str, Any]) -> Authentication:
     config = conn.config
     found: Authentication = {
         "kind": "header" if has_auth_header else ("oauth" if config.transport == "http" else "none"),
@@ -56,7 +56,7 @@ def _authentication(conn: Connection, has_auth_header: bool, stored: dict[str, A
     return found
 
 
-def _credentials(conn: Connection, stored: dict[str, Any]) -> str:
+def _credentials(conn: ServerConnection, stored: dict[str, Any]) -> str:
     """`stored`, `none`, `store locked`, `store unavailable`, or `externally managed` (headers, env)."""
     config = conn.config
     if config.env or config.headers:
@@ -78,7 +78,7 @@ class Status:
         self._sessions = sessions
         self._auth = auth
 
-    def row(self, conn: Connection) -> StatusRow:
+    def row(self, conn: ServerConnection) -> StatusRow:
         config = conn.config
         catalog = self._catalogs.tools.get(conn.name)
         resources = self._catalogs.resources.get(conn.name)

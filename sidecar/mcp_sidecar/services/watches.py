@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.connections.protocol import ServerConnection
 from mcp_sidecar.events import EventHub, Reconciled, ResourceUpdated, StatusChanged, WatchesLost
 from mcp_sidecar.protocol import methods
 from mcp_sidecar.protocol.errors import SidecarError, fail, refused_disabled
@@ -77,7 +77,7 @@ class Watches:
 
     # -- events from connections -------------------------------------------------------------
 
-    def resource_updated(self, conn: Connection, uri: str) -> None:
+    def resource_updated(self, conn: ServerConnection, uri: str) -> None:
         watch = self._by_server.get(conn.name, {}).get(uri)
         if watch is None or watch.generation != conn.generation:
             return  # not watched (or watched on an earlier session): ignored
@@ -100,7 +100,7 @@ class Watches:
             return uris
         return []
 
-    def connection_changed(self, conn: Connection) -> None:
+    def connection_changed(self, conn: ServerConnection) -> None:
         watches = self._by_server.get(conn.name)
         if not watches:
             return
