@@ -1,0 +1,177 @@
+"""The admin-side features built from their collaborators alone: no `Sidecar`, fake connections.
+
+Each test wires what one feature's constructor asks for (the registry, the configuration, the
+catalogs, ...) the way `services/app.py` does, and drives it; the end-to-end suites run the
+same features behind the editor's methods, the CLI and `/mcp` against real servers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_sidecar import tasks
+from mcp_sidecar.config.model import ServerConfig
+from mcp_sidecar.connections.client_hooks import ClientOffer
+from mcp_sidecar.connections.connection import Connection
+from mcp_sidecar.connections.protocol import ServerConnection
+from mcp_sidecar.connections.registry import ServerRegistry
+from mcp_sidecar.events import EventHub
+from mcp_sidecar.protocol import methods
+from mcp_sidecar.protocol.errors import SidecarError
+from mcp_sidecar.services.auth import Auth
+from mcp_sidecar.services.catalogs import Catalogs
+from mcp_sidecar.services.commands import Commands, WatchesAndPrompts
+from mcp_sidecar.services.config_edits import ConfigEdits
+from mcp_sidecar.services.config_imports import ConfigImports
+from mcp_sidecar.services.configuration import Configuration
+from mcp_sidecar.services.lifecycle import Lifecycle
+from mcp_sidecar.services.notifier import Notifier
+from mcp_sidecar.services.offers import Offers
+from mcp_sidecar.services.sessions import Sessions
+from mcp_sidecar.services.status import Status
+from support.fake_connection import FakeConnection, FakeFactory
+
+TOOL = {"name": "t", "inputSchema": {"type": "object"}}
+FORM = ClientOffer(elicitation_form=True)
+SAMPLING = ClientOffer(sampling=True)
+
+
+class Parts:
+    """The collaborators `Sidecar.__init__` builds for these features, and nothing else."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, Mapping[str, Any]]] = []
+        self.cleared: list[tuple[str, str]] = []
+        self.hub = EventHub()
+        self.factory = FakeFactory()
+        self.registry = ServerRegistry(self.hub, self.factory)
+        self.configuration = Configuration(
+            self.registry, self.hub, workspace=None, trusted=False, interactive=False, watch_files=False, grant=False
+        )
+        self.catalogs = Catalogs(None, asyncio.Semaphore(4), self.hub)
+        self.sessions = Sessions(self.hub, self.registry)
+        self.auth = Auth(self.configuration)
+        self.status = Status(self.configuration, self.registry, self.catalogs, self.sessions, self.auth)
+        self.notifier = Notifier(
+            lambda method, params: self.sent.append((method, params)),
+            self.hub,
+            self.registry,
+            self.status.row,
+            lambda: self.configuration.pending.values(),
+            lambda: pytest.fail("a first load sends no model tool definition"),
+        )
+        self.lifecycle = Lifecycle(
+            self.configuration,
+            self.registry,
+            self.catalogs,
+            self.notifier,
+            self.status,
+            lambda server, reason: self.cleared.append((server, reason)),
+        )
+
+    def fake(self, name: str) -> FakeConnection:
+        return self.factory.current(name)
+
+
+@pytest.fixture
+def parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Parts:
+    monkeypatch.setenv("MCP_SIDECAR_HOME", str(tmp_path))
+    servers = {"s": {"command": "python3"}, "off": {"command": "python3", "disabled": True}}
+    (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    return Parts()
+
+
+async def test_status_reads_the_registry_and_the_catalogs_without_connecting(parts: Parts) -> None:
+    result = parts.status.status()
+
+    assert [(row["name"], row["state"], row["catalog"]["tools"]) for row in result["servers"]] == [
+        ("s", "idle", None),
+        ("off", "disabled", None),
+    ]
+    assert result["trustedWorkspace"] is False
+    assert parts.fake("s").state == "idle"  # a status never connects
+
+
+async def test_reconnect_closes_lists_again_and_the_row_counts_the_new_catalog(parts: Parts) -> None:
+    parts.configuration.ensure_loaded()
+    fake = parts.fake("s")
+    fake.tools = [TOOL]
+
+    conn = await parts.lifecycle.reconnect("s")
+
+    assert conn is fake.real
+    assert (fake.closed, fake.state) == (1, "connected")
+    row = parts.status.row(conn)
+    assert (row["catalog"]["tools"], row["catalogSource"]) == (1, "live")
+    assert parts.sent[-1] == (methods.SERVER_STATUS, row)  # the notifier saw the connection's events
+
+
+async def test_refresh_refuses_a_disabled_server_and_shutdown_clears_every_servers_watches(parts: Parts) -> None:
+    with pytest.raises(SidecarError) as refused:
+        await parts.lifecycle.refresh("off")
+    assert refused.value.diagnostic.code == "server_disabled"
+    parts.fake("s").tools = [TOOL]
+    refreshed = await parts.lifecycle.refresh("s")
+    assert (refreshed["server"], refreshed["toolsSource"], refreshed["status"]["catalog"]["tools"]) == ("s", "live", 1)
+
+    await parts.lifecycle.shutdown()
+
+    assert parts.cleared == [("s", "shutdown"), ("off", "shutdown")]
+    assert parts.fake("s").state == "idle"
+
+
+async def test_offers_reconnect_only_the_servers_offered_less(parts: Parts) -> None:
+    offers = Offers(parts.registry, parts.catalogs)
+    parts.configuration.ensure_loaded()
+    fake = parts.fake("s")
+    fake.set_state("connected")
+    fake.hooks.offer = FORM
+
+    offers.change(FORM)  # the session was offered this already: it stays
+    offers.change(ClientOffer(elicitation_form=True, sampling=True))
+    await asyncio.wait_for(asyncio.gather(*(t for t in tasks.running() if t.get_name() == "offer-changed")), 10)
+
+    assert offers.current == ClientOffer(elicitation_form=True, sampling=True)
+    assert fake.closed == 1
+
+
+async def test_a_command_line_runs_the_features_it_was_given(parts: Parts) -> None:
+    async def not_here(*args: Any) -> Any:
+        pytest.fail("no watch or prompt command runs here")
+
+    commands = Commands(
+        parts.configuration,
+        parts.registry,
+        parts.status,
+        parts.lifecycle,
+        ConfigEdits(parts.configuration, parts.registry),
+        ConfigImports(parts.configuration),
+        parts.auth,
+        WatchesAndPrompts(not_here, not_here, lambda: pytest.fail("no subscriptions"), not_here),
+    )
+    parts.configuration.ensure_loaded()
+    parts.fake("s").tools = [TOOL]
+
+    reconnected = await commands.run_line("reconnect s")
+    listed = await commands.run_line("list")
+
+    assert (reconnected["command"], reconnected["data"]["state"]) == ("reconnect", "connected")
+    assert [row["catalog"]["tools"] for row in listed["data"]["servers"]] == [1, None]
+    assert commands.command_spec("reconnect")["servers"] == ["off", "s"]
+
+
+def test_a_connection_and_the_fake_have_every_member_of_server_connection(tmp_path: Path) -> None:
+    config = ServerConfig(name="s", scope="global", transport="stdio", command="x")
+    real: ServerConnection = Connection(config, tmp_path, lambda event: None)  # mypy checks this assignment
+    fake: ServerConnection = FakeConnection(config, tmp_path, lambda event: None)
+    members = [name for name in vars(ServerConnection) if not name.startswith("_")]
+
+    assert len(members) >= 20
+    assert [m for m in members if not hasattr(real, m)] == []
+    assert [m for m in members if not hasattr(fake, m)] == []
