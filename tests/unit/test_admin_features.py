@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import mcp_sidecar
 from mcp_sidecar import tasks
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.connections.client_hooks import ClientOffer
@@ -37,6 +39,8 @@ from mcp_sidecar.services.sessions import Sessions
 from mcp_sidecar.services.status import Status
 from support.fake_connection import FakeConnection, FakeFactory
 
+PACKAGE = Path(mcp_sidecar.__file__).parent
+FEATURES = ("auth", "status", "lifecycle", "approvals", "offers", "commands", "config_edits", "config_imports")
 TOOL = {"name": "t", "inputSchema": {"type": "object"}}
 FORM = ClientOffer(elicitation_form=True)
 SAMPLING = ClientOffer(sampling=True)
@@ -175,3 +179,9 @@ def test_a_connection_and_the_fake_have_every_member_of_server_connection(tmp_pa
     assert len(members) >= 20
     assert [m for m in members if not hasattr(real, m)] == []
     assert [m for m in members if not hasattr(fake, m)] == []
+
+
+@pytest.mark.parametrize("module", FEATURES)
+def test_an_admin_feature_module_never_mentions_the_container(module: str) -> None:
+    source = (PACKAGE / "services" / f"{module}.py").read_text(encoding="utf-8")
+    assert re.findall(r"\bSidecar\b|\bservices\.app\b", source) == []
