@@ -18,10 +18,7 @@ import pytest
 
 import mcp_sidecar
 from mcp_sidecar import tasks
-from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.connections.client_hooks import ClientOffer
-from mcp_sidecar.connections.connection import Connection
-from mcp_sidecar.connections.protocol import ServerConnection
 from mcp_sidecar.connections.registry import ServerRegistry
 from mcp_sidecar.events import EventHub
 from mcp_sidecar.protocol import methods
@@ -168,17 +165,6 @@ async def test_a_command_line_runs_the_features_it_was_given(parts: Parts) -> No
     assert (reconnected["command"], reconnected["data"]["state"]) == ("reconnect", "connected")
     assert [row["catalog"]["tools"] for row in listed["data"]["servers"]] == [1, None]
     assert commands.command_spec("reconnect")["servers"] == ["off", "s"]
-
-
-def test_a_connection_and_the_fake_have_every_member_of_server_connection(tmp_path: Path) -> None:
-    config = ServerConfig(name="s", scope="global", transport="stdio", command="x")
-    real: ServerConnection = Connection(config, tmp_path, lambda event: None)  # mypy checks this assignment
-    fake: ServerConnection = FakeConnection(config, tmp_path, lambda event: None)
-    members = [name for name in vars(ServerConnection) if not name.startswith("_")]
-
-    assert len(members) >= 20
-    assert [m for m in members if not hasattr(real, m)] == []
-    assert [m for m in members if not hasattr(fake, m)] == []
 
 
 @pytest.mark.parametrize("module", FEATURES)
