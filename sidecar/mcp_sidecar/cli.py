@@ -359,10 +359,8 @@ def _refresh_job(app: Sidecar, args: argparse.Namespace) -> _Job:
 
 
 def _activate_job(app: Sidecar, args: argparse.Namespace) -> _Job:
-    from mcp_sidecar.services import activation
-
     async def run() -> Any:
-        return await activation.activate(app, tuple(dict.fromkeys(args.ids)), "cli")
+        return await app.activation.activate(tuple(dict.fromkeys(args.ids)), "cli")
 
     def nothing_loaded(result: Any) -> bool:
         return all(r["status"] == "not loaded" for r in result["results"])
@@ -435,7 +433,7 @@ def _call_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
 
     async def run() -> Any:
         try:
-            called = await activation.activate_and_call(app, args.id, arguments, "cli")
+            called = await app.activation.activate_and_call(args.id, arguments, "cli")
         except activation.NotActivated as exc:
             return {"activation": exc.activation}
         called.pop("activation")  # the CLI's result stays the call's

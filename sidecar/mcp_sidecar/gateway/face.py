@@ -201,12 +201,12 @@ class Gateway:
 
     async def _restore(self, host: Host, durable: DurableSession) -> None:
         """The durable session's saved tools, active again once the host's roots are known
-        (`activation.restore`: a tool changed since is not)."""
+        (`Activation.restore`: a tool changed since is not)."""
         saved = durable.load()
         if not saved:
             return
         await self.forwarding.ready(host)
-        lost = await activation.restore(self.app, host.session, saved, digest, "gateway")
+        lost = await self.app.activation.restore(host.session, saved, digest, "gateway")
         if lost:
             log.warning("gateway session %s: not restored: %s", durable.name, one_line(", ".join(lost)))
         self.hosts.changed(host)
@@ -312,7 +312,7 @@ class Gateway:
         since = host.listings
         self.hosts.changed(host)
         if "activate" in arguments:
-            activation.connect_soon(self.app, cast("ActivateResult", result["details"]))
+            self.app.activation.connect_soon(cast("ActivateResult", result["details"]))
         if "activate" not in arguments or self.mode != "native":
             return _text(result["text"], result["isError"])
         if host.lists == "before" and await self._relisted(host, since):
@@ -344,7 +344,7 @@ class Gateway:
         self, host: Host, tool_id: str, arguments: dict[str, Any], progress: ProgressSink | None = None
     ) -> dict[str, Any]:
         try:
-            result = await activation.call_listed_tool(self.app, tool_id, arguments, host.session, progress)
+            result = await self.app.activation.call_listed_tool(tool_id, arguments, host.session, progress)
         except SidecarError as exc:
             code = exc.diagnostic.code
             if code in ("tool_changed", "tool_not_active"):

@@ -12,7 +12,7 @@ from mcp_sidecar.handlers.resources import resource_handlers
 from mcp_sidecar.output import model_text
 from mcp_sidecar.protocol import methods, params
 from mcp_sidecar.protocol.errors import SidecarError
-from mcp_sidecar.services import activation, discovery, lifecycle, model_tool, status
+from mcp_sidecar.services import discovery, lifecycle, model_tool, status
 from mcp_sidecar.services.app import Sidecar
 from mcp_sidecar.services.progress import work_done
 
@@ -95,11 +95,11 @@ def _tool_handlers(app: Sidecar) -> dict[str, Handler]:
     @guarded("activate")
     async def on_activate(raw: Any) -> ActivateResult:
         p = params.parse_activate("activate", raw)
-        return await activation.activate(app, p.ids, p.session)
+        return await app.activation.activate(p.ids, p.session)
 
     @guarded("activeTools")
     async def on_active_tools(raw: Any) -> ActiveToolsResult:
-        return activation.active_tools(app, params.parse_session("activeTools", raw).session)
+        return app.activation.active_tools(params.parse_session("activeTools", raw).session)
 
     @guarded("call")
     async def on_call_tool(raw: Any) -> CallToolResult:
@@ -107,9 +107,9 @@ def _tool_handlers(app: Sidecar) -> dict[str, Handler]:
         try:
             with work_done(app.notify, p.work_done_token, p.id) as progress:
                 if p.activate:
-                    result = await activation.activate_and_call(app, p.id, p.arguments, p.session, progress)
+                    result = await app.activation.activate_and_call(p.id, p.arguments, p.session, progress)
                 else:
-                    result = await activation.call_tool(app, p.id, p.arguments, p.session, progress)
+                    result = await app.activation.call_tool(p.id, p.arguments, p.session, progress)
             if p.for_model:
                 result["text"] = model_text.call_text(result)
             return result

@@ -20,6 +20,7 @@ from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.connections.registry import ConnectionFactory, ServerRegistry
 from mcp_sidecar.events import ConnectionEvent, EventHub
 from mcp_sidecar.services import auth, lifecycle, model_tool, status
+from mcp_sidecar.services.activation import Activation
 from mcp_sidecar.services.auth import Logins
 from mcp_sidecar.services.catalogs import Catalogs
 from mcp_sidecar.services.configuration import Configuration
@@ -78,6 +79,8 @@ class Sidecar:
         self._client_side = ClientSide(offer=lambda: self.offer, roots=self.roots.current, ask=self.hub.ask)
         self.logins = Logins()
         """OAuth: the credential store, how to open a URL, logins waiting for a pasted callback."""
+        # The features, each built from what it uses (lower ones first).
+        self.activation = Activation(self.configuration, self.registry, self.catalogs, self.sessions)
 
     @classmethod
     def headless(cls, workspace: Path, trust_project: bool) -> Sidecar:

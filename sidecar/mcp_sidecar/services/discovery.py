@@ -31,7 +31,7 @@ from mcp_sidecar.output import discovery_text
 from mcp_sidecar.output.wording import EDITOR, Wording
 from mcp_sidecar.protocol.errors import SidecarError, refused_disabled
 from mcp_sidecar.protocol.params import RANKED_QUERY_CHARS
-from mcp_sidecar.services.activation import model_name_owners, tool_refs
+from mcp_sidecar.services.activation import tool_refs
 from mcp_sidecar.services.sessions import ActiveTool
 
 if TYPE_CHECKING:
@@ -229,7 +229,7 @@ async def _collisions(app: Sidecar, indexes: list[Index], operation: str) -> lis
     models = {m for m in models if len(tool_refs(m, servers)) > 1}
     if not models:
         return []
-    owners = await model_name_owners(app, sorted(models), operation)
+    owners = await app.activation.model_name_owners(sorted(models), operation)
     refused = []
     for tools in owners.values():
         if len(tools) < 2:

@@ -283,7 +283,7 @@ async def _invoke(app: Sidecar, arguments: dict[str, Any], session: str, wording
             return {"text": found["text"], "isError": False, "details": found}
         if operation == "activate":
             ids = params.parse_activate(op, {"ids": arguments["activate"]}).ids
-            loaded = await activation.activate(app, ids, session, wording)
+            loaded = await app.activation.activate(ids, session, wording)
             failed = all(r["status"] == "not loaded" for r in loaded["results"])
             return {"text": loaded["text"], "isError": failed, "details": loaded}
         if operation == "read":

@@ -15,7 +15,6 @@ from mcp_sidecar.catalog.tools import ToolCatalog
 from mcp_sidecar.config.validate import parse_server
 from mcp_sidecar.protocol.errors import HINTS
 from mcp_sidecar.protocol.results import ActivateResult, Candidate
-from mcp_sidecar.services import activation
 from mcp_sidecar.services.activation import ToolRef, tool_refs
 from mcp_sidecar.services.app import Sidecar
 from mcp_sidecar.services.discovery import discover
@@ -154,7 +153,7 @@ async def test_colliding_model_names_activate_neither_tool(app: Sidecar) -> None
         "'x__y.z' and 'x.y__z' have the same model name 'mcp__x__y__z' (their mcp__server__tool forms collide), "
         "so neither is activated."
     )
-    result = await activation.activate(app, ("mcp__x__y__z", "x.y__z", "x__y.z", "x.y.z", "x__y.w"), "s")
+    result = await app.activation.activate(("mcp__x__y__z", "x.y__z", "x__y.z", "x.y.z", "x__y.w"), "s")
     assert statuses(result) == [
         ("mcp__x__y__z", "not loaded", collide),
         (
@@ -173,13 +172,13 @@ async def test_colliding_model_names_activate_neither_tool(app: Sidecar) -> None
 
 async def test_an_id_two_servers_could_own_resolves_to_the_one_that_has_the_tool(app: Sidecar) -> None:
     # mcp__x__y__w: tool `w` of `x__y`, or tool `y__w` of `x` (which does not exist).
-    result = await activation.activate(app, ("mcp__x__y__w", "mcp__x__y.z"), "s")
+    result = await app.activation.activate(("mcp__x__y__w", "mcp__x__y.z"), "s")
     assert statuses(result) == [("x__y.w", "loaded", None), ("x.y.z", "loaded", None)]
     assert [t["id"] for t in result["tools"]] == ["x__y.w", "x.y.z"]
 
 
 async def test_a_refused_name_is_not_activated_and_says_why(app: Sidecar) -> None:
-    result = await activation.activate(app, ("x.bad name", "x.nope", "x.\x1b[2Jwipe"), "s")
+    result = await app.activation.activate(("x.bad name", "x.nope", "x.\x1b[2Jwipe"), "s")
     assert statuses(result) == [
         ("x.bad name", "not loaded", f'The server\'s tool name "bad name" is not {RULE}; the tool is left out.'),
         ("x.nope", "not loaded", "Server 'x' has no tool named 'nope'."),

@@ -24,7 +24,7 @@ from mcp_sidecar.events import (
 )
 from mcp_sidecar.protocol import methods
 from mcp_sidecar.protocol.results import ActiveToolsChanged
-from mcp_sidecar.services import activation, prompts
+from mcp_sidecar.services import prompts
 from mcp_sidecar.services.app import Sidecar
 from support.fake_connection import FakeConnection, FakeFactory
 
@@ -163,9 +163,9 @@ async def test_reconcile_deactivates_stale_tools_once_per_session_and_reason(env
     for name in ("keep", "change", "gone", "off"):
         env.fake(name).tools = [TOOL]
     ids = ("keep.t", "change.t", "gone.t", "off.t")
-    result = await activation.activate(env.app, ids, "s1")
+    result = await env.app.activation.activate(ids, "s1")
     assert [r["status"] for r in result["results"]] == ["loaded"] * 4
-    await activation.activate(env.app, ("keep.t",), "s2")
+    await env.app.activation.activate(("keep.t",), "s2")
     assert env.app.sessions.loaded_count("keep") == 1
     env.sent.clear()
     env.write(keep=server("k.py"), change=server("c2.py"), off=server("o.py", disabled=True))
@@ -187,10 +187,10 @@ async def test_sessions_are_reported_in_the_order_of_their_first_activation_requ
     env.write(a=server("a.py"))
     env.app.ensure_loaded()
     env.fake("a").tools = [TOOL]
-    first = await activation.activate(env.app, ("a.missing",), "first")  # loads nothing yet
+    first = await env.app.activation.activate(("a.missing",), "first")  # loads nothing yet
     assert first["results"][0]["status"] == "not loaded"
-    await activation.activate(env.app, ("a.t",), "second")
-    await activation.activate(env.app, ("a.t",), "first")
+    await env.app.activation.activate(("a.t",), "second")
+    await env.app.activation.activate(("a.t",), "first")
     env.write()
 
     summary = await env.app.configuration.reload()
