@@ -324,7 +324,6 @@ def _logs_job(app: Sidecar, args: argparse.Namespace) -> _Job:
 
 def _discover_job(app: Sidecar, args: argparse.Namespace) -> _Job:
     from mcp_sidecar.protocol.params import parse_discover
-    from mcp_sidecar.services import discovery
 
     request = {"query": args.query, "kind": args.kind, "limit": args.limit}
     if args.server:
@@ -332,7 +331,7 @@ def _discover_job(app: Sidecar, args: argparse.Namespace) -> _Job:
 
     async def run() -> Any:
         p = parse_discover("discover", request)
-        return await discovery.discover(app, p.query, p.kind, p.server, p.limit, "cli")
+        return await app.discovery.discover(p.query, p.kind, p.server, p.limit, "cli")
 
     return _Job(run, _result_text)
 

@@ -12,7 +12,7 @@ from mcp_sidecar.handlers.resources import resource_handlers
 from mcp_sidecar.output import model_text
 from mcp_sidecar.protocol import methods, params
 from mcp_sidecar.protocol.errors import SidecarError
-from mcp_sidecar.services import discovery, lifecycle, model_tool, status
+from mcp_sidecar.services import lifecycle, model_tool, status
 from mcp_sidecar.services.app import Sidecar
 from mcp_sidecar.services.progress import work_done
 
@@ -121,7 +121,7 @@ def _tool_handlers(app: Sidecar) -> dict[str, Handler]:
     @guarded("discover")
     async def on_discover(raw: Any) -> DiscoverResult:
         p = params.parse_discover("discover", raw)
-        return await discovery.discover(app, p.query, p.kind, p.server, p.limit, p.session)
+        return await app.discovery.discover(p.query, p.kind, p.server, p.limit, p.session)
 
     return {
         methods.ACTIVATE: on_activate,

@@ -24,6 +24,7 @@ from mcp_sidecar.services.activation import Activation
 from mcp_sidecar.services.auth import Logins
 from mcp_sidecar.services.catalogs import Catalogs
 from mcp_sidecar.services.configuration import Configuration
+from mcp_sidecar.services.discovery import Discovery
 from mcp_sidecar.services.notifier import Notifier, Notify
 from mcp_sidecar.services.prompts import Previews
 from mcp_sidecar.services.roots import Roots
@@ -81,6 +82,7 @@ class Sidecar:
         """OAuth: the credential store, how to open a URL, logins waiting for a pasted callback."""
         # The features, each built from what it uses (lower ones first).
         self.activation = Activation(self.configuration, self.registry, self.catalogs, self.sessions)
+        self.discovery = Discovery(self.configuration, self.registry, self.catalogs, self.sessions, self.activation)
 
     @classmethod
     def headless(cls, workspace: Path, trust_project: bool) -> Sidecar:

@@ -18,7 +18,7 @@ from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.output.wording import EDITOR, Wording
 from mcp_sidecar.protocol import params
 from mcp_sidecar.protocol.errors import SidecarError, diagnostic
-from mcp_sidecar.services import activation, completion, discovery, reading
+from mcp_sidecar.services import activation, completion, reading
 
 if TYPE_CHECKING:
     from mcp_sidecar.connections.connection import Connection
@@ -277,8 +277,8 @@ async def _invoke(app: Sidecar, arguments: dict[str, Any], session: str, wording
             p = params.parse_discover(
                 op, {k: arguments[k] for k in ("query", "kind", "server", "limit") if k in arguments}
             )
-            found = await discovery.discover(
-                app, p.query, p.kind, p.server, p.limit, session, for_model=True, wording=wording
+            found = await app.discovery.discover(
+                p.query, p.kind, p.server, p.limit, session, for_model=True, wording=wording
             )
             return {"text": found["text"], "isError": False, "details": found}
         if operation == "activate":

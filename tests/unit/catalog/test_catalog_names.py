@@ -17,7 +17,6 @@ from mcp_sidecar.protocol.errors import HINTS
 from mcp_sidecar.protocol.results import ActivateResult, Candidate
 from mcp_sidecar.services.activation import ToolRef, tool_refs
 from mcp_sidecar.services.app import Sidecar
-from mcp_sidecar.services.discovery import discover
 
 HINT = HINTS["catalog_entry_invalid"]
 RULE = "1 to 128 ASCII letters, digits, `_`, `-` or `.`"
@@ -224,14 +223,14 @@ def tool_ids(candidates: Sequence[Candidate]) -> list[str]:
 
 
 async def test_discovery_offers_neither_colliding_tool_and_says_why(app: Sidecar) -> None:
-    found = await discover(app, "z", kind="tools", limit=50)
+    found = await app.discovery.discover("z", kind="tools", limit=50)
     assert tool_ids(found["candidates"]) == ["x.y.z"]
     assert [(r["server"], r["name"], r.get("collidesWith")) for r in found["refused"]] == [
         ("x", "bad name", None),
         ("x", "y__z", ["x__y.z"]),
         ("x__y", "z", ["x.y__z"]),
     ]
-    scoped = await discover(app, "z", kind="tools", server="x__y", limit=50)
+    scoped = await app.discovery.discover("z", kind="tools", server="x__y", limit=50)
     assert (scoped["candidates"], [r["name"] for r in scoped["refused"]]) == ([], ["z"])
     assert scoped["refused"][0]["diagnostic"]["message"] == (
         'The server\'s tool "z" has the same model name "mcp__x__y__z" as "x.y__z" (their mcp__server__tool '
