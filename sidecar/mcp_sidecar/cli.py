@@ -374,10 +374,9 @@ def _read_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
 
     async def run() -> Any:
         from mcp_sidecar.protocol.params import parse_read
-        from mcp_sidecar.services import reading
 
         p = parse_read("read", read_request)
-        return await reading.read(app, p.server, p.uri, p.template, p.arguments)
+        return await app.reading.read(p.server, p.uri, p.template, p.arguments)
 
     return _Job(run, _result_text)
 

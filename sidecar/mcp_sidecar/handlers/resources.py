@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from mcp_sidecar.handlers.base import Handler, guarded
 from mcp_sidecar.output import spill
 from mcp_sidecar.protocol import methods, params
-from mcp_sidecar.services import completion, reading
+from mcp_sidecar.services import completion
 from mcp_sidecar.services.app import Sidecar
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ def resource_handlers(app: Sidecar) -> dict[str, Handler]:
     @guarded("read")
     async def on_read(raw: Any) -> ReadResult:
         p = params.parse_read("read", raw)
-        return await reading.read(app, p.server, p.uri, p.template, p.arguments)
+        return await app.reading.read(p.server, p.uri, p.template, p.arguments)
 
     @guarded("complete")
     async def on_complete(raw: Any) -> CompleteResult:

@@ -27,6 +27,7 @@ from mcp_sidecar.services.configuration import Configuration
 from mcp_sidecar.services.discovery import Discovery
 from mcp_sidecar.services.notifier import Notifier, Notify
 from mcp_sidecar.services.prompts import Previews
+from mcp_sidecar.services.reading import Reading
 from mcp_sidecar.services.roots import Roots
 from mcp_sidecar.services.sessions import Sessions
 from mcp_sidecar.services.watches import Watches
@@ -82,6 +83,7 @@ class Sidecar:
         """OAuth: the credential store, how to open a URL, logins waiting for a pasted callback."""
         # The features, each built from what it uses (lower ones first).
         self.activation = Activation(self.configuration, self.registry, self.catalogs, self.sessions)
+        self.reading = Reading(self.configuration, self.registry, self.catalogs)
         self.discovery = Discovery(self.configuration, self.registry, self.catalogs, self.sessions, self.activation)
 
     @classmethod

@@ -19,7 +19,7 @@ from mcp_sidecar.output import completion_text, shaping
 from mcp_sidecar.output.sanitize import has_controls
 from mcp_sidecar.protocol.errors import fail, refused_disabled
 from mcp_sidecar.services.prompts import advertised_prompt
-from mcp_sidecar.services.reading import MAX_URI_CHARS, advertised_template
+from mcp_sidecar.services.reading import MAX_URI_CHARS
 
 if TYPE_CHECKING:
     from mcp_sidecar.connections.connection import Connection
@@ -33,7 +33,7 @@ async def _check_template(app: Sidecar, conn: Connection, name: str, variable: s
     """An advertised template of the server, with `variable` among its variables."""
     if len(name) > MAX_URI_CHARS:
         raise fail("completion_invalid", op, f"The template is longer than {MAX_URI_CHARS} characters.", conn.name)
-    await advertised_template(app, conn, name, op, "completion_invalid")
+    await app.reading.advertised_template(conn, name, op, "completion_invalid")
     try:
         variables = templates.variable_names(name)
     except templates.TemplateError as exc:

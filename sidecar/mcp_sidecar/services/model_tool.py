@@ -18,7 +18,7 @@ from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.output.wording import EDITOR, Wording
 from mcp_sidecar.protocol import params
 from mcp_sidecar.protocol.errors import SidecarError, diagnostic
-from mcp_sidecar.services import activation, completion, reading
+from mcp_sidecar.services import activation, completion
 
 if TYPE_CHECKING:
     from mcp_sidecar.connections.connection import Connection
@@ -289,7 +289,7 @@ async def _invoke(app: Sidecar, arguments: dict[str, Any], session: str, wording
         if operation == "read":
             r = params.parse_read(op, arguments["read"])
             _refuse_placeholders(op, r.arguments)
-            content = await reading.read(app, r.server, r.uri, r.template, r.arguments)
+            content = await app.reading.read(r.server, r.uri, r.template, r.arguments)
             return {"text": content["text"], "isError": False, "details": content}
         request = arguments["complete"]
         if isinstance(request, dict) and "prompt" in request:

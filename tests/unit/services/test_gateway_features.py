@@ -16,7 +16,7 @@ import pytest
 from mcp_sidecar.catalog.documents import canonical
 from mcp_sidecar.events import ToolsDeactivated
 from mcp_sidecar.protocol.errors import SidecarError, fail
-from mcp_sidecar.services import prompts, reading
+from mcp_sidecar.services import prompts
 from mcp_sidecar.services.app import Sidecar
 from support.fake_connection import FakeFactory
 
@@ -145,7 +145,7 @@ async def test_every_enabled_servers_resource_catalog_is_listed_and_one_that_can
 
     monkeypatch.setattr(factory.current("a"), "list_resources", listed)
     monkeypatch.setattr(factory.current("b"), "list_resources", down)
-    catalogs = await reading.enabled_resource_catalogs(app, "gateway")
+    catalogs = await app.reading.enabled_resource_catalogs("gateway")
     assert [(server, catalog.items, catalog.templates) for server, catalog in catalogs] == [
         ("a", [{"uri": "file:///notes.txt", "name": "notes"}], [{"uriTemplate": "file:///{name}", "name": "any"}])
     ]
