@@ -402,10 +402,8 @@ def _prompt_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
         return EXIT_USAGE
 
     async def run() -> Any:
-        from mcp_sidecar.services import prompts
-
-        previewed = await prompts.preview(app, args.server, args.name, prompt_arguments)
-        return prompts.use(app, previewed["previewId"]) if args.use else previewed
+        previewed = await app.prompts.preview(args.server, args.name, prompt_arguments)
+        return app.prompts.use(previewed["previewId"]) if args.use else previewed
 
     return _Job(run, _result_text)
 

@@ -135,7 +135,7 @@ class Gateway:
         self._durable = durable
         self._bus = InMemorySubscriptionBus()
         self._modern: Host | None = None
-        self.prompts = Prompts(app, prompts or PromptSnapshot(app), self._prompts_changed)
+        self.prompts = Prompts(app.prompts, prompts or PromptSnapshot(app), self._prompts_changed)
         self.resources = Resources(app.reading, app.registry.names, resources)
         self.server: Server[Any] = _Server(
             "mcp-sidecar",

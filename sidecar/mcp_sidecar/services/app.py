@@ -26,7 +26,7 @@ from mcp_sidecar.services.catalogs import Catalogs
 from mcp_sidecar.services.configuration import Configuration
 from mcp_sidecar.services.discovery import Discovery
 from mcp_sidecar.services.notifier import Notifier, Notify
-from mcp_sidecar.services.prompts import Previews
+from mcp_sidecar.services.prompts import Prompts
 from mcp_sidecar.services.reading import Reading
 from mcp_sidecar.services.roots import Roots
 from mcp_sidecar.services.sessions import Sessions
@@ -66,8 +66,8 @@ class Sidecar:
         self.watches = Watches(notify, self.hub)
         cache = ToolCache(paths.cache_dir() / "catalogs") if use_disk_cache else None
         self.catalogs = Catalogs(cache, asyncio.Semaphore(MAX_DISCOVERIES_IN_FLIGHT), self.hub)
-        self.previews = Previews(self.hub)
-        """Pending prompt previews: a configuration reload or their server's disconnection ends them."""
+        self.prompts = Prompts(self.configuration, self.registry, self.catalogs, self.hub)
+        """Prompt previews, pending ones too: a configuration reload or their server's disconnection ends them."""
         self.sessions = Sessions(self.hub, self.registry)
         self.notifier = Notifier(
             notify,

@@ -15,7 +15,7 @@ from mcp_sidecar.config.edit import EditScope
 from mcp_sidecar.output import command_text, render, signature
 from mcp_sidecar.output.sanitize import strip_controls
 from mcp_sidecar.protocol.errors import command_invalid
-from mcp_sidecar.services import auth, config_edits, lifecycle, prompts, status
+from mcp_sidecar.services import auth, config_edits, lifecycle, status
 from mcp_sidecar.services.command_line import (
     COMMANDS,
     SCOPES,
@@ -159,7 +159,7 @@ async def _prompt(app: Sidecar, parsed: ParsedCommand) -> Outcome:
         if not sep or not key or key in arguments:
             raise command_invalid("prompt", f"Arguments are ARG=VALUE, once per name: {word!r}.", usage_of("prompt"))
         arguments[key] = value
-    result = await prompts.preview(app, _server(parsed), name, arguments)
+    result = await app.prompts.preview(_server(parsed), name, arguments)
     return result, command_text.prompt_previewed(result)
 
 

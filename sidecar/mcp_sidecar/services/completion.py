@@ -18,7 +18,6 @@ from mcp_sidecar.connections import templates
 from mcp_sidecar.output import completion_text, shaping
 from mcp_sidecar.output.sanitize import has_controls
 from mcp_sidecar.protocol.errors import fail, refused_disabled
-from mcp_sidecar.services.prompts import advertised_prompt
 from mcp_sidecar.services.reading import MAX_URI_CHARS
 
 if TYPE_CHECKING:
@@ -44,8 +43,8 @@ async def _check_template(app: Sidecar, conn: Connection, name: str, variable: s
 
 async def _check_prompt(app: Sidecar, conn: Connection, name: str, argument: str, op: str) -> None:
     """An advertised (not refused) prompt of the server, declaring `argument`."""
-    found = await advertised_prompt(
-        app, conn, name, op, ("completion_invalid", "The server does not advertise that prompt.")
+    found = await app.prompts.advertised_prompt(
+        conn, name, op, ("completion_invalid", "The server does not advertise that prompt.")
     )
     declared = [a.get("name") for a in found.get("arguments") or [] if isinstance(a, dict)]
     if argument not in declared:

@@ -226,7 +226,7 @@ def end_session(app: Sidecar, session: str) -> SessionEndResult:
     return {
         "session": session,
         "deactivated": app.sessions.end(session),
-        "previewsDiscarded": app.previews.drop_session(session),
+        "previewsDiscarded": app.prompts.drop_session(session),
     }
 
 

@@ -16,7 +16,6 @@ import pytest
 from mcp_sidecar.catalog.documents import canonical
 from mcp_sidecar.events import ToolsDeactivated
 from mcp_sidecar.protocol.errors import SidecarError, fail
-from mcp_sidecar.services import prompts
 from mcp_sidecar.services.app import Sidecar
 from support.fake_connection import FakeFactory
 
@@ -130,7 +129,7 @@ async def test_every_enabled_servers_prompts_are_listed_and_one_that_cannot_list
         raise fail("connection_failed", operation, "The server is down.", "b")
 
     monkeypatch.setattr(factory.current("b"), "list_prompts", down)
-    listed = await prompts.enabled_prompts(app, "gateway")
+    listed = await app.prompts.enabled_prompts("gateway")
     assert listed == [("a", [{"name": "review", "arguments": [{"name": "file", "required": True}]}]), ("b", [])]
 
 

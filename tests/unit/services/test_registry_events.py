@@ -24,7 +24,6 @@ from mcp_sidecar.events import (
 )
 from mcp_sidecar.protocol import methods
 from mcp_sidecar.protocol.results import ActiveToolsChanged
-from mcp_sidecar.services import prompts
 from mcp_sidecar.services.app import Sidecar
 from support.fake_connection import FakeConnection, FakeFactory
 
@@ -238,19 +237,19 @@ async def test_previews_end_with_their_connection_and_with_a_reload(env: Env) ->
     env.app.ensure_loaded()
     for name in ("a", "b"):
         env.fake(name).prompts = [{"name": "p"}]
-    first = await prompts.preview(env.app, "a", "p", {})
-    kept = await prompts.preview(env.app, "b", "p", {})
-    assert len(env.app.previews) == 2
+    first = await env.app.prompts.preview("a", "p", {})
+    kept = await env.app.prompts.preview("b", "p", {})
+    assert len(env.app.prompts) == 2
 
     env.fake("a").set_state("idle")
-    assert len(env.app.previews) == 1
+    assert len(env.app.prompts) == 1
     with pytest.raises(Exception, match="No pending preview"):
-        prompts.use(env.app, first["previewId"])
+        env.app.prompts.use(first["previewId"])
 
     await env.app.configuration.reload()
-    assert len(env.app.previews) == 0
+    assert len(env.app.prompts) == 0
     with pytest.raises(Exception, match="No pending preview"):
-        prompts.use(env.app, kept["previewId"])
+        env.app.prompts.use(kept["previewId"])
 
 
 # -- the hub itself ----------------------------------------------------------------------------
