@@ -387,11 +387,7 @@ def _complete_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
         return EXIT_USAGE
 
     async def run() -> Any:
-        from mcp_sidecar.services import completion
-
-        return await completion.complete(
-            app, args.server, ("template", args.template), (args.name, args.value), context
-        )
+        return await app.completion.complete(args.server, ("template", args.template), (args.name, args.value), context)
 
     return _Job(run, _result_text)
 

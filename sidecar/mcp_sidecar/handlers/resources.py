@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from mcp_sidecar.handlers.base import Handler, guarded
 from mcp_sidecar.output import spill
 from mcp_sidecar.protocol import methods, params
-from mcp_sidecar.services import completion
 from mcp_sidecar.services.app import Sidecar
 
 if TYPE_CHECKING:
@@ -33,9 +32,7 @@ def resource_handlers(app: Sidecar) -> dict[str, Handler]:
     async def on_complete(raw: Any) -> CompleteResult:
         p = params.parse_complete("complete", raw)
         kind: Literal["template", "prompt"] = "template" if p.kind == "template" else "prompt"
-        return await completion.complete(
-            app, p.server, (kind, p.name), (p.argument_name, p.argument_value), p.arguments
-        )
+        return await app.completion.complete(p.server, (kind, p.name), (p.argument_name, p.argument_value), p.arguments)
 
     @guarded("subscribe")
     async def on_subscribe(raw: Any) -> SubscribeResult:

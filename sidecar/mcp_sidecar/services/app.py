@@ -23,6 +23,7 @@ from mcp_sidecar.services import auth, lifecycle, model_tool, status
 from mcp_sidecar.services.activation import Activation
 from mcp_sidecar.services.auth import Logins
 from mcp_sidecar.services.catalogs import Catalogs
+from mcp_sidecar.services.completion import Completion
 from mcp_sidecar.services.configuration import Configuration
 from mcp_sidecar.services.discovery import Discovery
 from mcp_sidecar.services.notifier import Notifier, Notify
@@ -84,6 +85,7 @@ class Sidecar:
         # The features, each built from what it uses (lower ones first).
         self.activation = Activation(self.configuration, self.registry, self.catalogs, self.sessions)
         self.reading = Reading(self.configuration, self.registry, self.catalogs)
+        self.completion = Completion(self.configuration, self.reading, self.prompts)
         self.discovery = Discovery(self.configuration, self.registry, self.catalogs, self.sessions, self.activation)
 
     @classmethod

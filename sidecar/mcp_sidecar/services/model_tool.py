@@ -18,7 +18,7 @@ from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.output.wording import EDITOR, Wording
 from mcp_sidecar.protocol import params
 from mcp_sidecar.protocol.errors import SidecarError, diagnostic
-from mcp_sidecar.services import activation, completion
+from mcp_sidecar.services import activation
 
 if TYPE_CHECKING:
     from mcp_sidecar.connections.connection import Connection
@@ -295,8 +295,8 @@ async def _invoke(app: Sidecar, arguments: dict[str, Any], session: str, wording
         if isinstance(request, dict) and "prompt" in request:
             raise SidecarError(diagnostic("invalid_params", op, "`complete` takes a `template`, not a `prompt`."))
         c = params.parse_complete(op, request)
-        done = await completion.complete(
-            app, c.server, ("template", c.name), (c.argument_name, c.argument_value), c.arguments
+        done = await app.completion.complete(
+            c.server, ("template", c.name), (c.argument_name, c.argument_value), c.arguments
         )
         return {"text": done["text"], "isError": False, "details": done}
     except SidecarError as exc:
