@@ -37,12 +37,12 @@ def resource_handlers(app: Sidecar) -> dict[str, Handler]:
     @guarded("subscribe")
     async def on_subscribe(raw: Any) -> SubscribeResult:
         p = params.parse_resource("subscribe", raw)
-        return await app.watches.subscribe(app, p.server, p.uri)
+        return await app.watches.subscribe(p.server, p.uri)
 
     @guarded("unsubscribe")
     async def on_unsubscribe(raw: Any) -> UnsubscribeResult:
         p = params.parse_resource("unsubscribe", raw)
-        return await app.watches.unsubscribe(app, p.server, p.uri)
+        return await app.watches.unsubscribe(p.server, p.uri)
 
     @guarded("subscriptions")
     async def on_subscriptions(raw: Any) -> SubscriptionsResult:

@@ -64,7 +64,7 @@ class Sidecar:
             grant=approve_project,
         )
         # Subscribers run in this order for each event (see events.py).
-        self.watches = Watches(notify, self.hub)
+        self.watches = Watches(notify, self.hub, self.configuration, self.registry)
         cache = ToolCache(paths.cache_dir() / "catalogs") if use_disk_cache else None
         self.catalogs = Catalogs(cache, asyncio.Semaphore(MAX_DISCOVERIES_IN_FLIGHT), self.hub)
         self.prompts = Prompts(self.configuration, self.registry, self.catalogs, self.hub)

@@ -136,13 +136,13 @@ async def _import(app: Sidecar, parsed: ParsedCommand) -> Outcome:
 
 async def _subscribe(app: Sidecar, parsed: ParsedCommand) -> Outcome:
     assert parsed.uri is not None
-    result = await app.watches.subscribe(app, _server(parsed), parsed.uri)
+    result = await app.watches.subscribe(_server(parsed), parsed.uri)
     return result, command_text.subscribed(result)
 
 
 async def _unsubscribe(app: Sidecar, parsed: ParsedCommand) -> Outcome:
     assert parsed.uri is not None
-    result = await app.watches.unsubscribe(app, _server(parsed), parsed.uri)
+    result = await app.watches.unsubscribe(_server(parsed), parsed.uri)
     return result, command_text.unsubscribed(result)
 
 

@@ -201,8 +201,8 @@ async def test_watches_coalesce_updates_and_end_with_their_connection(env: Env) 
     env.write(a=server("a.py"), b=server("b.py"))
     env.app.ensure_loaded()
     env.app.configuration.interactive = True
-    await env.app.watches.subscribe(env.app, "a", "file:///x")
-    await env.app.watches.subscribe(env.app, "b", "file:///y")
+    await env.app.watches.subscribe("a", "file:///x")
+    await env.app.watches.subscribe("b", "file:///y")
     a, b = env.fake("a"), env.fake("b")
 
     a.announce(ResourceUpdated(a.real, "file:///x"))
@@ -224,7 +224,7 @@ async def test_a_reload_that_replaces_a_connection_clears_its_watches(env: Env) 
     env.write(a=server("a.py"))
     env.app.ensure_loaded()
     env.app.configuration.interactive = True
-    await env.app.watches.subscribe(env.app, "a", "file:///x")
+    await env.app.watches.subscribe("a", "file:///x")
     env.write(a=server("a2.py"))
 
     await env.app.configuration.reload()
