@@ -152,7 +152,7 @@ class Gateway:
             # 2026-07-28 list results must say how long they stay fresh; the SDK fills this in from here.
             cache_hints=dict.fromkeys(LISTS, CacheHint(0, "private")),
         )
-        self.server.describe = lambda: texts.instructions(app)
+        self.server.describe = lambda: texts.instructions(app.model_tool)
         self.server.middleware = []  # no tracing span per message: the face adds as little as it can
         self.forwarding = Forwarding(app, self.server, self.host)
         self.server.add_request_handler(OPEN_METHOD, types.RequestParams, self._opened)
@@ -236,7 +236,7 @@ class Gateway:
 
     def tools_of(self, host: Host) -> list[dict[str, Any]]:
         """`mcp_tools` and `mcp_call`, then in native mode the host's active tools."""
-        tools = texts.opening_tools(self.app, self.mode)
+        tools = texts.opening_tools(self.app.model_tool, self.mode)
         if self.mode == "proxy":
             return tools
         natives = [self._native(host, t) for t in self.app.sessions.active(host.session).values()]
@@ -306,7 +306,7 @@ class Gateway:
         if isinstance(arguments.get("activate"), list):
             arguments["activate"] = [host.as_id(i, self.app.registry.names()) for i in arguments["activate"]]
         wording = self.wording(host)
-        result = await model_tool.invoke(self.app, arguments, host.session, wording=wording)
+        result = await self.app.model_tool.invoke(arguments, host.session, wording=wording)
         if set(self.app.sessions.active(host.session)) == before:
             return _text(result["text"], result["isError"])
         since = host.listings

@@ -12,7 +12,7 @@ from mcp_sidecar.handlers.resources import resource_handlers
 from mcp_sidecar.output import model_text
 from mcp_sidecar.protocol import methods, params
 from mcp_sidecar.protocol.errors import SidecarError
-from mcp_sidecar.services import lifecycle, model_tool, status
+from mcp_sidecar.services import lifecycle, status
 from mcp_sidecar.services.app import Sidecar
 from mcp_sidecar.services.progress import work_done
 
@@ -137,16 +137,16 @@ def _model_tool_handlers(app: Sidecar) -> dict[str, Handler]:
     @guarded("modelTool")
     async def on_model_tool_definition(raw: Any) -> ModelToolDefinition:
         params.parse_session("modelTool", raw)
-        return model_tool.definition(app)
+        return app.model_tool.definition()
 
     @guarded("mcp_tools")
     async def on_model_tool_invoke(raw: Any) -> ModelToolInvokeResult:
         p = params.parse_model_tool("mcp_tools", raw)
-        return await model_tool.invoke(app, p.arguments, p.session, include_directory=p.include_directory)
+        return await app.model_tool.invoke(p.arguments, p.session, include_directory=p.include_directory)
 
     @guarded("session")
     async def on_session_end(raw: Any) -> SessionEndResult:
-        return model_tool.end_session(app, params.parse_session_end("session", raw))
+        return app.model_tool.end_session(params.parse_session_end("session", raw))
 
     return {
         methods.MODEL_TOOL_DEFINITION: on_model_tool_definition,

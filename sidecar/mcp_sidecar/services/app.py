@@ -19,13 +19,14 @@ from mcp_sidecar.connections.client_hooks import ClientOffer, ClientSide
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.connections.registry import ConnectionFactory, ServerRegistry
 from mcp_sidecar.events import ConnectionEvent, EventHub
-from mcp_sidecar.services import auth, lifecycle, model_tool, status
+from mcp_sidecar.services import auth, lifecycle, status
 from mcp_sidecar.services.activation import Activation
 from mcp_sidecar.services.auth import Logins
 from mcp_sidecar.services.catalogs import Catalogs
 from mcp_sidecar.services.completion import Completion
 from mcp_sidecar.services.configuration import Configuration
 from mcp_sidecar.services.discovery import Discovery
+from mcp_sidecar.services.model_tool import ModelTool
 from mcp_sidecar.services.notifier import Notifier, Notify
 from mcp_sidecar.services.prompts import Prompts
 from mcp_sidecar.services.reading import Reading
@@ -76,7 +77,7 @@ class Sidecar:
             self.registry,
             lambda conn: status.status_row(self, conn),
             lambda: self.configuration.pending.values(),
-            lambda: model_tool.definition(self),
+            lambda: self.model_tool.definition(),  # built below; asked only once events flow
         )
         self.roots = Roots(self.configuration, self.registry, self.hub)
         self._client_side = ClientSide(offer=lambda: self.offer, roots=self.roots.current, ask=self.hub.ask)
@@ -87,6 +88,17 @@ class Sidecar:
         self.reading = Reading(self.configuration, self.registry, self.catalogs)
         self.completion = Completion(self.configuration, self.reading, self.prompts)
         self.discovery = Discovery(self.configuration, self.registry, self.catalogs, self.sessions, self.activation)
+        self.model_tool = ModelTool(
+            self.configuration,
+            self.registry,
+            self.catalogs,
+            self.sessions,
+            discovery=self.discovery,
+            activation=self.activation,
+            reading=self.reading,
+            completion=self.completion,
+            prompts=self.prompts,
+        )
 
     @classmethod
     def headless(cls, workspace: Path, trust_project: bool) -> Sidecar:
