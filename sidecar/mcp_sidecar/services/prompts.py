@@ -21,7 +21,6 @@ reconnection) of their server.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import secrets
 from collections.abc import Mapping
@@ -35,7 +34,7 @@ from mcp_sidecar.events import EventHub, Reconciled, StatusChanged
 from mcp_sidecar.output import prompt_text
 from mcp_sidecar.output.limits import MAX_LINES, MAX_TEXT_BYTES, line_count, utf8_size
 from mcp_sidecar.output.sanitize import one_line, strip_controls
-from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError, fail, refused_disabled
+from mcp_sidecar.protocol.errors import DiagnosticCode, fail, refused_disabled
 from mcp_sidecar.protocol.methods import DEFAULT_SESSION
 
 if TYPE_CHECKING:
@@ -158,15 +157,8 @@ class Prompts:
         them now has none to offer now."""
         self._configuration.ensure_loaded()
         conns = [c for c in self._registry if not c.config.disabled]
-
-        async def of(conn: Connection) -> list[dict[str, Any]]:
-            try:
-                return list((await self._catalogs.prompt_catalog(conn, operation)).items)
-            except SidecarError:
-                return []
-
-        found = await asyncio.gather(*(of(c) for c in conns))
-        return [(conn.name, items) for conn, items in zip(conns, found, strict=True)]
+        found = await self._catalogs.listed_by_each(conns, "prompts", operation)
+        return [(conn.name, list(c.items) if c is not None else []) for conn, c in zip(conns, found, strict=True)]
 
     async def preview(
         self, server: str, name: str, arguments: Mapping[str, Any], session: str = DEFAULT_SESSION

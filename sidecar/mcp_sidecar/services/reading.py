@@ -11,7 +11,6 @@ TAG character is refused (`resource_invalid`); the `text` rendering is sanitised
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Mapping
@@ -21,7 +20,7 @@ from mcp_sidecar.connections import templates
 from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.output import read_text, shaping
 from mcp_sidecar.output.sanitize import has_controls
-from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError, fail, refused_disabled
+from mcp_sidecar.protocol.errors import DiagnosticCode, fail, refused_disabled
 
 if TYPE_CHECKING:
     from mcp_sidecar.connections.registry import ServerRegistry
@@ -142,14 +141,7 @@ class Reading:
         server that cannot list them now is left out: it has nothing to offer now."""
         self._configuration.ensure_loaded()
         conns = [c for c in self._registry if not c.config.disabled]
-
-        async def of(conn: Connection) -> ListCatalog | None:
-            try:
-                return await self._catalogs.resource_catalog(conn, operation)
-            except SidecarError:
-                return None
-
-        found = await asyncio.gather(*(of(c) for c in conns))
+        found = await self._catalogs.listed_by_each(conns, "resources", operation)
         return [(conn.name, catalog) for conn, catalog in zip(conns, found, strict=True) if catalog is not None]
 
 
