@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import mcp_sidecar
 from mcp_sidecar.connections.registry import ServerRegistry
 from mcp_sidecar.events import EventHub, ResourceUpdated
 from mcp_sidecar.protocol import methods
@@ -122,3 +124,13 @@ async def test_watches_refuse_a_client_that_is_not_interactive(parts: Parts) -> 
         await watches.subscribe("a", "file:///x")
     assert refused.value.diagnostic.code == "interactive_required"
     assert parts.factory.current("a").subscribed == []
+
+
+FEATURE_MODULES = ("activation", "completion", "discovery", "model_tool", "prompts", "reading", "watches")
+
+
+@pytest.mark.parametrize("module", FEATURE_MODULES)
+def test_a_feature_module_never_names_the_container(module: str) -> None:
+    """Its constructor names what it uses: not `Sidecar`, not even for types."""
+    source = (Path(mcp_sidecar.__file__).parent / "services" / f"{module}.py").read_text(encoding="utf-8")
+    assert re.findall(r"\bSidecar\b|\bservices\.app\b|\bapp: ", source) == []
