@@ -22,13 +22,13 @@ from mcp_sidecar.gateway import entries, native
 
 if TYPE_CHECKING:
     from mcp_sidecar.gateway.prompt_snapshot import PromptSnapshot
-    from mcp_sidecar.services import prompts
+    from mcp_sidecar.services.prompts import Prompts as PromptFeature
 
 log = logging.getLogger(__name__)
 
 
 class Prompts:
-    def __init__(self, prompts: prompts.Prompts, snapshot: PromptSnapshot, changed: Callable[[], None]) -> None:
+    def __init__(self, prompts: PromptFeature, snapshot: PromptSnapshot, changed: Callable[[], None]) -> None:
         """`prompts`: the servers' prompts and their previews; `changed`: tells every host its prompts changed."""
         self._prompts = prompts
         self._snapshot = snapshot
