@@ -319,7 +319,6 @@ def _logs_job(app: Sidecar, args: argparse.Namespace) -> _Job:
 
 def _discover_job(app: Sidecar, args: argparse.Namespace) -> _Job:
     from mcp_sidecar.protocol.params import parse_discover
-    from mcp_sidecar.services import discovery
 
     request = {"query": args.query, "kind": args.kind, "limit": args.limit}
     if args.server:
@@ -327,7 +326,7 @@ def _discover_job(app: Sidecar, args: argparse.Namespace) -> _Job:
 
     async def run() -> Any:
         p = parse_discover("discover", request)
-        return await discovery.discover(app, p.query, p.kind, p.server, p.limit, "cli")
+        return await app.discovery.discover(p.query, p.kind, p.server, p.limit, "cli")
 
     return _Job(run, _result_text)
 
@@ -352,10 +351,8 @@ def _refresh_job(app: Sidecar, args: argparse.Namespace) -> _Job:
 
 
 def _activate_job(app: Sidecar, args: argparse.Namespace) -> _Job:
-    from mcp_sidecar.services import activation
-
     async def run() -> Any:
-        return await activation.activate(app, tuple(dict.fromkeys(args.ids)), "cli")
+        return await app.activation.activate(tuple(dict.fromkeys(args.ids)), "cli")
 
     def nothing_loaded(result: Any) -> bool:
         return all(r["status"] == "not loaded" for r in result["results"])
@@ -370,10 +367,9 @@ def _read_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
 
     async def run() -> Any:
         from mcp_sidecar.protocol.params import parse_read
-        from mcp_sidecar.services import reading
 
         p = parse_read("read", read_request)
-        return await reading.read(app, p.server, p.uri, p.template, p.arguments)
+        return await app.reading.read(p.server, p.uri, p.template, p.arguments)
 
     return _Job(run, _result_text)
 
@@ -384,11 +380,7 @@ def _complete_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
         return EXIT_USAGE
 
     async def run() -> Any:
-        from mcp_sidecar.services import completion
-
-        return await completion.complete(
-            app, args.server, ("template", args.template), (args.name, args.value), context
-        )
+        return await app.completion.complete(args.server, ("template", args.template), (args.name, args.value), context)
 
     return _Job(run, _result_text)
 
@@ -399,10 +391,8 @@ def _prompt_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
         return EXIT_USAGE
 
     async def run() -> Any:
-        from mcp_sidecar.services import prompts
-
-        previewed = await prompts.preview(app, args.server, args.name, prompt_arguments)
-        return prompts.use(app, previewed["previewId"]) if args.use else previewed
+        previewed = await app.prompts.preview(args.server, args.name, prompt_arguments)
+        return app.prompts.use(previewed["previewId"]) if args.use else previewed
 
     return _Job(run, _result_text)
 
@@ -428,7 +418,7 @@ def _call_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
 
     async def run() -> Any:
         try:
-            called = await activation.activate_and_call(app, args.id, arguments, "cli")
+            called = await app.activation.activate_and_call(args.id, arguments, "cli")
         except activation.NotActivated as exc:
             return {"activation": exc.activation}
         called.pop("activation")  # the CLI's result stays the call's

@@ -147,11 +147,10 @@ class _Run:
                     await self.app.auth.login(SERVER, False, tuple(result["extraScopes"]))
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> None:
-        from mcp_sidecar.services import activation
 
         tool_id = f"{SERVER}.{tool}"
-        await activation.activate(self.app, (tool_id,), SESSION)
-        result = await self.with_login(lambda: activation.call_tool(self.app, tool_id, arguments, SESSION))
+        await self.app.activation.activate((tool_id,), SESSION)
+        result = await self.with_login(lambda: self.app.activation.call_tool(tool_id, arguments, SESSION))
         if result.get("isError"):
             print(f"{self.scenario}: {tool} answered an error", file=sys.stderr)
 

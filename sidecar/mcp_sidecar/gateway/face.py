@@ -135,8 +135,8 @@ class Gateway:
         self._durable = durable
         self._bus = InMemorySubscriptionBus()
         self._modern: Host | None = None
-        self.prompts = Prompts(app, prompts or PromptSnapshot(app), self._prompts_changed)
-        self.resources = Resources(app, resources)
+        self.prompts = Prompts(app.prompts, prompts or PromptSnapshot(app), self._prompts_changed)
+        self.resources = Resources(app.reading, app.registry.names, resources)
         self.server: Server[Any] = _Server(
             "mcp-sidecar",
             version=__version__,
@@ -152,7 +152,7 @@ class Gateway:
             # 2026-07-28 list results must say how long they stay fresh; the SDK fills this in from here.
             cache_hints=dict.fromkeys(LISTS, CacheHint(0, "private")),
         )
-        self.server.describe = lambda: texts.instructions(app)
+        self.server.describe = lambda: texts.instructions(app.model_tool)
         self.server.middleware = []  # no tracing span per message: the face adds as little as it can
         self.forwarding = Forwarding(app, self.server, self.host)
         self.server.add_request_handler(OPEN_METHOD, types.RequestParams, self._opened)
@@ -201,12 +201,12 @@ class Gateway:
 
     async def _restore(self, host: Host, durable: DurableSession) -> None:
         """The durable session's saved tools, active again once the host's roots are known
-        (`activation.restore`: a tool changed since is not)."""
+        (`Activation.restore`: a tool changed since is not)."""
         saved = durable.load()
         if not saved:
             return
         await self.forwarding.ready(host)
-        lost = await activation.restore(self.app, host.session, saved, digest, "gateway")
+        lost = await self.app.activation.restore(host.session, saved, digest, "gateway")
         if lost:
             log.warning("gateway session %s: not restored: %s", durable.name, one_line(", ".join(lost)))
         self.hosts.changed(host)
@@ -236,7 +236,7 @@ class Gateway:
 
     def tools_of(self, host: Host) -> list[dict[str, Any]]:
         """`mcp_tools` and `mcp_call`, then in native mode the host's active tools."""
-        tools = texts.opening_tools(self.app, self.mode)
+        tools = texts.opening_tools(self.app.model_tool, self.mode)
         if self.mode == "proxy":
             return tools
         natives = [self._native(host, t) for t in self.app.sessions.active(host.session).values()]
@@ -306,13 +306,13 @@ class Gateway:
         if isinstance(arguments.get("activate"), list):
             arguments["activate"] = [host.as_id(i, self.app.registry.names()) for i in arguments["activate"]]
         wording = self.wording(host)
-        result = await model_tool.invoke(self.app, arguments, host.session, wording=wording)
+        result = await self.app.model_tool.invoke(arguments, host.session, wording=wording)
         if set(self.app.sessions.active(host.session)) == before:
             return _text(result["text"], result["isError"])
         since = host.listings
         self.hosts.changed(host)
         if "activate" in arguments:
-            activation.connect_soon(self.app, cast("ActivateResult", result["details"]))
+            self.app.activation.connect_soon(cast("ActivateResult", result["details"]))
         if "activate" not in arguments or self.mode != "native":
             return _text(result["text"], result["isError"])
         if host.lists == "before" and await self._relisted(host, since):
@@ -344,7 +344,7 @@ class Gateway:
         self, host: Host, tool_id: str, arguments: dict[str, Any], progress: ProgressSink | None = None
     ) -> dict[str, Any]:
         try:
-            result = await activation.call_listed_tool(self.app, tool_id, arguments, host.session, progress)
+            result = await self.app.activation.call_listed_tool(tool_id, arguments, host.session, progress)
         except SidecarError as exc:
             code = exc.diagnostic.code
             if code in ("tool_changed", "tool_not_active"):

@@ -216,7 +216,7 @@ class Front:
             "protocolVersion": wire.negotiated(params["protocolVersion"]),
             "capabilities": CAPABILITIES["handshake"],
             "serverInfo": wire.server_info(),
-            "instructions": texts.instructions(self.app),
+            "instructions": texts.instructions(self.app.model_tool),
         }
         return wire.response(message["id"], result)
 
@@ -227,12 +227,12 @@ class Front:
             return {
                 "supportedVersions": list(wire.MODERN_VERSIONS),
                 "capabilities": CAPABILITIES["modern"],
-                "instructions": texts.instructions(self.app),
+                "instructions": texts.instructions(self.app.model_tool),
             }
         if method == "ping" and version is None:
             return {}
         if method == "tools/list" and not self.restoring:
-            return {"tools": texts.opening_tools(self.app, self.mode)}
+            return {"tools": texts.opening_tools(self.app.model_tool, self.mode)}
         if method in ("resources/list", "resources/templates/list") and not self.resources:
             return {"resources": []} if method == "resources/list" else {"resourceTemplates": []}
         if method == "prompts/list" and self.prompts is not None:

@@ -21,7 +21,6 @@ from mcp_sidecar import tasks
 from mcp_sidecar.events import CatalogInvalidated, Reconciled, ToolsDeactivated
 from mcp_sidecar.gateway import native
 from mcp_sidecar.gateway.durable import digest
-from mcp_sidecar.services import activation
 
 if TYPE_CHECKING:
     from mcp_sidecar.connections.protocol import ServerConnection
@@ -217,7 +216,7 @@ class Hosts:
 
     async def recheck(self, conn: ServerConnection, hosts: list[Host]) -> None:
         """Drop the tools of `conn` whose live definition changed or went, from each host's session."""
-        await activation.deactivate_changed(self._app, conn, [host.session for host in hosts], "gateway")
+        await self._app.activation.deactivate_changed(conn, [host.session for host in hosts], "gateway")
 
 
 async def _tell(tell: Tell) -> None:

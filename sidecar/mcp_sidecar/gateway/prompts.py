@@ -19,19 +19,18 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION, M
 
 from mcp_sidecar import tasks
 from mcp_sidecar.gateway import entries, native
-from mcp_sidecar.services import prompts
 
 if TYPE_CHECKING:
     from mcp_sidecar.gateway.prompt_snapshot import PromptSnapshot
-    from mcp_sidecar.services.app import Sidecar
+    from mcp_sidecar.services.prompts import Prompts as PromptFeature
 
 log = logging.getLogger(__name__)
 
 
 class Prompts:
-    def __init__(self, app: Sidecar, snapshot: PromptSnapshot, changed: Callable[[], None]) -> None:
-        """`changed`: tells every host its prompts changed."""
-        self._app = app
+    def __init__(self, prompts: PromptFeature, snapshot: PromptSnapshot, changed: Callable[[], None]) -> None:
+        """`prompts`: the servers' prompts and their previews; `changed`: tells every host its prompts changed."""
+        self._prompts = prompts
         self._snapshot = snapshot
         self._changed = changed
         self.names: dict[str, tuple[str, str]] = {}
@@ -65,7 +64,7 @@ class Prompts:
     async def _list(self, version: str) -> list[dict[str, Any]]:
         listed: list[dict[str, Any]] = []
         names: dict[str, tuple[str, str]] = {}
-        for server, items in await prompts.enabled_prompts(self._app, "gateway"):
+        for server, items in await self._prompts.enabled_prompts("gateway"):
             for p in items:
                 name = native.native_name(server, p["name"], names)
                 entry = entries.prompt_entry(name, server, p, version)
@@ -90,8 +89,8 @@ class Prompts:
     async def get(self, server: str, name: str, arguments: dict[str, Any], session: str) -> dict[str, Any]:
         """`prompts/get`: the labelled snapshot, as one user message (a server's "assistant" turn is data
         for the model to read, never words put in its mouth). Raises SidecarError."""
-        previewed = await prompts.preview(self._app, server, name, arguments, session)
-        used = prompts.use(self._app, previewed["previewId"])
+        previewed = await self._prompts.preview(server, name, arguments, session)
+        used = self._prompts.use(previewed["previewId"])
         out: dict[str, Any] = {"messages": [{"role": "user", "content": {"type": "text", "text": used["text"]}}]}
         if used.get("description"):
             out["description"] = used["description"]

@@ -29,7 +29,7 @@ def unknown(app: Sidecar, host: Host, name: str, natively: bool) -> str:
     tool_id = host.as_id(name, app.registry.names())
     if tool_id != name and natively:
         named = activation.parse_tool_id(tool_id, app.registry.names())
-        if named is not None and activation.in_cached_catalog(app, named):
+        if named is not None and app.activation.in_cached_catalog(named):
             activate = model_call({"activate": [named.id]})
             native_name = host.would_name(named.server, named.tool)
             return f"{one_line(name)!r} is not activated yet: {one_line(activate)}, then call {native_name}."

@@ -13,6 +13,7 @@ resources with `mcp_tools` `read`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mcp.shared.exceptions import MCPError
@@ -20,12 +21,11 @@ from mcp_types import INVALID_PARAMS
 
 from mcp_sidecar.output.sanitize import has_controls, one_line, strip_controls
 from mcp_sidecar.protocol.errors import SidecarError
-from mcp_sidecar.services import reading
 
 if TYPE_CHECKING:
     from mcp_sidecar.protocol.results import ReadResult
-    from mcp_sidecar.services.app import Sidecar
     from mcp_sidecar.services.catalogs import ListCatalog
+    from mcp_sidecar.services.reading import Reading
 
 PREFIX = "mcp-sidecar://"
 RESOURCE_NOT_FOUND = -32002
@@ -82,7 +82,7 @@ def listed_template(server: str, item: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_contents(server: str, asked: str, result: ReadResult) -> list[dict[str, Any]]:
-    """`resources/read` contents of a read shaped by `reading.read`: namespaced URIs, text sanitised,
+    """`resources/read` contents of a read shaped by `Reading.read`: namespaced URIs, text sanitised,
     and, when the output limits cut it, a last text saying where the whole result is."""
     contents: list[dict[str, Any]] = []
     for item in result["contents"]:
@@ -107,12 +107,14 @@ def read_contents(server: str, asked: str, result: ReadResult) -> list[dict[str,
 
 
 class Resources:
-    def __init__(self, app: Sidecar, enabled: bool) -> None:
-        self.app = app
+    def __init__(self, reading: Reading, servers: Callable[[], list[str]], enabled: bool) -> None:
+        """`servers`: the configured servers' names, for the gateway URIs that name one."""
+        self._reading = reading
+        self._servers = servers
         self.enabled = enabled
 
     async def _catalogs(self) -> list[tuple[str, ListCatalog]]:
-        return await reading.enabled_resource_catalogs(self.app, "gateway") if self.enabled else []
+        return await self._reading.enabled_resource_catalogs("gateway") if self.enabled else []
 
     async def listed(self) -> list[dict[str, Any]]:
         return [listed_resource(server, r) for server, catalog in await self._catalogs() for r in catalog.items]
@@ -124,7 +126,7 @@ class Resources:
         """(server, its URI) that a `resources/read` of `uri` reads; an MCP error when none."""
         if not self.enabled:
             raise MCPError(RESOURCE_NOT_FOUND, OFF, {"uri": uri})
-        found = split(uri, self.app.registry.names())
+        found = split(uri, self._servers())
         if found is None:
             why = f"Not a resource of this gateway: its URIs are {PREFIX}<server>/<the server's URI>."
             raise MCPError(RESOURCE_NOT_FOUND, why, {"uri": uri})
@@ -132,7 +134,7 @@ class Resources:
 
     async def read(self, server: str, original: str, asked: str) -> dict[str, Any]:
         try:
-            result = await reading.read(self.app, server, original)
+            result = await self._reading.read(server, original)
         except SidecarError as exc:
             code = RESOURCE_NOT_FOUND if exc.diagnostic.code == "resource_not_found" else INVALID_PARAMS
             raise MCPError(code, one_line(exc.diagnostic.render()), {"uri": asked}) from None

@@ -28,7 +28,7 @@ from mcp_sidecar.gateway import stdio, texts
 from mcp_sidecar.gateway.durable import DurableSession
 from mcp_sidecar.gateway.front import Front
 from mcp_sidecar.gateway.prompt_snapshot import PromptSnapshot
-from mcp_sidecar.services import activation, lifecycle, model_tool
+from mcp_sidecar.services import lifecycle
 from mcp_sidecar.services.app import Sidecar
 
 if TYPE_CHECKING:
@@ -138,14 +138,12 @@ async def _stdio(app: Sidecar, args: argparse.Namespace) -> None:
             resources=args.resources,
             restoring=bool(args.session),
             prompts=snapshot,
-            prepare=lambda arguments: activation.connect_servers_soon(
-                app, model_tool.servers_to_contact(app, arguments)
-            ),
+            prepare=lambda arguments: app.activation.connect_servers_soon(app.model_tool.servers_to_contact(arguments)),
         )
         # Everything the front answers with is computed once here, on this thread, before the SDK is
         # imported on another: no module is then imported by both at once.
-        texts.instructions(app)
-        texts.opening_tools(app, args.tools)
+        texts.instructions(app.model_tool)
+        texts.opening_tools(app.model_tool, args.tools)
         snapshot.listed(modern=False)
         started: list[Router] = []
 

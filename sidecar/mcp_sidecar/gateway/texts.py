@@ -13,7 +13,7 @@ from mcp_sidecar.output import directory_text
 from mcp_sidecar.services import model_tool
 
 if TYPE_CHECKING:
-    from mcp_sidecar.services.app import Sidecar
+    from mcp_sidecar.services.model_tool import ModelTool
 
 Mode = Literal["native", "proxy"]
 
@@ -37,18 +37,18 @@ INSTRUCTIONS = (
 )
 
 
-def instructions(app: Sidecar) -> str:
+def instructions(tool: ModelTool) -> str:
     """The `initialize` / `server/discover` instructions: how to search, then the server directory,
     the same bounded text `mcp_tools`' description carries (a host that defers tools behind a
     search of its own shows the model these, not the tool)."""
-    directory = directory_text.render(model_tool.directory(app))
+    directory = directory_text.render(tool.directory())
     return f"{INSTRUCTIONS}\n\n{directory}" if directory else INSTRUCTIONS
 
 
-def mcp_tools(app: Sidecar, mode: Mode) -> dict[str, Any]:
+def mcp_tools(tool: ModelTool, mode: Mode) -> dict[str, Any]:
     """`mcp_tools` as the gateway lists it: the editors' definition, with how this gateway's host
     calls what it activates."""
-    described = model_tool.definition(app)
+    described = tool.definition()
     note = NATIVE_NOTE if mode == "native" else PROXY_NOTE
     head, _, directory = described["description"].partition("\n\nServers (")
     description = f"{head}\n{note}" + (f"\n\nServers ({directory}" if directory else "")
@@ -73,9 +73,9 @@ def mcp_call(mode: Mode) -> dict[str, Any]:
     }
 
 
-def opening_tools(app: Sidecar, mode: Mode) -> list[dict[str, Any]]:
+def opening_tools(tool: ModelTool, mode: Mode) -> list[dict[str, Any]]:
     """What a host lists before it activated anything."""
-    return [mcp_tools(app, mode), mcp_call(mode)]
+    return [mcp_tools(tool, mode), mcp_call(mode)]
 
 
 def not_listed(ids: list[str]) -> str:

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.handlers.base import Handler, guarded
 from mcp_sidecar.protocol import methods, params
-from mcp_sidecar.services import prompts
 from mcp_sidecar.services.app import Sidecar
 
 if TYPE_CHECKING:
@@ -17,14 +16,14 @@ def prompt_handlers(app: Sidecar) -> dict[str, Handler]:
     @guarded("prompt")
     async def on_preview(raw: Any) -> PromptSnapshot:
         p = params.parse_prompt_preview("prompt", raw)
-        return await prompts.preview(app, p.server, p.name, p.arguments, p.session)
+        return await app.prompts.preview(p.server, p.name, p.arguments, p.session)
 
     @guarded("prompt use")
     async def on_use(raw: Any) -> PromptUseResult:
-        return prompts.use(app, params.parse_preview_id("prompt use", raw).preview_id)
+        return app.prompts.use(params.parse_preview_id("prompt use", raw).preview_id)
 
     @guarded("prompt discard")
     async def on_discard(raw: Any) -> PromptDiscardResult:
-        return prompts.discard(app, params.parse_preview_id("prompt discard", raw).preview_id)
+        return app.prompts.discard(params.parse_preview_id("prompt discard", raw).preview_id)
 
     return {methods.PROMPT_PREVIEW: on_preview, methods.PROMPT_USE: on_use, methods.PROMPT_DISCARD: on_discard}

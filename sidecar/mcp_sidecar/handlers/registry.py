@@ -12,7 +12,6 @@ from mcp_sidecar.handlers.resources import resource_handlers
 from mcp_sidecar.output import model_text
 from mcp_sidecar.protocol import methods, params
 from mcp_sidecar.protocol.errors import SidecarError
-from mcp_sidecar.services import activation, discovery, model_tool
 from mcp_sidecar.services.app import Sidecar
 from mcp_sidecar.services.progress import work_done
 
@@ -95,11 +94,11 @@ def _tool_handlers(app: Sidecar) -> dict[str, Handler]:
     @guarded("activate")
     async def on_activate(raw: Any) -> ActivateResult:
         p = params.parse_activate("activate", raw)
-        return await activation.activate(app, p.ids, p.session)
+        return await app.activation.activate(p.ids, p.session)
 
     @guarded("activeTools")
     async def on_active_tools(raw: Any) -> ActiveToolsResult:
-        return activation.active_tools(app, params.parse_session("activeTools", raw).session)
+        return app.activation.active_tools(params.parse_session("activeTools", raw).session)
 
     @guarded("call")
     async def on_call_tool(raw: Any) -> CallToolResult:
@@ -107,9 +106,9 @@ def _tool_handlers(app: Sidecar) -> dict[str, Handler]:
         try:
             with work_done(app.notify, p.work_done_token, p.id) as progress:
                 if p.activate:
-                    result = await activation.activate_and_call(app, p.id, p.arguments, p.session, progress)
+                    result = await app.activation.activate_and_call(p.id, p.arguments, p.session, progress)
                 else:
-                    result = await activation.call_tool(app, p.id, p.arguments, p.session, progress)
+                    result = await app.activation.call_tool(p.id, p.arguments, p.session, progress)
             if p.for_model:
                 result["text"] = model_text.call_text(result)
             return result
@@ -121,7 +120,7 @@ def _tool_handlers(app: Sidecar) -> dict[str, Handler]:
     @guarded("discover")
     async def on_discover(raw: Any) -> DiscoverResult:
         p = params.parse_discover("discover", raw)
-        return await discovery.discover(app, p.query, p.kind, p.server, p.limit, p.session)
+        return await app.discovery.discover(p.query, p.kind, p.server, p.limit, p.session)
 
     return {
         methods.ACTIVATE: on_activate,
@@ -137,16 +136,16 @@ def _model_tool_handlers(app: Sidecar) -> dict[str, Handler]:
     @guarded("modelTool")
     async def on_model_tool_definition(raw: Any) -> ModelToolDefinition:
         params.parse_session("modelTool", raw)
-        return model_tool.definition(app)
+        return app.model_tool.definition()
 
     @guarded("mcp_tools")
     async def on_model_tool_invoke(raw: Any) -> ModelToolInvokeResult:
         p = params.parse_model_tool("mcp_tools", raw)
-        return await model_tool.invoke(app, p.arguments, p.session, include_directory=p.include_directory)
+        return await app.model_tool.invoke(p.arguments, p.session, include_directory=p.include_directory)
 
     @guarded("session")
     async def on_session_end(raw: Any) -> SessionEndResult:
-        return model_tool.end_session(app, params.parse_session_end("session", raw))
+        return app.model_tool.end_session(params.parse_session_end("session", raw))
 
     return {
         methods.MODEL_TOOL_DEFINITION: on_model_tool_definition,

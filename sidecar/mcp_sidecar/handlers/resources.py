@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from mcp_sidecar.handlers.base import Handler, guarded
 from mcp_sidecar.output import spill
 from mcp_sidecar.protocol import methods, params
-from mcp_sidecar.services import completion, reading
 from mcp_sidecar.services.app import Sidecar
 
 if TYPE_CHECKING:
@@ -27,25 +26,23 @@ def resource_handlers(app: Sidecar) -> dict[str, Handler]:
     @guarded("read")
     async def on_read(raw: Any) -> ReadResult:
         p = params.parse_read("read", raw)
-        return await reading.read(app, p.server, p.uri, p.template, p.arguments)
+        return await app.reading.read(p.server, p.uri, p.template, p.arguments)
 
     @guarded("complete")
     async def on_complete(raw: Any) -> CompleteResult:
         p = params.parse_complete("complete", raw)
         kind: Literal["template", "prompt"] = "template" if p.kind == "template" else "prompt"
-        return await completion.complete(
-            app, p.server, (kind, p.name), (p.argument_name, p.argument_value), p.arguments
-        )
+        return await app.completion.complete(p.server, (kind, p.name), (p.argument_name, p.argument_value), p.arguments)
 
     @guarded("subscribe")
     async def on_subscribe(raw: Any) -> SubscribeResult:
         p = params.parse_resource("subscribe", raw)
-        return await app.watches.subscribe(app, p.server, p.uri)
+        return await app.watches.subscribe(p.server, p.uri)
 
     @guarded("unsubscribe")
     async def on_unsubscribe(raw: Any) -> UnsubscribeResult:
         p = params.parse_resource("unsubscribe", raw)
-        return await app.watches.unsubscribe(app, p.server, p.uri)
+        return await app.watches.unsubscribe(p.server, p.uri)
 
     @guarded("subscriptions")
     async def on_subscriptions(raw: Any) -> SubscriptionsResult:

@@ -20,18 +20,22 @@ from mcp_sidecar.connections.connection import Connection
 from mcp_sidecar.connections.protocol import ServerConnection
 from mcp_sidecar.connections.registry import ConnectionFactory, ServerRegistry
 from mcp_sidecar.events import ConnectionEvent, EventHub
-from mcp_sidecar.services import model_tool, prompts
+from mcp_sidecar.services.activation import Activation
 from mcp_sidecar.services.approvals import Approvals
 from mcp_sidecar.services.auth import Auth
 from mcp_sidecar.services.catalogs import Catalogs
 from mcp_sidecar.services.commands import Commands, WatchesAndPrompts
+from mcp_sidecar.services.completion import Completion
 from mcp_sidecar.services.config_edits import ConfigEdits
 from mcp_sidecar.services.config_imports import ConfigImports
 from mcp_sidecar.services.configuration import Configuration
+from mcp_sidecar.services.discovery import Discovery
 from mcp_sidecar.services.lifecycle import Lifecycle
+from mcp_sidecar.services.model_tool import ModelTool
 from mcp_sidecar.services.notifier import Notifier, Notify
 from mcp_sidecar.services.offers import Offers
-from mcp_sidecar.services.prompts import Previews
+from mcp_sidecar.services.prompts import Prompts
+from mcp_sidecar.services.reading import Reading
 from mcp_sidecar.services.roots import Roots
 from mcp_sidecar.services.sessions import Sessions
 from mcp_sidecar.services.status import Status
@@ -66,11 +70,11 @@ class Sidecar:
             grant=approve_project,
         )
         # Subscribers run in this order for each event (see events.py).
-        self.watches = Watches(notify, self.hub)
+        self.watches = Watches(notify, self.hub, self.configuration, self.registry)
         cache = ToolCache(paths.cache_dir() / "catalogs") if use_disk_cache else None
         self.catalogs = Catalogs(cache, asyncio.Semaphore(MAX_DISCOVERIES_IN_FLIGHT), self.hub)
-        self.previews = Previews(self.hub)
-        """Pending prompt previews: a configuration reload or their server's disconnection ends them."""
+        self.prompts = Prompts(self.configuration, self.registry, self.catalogs, self.hub)
+        """Prompt previews, pending ones too: a configuration reload or their server's disconnection ends them."""
         self.sessions = Sessions(self.hub, self.registry)
         self.auth = Auth(self.configuration)
         """OAuth: the credential store, how to open a URL, logins waiting for a pasted callback."""
@@ -81,7 +85,7 @@ class Sidecar:
             self.registry,
             self.status.row,
             lambda: self.configuration.pending.values(),
-            lambda: model_tool.definition(self),
+            lambda: self.model_tool.definition(),  # built below; asked only once events flow
         )
         self.roots = Roots(self.configuration, self.registry, self.hub)
         self.offers = Offers(self.registry, self.catalogs)
@@ -93,12 +97,27 @@ class Sidecar:
         self.approvals = Approvals(self.configuration)
         self.config_edits = ConfigEdits(self.configuration, self.registry)
         self.config_imports = ConfigImports(self.configuration)
-        # The discovery side's features through narrow callables (they still take the container).
-        other_side = WatchesAndPrompts(
-            subscribe=lambda server, uri: self.watches.subscribe(self, server, uri),
-            unsubscribe=lambda server, uri: self.watches.unsubscribe(self, server, uri),
+        # The discovery side's features, lower ones first.
+        self.activation = Activation(self.configuration, self.registry, self.catalogs, self.sessions)
+        self.reading = Reading(self.configuration, self.registry, self.catalogs)
+        self.completion = Completion(self.configuration, self.reading, self.prompts)
+        self.discovery = Discovery(self.configuration, self.registry, self.catalogs, self.sessions, self.activation)
+        self.model_tool = ModelTool(
+            self.configuration,
+            self.registry,
+            self.catalogs,
+            self.sessions,
+            discovery=self.discovery,
+            activation=self.activation,
+            reading=self.reading,
+            completion=self.completion,
+            prompts=self.prompts,
+        )
+        resources = WatchesAndPrompts(
+            subscribe=self.watches.subscribe,
+            unsubscribe=self.watches.unsubscribe,
             subscriptions=self.watches.list,
-            preview=lambda server, name, arguments: prompts.preview(self, server, name, arguments),
+            preview=self.prompts.preview,
         )
         self.commands = Commands(
             self.configuration,
@@ -108,7 +127,7 @@ class Sidecar:
             self.config_edits,
             self.config_imports,
             self.auth,
-            other_side,
+            resources,
         )
 
     @classmethod

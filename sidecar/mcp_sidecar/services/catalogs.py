@@ -37,6 +37,7 @@ from mcp_sidecar.catalog.kinds import GROUPS, Group, Kind
 from mcp_sidecar.catalog.tools import ToolCatalog
 from mcp_sidecar.connections.protocol import ServerConnection
 from mcp_sidecar.events import CatalogInvalidated, EventHub, Reconciled, RowMayHaveChanged, StatusChanged
+from mcp_sidecar.protocol.errors import SidecarError
 
 log = logging.getLogger(__name__)
 
@@ -301,6 +302,21 @@ class Catalogs:
     async def catalog(self, conn: ServerConnection, group: Group, operation: str) -> ToolCatalog | ListCatalog:
         """The server's catalog of one group, for whoever treats the groups alike (discovery, refresh)."""
         return await self._groups[group].fetch(conn, operation)
+
+    async def listed_by_each(
+        self, conns: Sequence[ServerConnection], group: Group, operation: str
+    ) -> list[ListCatalog | None]:
+        """Each server's catalog of a list group (resources, prompts), asked at once, in `conns`' order;
+        None for a server that cannot list it now (it has nothing to offer now)."""
+
+        async def of(conn: ServerConnection) -> ListCatalog | None:
+            try:
+                found = await self.catalog(conn, group, operation)
+            except SidecarError:
+                return None
+            return found if isinstance(found, ListCatalog) else None
+
+        return list(await asyncio.gather(*(of(c) for c in conns)))
 
     def at_hand(self, conn: ServerConnection, group: Group) -> bool:
         """Whether the server's catalog of `group` can be used without asking the server."""

@@ -31,10 +31,11 @@ from mcp_sidecar.output import discovery_text
 from mcp_sidecar.output.wording import EDITOR, Wording
 from mcp_sidecar.protocol.errors import SidecarError, refused_disabled
 from mcp_sidecar.protocol.params import RANKED_QUERY_CHARS
-from mcp_sidecar.services.activation import model_name_owners, tool_refs
+from mcp_sidecar.services.activation import tool_refs
 from mcp_sidecar.services.sessions import ActiveTool
 
 if TYPE_CHECKING:
+    from mcp_sidecar.connections.registry import ServerRegistry
     from mcp_sidecar.protocol.results import (
         Candidate,
         DiscoverResult,
@@ -42,70 +43,10 @@ if TYPE_CHECKING:
         RefusedEntry,
         Unavailable,
     )
-    from mcp_sidecar.services.app import Sidecar
-
-
-async def _server_indexes(
-    app: Sidecar, conn: ServerConnection, groups: tuple[Group, ...], operation: str
-) -> tuple[list[Index], list[Unavailable], list[dict[str, Any]]]:
-    catalogs = app.catalogs
-    indexes: list[Index] = []
-    unavailable: list[Unavailable] = []
-    refused: list[dict[str, Any]] = []
-
-    async def one(group: Group) -> None:
-        try:
-            source = await catalogs.catalog(conn, group, operation)
-        except SidecarError as exc:
-            unavailable.append({"server": conn.name, "kind": group, "diagnostic": exc.diagnostic.to_json()})
-            return
-        indexes.append(await catalogs.index(conn, group, source))
-        refused.extend({"server": conn.name, **r} for r in source.refused)
-
-    needs_fetch = any(not catalogs.at_hand(conn, g) for g in groups)
-    if needs_fetch:
-        async with catalogs.slot(conn.name):
-            await asyncio.gather(*(one(g) for g in groups))
-    else:
-        await asyncio.gather(*(one(g) for g in groups))
-    refused.sort(key=lambda r: kinds.order(r["kind"]))
-    return indexes, unavailable, refused
-
-
-async def discover(
-    app: Sidecar,
-    query: str,
-    kind: str = "all",
-    server: str | None = None,
-    limit: int = 5,
-    session_id: str = "default",
-    *,
-    for_model: bool = False,
-    wording: Wording = EDITOR,
-) -> DiscoverResult:
-    """Rank every searched server's metadata for `query`.
-
-    `for_model` (`mcp_tools`): prompts, which only a person can run, come after every tool and
-    resource instead of ranking among them (with `kind: "prompts"` they are all there is).
-    """
-    op = "discover"
-    app.ensure_loaded()
-    await app.catalogs.ready_to_rank()
-    if server is not None:
-        conn = app.connection(server, op)
-        if conn.config.disabled:
-            raise refused_disabled(op, server, conn.config.approval_required)
-        conns = [conn]
-    else:
-        conns = [c for c in app.registry if not c.config.disabled]
-    request = _Request(query, kind, server, limit, session_id, for_model, wording)
-    for _ in range(len(conns)):
-        try:
-            return await _discover(app, conns, request)
-        except StoredIndexDamaged as exc:
-            # A planted or damaged index file: that server's catalog is read and indexed again.
-            app.catalogs.discard_stored_index(app.connection(exc.server, op))
-    return await _discover(app, conns, request)
+    from mcp_sidecar.services.activation import Activation
+    from mcp_sidecar.services.catalogs import Catalogs
+    from mcp_sidecar.services.configuration import Configuration
+    from mcp_sidecar.services.sessions import Sessions
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,59 +58,6 @@ class _Request:
     session_id: str
     for_model: bool
     wording: Wording
-
-
-async def _discover(app: Sidecar, conns: list[ServerConnection], request: _Request) -> DiscoverResult:
-    op = "discover"
-    query, kind, server, limit, wording = request.query, request.kind, request.server, request.limit, request.wording
-    for_model, session_id = request.for_model, request.session_id
-    groups = kinds.SEARCHED[kind]
-    outcomes = await asyncio.gather(*(_server_indexes(app, c, groups, op) for c in conns))
-    indexes = [ix for found, _, _ in outcomes for ix in found]
-    unavailable = [u for _, missing, _ in outcomes for u in missing]
-    if server is None:
-        # Waiting for the person's approval: say so, or a model concludes the capability does not exist.
-        waiting = [c for c in app.registry if c.config.approval_required]
-        unavailable += [
-            {"server": c.name, "kind": "all", "diagnostic": refused_disabled(op, c.name, True).diagnostic.to_json()}
-            for c in waiting
-        ]
-    unavailable += [u for u in _broken(app) if server is None or u["server"] == server]
-    unavailable.sort(key=lambda u: (u["server"], u["kind"]))
-    collided = await _collisions(app, indexes, op) if kinds.TOOL.group in groups else []
-    refused = sorted(
-        [*(r for _, _, left_out in outcomes for r in left_out), *collided],
-        key=lambda r: (r["server"], kinds.order(r["kind"])),
-    )
-    hidden = {(r["server"], r["name"]) for r in collided}
-    ranked, cut = ranked_query(query)
-    model = app.catalogs.model()
-    # A model writes whole words: its last word is not a prefix still being typed ("tea" is not "team").
-    words = ranked + " " if for_model and ranked and not ranked[-1].isspace() else ranked
-    hits = _ranked_hits(indexes, words, limit, hidden, prompts_last=for_model and kind == "all", model=model)
-    active = app.sessions.active(session_id)
-    candidates = [candidate(hit, active) for hit in hits]
-    result: DiscoverResult = {
-        "query": query,
-        "kind": kind,
-        "session": session_id,
-        "candidates": candidates,
-        "unavailable": unavailable,
-        # Refusals come from the catalogs, keyed by kind (catalog/names.py): dicts until typed there.
-        "refused": cast("list[RefusedEntry]", refused),
-        "text": discovery_text.render(
-            query,
-            candidates,
-            unavailable,
-            refused,
-            ranked_chars=len(ranked) if cut else None,
-            wording=wording,
-            scope=discovery_text.Scope(server, kind, hybrid.is_judged(words)),
-        ),
-    }
-    if cut:
-        result["rankedQuery"] = ranked
-    return result
 
 
 def ranked_query(query: str) -> tuple[str, bool]:
@@ -201,44 +89,6 @@ def _ranked_hits(
         return offered(None, limit)
     usable = offered(USABLE_KINDS, limit)
     return usable + (offered(PROMPT_KINDS, limit - len(usable)) if len(usable) < limit else [])
-
-
-def _broken(app: Sidecar) -> list[Unavailable]:
-    """Configured but unusable: each invalid definition, and each file whose servers are unknown (`server` "")."""
-    rows: list[Unavailable] = [
-        {"server": name, "kind": "all", "diagnostic": diag.to_json()} for name, diag in app.registry.broken().items()
-    ]
-    rows += [
-        {"server": "", "kind": "all", "diagnostic": problem.to_json()}
-        for problem in app.registry.problems
-        if problem.server is None
-    ]
-    return rows
-
-
-async def _collisions(app: Sidecar, indexes: list[Index], operation: str) -> list[dict[str, Any]]:
-    """Refusals of the searched tools whose `mcp__server__tool` name another server's tool has too."""
-    servers = app.registry.names()
-    # Two readings of one model name need two server names that meet at `__` (`a` and `a__b`):
-    # only those servers' tools can collide, so most configurations check no tool at all.
-    meeting = {s for s in servers for t in servers if s != t and (t.startswith(s + "__") or s.startswith(t + "__"))}
-    if not meeting:
-        return []
-    searched = {(d.server, d.key) for ix in indexes if ix.server in meeting for d in ix.documents if d.kind == "tool"}
-    models = {f"mcp__{server}__{tool}" for server, tool in searched}
-    models = {m for m in models if len(tool_refs(m, servers)) > 1}
-    if not models:
-        return []
-    owners = await model_name_owners(app, sorted(models), operation)
-    refused = []
-    for tools in owners.values():
-        if len(tools) < 2:
-            continue
-        for ref in tools:
-            if (ref.server, ref.tool) in searched:
-                others = [o.id for o in tools if o != ref]
-                refused.append({"server": ref.server, **names.collision(ref.server, ref.tool, others)})
-    return refused
 
 
 class _Ranking(TypedDict, total=False):
@@ -276,3 +126,174 @@ def candidate(hit: Hit, active: Mapping[str, ActiveTool]) -> Candidate:
     """The wire candidate of a ranked entry, as its kind builds it (`catalog/kinds.py`)."""
     scored: Scored = {"score": round(hit.score, 4), **_ranking(hit)}
     return kinds.of(hit.document.kind).candidate(hit.document, active, scored)
+
+
+class Discovery:
+    """Ranked search over every server's catalogs, metadata only."""
+
+    def __init__(
+        self,
+        configuration: Configuration,
+        registry: ServerRegistry,
+        catalogs: Catalogs,
+        sessions: Sessions,
+        activation: Activation,
+    ) -> None:
+        self._configuration = configuration
+        self._registry = registry
+        self._catalogs = catalogs
+        self._sessions = sessions
+        self._activation = activation
+        """Its check of colliding model names (a tool activation would refuse is never offered)."""
+
+    async def _server_indexes(
+        self, conn: ServerConnection, groups: tuple[Group, ...], operation: str
+    ) -> tuple[list[Index], list[Unavailable], list[dict[str, Any]]]:
+        catalogs = self._catalogs
+        indexes: list[Index] = []
+        unavailable: list[Unavailable] = []
+        refused: list[dict[str, Any]] = []
+
+        async def one(group: Group) -> None:
+            try:
+                source = await catalogs.catalog(conn, group, operation)
+            except SidecarError as exc:
+                unavailable.append({"server": conn.name, "kind": group, "diagnostic": exc.diagnostic.to_json()})
+                return
+            indexes.append(await catalogs.index(conn, group, source))
+            refused.extend({"server": conn.name, **r} for r in source.refused)
+
+        needs_fetch = any(not catalogs.at_hand(conn, g) for g in groups)
+        if needs_fetch:
+            async with catalogs.slot(conn.name):
+                await asyncio.gather(*(one(g) for g in groups))
+        else:
+            await asyncio.gather(*(one(g) for g in groups))
+        refused.sort(key=lambda r: kinds.order(r["kind"]))
+        return indexes, unavailable, refused
+
+    async def discover(
+        self,
+        query: str,
+        kind: str = "all",
+        server: str | None = None,
+        limit: int = 5,
+        session_id: str = "default",
+        *,
+        for_model: bool = False,
+        wording: Wording = EDITOR,
+    ) -> DiscoverResult:
+        """Rank every searched server's metadata for `query`.
+
+        `for_model` (`mcp_tools`): prompts, which only a person can run, come after every tool and
+        resource instead of ranking among them (with `kind: "prompts"` they are all there is).
+        """
+        op = "discover"
+        self._configuration.ensure_loaded()
+        await self._catalogs.ready_to_rank()
+        if server is not None:
+            conn = self._configuration.connection(server, op)
+            if conn.config.disabled:
+                raise refused_disabled(op, server, conn.config.approval_required)
+            conns = [conn]
+        else:
+            conns = [c for c in self._registry if not c.config.disabled]
+        request = _Request(query, kind, server, limit, session_id, for_model, wording)
+        for _ in range(len(conns)):
+            try:
+                return await self._discover(conns, request)
+            except StoredIndexDamaged as exc:
+                # A planted or damaged index file: that server's catalog is read and indexed again.
+                self._catalogs.discard_stored_index(self._configuration.connection(exc.server, op))
+        return await self._discover(conns, request)
+
+    async def _discover(self, conns: list[ServerConnection], request: _Request) -> DiscoverResult:
+        op = "discover"
+        query, kind, server, limit = request.query, request.kind, request.server, request.limit
+        for_model, session_id, wording = request.for_model, request.session_id, request.wording
+        groups = kinds.SEARCHED[kind]
+        outcomes = await asyncio.gather(*(self._server_indexes(c, groups, op) for c in conns))
+        indexes = [ix for found, _, _ in outcomes for ix in found]
+        unavailable = [u for _, missing, _ in outcomes for u in missing]
+        if server is None:
+            # Waiting for the person's approval: say so, or a model concludes the capability does not exist.
+            waiting = [c for c in self._registry if c.config.approval_required]
+            unavailable += [
+                {"server": c.name, "kind": "all", "diagnostic": refused_disabled(op, c.name, True).diagnostic.to_json()}
+                for c in waiting
+            ]
+        unavailable += [u for u in self._broken() if server is None or u["server"] == server]
+        unavailable.sort(key=lambda u: (u["server"], u["kind"]))
+        collided = await self._collisions(indexes, op) if kinds.TOOL.group in groups else []
+        refused = sorted(
+            [*(r for _, _, left_out in outcomes for r in left_out), *collided],
+            key=lambda r: (r["server"], kinds.order(r["kind"])),
+        )
+        hidden = {(r["server"], r["name"]) for r in collided}
+        ranked, cut = ranked_query(query)
+        model = self._catalogs.model()
+        # A model writes whole words: its last word is not a prefix still being typed ("tea" is not "team").
+        words = ranked + " " if for_model and ranked and not ranked[-1].isspace() else ranked
+        hits = _ranked_hits(indexes, words, limit, hidden, prompts_last=for_model and kind == "all", model=model)
+        active = self._sessions.active(session_id)
+        candidates = [candidate(hit, active) for hit in hits]
+        result: DiscoverResult = {
+            "query": query,
+            "kind": kind,
+            "session": session_id,
+            "candidates": candidates,
+            "unavailable": unavailable,
+            # Refusals come from the catalogs, keyed by kind (catalog/names.py): dicts until typed there.
+            "refused": cast("list[RefusedEntry]", refused),
+            "text": discovery_text.render(
+                query,
+                candidates,
+                unavailable,
+                refused,
+                ranked_chars=len(ranked) if cut else None,
+                wording=wording,
+                scope=discovery_text.Scope(server, kind, hybrid.is_judged(words)),
+            ),
+        }
+        if cut:
+            result["rankedQuery"] = ranked
+        return result
+
+    def _broken(self) -> list[Unavailable]:
+        """Configured but unusable: each invalid definition, and each file whose servers are unknown (`server` "")."""
+        rows: list[Unavailable] = [
+            {"server": name, "kind": "all", "diagnostic": diag.to_json()}
+            for name, diag in self._registry.broken().items()
+        ]
+        rows += [
+            {"server": "", "kind": "all", "diagnostic": problem.to_json()}
+            for problem in self._registry.problems
+            if problem.server is None
+        ]
+        return rows
+
+    async def _collisions(self, indexes: list[Index], operation: str) -> list[dict[str, Any]]:
+        """Refusals of the searched tools whose `mcp__server__tool` name another server's tool has too."""
+        servers = self._registry.names()
+        # Two readings of one model name need two server names that meet at `__` (`a` and `a__b`):
+        # only those servers' tools can collide, so most configurations check no tool at all.
+        meeting = {s for s in servers for t in servers if s != t and (t.startswith(s + "__") or s.startswith(t + "__"))}
+        if not meeting:
+            return []
+        searched = {
+            (d.server, d.key) for ix in indexes if ix.server in meeting for d in ix.documents if d.kind == "tool"
+        }
+        models = {f"mcp__{server}__{tool}" for server, tool in searched}
+        models = {m for m in models if len(tool_refs(m, servers)) > 1}
+        if not models:
+            return []
+        owners = await self._activation.model_name_owners(sorted(models), operation)
+        refused = []
+        for tools in owners.values():
+            if len(tools) < 2:
+                continue
+            for ref in tools:
+                if (ref.server, ref.tool) in searched:
+                    others = [o.id for o in tools if o != ref]
+                    refused.append({"server": ref.server, **names.collision(ref.server, ref.tool, others)})
+        return refused

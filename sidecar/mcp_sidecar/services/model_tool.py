@@ -18,17 +18,25 @@ from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.output.wording import EDITOR, Wording
 from mcp_sidecar.protocol import params
 from mcp_sidecar.protocol.errors import SidecarError, diagnostic
-from mcp_sidecar.services import activation, completion, discovery, reading
+from mcp_sidecar.services import activation
 
 if TYPE_CHECKING:
     from mcp_sidecar.connections.protocol import ServerConnection
+    from mcp_sidecar.connections.registry import ServerRegistry
     from mcp_sidecar.protocol.results import (
         DirectoryEntry,
         ModelToolDefinition,
         ModelToolInvokeResult,
         SessionEndResult,
     )
-    from mcp_sidecar.services.app import Sidecar
+    from mcp_sidecar.services.activation import Activation
+    from mcp_sidecar.services.catalogs import Catalogs
+    from mcp_sidecar.services.completion import Completion
+    from mcp_sidecar.services.configuration import Configuration
+    from mcp_sidecar.services.discovery import Discovery
+    from mcp_sidecar.services.prompts import Prompts
+    from mcp_sidecar.services.reading import Reading
+    from mcp_sidecar.services.sessions import Sessions
 
 NAME = "mcp_tools"
 OPERATIONS = ("query", "activate", "read", "complete")
@@ -121,66 +129,6 @@ CALL_SCHEMA: dict[str, Any] = {
 `forModel`), after the person confirms. The editors register it beside `mcp_tools`."""
 
 
-def definition(app: Sidecar) -> ModelToolDefinition:
-    """The tool to register: the fixed description, then the directory of the enabled servers."""
-    servers = directory(app)
-    text = directory_text.render(servers)
-    return {
-        "name": NAME,
-        "description": f"{DESCRIPTION}\n\n{text}" if text else DESCRIPTION,
-        "inputSchema": INPUT_SCHEMA,
-        "servers": servers,
-        "call": {"name": CALL_NAME, "description": CALL_DESCRIPTION, "inputSchema": CALL_SCHEMA},
-    }
-
-
-def directory(app: Sidecar) -> list[DirectoryEntry]:
-    """Each enabled server with its `description`, else a summary of its cached tools, else nothing;
-    a server that failed, needs a login or whose definition is broken says so.
-
-    Reads the configuration, the connections' states and the tool caches (memory, disk); never
-    contacts a server.
-    """
-    app.ensure_loaded()
-    entries: list[DirectoryEntry] = []
-    for conn in app.registry:
-        if conn.config.disabled:
-            continue
-        entry = _summary_of(app, conn)
-        if conn.state not in ("connected", "idle") and conn.last_diagnostic is not None:
-            entry["unavailable"] = conn.last_diagnostic.code
-        entries.append(entry)
-    listed = {e["name"] for e in entries}
-    for name, diag in app.registry.broken().items():
-        if name not in listed:
-            entries.append({"name": name, "summary": "", "source": "none", "unavailable": diag.code})
-    return entries
-
-
-def _directory_key(app: Sidecar) -> str:
-    """What makes the directory news to a session: its servers and their descriptions, from the
-    configuration alone (a catalog cached since is not worth repeating it; no cache is read)."""
-    described = [
-        f"{conn.name}={short(conn.config.description, 200) if (conn.config.description or '').strip() else ''}"
-        for conn in app.registry
-        if not conn.config.disabled
-    ]
-    listed = {conn.name for conn in app.registry if not conn.config.disabled}
-    return "\n".join([*described, *(f"{name}=" for name in app.registry.broken() if name not in listed)])
-
-
-def _summary_of(app: Sidecar, conn: ServerConnection) -> DirectoryEntry:
-    if conn.config.description and conn.config.description.strip():
-        return {"name": conn.name, "summary": short(conn.config.description, 200), "source": "description"}
-    catalog = app.catalogs.cached_tools(conn)
-    if catalog is None:
-        return {"name": conn.name, "summary": "", "source": "none"}
-    names = list(catalog.visible(conn.config))
-    shown = ", ".join(names[:SUMMARY_NAMES]) + (", …" if len(names) > SUMMARY_NAMES else "")
-    summary = f"{len(names)} tool{'' if len(names) == 1 else 's'}" + (f": {shown}" if names else "")
-    return {"name": conn.name, "summary": one_line(summary), "source": "catalog"}
-
-
 def _refuse_placeholders(op: str, arguments: dict[str, Any] | None) -> None:
     """A template read whose values are still discovery's `<variable>` placeholders: say so, read nothing."""
     left = sorted(name for name, value in (arguments or {}).items() if value in (f"<{name}>", [f"<{name}>"]))
@@ -195,109 +143,191 @@ def _refuse_placeholders(op: str, arguments: dict[str, Any] | None) -> None:
         )
 
 
-def servers_to_contact(app: Sidecar, arguments: dict[str, Any]) -> set[str]:
-    """The servers an `mcp_tools` call will contact: a query's without a cached tool catalog (all, or
-    its `server`), an activation's (its calls need them live), a read's or a completion's. Never
-    raises: what it cannot tell from malformed arguments is left to the call itself."""
-    app.ensure_loaded()
-    names = app.registry.names()
-    wanted: set[str] = set()
-    ids = arguments.get("activate")
-    if isinstance(ids, list):
-        wanted = {ref.server for i in ids if isinstance(i, str) for ref in activation.tool_refs(i, names)}
-    elif isinstance(arguments.get("query"), str):
-        server = arguments.get("server")
-        candidates = [server] if isinstance(server, str) else names
-        wanted = {
-            name
-            for name in candidates
-            if (conn := app.registry.get(name)) is not None and app.catalogs.cached_tools(conn) is None
-        }
-    else:
-        for key in ("read", "complete"):
-            part = arguments.get(key)
-            if isinstance(part, dict) and isinstance(part.get("server"), str):
-                wanted.add(part["server"])
-    return wanted & set(names)
-
-
-def end_session(app: Sidecar, session: str) -> SessionEndResult:
-    """The chat started over: its active tools and pending prompt previews go; the next use starts afresh."""
-    return {
-        "session": session,
-        "deactivated": app.sessions.end(session),
-        "previewsDiscarded": app.previews.drop_session(session),
-    }
-
-
 def _failure(error: SidecarError, wording: Wording) -> ModelToolInvokeResult:
     diag = for_model(error.diagnostic, wording)
     return {"text": one_line(diag.render()), "isError": True, "details": {"diagnostic": diag.to_json()}}
 
 
-async def invoke(
-    app: Sidecar,
-    arguments: dict[str, Any],
-    session: str,
-    *,
-    include_directory: bool = False,
-    wording: Wording = EDITOR,
-) -> ModelToolInvokeResult:
-    """Run one `mcp_tools` operation.
+class ModelTool:
+    """`mcp_tools`: its definition with the server directory, and its four operations over the other features."""
 
-    `include_directory`: the client registers a fixed description (VS Code's package.json), so
-    the server directory reaches the model in a result instead: a session's first query answer,
-    and its first after servers or their descriptions changed, begin with it.
-    """
-    result = await _invoke(app, arguments, session, wording)
-    if include_directory and "query" in arguments and not result["isError"]:
-        key = _directory_key(app)
-        if key and app.sessions.directory_news(session, key):
-            result["text"] = f"{directory_text.render(directory(app))}\n\n{result['text']}"
-    # Each rendering sanitises its fields; the whole text once more, as the model reads it.
-    result["text"] = strip_controls(result["text"])
-    return result
+    def __init__(
+        self,
+        configuration: Configuration,
+        registry: ServerRegistry,
+        catalogs: Catalogs,
+        sessions: Sessions,
+        *,
+        discovery: Discovery,
+        activation: Activation,
+        reading: Reading,
+        completion: Completion,
+        prompts: Prompts,
+    ) -> None:
+        """The four operations are the features' own; `prompts`: a session's end discards its previews."""
+        self._configuration = configuration
+        self._registry = registry
+        self._catalogs = catalogs
+        self._sessions = sessions
+        self._discovery = discovery
+        self._activation = activation
+        self._reading = reading
+        self._completion = completion
+        self._prompts = prompts
 
+    def definition(self) -> ModelToolDefinition:
+        """The tool to register: the fixed description, then the directory of the enabled servers."""
+        servers = self.directory()
+        text = directory_text.render(servers)
+        return {
+            "name": NAME,
+            "description": f"{DESCRIPTION}\n\n{text}" if text else DESCRIPTION,
+            "inputSchema": INPUT_SCHEMA,
+            "servers": servers,
+            "call": {"name": CALL_NAME, "description": CALL_DESCRIPTION, "inputSchema": CALL_SCHEMA},
+        }
 
-async def _invoke(app: Sidecar, arguments: dict[str, Any], session: str, wording: Wording) -> ModelToolInvokeResult:
-    op = "mcp_tools"
-    chosen = [name for name in OPERATIONS if name in arguments]
-    unknown = sorted(set(arguments) - set(INPUT_SCHEMA["properties"]))
-    try:
-        if unknown:
-            raise SidecarError(diagnostic("invalid_params", op, f"Unknown argument(s): {', '.join(unknown)}."))
-        if len(chosen) != 1:
-            raise SidecarError(
-                diagnostic("invalid_params", op, "Pass exactly one of `query`, `activate`, `read` or `complete`.")
+    def directory(self) -> list[DirectoryEntry]:
+        """Each enabled server with its `description`, else a summary of its cached tools, else nothing;
+        a server that failed, needs a login or whose definition is broken says so.
+
+        Reads the configuration, the connections' states and the tool caches (memory, disk); never
+        contacts a server.
+        """
+        self._configuration.ensure_loaded()
+        entries: list[DirectoryEntry] = []
+        for conn in self._registry:
+            if conn.config.disabled:
+                continue
+            entry = self._summary_of(conn)
+            if conn.state not in ("connected", "idle") and conn.last_diagnostic is not None:
+                entry["unavailable"] = conn.last_diagnostic.code
+            entries.append(entry)
+        listed = {e["name"] for e in entries}
+        for name, diag in self._registry.broken().items():
+            if name not in listed:
+                entries.append({"name": name, "summary": "", "source": "none", "unavailable": diag.code})
+        return entries
+
+    def _directory_key(self) -> str:
+        """What makes the directory news to a session: its servers and their descriptions, from the
+        configuration alone (a catalog cached since is not worth repeating it; no cache is read)."""
+        described = [
+            f"{conn.name}={short(conn.config.description, 200) if (conn.config.description or '').strip() else ''}"
+            for conn in self._registry
+            if not conn.config.disabled
+        ]
+        listed = {conn.name for conn in self._registry if not conn.config.disabled}
+        return "\n".join([*described, *(f"{name}=" for name in self._registry.broken() if name not in listed)])
+
+    def _summary_of(self, conn: ServerConnection) -> DirectoryEntry:
+        if conn.config.description and conn.config.description.strip():
+            return {"name": conn.name, "summary": short(conn.config.description, 200), "source": "description"}
+        catalog = self._catalogs.cached_tools(conn)
+        if catalog is None:
+            return {"name": conn.name, "summary": "", "source": "none"}
+        names = list(catalog.visible(conn.config))
+        shown = ", ".join(names[:SUMMARY_NAMES]) + (", …" if len(names) > SUMMARY_NAMES else "")
+        summary = f"{len(names)} tool{'' if len(names) == 1 else 's'}" + (f": {shown}" if names else "")
+        return {"name": conn.name, "summary": one_line(summary), "source": "catalog"}
+
+    def servers_to_contact(self, arguments: dict[str, Any]) -> set[str]:
+        """The servers an `mcp_tools` call will contact: a query's without a cached tool catalog (all, or
+        its `server`), an activation's (its calls need them live), a read's or a completion's. Never
+        raises: what it cannot tell from malformed arguments is left to the call itself."""
+        self._configuration.ensure_loaded()
+        names = self._registry.names()
+        wanted: set[str] = set()
+        ids = arguments.get("activate")
+        if isinstance(ids, list):
+            wanted = {ref.server for i in ids if isinstance(i, str) for ref in activation.tool_refs(i, names)}
+        elif isinstance(arguments.get("query"), str):
+            server = arguments.get("server")
+            candidates = [server] if isinstance(server, str) else names
+            wanted = {
+                name
+                for name in candidates
+                if (conn := self._registry.get(name)) is not None and self._catalogs.cached_tools(conn) is None
+            }
+        else:
+            for key in ("read", "complete"):
+                part = arguments.get(key)
+                if isinstance(part, dict) and isinstance(part.get("server"), str):
+                    wanted.add(part["server"])
+        return wanted & set(names)
+
+    def end_session(self, session: str) -> SessionEndResult:
+        """The chat started over: its active tools and pending prompt previews go; the next use starts afresh."""
+        return {
+            "session": session,
+            "deactivated": self._sessions.end(session),
+            "previewsDiscarded": self._prompts.drop_session(session),
+        }
+
+    async def invoke(
+        self,
+        arguments: dict[str, Any],
+        session: str,
+        *,
+        include_directory: bool = False,
+        wording: Wording = EDITOR,
+    ) -> ModelToolInvokeResult:
+        """Run one `mcp_tools` operation.
+
+        `include_directory`: the client registers a fixed description (VS Code's package.json), so
+        the server directory reaches the model in a result instead: a session's first query answer,
+        and its first after servers or their descriptions changed, begin with it.
+        """
+        result = await self._invoke(arguments, session, wording)
+        if include_directory and "query" in arguments and not result["isError"]:
+            key = self._directory_key()
+            if key and self._sessions.directory_news(session, key):
+                result["text"] = f"{directory_text.render(self.directory())}\n\n{result['text']}"
+        # Each rendering sanitises its fields; the whole text once more, as the model reads it.
+        result["text"] = strip_controls(result["text"])
+        return result
+
+    async def _invoke(self, arguments: dict[str, Any], session: str, wording: Wording) -> ModelToolInvokeResult:
+        op = "mcp_tools"
+        chosen = [name for name in OPERATIONS if name in arguments]
+        unknown = sorted(set(arguments) - set(INPUT_SCHEMA["properties"]))
+        try:
+            if unknown:
+                raise SidecarError(diagnostic("invalid_params", op, f"Unknown argument(s): {', '.join(unknown)}."))
+            if len(chosen) != 1:
+                raise SidecarError(
+                    diagnostic("invalid_params", op, "Pass exactly one of `query`, `activate`, `read` or `complete`.")
+                )
+            operation = chosen[0]
+            if operation != "query" and any(k in arguments for k in ("kind", "server", "limit")):
+                raise SidecarError(
+                    diagnostic("invalid_params", op, "`kind`, `server` and `limit` apply to `query` only.")
+                )
+            if operation == "query":
+                p = params.parse_discover(
+                    op, {k: arguments[k] for k in ("query", "kind", "server", "limit") if k in arguments}
+                )
+                found = await self._discovery.discover(
+                    p.query, p.kind, p.server, p.limit, session, for_model=True, wording=wording
+                )
+                return {"text": found["text"], "isError": False, "details": found}
+            if operation == "activate":
+                ids = params.parse_activate(op, {"ids": arguments["activate"]}).ids
+                loaded = await self._activation.activate(ids, session, wording)
+                failed = all(r["status"] == "not loaded" for r in loaded["results"])
+                return {"text": loaded["text"], "isError": failed, "details": loaded}
+            if operation == "read":
+                r = params.parse_read(op, arguments["read"])
+                _refuse_placeholders(op, r.arguments)
+                content = await self._reading.read(r.server, r.uri, r.template, r.arguments)
+                return {"text": content["text"], "isError": False, "details": content}
+            request = arguments["complete"]
+            if isinstance(request, dict) and "prompt" in request:
+                raise SidecarError(diagnostic("invalid_params", op, "`complete` takes a `template`, not a `prompt`."))
+            c = params.parse_complete(op, request)
+            done = await self._completion.complete(
+                c.server, ("template", c.name), (c.argument_name, c.argument_value), c.arguments
             )
-        operation = chosen[0]
-        if operation != "query" and any(k in arguments for k in ("kind", "server", "limit")):
-            raise SidecarError(diagnostic("invalid_params", op, "`kind`, `server` and `limit` apply to `query` only."))
-        if operation == "query":
-            p = params.parse_discover(
-                op, {k: arguments[k] for k in ("query", "kind", "server", "limit") if k in arguments}
-            )
-            found = await discovery.discover(
-                app, p.query, p.kind, p.server, p.limit, session, for_model=True, wording=wording
-            )
-            return {"text": found["text"], "isError": False, "details": found}
-        if operation == "activate":
-            ids = params.parse_activate(op, {"ids": arguments["activate"]}).ids
-            loaded = await activation.activate(app, ids, session, wording)
-            failed = all(r["status"] == "not loaded" for r in loaded["results"])
-            return {"text": loaded["text"], "isError": failed, "details": loaded}
-        if operation == "read":
-            r = params.parse_read(op, arguments["read"])
-            _refuse_placeholders(op, r.arguments)
-            content = await reading.read(app, r.server, r.uri, r.template, r.arguments)
-            return {"text": content["text"], "isError": False, "details": content}
-        request = arguments["complete"]
-        if isinstance(request, dict) and "prompt" in request:
-            raise SidecarError(diagnostic("invalid_params", op, "`complete` takes a `template`, not a `prompt`."))
-        c = params.parse_complete(op, request)
-        done = await completion.complete(
-            app, c.server, ("template", c.name), (c.argument_name, c.argument_value), c.arguments
-        )
-        return {"text": done["text"], "isError": False, "details": done}
-    except SidecarError as exc:
-        return _failure(exc, wording)
+            return {"text": done["text"], "isError": False, "details": done}
+        except SidecarError as exc:
+            return _failure(exc, wording)

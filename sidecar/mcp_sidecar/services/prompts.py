@@ -21,7 +21,6 @@ reconnection) of their server.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import secrets
 from collections.abc import Mapping
@@ -35,10 +34,11 @@ from mcp_sidecar.events import EventHub, Reconciled, StatusChanged
 from mcp_sidecar.output import prompt_text
 from mcp_sidecar.output.limits import MAX_LINES, MAX_TEXT_BYTES, line_count, utf8_size
 from mcp_sidecar.output.sanitize import one_line, strip_controls
-from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError, fail, refused_disabled
+from mcp_sidecar.protocol.errors import DiagnosticCode, fail, refused_disabled
 from mcp_sidecar.protocol.methods import DEFAULT_SESSION
 
 if TYPE_CHECKING:
+    from mcp_sidecar.connections.registry import ServerRegistry
     from mcp_sidecar.protocol.results import (
         PromptBody,
         PromptDiscardResult,
@@ -48,7 +48,8 @@ if TYPE_CHECKING:
         PromptUseResult,
         Redacted,
     )
-    from mcp_sidecar.services.app import Sidecar
+    from mcp_sidecar.services.catalogs import Catalogs
+    from mcp_sidecar.services.configuration import Configuration
 
 MAX_ARGUMENT_BYTES = 64 * 1024
 MAX_PENDING = 32
@@ -92,10 +93,15 @@ class Preview:
         }
 
 
-class Previews:
-    """Pending previews, in memory only."""
+class Prompts:
+    """Prompt previews: fetched through the prompt's server, pending in memory only, handed over once."""
 
-    def __init__(self, hub: EventHub) -> None:
+    def __init__(
+        self, configuration: Configuration, registry: ServerRegistry, catalogs: Catalogs, hub: EventHub
+    ) -> None:
+        self._configuration = configuration
+        self._registry = registry
+        self._catalogs = catalogs
         self._pending: dict[str, Preview] = {}
         self.epoch = 0
         """Increments whenever every pending preview is invalidated (configuration reload)."""
@@ -106,13 +112,10 @@ class Previews:
         if event.conn.state in ("idle", "failed", "needs_login", "disabled"):
             self.drop_server(event.conn.name)  # a preview is bound to the connection that made it
 
-    def add(self, preview: Preview) -> None:
+    def _add(self, preview: Preview) -> None:
         while len(self._pending) >= MAX_PENDING:
             del self._pending[next(iter(self._pending))]
         self._pending[preview.id] = preview
-
-    def take(self, preview_id: str) -> Preview | None:
-        return self._pending.pop(preview_id, None)
 
     def clear(self) -> None:
         self.epoch += 1
@@ -132,106 +135,93 @@ class Previews:
     def __len__(self) -> int:
         return len(self._pending)
 
+    async def advertised_prompt(
+        self, conn: ServerConnection, name: str, op: str, missing: tuple[DiagnosticCode, str]
+    ) -> dict[str, Any]:
+        """The server's prompt named `name` (NFC).
 
-async def advertised_prompt(
-    app: Sidecar, conn: ServerConnection, name: str, op: str, missing: tuple[DiagnosticCode, str]
-) -> dict[str, Any]:
-    """The server's prompt named `name` (NFC).
+        A refused prompt fails with its own diagnostic, one the server does not list with `missing`.
+        """
+        catalog = await self._catalogs.prompt_catalog(conn, op)
+        wanted = nfc(name)
+        found = next((p for p in catalog.items if p.get("name") == wanted), None)
+        if found is not None:
+            return found
+        refused = names.find(catalog.refused, wanted)
+        if refused is not None:
+            raise names.refused_error(refused, op)
+        raise fail(missing[0], op, missing[1], conn.name)
 
-    A refused prompt fails with its own diagnostic, one the server does not list with `missing`.
-    """
-    catalog = await app.catalogs.prompt_catalog(conn, op)
-    wanted = nfc(name)
-    found = next((p for p in catalog.items if p.get("name") == wanted), None)
-    if found is not None:
-        return found
-    refused = names.find(catalog.refused, wanted)
-    if refused is not None:
-        raise names.refused_error(refused, op)
-    raise fail(missing[0], op, missing[1], conn.name)
+    async def enabled_prompts(self, operation: str) -> list[tuple[str, list[dict[str, Any]]]]:
+        """Each enabled server with its advertised prompts, in configuration order; a server that cannot list
+        them now has none to offer now."""
+        self._configuration.ensure_loaded()
+        conns = [c for c in self._registry if not c.config.disabled]
+        found = await self._catalogs.listed_by_each(conns, "prompts", operation)
+        return [(conn.name, list(c.items) if c is not None else []) for conn, c in zip(conns, found, strict=True)]
 
+    async def preview(
+        self, server: str, name: str, arguments: Mapping[str, Any], session: str = DEFAULT_SESSION
+    ) -> PromptSnapshot:
+        op = "prompt"
+        self._configuration.ensure_loaded()
+        if any(not isinstance(v, str) for v in arguments.values()):
+            raise fail("prompt_invalid", op, "Prompt arguments must be strings.", server)
+        if len(json.dumps(dict(arguments), ensure_ascii=False).encode("utf-8")) > MAX_ARGUMENT_BYTES:
+            raise fail("prompt_invalid", op, "The prompt arguments exceed 64 KiB.", server)
+        conn = self._configuration.connection(server, op)
+        if conn.config.disabled:
+            raise refused_disabled(op, server, conn.config.approval_required)
+        epoch = self.epoch
+        name = nfc(name)
+        found = await self.advertised_prompt(
+            conn, name, op, ("prompt_not_found", "The server does not advertise a prompt of that name.")
+        )
+        declared = [a for a in found.get("arguments") or [] if isinstance(a, dict) and isinstance(a.get("name"), str)]
+        unknown = sorted(set(arguments) - {a["name"] for a in declared})
+        if unknown:
+            raise fail("prompt_invalid", op, f"Not an argument of that prompt: {', '.join(unknown)}.", server)
+        missing = [a["name"] for a in declared if a.get("required") and a["name"] not in arguments]
+        if missing:
+            raise fail("prompt_invalid", op, f"Missing required argument(s): {', '.join(missing)}.", server)
+        generation = conn.generation
+        answer = await conn.get_prompt(name, {k: str(v) for k, v in arguments.items()}, op)
+        raw = answer.result
+        messages = convert(raw.get("messages") or [], server)
+        if self.epoch != epoch or not self._registry.is_current(conn) or conn.generation != generation:
+            raise fail("preview_not_found", op, "The configuration or connection changed while fetching.", server)
+        description = raw.get("description")
+        entry = Preview(
+            id="pv_" + secrets.token_urlsafe(12),
+            session=session,
+            server=server,
+            name=name,
+            messages=messages,
+            description=strip_controls(description) if isinstance(description, str) else None,
+            connection=conn,
+            generation=generation,
+            redacted=answer.redacted,
+        )
+        self._add(entry)
+        return {"previewId": entry.id, **entry.snapshot()}
 
-async def enabled_prompts(app: Sidecar, operation: str) -> list[tuple[str, list[dict[str, Any]]]]:
-    """Each enabled server with its advertised prompts, in configuration order; a server that cannot list
-    them now has none to offer now."""
-    app.ensure_loaded()
-    conns = [c for c in app.registry if not c.config.disabled]
+    def use(self, preview_id: str) -> PromptUseResult:
+        entry = self._take(preview_id, "prompt use")
+        return {"previewId": entry.id, "accepted": True, **entry.snapshot()}
 
-    async def of(conn: ServerConnection) -> list[dict[str, Any]]:
-        try:
-            return list((await app.catalogs.prompt_catalog(conn, operation)).items)
-        except SidecarError:
-            return []
+    def discard(self, preview_id: str) -> PromptDiscardResult:
+        entry = self._take(preview_id, "prompt discard")
+        return {"previewId": entry.id, "server": entry.server, "name": entry.name, "discarded": True}
 
-    found = await asyncio.gather(*(of(c) for c in conns))
-    return [(conn.name, items) for conn, items in zip(conns, found, strict=True)]
-
-
-async def preview(
-    app: Sidecar, server: str, name: str, arguments: Mapping[str, Any], session: str = DEFAULT_SESSION
-) -> PromptSnapshot:
-    op = "prompt"
-    app.ensure_loaded()
-    if any(not isinstance(v, str) for v in arguments.values()):
-        raise fail("prompt_invalid", op, "Prompt arguments must be strings.", server)
-    if len(json.dumps(dict(arguments), ensure_ascii=False).encode("utf-8")) > MAX_ARGUMENT_BYTES:
-        raise fail("prompt_invalid", op, "The prompt arguments exceed 64 KiB.", server)
-    conn = app.connection(server, op)
-    if conn.config.disabled:
-        raise refused_disabled(op, server, conn.config.approval_required)
-    epoch = app.previews.epoch
-    name = nfc(name)
-    found = await advertised_prompt(
-        app, conn, name, op, ("prompt_not_found", "The server does not advertise a prompt of that name.")
-    )
-    declared = [a for a in found.get("arguments") or [] if isinstance(a, dict) and isinstance(a.get("name"), str)]
-    unknown = sorted(set(arguments) - {a["name"] for a in declared})
-    if unknown:
-        raise fail("prompt_invalid", op, f"Not an argument of that prompt: {', '.join(unknown)}.", server)
-    missing = [a["name"] for a in declared if a.get("required") and a["name"] not in arguments]
-    if missing:
-        raise fail("prompt_invalid", op, f"Missing required argument(s): {', '.join(missing)}.", server)
-    generation = conn.generation
-    answer = await conn.get_prompt(name, {k: str(v) for k, v in arguments.items()}, op)
-    raw = answer.result
-    messages = convert(raw.get("messages") or [], server)
-    if app.previews.epoch != epoch or not app.registry.is_current(conn) or conn.generation != generation:
-        raise fail("preview_not_found", op, "The configuration or connection changed while fetching.", server)
-    description = raw.get("description")
-    entry = Preview(
-        id="pv_" + secrets.token_urlsafe(12),
-        session=session,
-        server=server,
-        name=name,
-        messages=messages,
-        description=strip_controls(description) if isinstance(description, str) else None,
-        connection=conn,
-        generation=generation,
-        redacted=answer.redacted,
-    )
-    app.previews.add(entry)
-    return {"previewId": entry.id, **entry.snapshot()}
-
-
-def use(app: Sidecar, preview_id: str) -> PromptUseResult:
-    entry = _take(app, preview_id, "prompt use")
-    return {"previewId": entry.id, "accepted": True, **entry.snapshot()}
-
-
-def discard(app: Sidecar, preview_id: str) -> PromptDiscardResult:
-    entry = _take(app, preview_id, "prompt discard")
-    return {"previewId": entry.id, "server": entry.server, "name": entry.name, "discarded": True}
-
-
-def _take(app: Sidecar, preview_id: str, op: str) -> Preview:
-    entry = app.previews.take(preview_id)
-    if entry is None:
-        raise fail("preview_not_found", op, "No pending preview has that id (used, discarded or invalidated).")
-    conn = entry.connection
-    current = app.registry.is_current(conn) and conn.state == "connected"
-    if not current or conn.generation != entry.generation:
-        raise fail("preview_not_found", op, "The preview's server disconnected since the preview.", entry.server)
-    return entry
+    def _take(self, preview_id: str, op: str) -> Preview:
+        entry = self._pending.pop(preview_id, None)
+        if entry is None:
+            raise fail("preview_not_found", op, "No pending preview has that id (used, discarded or invalidated).")
+        conn = entry.connection
+        current = self._registry.is_current(conn) and conn.state == "connected"
+        if not current or conn.generation != entry.generation:
+            raise fail("preview_not_found", op, "The preview's server disconnected since the preview.", entry.server)
+        return entry
 
 
 def convert(raw: list[Any], server: str) -> list[PromptMessage]:

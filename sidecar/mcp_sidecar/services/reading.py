@@ -11,7 +11,6 @@ TAG character is refused (`resource_invalid`); the `text` rendering is sanitised
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Mapping
@@ -21,12 +20,13 @@ from mcp_sidecar.connections import templates
 from mcp_sidecar.connections.protocol import ServerConnection
 from mcp_sidecar.output import read_text, shaping
 from mcp_sidecar.output.sanitize import has_controls
-from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError, fail, refused_disabled
+from mcp_sidecar.protocol.errors import DiagnosticCode, fail, refused_disabled
 
 if TYPE_CHECKING:
+    from mcp_sidecar.connections.registry import ServerRegistry
     from mcp_sidecar.protocol.results import DisplayBlock, ReadResult, Redacted, Spill
-    from mcp_sidecar.services.app import Sidecar
-    from mcp_sidecar.services.catalogs import ListCatalog
+    from mcp_sidecar.services.catalogs import Catalogs, ListCatalog
+    from mcp_sidecar.services.configuration import Configuration
 
 MAX_URI_CHARS = 4_096
 MAX_ARGUMENT_BYTES = 64 * 1024
@@ -44,24 +44,6 @@ def check_uri(uri: str, operation: str, server: str | None) -> None:
         )
     if not _ABSOLUTE.match(uri) or _SPACE.search(uri):
         raise fail("resource_invalid", operation, "The URI is not an exact absolute URI (scheme:...).", server)
-
-
-def _open(app: Sidecar, server: str, operation: str) -> ServerConnection:
-    conn = app.connection(server, operation)
-    if conn.config.disabled:
-        raise refused_disabled(operation, server, conn.config.approval_required)
-    return conn
-
-
-async def advertised_template(
-    app: Sidecar, conn: ServerConnection, template: str, operation: str, code: DiagnosticCode
-) -> None:
-    """Fail with `code` unless the server's live template catalog lists exactly `template`."""
-    catalog = await app.catalogs.resource_catalog(conn, operation)
-    if "resources" not in conn.capabilities:
-        raise fail("resources_unsupported", operation, "The server does not offer resources.", conn.name)
-    if not any(t.get("uriTemplate") == template for t in catalog.templates):
-        raise fail(code, operation, "The server does not advertise that exact URI template.", conn.name)
 
 
 def expand(template: str, arguments: Mapping[str, Any], operation: str, server: str) -> str:
@@ -92,61 +74,77 @@ def expand(template: str, arguments: Mapping[str, Any], operation: str, server: 
     return uri
 
 
-async def read(
-    app: Sidecar,
-    server: str,
-    uri: str | None = None,
-    template: str | None = None,
-    arguments: Mapping[str, Any] | None = None,
-) -> ReadResult:
-    op = "read"
-    app.ensure_loaded()
-    conn = _open(app, server, op)
-    if template is not None:
-        if len(template) > MAX_URI_CHARS:
-            raise fail("resource_invalid", op, f"The template is longer than {MAX_URI_CHARS} characters.", server)
-        await advertised_template(app, conn, template, op, "resource_not_found")
-        uri = expand(template, arguments or {}, op, server)
-    assert uri is not None
-    check_uri(uri, op, server)
-    answer = await conn.read_resource(uri, op)
+class Reading:
+    """Resource reads through the named server, and every enabled server's resource catalog."""
 
-    def header() -> list[str]:
-        return read_text.header(server, uri, template, arguments, answer.redacted)
+    def __init__(self, configuration: Configuration, registry: ServerRegistry, catalogs: Catalogs) -> None:
+        self._configuration = configuration
+        self._registry = registry
+        self._catalogs = catalogs
 
-    contents, display, spilled, truncated, text = shaping.shape_read(answer.result, server, uri, header)
-    expanded: _Template = {"template": template, "arguments": dict(arguments or {})} if template is not None else {}
-    spill: _Spill = {"spill": spilled} if spilled is not None else {}
-    shown: _Display = {"display": display} if display else {}
-    redacted: Redacted = {"redacted": answer.redacted} if answer.redacted else {}
-    return {
-        "server": server,
-        "uri": uri,
-        **expanded,
-        "untrusted": True,
-        "contents": contents,
-        "truncated": truncated,
-        **spill,
-        **shown,
-        **redacted,
-        "text": text,
-    }
+    def _open(self, server: str, operation: str) -> ServerConnection:
+        conn = self._configuration.connection(server, operation)
+        if conn.config.disabled:
+            raise refused_disabled(operation, server, conn.config.approval_required)
+        return conn
 
+    async def advertised_template(
+        self, conn: ServerConnection, template: str, operation: str, code: DiagnosticCode
+    ) -> None:
+        """Fail with `code` unless the server's live template catalog lists exactly `template`."""
+        catalog = await self._catalogs.resource_catalog(conn, operation)
+        if "resources" not in conn.capabilities:
+            raise fail("resources_unsupported", operation, "The server does not offer resources.", conn.name)
+        if not any(t.get("uriTemplate") == template for t in catalog.templates):
+            raise fail(code, operation, "The server does not advertise that exact URI template.", conn.name)
 
-async def enabled_resource_catalogs(app: Sidecar, operation: str) -> list[tuple[str, ListCatalog]]:
-    """Each enabled server's resource catalog (resources and templates), in configuration order; a
-    server that cannot list them now is left out: it has nothing to offer now."""
-    app.ensure_loaded()
-    conns = [c for c in app.registry if not c.config.disabled]
+    async def read(
+        self,
+        server: str,
+        uri: str | None = None,
+        template: str | None = None,
+        arguments: Mapping[str, Any] | None = None,
+    ) -> ReadResult:
+        op = "read"
+        self._configuration.ensure_loaded()
+        conn = self._open(server, op)
+        if template is not None:
+            if len(template) > MAX_URI_CHARS:
+                raise fail("resource_invalid", op, f"The template is longer than {MAX_URI_CHARS} characters.", server)
+            await self.advertised_template(conn, template, op, "resource_not_found")
+            uri = expand(template, arguments or {}, op, server)
+        assert uri is not None
+        check_uri(uri, op, server)
+        answer = await conn.read_resource(uri, op)
 
-    async def of(conn: ServerConnection) -> ListCatalog | None:
-        try:
-            return await app.catalogs.resource_catalog(conn, operation)
-        except SidecarError:
-            return None
+        def header() -> list[str]:
+            return read_text.header(server, uri, template, arguments, answer.redacted)
 
-    found = await asyncio.gather(*(of(c) for c in conns))
-    return [(conn.name, catalog) for conn, catalog in zip(conns, found, strict=True) if catalog is not None]
+        contents, display, spilled, truncated, text = shaping.shape_read(answer.result, server, uri, header)
+        expanded: _Template = {"template": template, "arguments": dict(arguments or {})} if template is not None else {}
+        spill: _Spill = {"spill": spilled} if spilled is not None else {}
+        shown: _Display = {"display": display} if display else {}
+        redacted: Redacted = {"redacted": answer.redacted} if answer.redacted else {}
+        return {
+            "server": server,
+            "uri": uri,
+            **expanded,
+            "untrusted": True,
+            "contents": contents,
+            "truncated": truncated,
+            **spill,
+            **shown,
+            **redacted,
+            "text": text,
+        }
+
+    async def enabled_resource_catalogs(self, operation: str) -> list[tuple[str, ListCatalog]]:
+        """Each enabled server's resource catalog (resources and templates), in configuration order; a
+        server that cannot list them now is left out: it has nothing to offer now."""
+        self._configuration.ensure_loaded()
+        conns = [c for c in self._registry if not c.config.disabled]
+        found = await self._catalogs.listed_by_each(conns, "resources", operation)
+        return [(conn.name, catalog) for conn, catalog in zip(conns, found, strict=True) if catalog is not None]
 
 
 class _Template(TypedDict, total=False):

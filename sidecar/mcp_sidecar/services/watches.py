@@ -22,6 +22,7 @@ from mcp_sidecar.services.notifier import Notify
 from mcp_sidecar.services.reading import check_uri
 
 if TYPE_CHECKING:
+    from mcp_sidecar.connections.registry import ServerRegistry
     from mcp_sidecar.protocol.results import (
         ResourceUpdatedParams,
         SubscribeResult,
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
         WatchesClearedParams,
     )
     from mcp_sidecar.protocol.results import Watch as WatchJson
-    from mcp_sidecar.services.app import Sidecar
+    from mcp_sidecar.services.configuration import Configuration
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +60,12 @@ class Watch:
 
 
 class Watches:
-    def __init__(self, notify: Notify, hub: EventHub) -> None:
+    """The client's resource watches, by server: subscribing, coalescing updates, clearing them."""
+
+    def __init__(self, notify: Notify, hub: EventHub, configuration: Configuration, registry: ServerRegistry) -> None:
         self._notify = notify
+        self._configuration = configuration
+        self._registry = registry
         self._by_server: dict[str, dict[str, Watch]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         hub.subscribe(StatusChanged, lambda event: self.connection_changed(event.conn))
@@ -116,9 +121,9 @@ class Watches:
     def _lock(self, server: str) -> asyncio.Lock:
         return self._locks.setdefault(server, asyncio.Lock())
 
-    async def subscribe(self, app: Sidecar, server: str, uri: str) -> SubscribeResult:
+    async def subscribe(self, server: str, uri: str) -> SubscribeResult:
         op = "subscribe"
-        if not app.configuration.interactive:
+        if not self._configuration.interactive:
             raise fail(
                 "interactive_required",
                 op,
@@ -126,7 +131,7 @@ class Watches:
                 server,
             )
         check_uri(uri, op, server)
-        conn = app.connection(server, op)
+        conn = self._configuration.connection(server, op)
         if conn.config.disabled:
             raise refused_disabled(op, server, conn.config.approval_required)
         async with self._lock(server):
@@ -143,7 +148,7 @@ class Watches:
                     server,
                 )
             generation = await conn.subscribe_resource(uri, op)
-            if not app.registry.is_current(conn) or conn.generation != generation:
+            if not self._registry.is_current(conn) or conn.generation != generation:
                 raise fail("cancelled", op, "The connection was replaced while subscribing.", server)
             watches = self._by_server.setdefault(server, {})
             for stale in [u for u, w in watches.items() if w.generation != generation]:
@@ -151,10 +156,10 @@ class Watches:
             watch = watches[uri] = Watch(server, uri, generation, time.time())
             return {"watch": watch.to_json(), "created": True}
 
-    async def unsubscribe(self, app: Sidecar, server: str, uri: str) -> UnsubscribeResult:
+    async def unsubscribe(self, server: str, uri: str) -> UnsubscribeResult:
         op = "unsubscribe"
         check_uri(uri, op, server)
-        conn = app.connection(server, op)
+        conn = self._configuration.connection(server, op)
         async with self._lock(server):
             watch = self._by_server.get(server, {}).pop(uri, None)
             if not self._by_server.get(server):

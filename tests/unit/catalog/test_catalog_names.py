@@ -15,10 +15,8 @@ from mcp_sidecar.catalog.tools import ToolCatalog
 from mcp_sidecar.config.validate import parse_server
 from mcp_sidecar.protocol.errors import HINTS
 from mcp_sidecar.protocol.results import ActivateResult, Candidate
-from mcp_sidecar.services import activation
 from mcp_sidecar.services.activation import ToolRef, tool_refs
 from mcp_sidecar.services.app import Sidecar
-from mcp_sidecar.services.discovery import discover
 
 HINT = HINTS["catalog_entry_invalid"]
 RULE = "1 to 128 ASCII letters, digits, `_`, `-` or `.`"
@@ -154,7 +152,7 @@ async def test_colliding_model_names_activate_neither_tool(app: Sidecar) -> None
         "'x__y.z' and 'x.y__z' have the same model name 'mcp__x__y__z' (their mcp__server__tool forms collide), "
         "so neither is activated."
     )
-    result = await activation.activate(app, ("mcp__x__y__z", "x.y__z", "x__y.z", "x.y.z", "x__y.w"), "s")
+    result = await app.activation.activate(("mcp__x__y__z", "x.y__z", "x__y.z", "x.y.z", "x__y.w"), "s")
     assert statuses(result) == [
         ("mcp__x__y__z", "not loaded", collide),
         (
@@ -173,13 +171,13 @@ async def test_colliding_model_names_activate_neither_tool(app: Sidecar) -> None
 
 async def test_an_id_two_servers_could_own_resolves_to_the_one_that_has_the_tool(app: Sidecar) -> None:
     # mcp__x__y__w: tool `w` of `x__y`, or tool `y__w` of `x` (which does not exist).
-    result = await activation.activate(app, ("mcp__x__y__w", "mcp__x__y.z"), "s")
+    result = await app.activation.activate(("mcp__x__y__w", "mcp__x__y.z"), "s")
     assert statuses(result) == [("x__y.w", "loaded", None), ("x.y.z", "loaded", None)]
     assert [t["id"] for t in result["tools"]] == ["x__y.w", "x.y.z"]
 
 
 async def test_a_refused_name_is_not_activated_and_says_why(app: Sidecar) -> None:
-    result = await activation.activate(app, ("x.bad name", "x.nope", "x.\x1b[2Jwipe"), "s")
+    result = await app.activation.activate(("x.bad name", "x.nope", "x.\x1b[2Jwipe"), "s")
     assert statuses(result) == [
         ("x.bad name", "not loaded", f'The server\'s tool name "bad name" is not {RULE}; the tool is left out.'),
         ("x.nope", "not loaded", "Server 'x' has no tool named 'nope'."),
@@ -225,14 +223,14 @@ def tool_ids(candidates: Sequence[Candidate]) -> list[str]:
 
 
 async def test_discovery_offers_neither_colliding_tool_and_says_why(app: Sidecar) -> None:
-    found = await discover(app, "z", kind="tools", limit=50)
+    found = await app.discovery.discover("z", kind="tools", limit=50)
     assert tool_ids(found["candidates"]) == ["x.y.z"]
     assert [(r["server"], r["name"], r.get("collidesWith")) for r in found["refused"]] == [
         ("x", "bad name", None),
         ("x", "y__z", ["x__y.z"]),
         ("x__y", "z", ["x.y__z"]),
     ]
-    scoped = await discover(app, "z", kind="tools", server="x__y", limit=50)
+    scoped = await app.discovery.discover("z", kind="tools", server="x__y", limit=50)
     assert (scoped["candidates"], [r["name"] for r in scoped["refused"]]) == ([], ["z"])
     assert scoped["refused"][0]["diagnostic"]["message"] == (
         'The server\'s tool "z" has the same model name "mcp__x__y__z" as "x.y__z" (their mcp__server__tool '

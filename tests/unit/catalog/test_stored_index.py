@@ -15,7 +15,6 @@ from mcp_sidecar.catalog import stored_index
 from mcp_sidecar.catalog.documents import embedding_text, tool_document
 from mcp_sidecar.catalog.index import Index
 from mcp_sidecar.services.app import Sidecar
-from mcp_sidecar.services.discovery import discover
 
 TOOLS: list[dict[str, Any]] = [
     {"name": "list_tables", "description": "List the tables of a schema.", "inputSchema": {"type": "object"}},
@@ -51,7 +50,7 @@ def files(tmp_path: Path) -> list[str]:
 async def answers(app: Sidecar) -> list[list[tuple[str, float, bool]]]:
     out = []
     for query in QUERIES:
-        found = await discover(app, query, kind="tools", limit=10)
+        found = await app.discovery.discover(query, kind="tools", limit=10)
         out.append([(c["name"], c["score"], bool(c.get("weak"))) for c in found["candidates"]])
     return out
 
@@ -72,7 +71,7 @@ async def test_a_restart_ranks_from_the_stored_index_as_from_a_fresh_one(
     assert [r["name"] for r in catalog.refused] == ["bad name"]
     assert await answers(again) == built
     assert catalog._descriptors is None  # noqa: SLF001 (candidates came from their spans only)
-    found = await discover(again, "drop table", kind="tools")
+    found = await again.discovery.discover("drop table", kind="tools")
     [top, *_] = found["candidates"]
     assert top["kind"] == "tool"
     assert top["annotations"] == {"destructiveHint": True}
@@ -96,7 +95,7 @@ async def test_an_index_of_another_catalog_file_is_ignored_and_rebuilt(
     catalog = again.catalogs.cached_tools(again.registry.connection("w", "test"))
     assert catalog is not None
     assert catalog._descriptors is not None  # noqa: SLF001 (parsed: the index was of the old file)
-    found = await discover(again, "somewhere else", kind="tools")
+    found = await again.discovery.discover("somewhere else", kind="tools")
     assert found["candidates"][0]["description"] == "Now, somewhere else."
 
 
@@ -105,7 +104,7 @@ async def test_other_filters_mean_another_index(tmp_path: Path, monkeypatch: pyt
     stored(first)
     await answers(first)
     filtered = sidecar(tmp_path, monkeypatch, {"excludeTools": ["drop_*"]})
-    found = await discover(filtered, "delete a table", kind="tools", limit=10)
+    found = await filtered.discovery.discover("delete a table", kind="tools", limit=10)
     assert "drop_table" not in [c["name"] for c in found["candidates"]]
 
 
@@ -228,7 +227,7 @@ async def test_discovery_never_offers_a_ghost_and_builds_a_forged_index_again(
     assert cache is not None
     key = first.catalogs.key(conn)
     cache.store(key, "w", tools, time.time())
-    await discover(first, "file", kind="tools")
+    await first.discovery.discover("file", kind="tools")
     raw = cache.read(key)
     data = cache.load_index(key)
     assert raw is not None
@@ -245,7 +244,7 @@ async def test_discovery_never_offers_a_ghost_and_builds_a_forged_index_again(
     cache.store_index(key, planted)
 
     again = sidecar(tmp_path, monkeypatch)
-    found = await discover(again, "wipe the disk", kind="tools")
+    found = await again.discovery.discover("wipe the disk", kind="tools")
     assert [c["name"] for c in found["candidates"]] == ["real_tool"]
     assert "the stored catalog index disagrees with its catalog" in caplog.text  # it was read, then refused
     assert cache.load_index(key) not in (None, planted)  # built again from the catalog

@@ -134,7 +134,7 @@ async def test_no_model_name_is_parsed_when_no_server_names_meet_at_double_under
         raise AssertionError("a model name was parsed")
 
     monkeypatch.setattr(discovery, "tool_refs", parsed)
-    found = await discovery.discover(app, "echo", "tools", limit=10)
+    found = await app.discovery.discover("echo", "tools", limit=10)
     assert sorted(c["server"] for c in found["candidates"]) == sorted(servers)
     assert found["refused"] == []
 

@@ -16,7 +16,6 @@ import pytest
 from mcp_sidecar.catalog.documents import canonical
 from mcp_sidecar.events import ToolsDeactivated
 from mcp_sidecar.protocol.errors import SidecarError, fail
-from mcp_sidecar.services import activation, prompts, reading
 from mcp_sidecar.services.app import Sidecar
 from support.fake_connection import FakeFactory
 
@@ -67,7 +66,7 @@ async def test_a_restore_activates_the_saved_tools_but_not_those_changed_gone_or
         "nowhere.tool": "whatever",
     }
     events = dropped(app)
-    lost = await activation.restore(app, "durable", saved, lambda text: text, "gateway")
+    lost = await app.activation.restore("durable", saved, lambda text: text, "gateway")
     assert list(app.sessions.active("durable")) == ["a.echo"]
     assert lost == ["a.gone", "nowhere.tool", "a.add"]  # not loaded first, then changed since
     assert [(e.session, e.removed, e.reason) for e in events] == [("durable", ("a.add",), "tool changed")]
@@ -75,7 +74,7 @@ async def test_a_restore_activates_the_saved_tools_but_not_those_changed_gone_or
 
 async def test_a_restore_of_nothing_changed_keeps_every_tool(app: Sidecar) -> None:
     saved = {"a.echo": canonical(ECHO), "b.ping": canonical(OTHER)}
-    assert await activation.restore(app, "durable", saved, lambda text: text, "gateway") == []
+    assert await app.activation.restore("durable", saved, lambda text: text, "gateway") == []
     assert sorted(app.sessions.active("durable")) == ["a.echo", "b.ping"]
 
 
@@ -83,10 +82,10 @@ async def test_a_changed_catalog_drops_its_changed_and_removed_tools_from_each_s
     app: Sidecar, factory: FakeFactory
 ) -> None:
     for session in ("one", "two", "three"):
-        await activation.activate(app, ("a.echo", "a.add", "b.ping"), session)
+        await app.activation.activate(("a.echo", "a.add", "b.ping"), session)
     changed_on_the_server(factory, "a", [{**ADD, "description": "Adds, differently."}])
     conn = app.registry.connection("a", "test")
-    await activation.deactivate_changed(app, conn, ["one", "two"], "gateway")
+    await app.activation.deactivate_changed(conn, ["one", "two"], "gateway")
     assert list(app.sessions.active("one")) == list(app.sessions.active("two")) == ["b.ping"]
     assert list(app.sessions.active("three")) == ["a.echo", "a.add", "b.ping"]  # not asked about
 
@@ -94,7 +93,7 @@ async def test_a_changed_catalog_drops_its_changed_and_removed_tools_from_each_s
 async def test_a_server_that_cannot_list_now_drops_nothing(
     app: Sidecar, factory: FakeFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await activation.activate(app, ("a.echo",), "one")
+    await app.activation.activate(("a.echo",), "one")
     fake = factory.current("a")
     fake.tools_stale = True
 
@@ -102,19 +101,19 @@ async def test_a_server_that_cannot_list_now_drops_nothing(
         raise fail("connection_failed", operation, "The server is down.", "a")
 
     monkeypatch.setattr(fake, "list_tools", down)
-    await activation.deactivate_changed(app, app.registry.connection("a", "test"), ["one"], "gateway")
+    await app.activation.deactivate_changed(app.registry.connection("a", "test"), ["one"], "gateway")
     assert list(app.sessions.active("one")) == ["a.echo"]  # a call re-validates it
 
 
 async def test_a_listed_tools_call_refused_as_changed_leaves_the_session(app: Sidecar, factory: FakeFactory) -> None:
     for session in ("editor", "host"):
-        await activation.activate(app, ("a.add",), session)
+        await app.activation.activate(("a.add",), session)
     changed_on_the_server(factory, "a", [{**ADD, "description": "Adds, differently."}])
     with pytest.raises(SidecarError) as editor:
-        await activation.call_tool(app, "a.add", {}, "editor")
+        await app.activation.call_tool("a.add", {}, "editor")
     changed_on_the_server(factory, "a", [{**ADD, "description": "Adds, differently."}])
     with pytest.raises(SidecarError) as host:
-        await activation.call_listed_tool(app, "a.add", {}, "host")
+        await app.activation.call_listed_tool("a.add", {}, "host")
     assert editor.value.diagnostic.code == host.value.diagnostic.code == "tool_changed"
     assert list(app.sessions.active("editor")) == ["a.add"]  # an editor's discovery marks it changed
     assert list(app.sessions.active("host")) == []
@@ -130,7 +129,7 @@ async def test_every_enabled_servers_prompts_are_listed_and_one_that_cannot_list
         raise fail("connection_failed", operation, "The server is down.", "b")
 
     monkeypatch.setattr(factory.current("b"), "list_prompts", down)
-    listed = await prompts.enabled_prompts(app, "gateway")
+    listed = await app.prompts.enabled_prompts("gateway")
     assert listed == [("a", [{"name": "review", "arguments": [{"name": "file", "required": True}]}]), ("b", [])]
 
 
@@ -145,7 +144,7 @@ async def test_every_enabled_servers_resource_catalog_is_listed_and_one_that_can
 
     monkeypatch.setattr(factory.current("a"), "list_resources", listed)
     monkeypatch.setattr(factory.current("b"), "list_resources", down)
-    catalogs = await reading.enabled_resource_catalogs(app, "gateway")
+    catalogs = await app.reading.enabled_resource_catalogs("gateway")
     assert [(server, catalog.items, catalog.templates) for server, catalog in catalogs] == [
         ("a", [{"uri": "file:///notes.txt", "name": "notes"}], [{"uriTemplate": "file:///{name}", "name": "any"}])
     ]

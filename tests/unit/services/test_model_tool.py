@@ -64,7 +64,7 @@ def invalid(message: str) -> dict[str, Any]:
 
 
 def test_definition_shape(app: Sidecar) -> None:
-    definition = model_tool.definition(app)
+    definition = app.model_tool.definition()
     assert set(definition) == {"name", "description", "inputSchema", "servers", "call"}
     assert definition["name"] == "mcp_tools"
     schema = definition["inputSchema"]
@@ -84,7 +84,7 @@ def test_definition_shape(app: Sidecar) -> None:
 
 
 def test_definition_is_json_and_stable(app: Sidecar) -> None:
-    assert json.loads(json.dumps(model_tool.definition(app))) == model_tool.definition(app)
+    assert json.loads(json.dumps(app.model_tool.definition())) == app.model_tool.definition()
 
 
 def test_the_directory_names_enabled_servers_with_their_description_or_a_catalog_summary(
@@ -104,7 +104,7 @@ def test_the_directory_names_enabled_servers_with_their_description_or_a_catalog
     app = Sidecar(lambda method, params: None, workspace=tmp_path, use_disk_cache=False)
     app.ensure_loaded()
     app.catalogs.tools["warehouse"] = ToolCatalog("warehouse", [*TOOLS, *TOOLS[:1]], source="cache", generation=0)
-    definition = model_tool.definition(app)
+    definition = app.model_tool.definition()
     assert definition["servers"] == [
         {"name": "linear", "summary": "Issues and projects of the team.", "source": "description"},
         {"name": "warehouse", "summary": "2 tools: list_tables, run_query", "source": "catalog"},
@@ -184,7 +184,7 @@ def test_the_directory_stays_within_its_budget_and_names_every_server(count: int
     ],
 )
 async def test_invalid_arguments_are_error_results(app: Sidecar, arguments: dict[str, Any], message: str) -> None:
-    assert await model_tool.invoke(app, arguments, "s") == invalid(message)
+    assert await app.model_tool.invoke(arguments, "s") == invalid(message)
 
 
 @pytest.mark.parametrize(
@@ -222,14 +222,14 @@ async def test_read_and_complete_failures_are_results(
     app: Sidecar, arguments: dict[str, Any], code: str, message: str
 ) -> None:
     # None of these reach the server (its command does not exist).
-    result = await model_tool.invoke(app, arguments, "s")
+    result = await app.model_tool.invoke(arguments, "s")
     assert result["isError"] is True
     diagnostic = result["details"]["diagnostic"]
     assert (diagnostic["code"], diagnostic["message"]) == (code, message)
 
 
 async def test_query_returns_text_and_discovery_details(app: Sidecar) -> None:
-    result = await model_tool.invoke(app, {"query": "list tables", "kind": "tools", "server": "warehouse"}, "s")
+    result = await app.model_tool.invoke({"query": "list tables", "kind": "tools", "server": "warehouse"}, "s")
     assert result["isError"] is False
     details = result["details"]
     assert (details["query"], details["kind"], details["session"]) == ("list tables", "tools", "s")
@@ -262,17 +262,17 @@ async def test_query_defaults_to_five_and_honours_limit(app: Sidecar) -> None:
     app.catalogs.tools["warehouse"] = ToolCatalog(
         "warehouse", [{"name": f"tool_{i}", "description": "A tool."} for i in range(12)], "cache", 0
     )
-    default = await model_tool.invoke(app, {"query": "tool"}, "s")
+    default = await app.model_tool.invoke({"query": "tool"}, "s")
     # Alike by keywords, so meaning orders them: which five is the model's call, that it is five is not.
     names = [c["name"] for c in default["details"]["candidates"]]
     assert len(set(names)) == 5
     assert set(names) <= {f"tool_{i}" for i in range(12)}
-    more = await model_tool.invoke(app, {"query": "tool", "limit": 50}, "s")
+    more = await app.model_tool.invoke({"query": "tool", "limit": 50}, "s")
     assert len(more["details"]["candidates"]) == 12
 
 
 async def test_activate_then_query_shows_loaded(app: Sidecar) -> None:
-    activated = await model_tool.invoke(app, {"activate": ["warehouse.list_tables", "warehouse.nope"]}, "s")
+    activated = await app.model_tool.invoke({"activate": ["warehouse.list_tables", "warehouse.nope"]}, "s")
     assert activated["isError"] is False  # partial success
     assert [(r["id"], r["status"]) for r in activated["details"]["results"]] == [
         ("warehouse.list_tables", "loaded"),
@@ -288,18 +288,18 @@ async def test_activate_then_query_shows_loaded(app: Sidecar) -> None:
         " ✘ warehouse.nope · not loaded: Server 'warehouse' has no tool named 'nope'.",
     ]
     assert activated["text"].splitlines()[-1] == activation_text.CALL_HINT
-    found = await model_tool.invoke(app, {"query": "warehouse.list_tables"}, "s")
+    found = await app.model_tool.invoke({"query": "warehouse.list_tables"}, "s")
     [first, *_] = found["details"]["candidates"]
     assert first["loaded"] is True
     assert first["next"] == {"method": "mcp/callTool", "params": {"id": "warehouse.list_tables", "arguments": {}}}
     assert found["text"].splitlines()[1] == " ● warehouse.list_tables(schema) [loaded] — List the tables of a schema."
     # Another session never sees it loaded.
-    other = await model_tool.invoke(app, {"query": "warehouse.list_tables"}, "other")
+    other = await app.model_tool.invoke({"query": "warehouse.list_tables"}, "other")
     assert other["details"]["candidates"][0]["loaded"] is False
 
 
 async def test_activate_with_nothing_loaded_is_an_error_result(app: Sidecar) -> None:
-    result = await model_tool.invoke(app, {"activate": ["warehouse.nope", "elsewhere.tool"]}, "s")
+    result = await app.model_tool.invoke({"activate": ["warehouse.nope", "elsewhere.tool"]}, "s")
     assert result["isError"] is True
     assert [r["status"] for r in result["details"]["results"]] == ["not loaded", "not loaded"]
 
@@ -314,7 +314,7 @@ async def test_activate_with_nothing_loaded_is_an_error_result(app: Sidecar) -> 
 async def test_query_of_a_missing_or_disabled_server_is_an_error_result(
     app: Sidecar, server: str, code: DiagnosticCode, message: str
 ) -> None:
-    result = await model_tool.invoke(app, {"query": "x", "server": server}, "s")
+    result = await app.model_tool.invoke({"query": "x", "server": server}, "s")
     assert result["isError"] is True
     assert result["details"]["diagnostic"] == {
         "code": code,
@@ -327,7 +327,7 @@ async def test_query_of_a_missing_or_disabled_server_is_an_error_result(
 
 
 async def test_no_match_says_so(app: Sidecar) -> None:
-    result = await model_tool.invoke(app, {"query": "zebra ", "kind": "tools"}, "s")
+    result = await app.model_tool.invoke({"query": "zebra ", "kind": "tools"}, "s")
     text = 'mcp discover "zebra "\n (no matching candidates)\n' + nothing_matches(Scope(kind="tools"))
     assert result == {
         "text": text,
@@ -364,7 +364,7 @@ def test_vscode_declares_the_fixed_part_of_the_definition(app: Sidecar) -> None:
     """package.json cannot carry the server directory: it holds the fixed description and the schema."""
     package = json.loads((Path(__file__).parents[3] / "editor-clients/vscode/package.json").read_text("utf-8"))
     declared = {t["name"]: t for t in package["contributes"]["languageModelTools"]}
-    definition = model_tool.definition(app)
+    definition = app.model_tool.definition()
     assert declared["mcp_tools"]["modelDescription"] == model_tool.DESCRIPTION
     assert definition["description"].startswith(model_tool.DESCRIPTION + "\n\nServers (")
     assert declared["mcp_tools"]["inputSchema"] == definition["inputSchema"]

@@ -24,7 +24,6 @@ from mcp_sidecar.events import (
 )
 from mcp_sidecar.protocol import methods
 from mcp_sidecar.protocol.results import ActiveToolsChanged
-from mcp_sidecar.services import activation, prompts
 from mcp_sidecar.services.app import Sidecar
 from support.fake_connection import FakeConnection, FakeFactory
 
@@ -163,9 +162,9 @@ async def test_reconcile_deactivates_stale_tools_once_per_session_and_reason(env
     for name in ("keep", "change", "gone", "off"):
         env.fake(name).tools = [TOOL]
     ids = ("keep.t", "change.t", "gone.t", "off.t")
-    result = await activation.activate(env.app, ids, "s1")
+    result = await env.app.activation.activate(ids, "s1")
     assert [r["status"] for r in result["results"]] == ["loaded"] * 4
-    await activation.activate(env.app, ("keep.t",), "s2")
+    await env.app.activation.activate(("keep.t",), "s2")
     assert env.app.sessions.loaded_count("keep") == 1
     env.sent.clear()
     env.write(keep=server("k.py"), change=server("c2.py"), off=server("o.py", disabled=True))
@@ -187,10 +186,10 @@ async def test_sessions_are_reported_in_the_order_of_their_first_activation_requ
     env.write(a=server("a.py"))
     env.app.ensure_loaded()
     env.fake("a").tools = [TOOL]
-    first = await activation.activate(env.app, ("a.missing",), "first")  # loads nothing yet
+    first = await env.app.activation.activate(("a.missing",), "first")  # loads nothing yet
     assert first["results"][0]["status"] == "not loaded"
-    await activation.activate(env.app, ("a.t",), "second")
-    await activation.activate(env.app, ("a.t",), "first")
+    await env.app.activation.activate(("a.t",), "second")
+    await env.app.activation.activate(("a.t",), "first")
     env.write()
 
     summary = await env.app.configuration.reload()
@@ -202,8 +201,8 @@ async def test_watches_coalesce_updates_and_end_with_their_connection(env: Env) 
     env.write(a=server("a.py"), b=server("b.py"))
     env.app.ensure_loaded()
     env.app.configuration.interactive = True
-    await env.app.watches.subscribe(env.app, "a", "file:///x")
-    await env.app.watches.subscribe(env.app, "b", "file:///y")
+    await env.app.watches.subscribe("a", "file:///x")
+    await env.app.watches.subscribe("b", "file:///y")
     a, b = env.fake("a"), env.fake("b")
 
     a.announce(ResourceUpdated(a.real, "file:///x"))
@@ -225,7 +224,7 @@ async def test_a_reload_that_replaces_a_connection_clears_its_watches(env: Env) 
     env.write(a=server("a.py"))
     env.app.ensure_loaded()
     env.app.configuration.interactive = True
-    await env.app.watches.subscribe(env.app, "a", "file:///x")
+    await env.app.watches.subscribe("a", "file:///x")
     env.write(a=server("a2.py"))
 
     await env.app.configuration.reload()
@@ -238,19 +237,19 @@ async def test_previews_end_with_their_connection_and_with_a_reload(env: Env) ->
     env.app.ensure_loaded()
     for name in ("a", "b"):
         env.fake(name).prompts = [{"name": "p"}]
-    first = await prompts.preview(env.app, "a", "p", {})
-    kept = await prompts.preview(env.app, "b", "p", {})
-    assert len(env.app.previews) == 2
+    first = await env.app.prompts.preview("a", "p", {})
+    kept = await env.app.prompts.preview("b", "p", {})
+    assert len(env.app.prompts) == 2
 
     env.fake("a").set_state("idle")
-    assert len(env.app.previews) == 1
+    assert len(env.app.prompts) == 1
     with pytest.raises(Exception, match="No pending preview"):
-        prompts.use(env.app, first["previewId"])
+        env.app.prompts.use(first["previewId"])
 
     await env.app.configuration.reload()
-    assert len(env.app.previews) == 0
+    assert len(env.app.prompts) == 0
     with pytest.raises(Exception, match="No pending preview"):
-        prompts.use(env.app, kept["previewId"])
+        env.app.prompts.use(kept["previewId"])
 
 
 # -- the hub itself ----------------------------------------------------------------------------
