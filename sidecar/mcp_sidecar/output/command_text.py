@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         ImportServer,
         PromptSnapshot,
         ServerGetResult,
+        ServerLogsResult,
         ServerRefreshResult,
         StatusRow,
         SubscribeResult,
@@ -159,6 +160,22 @@ def refreshed(result: ServerRefreshResult) -> str:
         f"  {d['kind']}: [{d['diagnostic']['code']}] {_s(d['diagnostic']['message'])}" for d in result["diagnostics"]
     ]
     return "\n".join(lines)
+
+
+def refresh_counts(result: ServerRefreshResult) -> str:
+    """The CLI's `refresh`: the server's catalog counts, then each kind that failed."""
+    row = result["status"]
+    counts = ", ".join(f"{k} {'—' if v is None else v}" for k, v in row["catalog"].items())
+    lines = [f"{_s(result['server'])}: {counts}"]
+    lines += [
+        f"  {d['kind']}: [{d['diagnostic']['code']}] {_s(d['diagnostic']['message'])}" for d in result["diagnostics"]
+    ]
+    return "\n".join(lines)
+
+
+def log_lines(result: ServerLogsResult) -> str:
+    """The CLI's `logs`: a server's captured stderr, one line each."""
+    return "\n".join(_s(line["text"]) for line in result["lines"]) or "(no output captured)"
 
 
 def import_result(result: ConfigImportResult) -> str:

@@ -1,0 +1,479 @@
+"""Every operation, one row each: the JSON-RPC handlers, the `/mcp` verbs, the CLI's subcommands
+and the gateway are built from these rows (see `operations/row.py` for the row type).
+
+Each row's `call` is the one place its feature is called; a front adds nothing but its params
+and its text. Adding a read-only method: its params and result types, one row here, the feature
+method, its `docs/protocol.md` entry and the two editors' protocol files (CONTRIBUTING.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from mcp_sidecar.operations import args
+from mcp_sidecar.operations.args import CLI_SESSION, DEFAULT, ToolsParams
+from mcp_sidecar.operations.row import Cli, Command, Operation, by_method, invoke, result_text
+from mcp_sidecar.operations.runner import run_line, runners
+from mcp_sidecar.output import command_text, model_text, render, signature, spill
+from mcp_sidecar.protocol import config_params, methods, params
+from mcp_sidecar.protocol.config_params import (
+    ConfigAddParams,
+    ConfigImportParams,
+    ConfigRemoveParams,
+    LoginParams,
+    SetEnabledParams,
+)
+from mcp_sidecar.protocol.errors import SidecarError
+from mcp_sidecar.protocol.params import (
+    ActivateParams,
+    CallToolParams,
+    CompleteParams,
+    PreviewIdParams,
+    PromptPreviewParams,
+    ResourceParams,
+    ServerParams,
+)
+from mcp_sidecar.services import (
+    activation,
+    approvals,
+    auth,
+    commands,
+    completion,
+    config_edits,
+    discovery,
+    lifecycle,
+    model_tool,
+    prompts,
+    reading,
+    status,
+)
+from mcp_sidecar.services.progress import work_done
+
+if TYPE_CHECKING:
+    from argparse import Namespace
+    from collections.abc import Awaitable
+
+    from mcp_sidecar.protocol.results import (
+        CallToolResult,
+        CommandResult,
+        ConfigAddDryRunResult,
+        ConfigAddResult,
+        StatusRow,
+    )
+    from mcp_sidecar.services.app import Sidecar
+
+
+# The calls that are more than one feature call (the lead swaps the service calls for feature methods).
+
+
+async def _reconnected(app: Sidecar, server: str) -> StatusRow:
+    return status.status_row(app, await lifecycle.reconnect(app, server))
+
+
+async def _call_tool(app: Sidecar, p: CallToolParams) -> CallToolResult:
+    """`mcp/callTool`: progress on the client's work-done token, and a model's wording when `forModel`."""
+    try:
+        with work_done(app.notify, p.work_done_token, p.id) as progress:
+            if p.activate:
+                result = await activation.activate_and_call(app, p.id, p.arguments, p.session, progress)
+            else:
+                result = await activation.call_tool(app, p.id, p.arguments, p.session, progress)
+        if p.for_model:
+            result["text"] = model_text.call_text(result)
+        return result
+    except SidecarError as exc:
+        if p.for_model:
+            exc.diagnostic = model_text.for_model(exc.diagnostic)
+        raise
+
+
+async def _add(app: Sidecar, p: ConfigAddParams) -> ConfigAddResult | ConfigAddDryRunResult:
+    if p.dry_run:
+        return await config_edits.add_dry_run(app, p.scope, p.server, p.definition, p.target, p.replace)
+    definition = p.definition if p.target is None else config_edits.definition_from_target(p.target, "add")
+    assert definition is not None
+    return await config_edits.add(app, p.scope, p.server, definition, p.replace)
+
+
+def _completion_kind(kind: str) -> Literal["template", "prompt"]:
+    return "template" if kind == "template" else "prompt"
+
+
+def run_command(app: Sidecar, line: str) -> Awaitable[CommandResult]:
+    """One `/mcp` line (`mcp/command`, the CLI's `run`)."""
+    return run_line(app, line, RUNNERS)
+
+
+# What the CLI adds to a call: its result, and its texts.
+
+
+async def _cli_call(app: Sidecar, namespace: Namespace, called: Awaitable[Any]) -> Any:
+    """`call`: an id that did not load answers with its activation (a failure); the call's own
+    result drops the activation it carries."""
+    try:
+        result = await called
+    except activation.NotActivated as exc:
+        return {"activation": exc.activation}
+    result.pop("activation")
+    return result
+
+
+def _cli_call_text(result: Any) -> str:
+    return str(result["activation"]["text"]) if "activation" in result else render.tool_result(result)
+
+
+async def _cli_prompt(app: Sidecar, namespace: Namespace, previewed: Awaitable[Any]) -> Any:
+    """`prompt --use`: the accepted snapshot instead of the preview."""
+    result = await previewed
+    return await invoke(PROMPT_USE, app, PreviewIdParams(result["previewId"])) if namespace.use else result
+
+
+def _tools_text(result: Any) -> str:
+    """A server's tools, or with a TOOL (a result with an `id`) that tool's signature."""
+    return signature.multiline(result["id"], result) if "id" in result else render.tools_list(result)
+
+
+def _parse_tools(operation: str, raw: Any) -> ToolsParams:
+    return ToolsParams(params.parse_server(operation, raw).server)
+
+
+def _nothing_loaded(result: Any) -> bool:
+    return all(r["status"] == "not loaded" for r in result["results"])
+
+
+def _import_params(c: Any) -> ConfigImportParams:
+    assert c.file is not None
+    return ConfigImportParams(c.file, args.scope(c), c.select, c.confirm, c.replace)
+
+
+_SERVER_ROWS = (
+    Operation(
+        methods.STATUS,
+        "status",
+        params.parse_session,
+        call=lambda app, p: status.status(app),
+        text=render.status_matrix,
+        command=Command(("list",), lambda c: DEFAULT),
+        cli=Cli(
+            "status",
+            lambda a: DEFAULT,
+            text=lambda r: render.status_matrix(r, f"mcp-sidecar run '{render.ADD_EXAMPLE}'"),
+        ),
+    ),
+    Operation(
+        methods.SERVER_GET,
+        "get",
+        params.parse_server,
+        call=lambda app, p: status.get_server(app, p.server),
+        text=command_text.server_details,
+        command=Command(("get",), lambda c: ServerParams(args.server(c))),
+        cli=Cli("get", lambda a: ServerParams(a.server)),
+    ),
+    Operation(
+        methods.SERVER_TOOLS,
+        "tools",
+        _parse_tools,
+        call=lambda app, p: (
+            status.server_tool(app, p.server, p.tool) if p.tool is not None else status.server_tools(app, p.server)
+        ),
+        text=_tools_text,
+        command=Command(("tools",), lambda c: ToolsParams(args.server(c), c.rest[0] if c.rest else None)),
+        cli=Cli("tools", lambda a: ToolsParams(a.server, a.tool)),
+    ),
+    Operation(
+        methods.SERVER_RECONNECT,
+        "reconnect",
+        params.parse_server,
+        call=lambda app, p: _reconnected(app, p.server),
+        text=command_text.reconnected,
+        command=Command(("reconnect",), lambda c: ServerParams(args.server(c))),
+    ),
+    Operation(
+        methods.SERVER_LOGS,
+        "logs",
+        params.parse_server,
+        call=lambda app, p: status.server_logs(app, p.server),
+        text=command_text.log_lines,
+        cli=Cli("logs", lambda a: ServerParams(a.server)),
+    ),
+    Operation(
+        methods.SERVER_REFRESH,
+        "refresh",
+        params.parse_server,
+        call=lambda app, p: lifecycle.refresh(app, p.server),
+        text=command_text.refreshed,
+        command=Command(("refresh",), lambda c: ServerParams(args.server(c))),
+        cli=Cli("refresh", lambda a: ServerParams(a.server), text=command_text.refresh_counts),
+    ),
+)
+
+_TOOL_ROWS = (
+    Operation(
+        methods.ACTIVATE,
+        "activate",
+        params.parse_activate,
+        call=lambda app, p: activation.activate(app, p.ids, p.session),
+        text=result_text,
+        cli=Cli("activate", lambda a: ActivateParams(tuple(dict.fromkeys(a.ids)), CLI_SESSION), failed=_nothing_loaded),
+    ),
+    Operation(
+        methods.ACTIVE_TOOLS,
+        "activeTools",
+        params.parse_session,
+        call=lambda app, p: activation.active_tools(app, p.session),
+    ),
+    Operation(
+        methods.CALL_TOOL,
+        "call",
+        params.parse_call_tool,
+        call=_call_tool,
+        cli=Cli(
+            "call",
+            lambda a: CallToolParams(a.id, args.json_object(a.arguments) or {}, CLI_SESSION, activate=True),
+            usage=args.call_usage,
+            text=_cli_call_text,
+            failed=lambda r: "activation" in r,  # a tool's own error is its result (stdout)
+            finish=_cli_call,
+        ),
+    ),
+    Operation(
+        methods.DISCOVER,
+        "discover",
+        params.parse_discover,
+        call=lambda app, p: discovery.discover(app, p.query, p.kind, p.server, p.limit, p.session),
+        text=result_text,
+        cli=Cli(
+            "discover",
+            lambda a: replace(params.parse_discover("discover", args.discover_request(a)), session=CLI_SESSION),
+        ),
+    ),
+    Operation(
+        methods.MODEL_TOOL_DEFINITION,
+        "modelTool",
+        params.parse_session,
+        call=lambda app, p: model_tool.definition(app),
+    ),
+    Operation(
+        methods.MODEL_TOOL_INVOKE,
+        "mcp_tools",
+        params.parse_model_tool,
+        call=lambda app, p: model_tool.invoke(app, p.arguments, p.session, include_directory=p.include_directory),
+    ),
+    Operation(
+        methods.SESSION_END,
+        "session",
+        params.parse_session_end,
+        call=lambda app, p: model_tool.end_session(app, p),
+    ),
+)
+
+_CONFIG_ROWS = (
+    Operation(
+        methods.COMMAND,
+        "command",
+        config_params.parse_command,
+        call=lambda app, p: run_command(app, p.line),
+    ),
+    Operation(
+        methods.COMMAND_SPEC,
+        "commandSpec",
+        config_params.parse_command_spec,
+        call=lambda app, p: commands.command_spec(app, p),
+    ),
+    Operation(
+        methods.CONFIG_ADD,
+        "add",
+        config_params.parse_config_add,
+        call=_add,
+        text=command_text.added,
+        command=Command(("add",), lambda c: ConfigAddParams(args.scope(c), args.server(c), c.definition, c.replace)),
+    ),
+    Operation(
+        methods.CONFIG_REMOVE,
+        "remove",
+        config_params.parse_config_remove,
+        call=lambda app, p: config_edits.remove(app, p.scope, p.server),
+        text=command_text.removed,
+        command=Command(("remove",), lambda c: ConfigRemoveParams(args.scope(c), args.server(c))),
+    ),
+    Operation(
+        methods.CONFIG_SET_ENABLED,
+        "setEnabled",
+        config_params.parse_set_enabled,
+        call=lambda app, p: config_edits.set_enabled(app, p.server, p.enabled),
+        text=command_text.toggled,
+        command=Command(("enable", "disable"), lambda c: SetEnabledParams(args.server(c), c.name == "enable")),
+    ),
+    Operation(
+        methods.CONFIG_RELOAD,
+        "reload",
+        params.parse_session,
+        call=lambda app, p: config_edits.reload(app),
+        text=command_text.reload_summary,
+        command=Command(("reload",), lambda c: DEFAULT),
+    ),
+    Operation(
+        methods.CONFIG_IMPORT,
+        "import",
+        config_params.parse_config_import,
+        call=lambda app, p: config_edits.import_servers(app, p.file, p.scope, p.select, p.confirm, p.replace),
+        text=command_text.import_result,
+        command=Command(("import",), lambda c: _import_params(args.import_checked(c))),
+    ),
+    Operation(
+        methods.WORKSPACE_SET_TRUSTED,
+        "setTrusted",
+        config_params.parse_set_trusted,
+        call=lambda app, p: config_edits.set_trusted(app, p),
+    ),
+    Operation(
+        methods.WORKSPACE_APPROVE,
+        "approve",
+        config_params.parse_approve,
+        call=lambda app, p: approvals.approve(app, p),
+    ),
+)
+
+
+_AUTH_ROWS = (
+    Operation(
+        methods.AUTH_LOGIN,
+        "login",
+        config_params.parse_login,
+        call=lambda app, p: auth.login(app, p.server, p.no_browser, p.approve_scopes),
+        text=result_text,
+        command=Command(("login",), lambda c: LoginParams(args.server(c), c.no_browser)),
+    ),
+    Operation(
+        methods.AUTH_COMPLETE_LOGIN,
+        "completeLogin",
+        config_params.parse_complete_login,
+        call=lambda app, p: auth.complete_login(app, p.login_id, p.callback_url),
+    ),
+    Operation(
+        methods.AUTH_LOGOUT,
+        "logout",
+        config_params.parse_logout,
+        call=lambda app, p: auth.logout(app, p),
+        text=result_text,
+        command=Command(("logout",), args.server),
+    ),
+)
+
+READ = Operation(
+    methods.READ,
+    "read",
+    params.parse_read,
+    call=lambda app, p: reading.read(app, p.server, p.uri, p.template, p.arguments),
+    text=result_text,
+    cli=Cli("read", lambda a: params.parse_read("read", args.read_request(a)), usage=args.read_usage),
+)
+
+_RESOURCE_ROWS = (
+    READ,
+    Operation(
+        methods.COMPLETE,
+        "complete",
+        params.parse_complete,
+        call=lambda app, p: completion.complete(
+            app, p.server, (_completion_kind(p.kind), p.name), (p.argument_name, p.argument_value), p.arguments
+        ),
+        text=result_text,
+        cli=Cli(
+            "complete",
+            lambda a: CompleteParams(a.server, "template", a.template, a.name, a.value, args.single_pairs(a.arg) or {}),
+            usage=lambda a: args.single_pairs_usage(a.arg, "--arg takes NAME=VALUE, once per name"),
+        ),
+    ),
+    Operation(
+        methods.RESOURCE_SUBSCRIBE,
+        "subscribe",
+        params.parse_resource,
+        call=lambda app, p: app.watches.subscribe(app, p.server, p.uri),
+        text=command_text.subscribed,
+        command=Command(("subscribe",), lambda c: ResourceParams(args.server(c), args.uri(c))),
+    ),
+    Operation(
+        methods.RESOURCE_UNSUBSCRIBE,
+        "unsubscribe",
+        params.parse_resource,
+        call=lambda app, p: app.watches.unsubscribe(app, p.server, p.uri),
+        text=command_text.unsubscribed,
+        command=Command(("unsubscribe",), lambda c: ResourceParams(args.server(c), args.uri(c))),
+    ),
+    Operation(
+        methods.RESOURCE_SUBSCRIPTIONS,
+        "subscriptions",
+        params.parse_session,
+        call=lambda app, p: app.watches.list(),
+        text=command_text.subscriptions,
+        command=Command(("subscriptions",), lambda c: DEFAULT),
+    ),
+    Operation(
+        methods.SPILL_LIST,
+        "spill",
+        params.parse_session,
+        call=lambda app, p: asyncio.to_thread(spill.list_files),
+    ),
+    Operation(
+        methods.SPILL_CLEAN,
+        "spill",
+        params.parse_spill_clean,
+        call=lambda app, p: asyncio.to_thread(spill.clean, p.older_than_days),
+    ),
+)
+
+PROMPT_PREVIEW = Operation(
+    methods.PROMPT_PREVIEW,
+    "prompt",
+    params.parse_prompt_preview,
+    call=lambda app, p: prompts.preview(app, p.server, p.name, p.arguments, p.session),
+    text=command_text.prompt_previewed,
+    command=Command(
+        ("prompt",),
+        lambda c: PromptPreviewParams(args.server(c), c.rest[0], args.prompt_arguments(c), methods.DEFAULT_SESSION),
+    ),
+    cli=Cli(
+        "prompt",
+        lambda a: PromptPreviewParams(a.server, a.name, args.single_pairs(a.values) or {}, methods.DEFAULT_SESSION),
+        usage=lambda a: args.single_pairs_usage(a.values, "prompt arguments are ARG=VALUE, once per name"),
+        text=result_text,
+        finish=_cli_prompt,
+    ),
+)
+
+PROMPT_USE = Operation(
+    methods.PROMPT_USE,
+    "prompt use",
+    params.parse_preview_id,
+    call=lambda app, p: prompts.use(app, p.preview_id),
+)
+
+_PROMPT_ROWS = (
+    PROMPT_PREVIEW,
+    PROMPT_USE,
+    Operation(
+        methods.PROMPT_DISCARD,
+        "prompt discard",
+        params.parse_preview_id,
+        call=lambda app, p: prompts.discard(app, p.preview_id),
+    ),
+)
+
+ROWS: tuple[Operation[Any], ...] = (
+    *_SERVER_ROWS,
+    *_TOOL_ROWS,
+    *_CONFIG_ROWS,
+    *_AUTH_ROWS,
+    *_RESOURCE_ROWS,
+    *_PROMPT_ROWS,
+)
+
+RUNNERS = runners(ROWS)
+"""The `/mcp` verbs (`mcp/command`, `workspace/executeCommand`, the CLI's `run`)."""
+
+COMMAND = by_method(ROWS, methods.COMMAND)
+CLI_ROWS: dict[str, Operation[Any]] = {row.cli.name: row for row in ROWS if row.cli is not None}
+"""The headless subcommands that run a row."""
