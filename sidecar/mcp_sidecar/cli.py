@@ -32,7 +32,7 @@ _GLOBAL_DEFAULTS: dict[str, Any] = {
 }
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-sidecar",
         description="Owns MCP server connections for editors. With no command, serves JSON-RPC on stdio.",
@@ -121,7 +121,7 @@ def _add_global_options(parser: argparse.ArgumentParser, defaults: dict[str, Any
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = _parser()
+    parser = build_parser()
     # `read SERVER --template T NAME=VALUE...`: values after the option are positionals that
     # argparse leaves over; only `read` takes them.
     args, extra = parser.parse_known_args(argv)

@@ -19,6 +19,9 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION, M
 
 from mcp_sidecar import tasks
 from mcp_sidecar.gateway import entries, native
+from mcp_sidecar.operations.row import invoke
+from mcp_sidecar.operations.table import PROMPT_PREVIEW, PROMPT_USE
+from mcp_sidecar.protocol.params import PreviewIdParams, PromptPreviewParams
 from mcp_sidecar.services import prompts
 
 if TYPE_CHECKING:
@@ -90,8 +93,8 @@ class Prompts:
     async def get(self, server: str, name: str, arguments: dict[str, Any], session: str) -> dict[str, Any]:
         """`prompts/get`: the labelled snapshot, as one user message (a server's "assistant" turn is data
         for the model to read, never words put in its mouth). Raises SidecarError."""
-        previewed = await prompts.preview(self._app, server, name, arguments, session)
-        used = prompts.use(self._app, previewed["previewId"])
+        previewed = await invoke(PROMPT_PREVIEW, self._app, PromptPreviewParams(server, name, arguments, session))
+        used = await invoke(PROMPT_USE, self._app, PreviewIdParams(previewed["previewId"]))
         out: dict[str, Any] = {"messages": [{"role": "user", "content": {"type": "text", "text": used["text"]}}]}
         if used.get("description"):
             out["description"] = used["description"]
