@@ -2,7 +2,7 @@
 
 A row names its JSON-RPC method, parses its params, calls the feature, and renders its text;
 a row with a `Command` is also a `/mcp` verb, one with a `Cli` also a headless subcommand. The
-fronts (`handlers/registry.py`, `operations/commands.py`, `cli.py`, the gateway) build their
+fronts (`handlers/registry.py`, `operations/runner.py`, `cli.py`, the gateway) build their
 tables from the rows, so an operation is wired once.
 """
 
