@@ -12,13 +12,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_sidecar.protocol import methods
+from mcp_sidecar.protocol.config_params import ConfigImportParams
 from mcp_sidecar.protocol.errors import command_invalid
-from mcp_sidecar.protocol.params import SessionParams
+from mcp_sidecar.protocol.params import SessionParams, parse_server
+from mcp_sidecar.services.activation import NotActivated
 from mcp_sidecar.services.command_line import usage_of
 
 if TYPE_CHECKING:
     from argparse import Namespace
+    from collections.abc import Awaitable
 
+    from mcp_sidecar.services.app import Sidecar
     from mcp_sidecar.services.command_line import ParsedCommand
 
 DEFAULT = SessionParams(methods.DEFAULT_SESSION)
@@ -62,11 +66,23 @@ def prompt_arguments(parsed: ParsedCommand) -> dict[str, str]:
     return arguments
 
 
-def import_checked(parsed: ParsedCommand) -> ParsedCommand:
+def import_params(parsed: ParsedCommand) -> ConfigImportParams:
     if parsed.confirm and not parsed.select:
         raise command_invalid("import", "--confirm needs --select naming the servers to import.", usage_of("import"))
     assert parsed.file is not None
-    return parsed
+    return ConfigImportParams(parsed.file, scope(parsed), parsed.select, parsed.confirm, parsed.replace)
+
+
+# JSON params -------------------------------------------------------------------------------------
+
+
+def parse_tools(operation: str, raw: Any) -> ToolsParams:
+    """`mcp/server/tools`: `{server}` (no TOOL on the wire)."""
+    return ToolsParams(parse_server(operation, raw).server)
+
+
+def completion_kind(kind: str) -> Literal["template", "prompt"]:
+    return "template" if kind == "template" else "prompt"
 
 
 # CLI arguments ----------------------------------------------------------------------------------
@@ -134,3 +150,19 @@ def json_object(text: str) -> dict[str, Any] | None:
 
 def call_usage(args: Namespace) -> str | None:
     return None if json_object(args.arguments) is not None else "mcp-sidecar: the arguments must be a JSON object"
+
+
+async def cli_call(app: Sidecar, namespace: Namespace, called: Awaitable[Any]) -> Any:
+    """`call`: an id that did not load answers with its activation (a failure); the call's own
+    result drops the activation it carries."""
+    try:
+        result = await called
+    except NotActivated as exc:
+        return {"activation": exc.activation}
+    result.pop("activation")
+    return result
+
+
+def nothing_loaded(result: Any) -> bool:
+    """`activate`'s exit rule: a failure when no id loaded."""
+    return all(r["status"] == "not loaded" for r in result["results"])

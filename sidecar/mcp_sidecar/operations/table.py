@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.operations import args
 from mcp_sidecar.operations.args import CLI_SESSION, DEFAULT, ToolsParams
 from mcp_sidecar.operations.row import Cli, Command, Operation, by_method, invoke, result_text
 from mcp_sidecar.operations.runner import run_line, runners
-from mcp_sidecar.output import command_text, model_text, render, signature, spill
+from mcp_sidecar.output import command_text, model_text, render, spill
 from mcp_sidecar.protocol import config_params, methods, params
 from mcp_sidecar.protocol.config_params import (
     ConfigAddParams,
-    ConfigImportParams,
     ConfigRemoveParams,
     LoginParams,
     SetEnabledParams,
@@ -65,7 +64,7 @@ if TYPE_CHECKING:
     from mcp_sidecar.services.app import Sidecar
 
 
-# The calls that are more than one feature call (the lead swaps the service calls for feature methods).
+# The calls that are more than one feature call.
 
 
 async def _reconnected(app: Sidecar, server: str) -> StatusRow:
@@ -97,55 +96,15 @@ async def _add(app: Sidecar, p: ConfigAddParams) -> ConfigAddResult | ConfigAddD
     return await config_edits.add(app, p.scope, p.server, definition, p.replace)
 
 
-def _completion_kind(kind: str) -> Literal["template", "prompt"]:
-    return "template" if kind == "template" else "prompt"
-
-
 def run_command(app: Sidecar, line: str) -> Awaitable[CommandResult]:
     """One `/mcp` line (`mcp/command`, the CLI's `run`)."""
     return run_line(app, line, RUNNERS)
 
 
-# What the CLI adds to a call: its result, and its texts.
-
-
-async def _cli_call(app: Sidecar, namespace: Namespace, called: Awaitable[Any]) -> Any:
-    """`call`: an id that did not load answers with its activation (a failure); the call's own
-    result drops the activation it carries."""
-    try:
-        result = await called
-    except activation.NotActivated as exc:
-        return {"activation": exc.activation}
-    result.pop("activation")
-    return result
-
-
-def _cli_call_text(result: Any) -> str:
-    return str(result["activation"]["text"]) if "activation" in result else render.tool_result(result)
-
-
 async def _cli_prompt(app: Sidecar, namespace: Namespace, previewed: Awaitable[Any]) -> Any:
-    """`prompt --use`: the accepted snapshot instead of the preview."""
+    """The CLI's `prompt --use`: the accepted snapshot instead of the preview."""
     result = await previewed
     return await invoke(PROMPT_USE, app, PreviewIdParams(result["previewId"])) if namespace.use else result
-
-
-def _tools_text(result: Any) -> str:
-    """A server's tools, or with a TOOL (a result with an `id`) that tool's signature."""
-    return signature.multiline(result["id"], result) if "id" in result else render.tools_list(result)
-
-
-def _parse_tools(operation: str, raw: Any) -> ToolsParams:
-    return ToolsParams(params.parse_server(operation, raw).server)
-
-
-def _nothing_loaded(result: Any) -> bool:
-    return all(r["status"] == "not loaded" for r in result["results"])
-
-
-def _import_params(c: Any) -> ConfigImportParams:
-    assert c.file is not None
-    return ConfigImportParams(c.file, args.scope(c), c.select, c.confirm, c.replace)
 
 
 _SERVER_ROWS = (
@@ -174,11 +133,11 @@ _SERVER_ROWS = (
     Operation(
         methods.SERVER_TOOLS,
         "tools",
-        _parse_tools,
+        args.parse_tools,
         call=lambda app, p: (
             status.server_tool(app, p.server, p.tool) if p.tool is not None else status.server_tools(app, p.server)
         ),
-        text=_tools_text,
+        text=command_text.tool_or_tools,
         command=Command(("tools",), lambda c: ToolsParams(args.server(c), c.rest[0] if c.rest else None)),
         cli=Cli("tools", lambda a: ToolsParams(a.server, a.tool)),
     ),
@@ -216,7 +175,9 @@ _TOOL_ROWS = (
         params.parse_activate,
         call=lambda app, p: activation.activate(app, p.ids, p.session),
         text=result_text,
-        cli=Cli("activate", lambda a: ActivateParams(tuple(dict.fromkeys(a.ids)), CLI_SESSION), failed=_nothing_loaded),
+        cli=Cli(
+            "activate", lambda a: ActivateParams(tuple(dict.fromkeys(a.ids)), CLI_SESSION), failed=args.nothing_loaded
+        ),
     ),
     Operation(
         methods.ACTIVE_TOOLS,
@@ -233,9 +194,9 @@ _TOOL_ROWS = (
             "call",
             lambda a: CallToolParams(a.id, args.json_object(a.arguments) or {}, CLI_SESSION, activate=True),
             usage=args.call_usage,
-            text=_cli_call_text,
+            text=command_text.call_or_activation,
             failed=lambda r: "activation" in r,  # a tool's own error is its result (stdout)
-            finish=_cli_call,
+            finish=args.cli_call,
         ),
     ),
     Operation(
@@ -320,7 +281,7 @@ _CONFIG_ROWS = (
         config_params.parse_config_import,
         call=lambda app, p: config_edits.import_servers(app, p.file, p.scope, p.select, p.confirm, p.replace),
         text=command_text.import_result,
-        command=Command(("import",), lambda c: _import_params(args.import_checked(c))),
+        command=Command(("import",), args.import_params),
     ),
     Operation(
         methods.WORKSPACE_SET_TRUSTED,
@@ -378,7 +339,7 @@ _RESOURCE_ROWS = (
         "complete",
         params.parse_complete,
         call=lambda app, p: completion.complete(
-            app, p.server, (_completion_kind(p.kind), p.name), (p.argument_name, p.argument_value), p.arguments
+            app, p.server, (args.completion_kind(p.kind), p.name), (p.argument_name, p.argument_value), p.arguments
         ),
         text=result_text,
         cli=Cli(
