@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mcp_sidecar.operations.row import Operation
     from mcp_sidecar.services.app import Sidecar
 
 from mcp_sidecar import __version__
@@ -34,7 +32,7 @@ _GLOBAL_DEFAULTS: dict[str, Any] = {
 }
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-sidecar",
         description="Owns MCP server connections for editors. With no command, serves JSON-RPC on stdio.",
@@ -122,8 +120,8 @@ def _add_global_options(parser: argparse.ArgumentParser, defaults: dict[str, Any
     parser.add_argument("--json", action="store_true", default=default("json"), help="print results as JSON")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = build_parser()
     # `read SERVER --template T NAME=VALUE...`: values after the option are positionals that
     # argparse leaves over; only `read` takes them.
     args, extra = parser.parse_known_args(argv)
@@ -133,6 +131,11 @@ def main(argv: list[str] | None = None) -> int:
         args.values = [*args.values, *extra]
     if args.command == "run":
         _trailing_options(args)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     from mcp_sidecar import logs
 
     logs.setup(args.verbose, args.log_file)
@@ -223,13 +226,14 @@ def _command_line(words: list[str]) -> str:
 
 
 async def _run_line(args: argparse.Namespace, project: Path) -> int:
+    from mcp_sidecar.operations.table import run_command
     from mcp_sidecar.output.sanitize import json_text, one_line, strip_controls
     from mcp_sidecar.protocol.errors import SidecarError
     from mcp_sidecar.services.app import Sidecar
 
     app = Sidecar.headless(project, args.trust_project)
     try:
-        result = await app.commands.run_line(_command_line(args.line))
+        result = await run_command(app, _command_line(args.line))
     except SidecarError as exc:
         diag = exc.diagnostic
         if args.json:
@@ -256,213 +260,20 @@ def _report_grant(app: Sidecar) -> None:
         )
 
 
-@dataclass(frozen=True)
-class _Job:
-    """One headless subcommand: what it runs, and how its result reads as text."""
-
-    run: Callable[[], Awaitable[Any]]
-    text: Callable[[Any], str]
-    failed: Callable[[Any], bool] | None = None
-    """A result that is a failure (its text goes to stderr, the exit status is 1); None: never."""
-
-
-def _result_text(result: Any) -> str:
-    return str(result["text"])
-
-
-def _status_job(app: Sidecar, args: argparse.Namespace) -> _Job:
-    from mcp_sidecar.output import render
-
-    async def run() -> Any:
-        return app.status.status()
-
-    def text(result: Any) -> str:
-        return render.status_matrix(result, f"mcp-sidecar run '{render.ADD_EXAMPLE}'")
-
-    return _Job(run, text)
-
-
-def _get_job(app: Sidecar, args: argparse.Namespace) -> _Job:
-    from mcp_sidecar.output import command_text
-
-    async def run() -> Any:
-        return await app.status.get_server(args.server)
-
-    return _Job(run, command_text.server_details)  # what `run 'get NAME'` prints; `--json` for the data
-
-
-def _tools_job(app: Sidecar, args: argparse.Namespace) -> _Job:
-    from mcp_sidecar.output import render, signature
-
-    async def run() -> Any:
-        if args.tool is not None:
-            return await app.status.server_tool(args.server, args.tool)
-        return await app.status.server_tools(args.server)
-
-    def text(result: Any) -> str:
-        return render.tools_list(result) if args.tool is None else signature.multiline(result["id"], result)
-
-    return _Job(run, text)
-
-
-def _logs_job(app: Sidecar, args: argparse.Namespace) -> _Job:
-    from mcp_sidecar.output.sanitize import one_line
-
-    async def run() -> Any:
-        return app.status.server_logs(args.server)
-
-    def text(result: Any) -> str:
-        return "\n".join(one_line(line["text"]) for line in result["lines"]) or "(no output captured)"
-
-    return _Job(run, text)
-
-
-def _discover_job(app: Sidecar, args: argparse.Namespace) -> _Job:
-    from mcp_sidecar.protocol.params import parse_discover
-
-    request = {"query": args.query, "kind": args.kind, "limit": args.limit}
-    if args.server:
-        request["server"] = args.server
-
-    async def run() -> Any:
-        p = parse_discover("discover", request)
-        return await app.discovery.discover(p.query, p.kind, p.server, p.limit, "cli")
-
-    return _Job(run, _result_text)
-
-
-def _refresh_job(app: Sidecar, args: argparse.Namespace) -> _Job:
-    from mcp_sidecar.output.sanitize import one_line
-
-    async def run() -> Any:
-        return await app.lifecycle.refresh(args.server)
-
-    def text(result: Any) -> str:
-        row = result["status"]
-        counts = ", ".join(f"{k} {'—' if v is None else v}" for k, v in row["catalog"].items())
-        lines = [f"{one_line(result['server'])}: {counts}"]
-        lines += [
-            f"  {d['kind']}: [{d['diagnostic']['code']}] {one_line(d['diagnostic']['message'])}"
-            for d in result["diagnostics"]
-        ]
-        return "\n".join(lines)
-
-    return _Job(run, text)
-
-
-def _activate_job(app: Sidecar, args: argparse.Namespace) -> _Job:
-    async def run() -> Any:
-        return await app.activation.activate(tuple(dict.fromkeys(args.ids)), "cli")
-
-    def nothing_loaded(result: Any) -> bool:
-        return all(r["status"] == "not loaded" for r in result["results"])
-
-    return _Job(run, _result_text, nothing_loaded)
-
-
-def _read_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
-    read_request = _read_request(args)
-    if read_request is None:
-        return EXIT_USAGE
-
-    async def run() -> Any:
-        from mcp_sidecar.protocol.params import parse_read
-
-        p = parse_read("read", read_request)
-        return await app.reading.read(p.server, p.uri, p.template, p.arguments)
-
-    return _Job(run, _result_text)
-
-
-def _complete_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
-    context = _single_pairs(args.arg, "--arg takes NAME=VALUE, once per name")
-    if context is None:
-        return EXIT_USAGE
-
-    async def run() -> Any:
-        return await app.completion.complete(args.server, ("template", args.template), (args.name, args.value), context)
-
-    return _Job(run, _result_text)
-
-
-def _prompt_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
-    prompt_arguments = _single_pairs(args.values, "prompt arguments are ARG=VALUE, once per name")
-    if prompt_arguments is None:
-        return EXIT_USAGE
-
-    async def run() -> Any:
-        previewed = await app.prompts.preview(args.server, args.name, prompt_arguments)
-        return app.prompts.use(previewed["previewId"]) if args.use else previewed
-
-    return _Job(run, _result_text)
-
-
-def _call_job(app: Sidecar, args: argparse.Namespace) -> _Job | int:
-    from mcp_sidecar.output import render
-    from mcp_sidecar.services import activation
-
-    try:
-        arguments = json.loads(args.arguments)
-    except json.JSONDecodeError:
-        arguments = None
-    if not isinstance(arguments, dict):
-        print("mcp-sidecar: the arguments must be a JSON object", file=sys.stderr)
-        return EXIT_USAGE
-    if args.elicit:
-        from mcp_sidecar import cli_elicit
-
-        if (refused := cli_elicit.refusal()) is not None:
-            print(refused, file=sys.stderr)
-            return EXIT_USAGE
-        cli_elicit.enable(app)
-
-    async def run() -> Any:
-        try:
-            called = await app.activation.activate_and_call(args.id, arguments, "cli")
-        except activation.NotActivated as exc:
-            return {"activation": exc.activation}
-        called.pop("activation")  # the CLI's result stays the call's
-        return called
-
-    def text(result: Any) -> str:
-        if "activation" in result:
-            return str(result["activation"]["text"])
-        return render.tool_result(result)
-
-    def failed(result: Any) -> bool:
-        # A tool's own error is its result (stdout); a call that never ran goes to stderr.
-        return "activation" in result
-
-    return _Job(run, text, failed)
-
-
-_JOBS: dict[str, Callable[[Sidecar, argparse.Namespace], _Job | int]] = {
-    "status": _status_job,
-    "get": _get_job,
-    "tools": _tools_job,
-    "logs": _logs_job,
-    "discover": _discover_job,
-    "refresh": _refresh_job,
-    "activate": _activate_job,
-    "read": _read_job,
-    "complete": _complete_job,
-    "prompt": _prompt_job,
-    "call": _call_job,
-}
-
-
 async def _headless(args: argparse.Namespace, project: Path) -> int:
+    from mcp_sidecar.operations.table import CLI_ROWS
     from mcp_sidecar.output.sanitize import json_text, one_line, strip_controls
     from mcp_sidecar.protocol.errors import SidecarError
     from mcp_sidecar.services.app import Sidecar
 
     app = Sidecar.headless(project, args.trust_project)
     app.ensure_loaded()
-    job = _JOBS[args.command](app, args)
-    if isinstance(job, int):
-        return job
+    row = CLI_ROWS[args.command]
+    if (refused := _usage(app, row, args)) is not None:
+        print(refused, file=sys.stderr)
+        return EXIT_USAGE
     try:
-        result = await job.run()
+        result = await run_row(app, row, args)
     except SidecarError as exc:
         diag = exc.diagnostic
         if args.json:
@@ -473,50 +284,36 @@ async def _headless(args: argparse.Namespace, project: Path) -> int:
     finally:
         await app.shutdown()
         _report_grant(app)
-    failure = job.failed is not None and job.failed(result)
+    assert row.cli is not None
+    failure = row.cli.failed is not None and row.cli.failed(result)
     if args.json:
         print(json_text(result))
     else:
         # A call that never ran, or an activation that loaded nothing, is a failure like any
         # diagnostic: its reason goes to stderr.
-        print(strip_controls(job.text(result)), file=sys.stderr if failure else sys.stdout)
+        print(strip_controls(row.cli_text()(result)), file=sys.stderr if failure else sys.stdout)
     failed = failure or bool(result.get("isError")) if isinstance(result, dict) else False
     return EXIT_FAILED if failed else 0
 
 
-def _pairs(words: list[str]) -> dict[str, Any] | None:
-    """NAME=VALUE words; a repeated NAME collects an array of strings."""
-    out: dict[str, Any] = {}
-    for word in words:
-        name, sep, value = word.partition("=")
-        if not sep or not name:
-            return None
-        if name in out:
-            previous = out[name]
-            out[name] = [*previous, value] if isinstance(previous, list) else [previous, value]
-        else:
-            out[name] = value
-    return out
+def _usage(app: Sidecar, row: Operation[Any], args: argparse.Namespace) -> str | None:
+    """A usage failure to print (exit status 2, nothing run); `call --elicit` offers elicitation."""
+    assert row.cli is not None
+    if row.cli.usage is not None and (refused := row.cli.usage(args)) is not None:
+        return refused
+    if args.command == "call" and args.elicit:
+        from mcp_sidecar import cli_elicit
+
+        if (refused := cli_elicit.refusal()) is not None:
+            return refused
+        cli_elicit.enable(app)
+    return None
 
 
-def _single_pairs(words: list[str], usage: str) -> dict[str, str] | None:
-    """NAME=VALUE words, each NAME once; None (after printing `usage`) otherwise."""
-    pairs = _pairs(words)
-    if pairs is None or any(isinstance(v, list) for v in pairs.values()):
-        print(f"mcp-sidecar: {usage}", file=sys.stderr)
-        return None
-    return pairs
+async def run_row(app: Sidecar, row: Operation[Any], args: argparse.Namespace) -> Any:
+    """A subcommand's result: the row's call on the params its arguments carry."""
+    from mcp_sidecar.operations.row import invoke
 
-
-def _read_request(args: argparse.Namespace) -> dict[str, Any] | None:
-    if args.template is None:
-        if args.uri is None or args.values:
-            print("mcp-sidecar: read SERVER URI, or read SERVER --template T NAME=VALUE...", file=sys.stderr)
-            return None
-        return {"server": args.server, "uri": args.uri}
-    words = ([args.uri] if args.uri is not None else []) + list(args.values)
-    arguments = _pairs(words)
-    if arguments is None:
-        print("mcp-sidecar: template values are NAME=VALUE", file=sys.stderr)
-        return None
-    return {"server": args.server, "template": args.template, "arguments": arguments}
+    assert row.cli is not None
+    called = invoke(row, app, row.cli.from_args(args))
+    return await (row.cli.finish(app, args, called) if row.cli.finish is not None else called)

@@ -6,6 +6,9 @@
   editor's handlers or pygls (the SDK's private API it needs comes from `connections/sdk_shim.py`,
   the one module of `connections/` it may import, which imports nothing of ours);
 - `protocol/` imports nothing of ours outside itself;
+- `operations/`, the operation table the fronts are built from, reaches only the services,
+  `output/` and `protocol/`; no layer below the fronts (services, connections, catalog, config)
+  imports it;
 - `output/` renders typed results: it never reaches the services, handlers, connections, the
   gateway or the server (nor the SDK or pygls), and the services hold no rendering of their own
   (no `render`/`*_text` function, no row glyph: they call `output/` where they build a result);
@@ -190,6 +193,30 @@ def test_protocol_imports_nothing_of_ours_outside_itself() -> None:
         for module, imported in all_imports().items()
         if _layer(module) == "protocol"
     }
+    assert {m: found for m, found in offenders.items() if found} == {}
+
+
+OPERATIONS_MAY_IMPORT = tuple(f"mcp_sidecar.{name}" for name in ("operations", "services", "output", "protocol"))
+
+
+def test_operations_reach_only_services_output_and_protocol() -> None:
+    offenders = {
+        module: sorted(m for m in imported if _top(m) == "mcp_sidecar" and not m.startswith(OPERATIONS_MAY_IMPORT))
+        for module, imported in all_imports().items()
+        if _layer(module) == "operations"
+    }
+    assert offenders, "no operations/ modules found"
+    assert {m: found for m, found in offenders.items() if found} == {}
+
+
+@pytest.mark.parametrize("layer", ["services", "connections", "catalog", "config"])
+def test_the_layers_below_the_fronts_do_not_import_the_operation_table(layer: str) -> None:
+    offenders = {
+        module: sorted(m for m in imported if m.startswith("mcp_sidecar.operations"))
+        for module, imported in all_imports().items()
+        if _layer(module) == layer
+    }
+    assert offenders, f"no {layer}/ modules found"
     assert {m: found for m, found in offenders.items() if found} == {}
 
 

@@ -42,6 +42,7 @@ from mcp_sidecar.gateway.prompt_snapshot import PromptSnapshot
 from mcp_sidecar.gateway.prompts import Prompts
 from mcp_sidecar.gateway.resources import Resources
 from mcp_sidecar.gateway.texts import COMMAND, NATIVE_HINT, NATIVE_LOADED, PROXY_HINT, PROXY_LOADED, Mode
+from mcp_sidecar.operations.row import runner
 from mcp_sidecar.output import activation_text, model_text
 from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.output.wording import Wording
@@ -135,8 +136,8 @@ class Gateway:
         self._durable = durable
         self._bus = InMemorySubscriptionBus()
         self._modern: Host | None = None
-        self.prompts = Prompts(app.prompts, prompts or PromptSnapshot(app), self._prompts_changed)
-        self.resources = Resources(app.reading, app.registry.names, resources)
+        self.prompts = Prompts(app.prompts, runner(app), prompts or PromptSnapshot(app), self._prompts_changed)
+        self.resources = Resources(app.reading, runner(app), app.registry.names, resources)
         self.server: Server[Any] = _Server(
             "mcp-sidecar",
             version=__version__,

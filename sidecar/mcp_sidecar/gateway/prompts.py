@@ -19,18 +19,23 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION, M
 
 from mcp_sidecar import tasks
 from mcp_sidecar.gateway import entries, native
+from mcp_sidecar.operations.table import PROMPT_PREVIEW, PROMPT_USE
+from mcp_sidecar.protocol.params import PreviewIdParams, PromptPreviewParams
 
 if TYPE_CHECKING:
     from mcp_sidecar.gateway.prompt_snapshot import PromptSnapshot
+    from mcp_sidecar.operations.row import Run
     from mcp_sidecar.services.prompts import Prompts as PromptFeature
 
 log = logging.getLogger(__name__)
 
 
 class Prompts:
-    def __init__(self, prompts: PromptFeature, snapshot: PromptSnapshot, changed: Callable[[], None]) -> None:
-        """`prompts`: the servers' prompts and their previews; `changed`: tells every host its prompts changed."""
+    def __init__(self, prompts: PromptFeature, run: Run, snapshot: PromptSnapshot, changed: Callable[[], None]) -> None:
+        """`prompts`: the servers' prompts; `run`: runs a row of the operation table (a preview and its use,
+        as `mcp/prompt/preview` and `mcp/prompt/use` do); `changed`: tells every host its prompts changed."""
         self._prompts = prompts
+        self._run = run
         self._snapshot = snapshot
         self._changed = changed
         self.names: dict[str, tuple[str, str]] = {}
@@ -89,8 +94,8 @@ class Prompts:
     async def get(self, server: str, name: str, arguments: dict[str, Any], session: str) -> dict[str, Any]:
         """`prompts/get`: the labelled snapshot, as one user message (a server's "assistant" turn is data
         for the model to read, never words put in its mouth). Raises SidecarError."""
-        previewed = await self._prompts.preview(server, name, arguments, session)
-        used = self._prompts.use(previewed["previewId"])
+        previewed = await self._run(PROMPT_PREVIEW, PromptPreviewParams(server, name, arguments, session))
+        used = await self._run(PROMPT_USE, PreviewIdParams(previewed["previewId"]))
         out: dict[str, Any] = {"messages": [{"role": "user", "content": {"type": "text", "text": used["text"]}}]}
         if used.get("description"):
             out["description"] = used["description"]

@@ -4,8 +4,9 @@ A server's resource `URI` is listed as `mcp-sidecar://<server>/<URI>`: the serve
 slash, then the server's own URI exactly as it sent it (not encoded). Templates are namespaced
 the same way, so a host expanding `mcp-sidecar://<server>/<template>` produces exactly what the
 server's own expansion would, after the prefix. `resources/read` takes the prefix off and
-reads through the same path as `mcp/read` and `mcp_tools` `read` (`services/reading.py`): the
-URI checks, the output limits, a spill file for what does not fit; text is sanitised.
+reads through the same path as `mcp/read` (its row in `operations/table.py`) and `mcp_tools`
+`read` (`services/reading.py`): the URI checks, the output limits, a spill file for what does
+not fit; text is sanitised.
 
 Without `--resources` the lists are empty and `resources/read` refuses: a model reads
 resources with `mcp_tools` `read`.
@@ -19,10 +20,13 @@ from typing import TYPE_CHECKING, Any
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
+from mcp_sidecar.operations.table import READ
 from mcp_sidecar.output.sanitize import has_controls, one_line, strip_controls
 from mcp_sidecar.protocol.errors import SidecarError
+from mcp_sidecar.protocol.params import ReadParams
 
 if TYPE_CHECKING:
+    from mcp_sidecar.operations.row import Run
     from mcp_sidecar.protocol.results import ReadResult
     from mcp_sidecar.services.catalogs import ListCatalog
     from mcp_sidecar.services.reading import Reading
@@ -107,9 +111,11 @@ def read_contents(server: str, asked: str, result: ReadResult) -> list[dict[str,
 
 
 class Resources:
-    def __init__(self, reading: Reading, servers: Callable[[], list[str]], enabled: bool) -> None:
-        """`servers`: the configured servers' names, for the gateway URIs that name one."""
+    def __init__(self, reading: Reading, run: Run, servers: Callable[[], list[str]], enabled: bool) -> None:
+        """`run`: runs a row of the operation table (a read, as `mcp/read` does); `servers`: the configured
+        servers' names, for the gateway URIs that name one."""
         self._reading = reading
+        self._run = run
         self._servers = servers
         self.enabled = enabled
 
@@ -134,7 +140,7 @@ class Resources:
 
     async def read(self, server: str, original: str, asked: str) -> dict[str, Any]:
         try:
-            result = await self._reading.read(server, original)
+            result = await self._run(READ, ReadParams(server, original, None, {}))
         except SidecarError as exc:
             code = RESOURCE_NOT_FOUND if exc.diagnostic.code == "resource_not_found" else INVALID_PARAMS
             raise MCPError(code, one_line(exc.diagnostic.render()), {"uri": asked}) from None

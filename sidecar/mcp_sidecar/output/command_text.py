@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from mcp_sidecar.output.render import GLYPHS, state_label
+from mcp_sidecar.output import signature
+from mcp_sidecar.output.render import GLYPHS, state_label, tool_result, tools_list
 from mcp_sidecar.output.sanitize import one_line
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
         ImportServer,
         PromptSnapshot,
         ServerGetResult,
+        ServerLogsResult,
         ServerRefreshResult,
         StatusRow,
         SubscribeResult,
@@ -40,6 +42,16 @@ def quote_word(word: str) -> str:
 
 def _names(names: list[str]) -> str:
     return _s(", ".join(names))
+
+
+def tool_or_tools(result: Any) -> str:
+    """`tools NAME`: a server's tools; `tools NAME TOOL` (a result with an `id`): that tool's signature."""
+    return signature.multiline(result["id"], result) if "id" in result else tools_list(result)
+
+
+def call_or_activation(result: Any) -> str:
+    """The CLI's `call`: the tool's result, or the activation of an id that did not load."""
+    return str(result["activation"]["text"]) if "activation" in result else tool_result(result)
 
 
 def reload_summary(summary: Mapping[str, Any]) -> str:
@@ -159,6 +171,22 @@ def refreshed(result: ServerRefreshResult) -> str:
         f"  {d['kind']}: [{d['diagnostic']['code']}] {_s(d['diagnostic']['message'])}" for d in result["diagnostics"]
     ]
     return "\n".join(lines)
+
+
+def refresh_counts(result: ServerRefreshResult) -> str:
+    """The CLI's `refresh`: the server's catalog counts, then each kind that failed."""
+    row = result["status"]
+    counts = ", ".join(f"{k} {'—' if v is None else v}" for k, v in row["catalog"].items())
+    lines = [f"{_s(result['server'])}: {counts}"]
+    lines += [
+        f"  {d['kind']}: [{d['diagnostic']['code']}] {_s(d['diagnostic']['message'])}" for d in result["diagnostics"]
+    ]
+    return "\n".join(lines)
+
+
+def log_lines(result: ServerLogsResult) -> str:
+    """The CLI's `logs`: a server's captured stderr, one line each."""
+    return "\n".join(_s(line["text"]) for line in result["lines"]) or "(no output captured)"
 
 
 def import_result(result: ConfigImportResult) -> str:

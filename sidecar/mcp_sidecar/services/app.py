@@ -24,7 +24,7 @@ from mcp_sidecar.services.activation import Activation
 from mcp_sidecar.services.approvals import Approvals
 from mcp_sidecar.services.auth import Auth
 from mcp_sidecar.services.catalogs import Catalogs
-from mcp_sidecar.services.commands import Commands, WatchesAndPrompts
+from mcp_sidecar.services.commands import Commands
 from mcp_sidecar.services.completion import Completion
 from mcp_sidecar.services.config_edits import ConfigEdits
 from mcp_sidecar.services.config_imports import ConfigImports
@@ -113,22 +113,7 @@ class Sidecar:
             completion=self.completion,
             prompts=self.prompts,
         )
-        resources = WatchesAndPrompts(
-            subscribe=self.watches.subscribe,
-            unsubscribe=self.watches.unsubscribe,
-            subscriptions=self.watches.list,
-            preview=self.prompts.preview,
-        )
-        self.commands = Commands(
-            self.configuration,
-            self.registry,
-            self.status,
-            self.lifecycle,
-            self.config_edits,
-            self.config_imports,
-            self.auth,
-            resources,
-        )
+        self.commands = Commands(self.configuration, self.registry)
 
     @classmethod
     def headless(cls, workspace: Path, trust_project: bool) -> Sidecar:

@@ -25,9 +25,7 @@ from mcp_sidecar.protocol import methods
 from mcp_sidecar.protocol.errors import SidecarError
 from mcp_sidecar.services.auth import Auth
 from mcp_sidecar.services.catalogs import Catalogs
-from mcp_sidecar.services.commands import Commands, WatchesAndPrompts
-from mcp_sidecar.services.config_edits import ConfigEdits
-from mcp_sidecar.services.config_imports import ConfigImports
+from mcp_sidecar.services.commands import Commands
 from mcp_sidecar.services.configuration import Configuration
 from mcp_sidecar.services.lifecycle import Lifecycle
 from mcp_sidecar.services.notifier import Notifier
@@ -142,29 +140,17 @@ async def test_offers_reconnect_only_the_servers_offered_less(parts: Parts) -> N
     assert fake.closed == 1
 
 
-async def test_a_command_line_runs_the_features_it_was_given(parts: Parts) -> None:
-    async def not_here(*args: Any) -> Any:
-        pytest.fail("no watch or prompt command runs here")
+def test_the_command_table_names_the_configured_servers_and_connects_nothing(parts: Parts) -> None:
+    commands = Commands(parts.configuration, parts.registry)
 
-    commands = Commands(
-        parts.configuration,
-        parts.registry,
-        parts.status,
-        parts.lifecycle,
-        ConfigEdits(parts.configuration, parts.registry),
-        ConfigImports(parts.configuration),
-        parts.auth,
-        WatchesAndPrompts(not_here, not_here, lambda: pytest.fail("no subscriptions"), not_here),
-    )
-    parts.configuration.ensure_loaded()
-    parts.fake("s").tools = [TOOL]
+    spec = commands.command_spec("reconnect")
 
-    reconnected = await commands.run_line("reconnect s")
-    listed = await commands.run_line("list")
-
-    assert (reconnected["command"], reconnected["data"]["state"]) == ("reconnect", "connected")
-    assert [row["catalog"]["tools"] for row in listed["data"]["servers"]] == [1, None]
-    assert commands.command_spec("reconnect")["servers"] == ["off", "s"]
+    assert spec["servers"] == ["off", "s"]
+    assert [entry["name"] for entry in spec["commands"]] == ["reconnect"]
+    assert parts.fake("s").state == "idle"
+    with pytest.raises(SidecarError) as refused:
+        commands.command_spec("frobnicate")
+    assert refused.value.diagnostic.code == "command_invalid"
 
 
 @pytest.mark.parametrize("module", FEATURES)
