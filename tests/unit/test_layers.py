@@ -279,3 +279,38 @@ def test_the_result_types_are_imported_for_type_checking_only() -> None:
     """protocol/results.py costs start-up time (dozens of TypedDicts) and no code needs it at run time."""
     runtime = {module for module, imported in all_imports().items() if "mcp_sidecar.protocol.results" in imported}
     assert {m for m in runtime if not m.startswith("mcp_sidecar.protocol")} == set()
+
+
+CONTAINER = "mcp_sidecar.services.app"
+"""Where `Sidecar`, the container, is built: the composition root."""
+FRONTS = ("handlers", "operations", "gateway", "cli", "cli_auth", "cli_conformance", "cli_elicit", "server")
+"""The fronts hold the container and hand each feature call what it needs; nothing below them names it."""
+
+
+def container_users() -> set[str]:
+    """Modules that import the container module, type-checking blocks included."""
+    users = set()
+    for path in PACKAGE.rglob("*.py"):
+        module = module_name(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if _imports_container(node):
+                users.add(module)
+    return users
+
+
+def _imports_container(node: ast.AST) -> bool:
+    if isinstance(node, ast.ImportFrom):
+        return node.module == CONTAINER
+    return isinstance(node, ast.Import) and any(alias.name == CONTAINER for alias in node.names)
+
+
+def test_only_the_fronts_name_the_container() -> None:
+    """Issue 32: no service takes `app: Sidecar`; a feature's signature shows what it uses."""
+    fronts = {f"mcp_sidecar.{front}" for front in FRONTS}
+    named = {m for m in container_users() if m != CONTAINER and m not in fronts and _top_part(m) not in fronts}
+    assert named == set()
+    assert "mcp_sidecar.handlers.registry" in container_users()  # the checker sees a type-checking import
+
+
+def _top_part(module: str) -> str:
+    return ".".join(module.split(".")[:2])
