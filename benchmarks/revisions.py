@@ -42,11 +42,12 @@ from _common import (
     Summary,
     basic_server_entry,
     machine_line,
-    now,
     sidecar_env,
     table,
     write_config,
 )
+from call_latency import _measure
+from startup import time_initialize
 
 BASE_DEFAULT = "f546d3c"
 """The last commit before issue 32's work (green in CI at 2026-12-03)."""
@@ -70,16 +71,6 @@ def revision_env(home: Path, pythonpath: Path | None) -> dict[str, str]:
     return env
 
 
-async def time_initialize(argv: list[str], env: dict[str, str]) -> float:
-    start = now()
-    client = await RawClient.start(argv, env=env, cwd=ROOT)
-    try:
-        await client.initialize()
-        return (now() - start) * 1000
-    finally:
-        await client.close()
-
-
 async def startup(envs: dict[str, dict[str, str]], runs: int, warmup: int) -> dict[str, list[float]]:
     variants = [*envs, "bare"]
     samples: dict[str, list[float]] = {name: [] for name in variants}
@@ -87,7 +78,7 @@ async def startup(envs: dict[str, dict[str, str]], runs: int, warmup: int) -> di
         shift = round_no % len(variants)
         for name in variants[shift:] + variants[:shift]:
             argv = BARE_ARGV if name == "bare" else SIDECAR_ARGV
-            elapsed = await time_initialize(argv, envs.get(name, envs["head"]))
+            elapsed = await time_initialize(argv, envs.get(name, envs["head"])) * 1000
             if round_no >= warmup:
                 samples[name].append(elapsed)
     return samples
@@ -146,17 +137,6 @@ def _hop(client: RawClient) -> Callable[[], Awaitable[None]]:
         await client.request("mcp/activeTools", {})
 
     return hop
-
-
-async def _measure(series: dict[str, Callable[[], Awaitable[None]]], count: int) -> dict[str, list[float]]:
-    samples: dict[str, list[float]] = {name: [] for name in series}
-    names = list(series)
-    for round_no in range(count):
-        for name in names if round_no % 2 == 0 else names[::-1]:
-            start = now()
-            await series[name]()
-            samples[name].append((now() - start) * 1000)
-    return samples
 
 
 def report(revisions: dict[str, str], boot: dict[str, list[float]], timed: dict[str, list[float]]) -> None:

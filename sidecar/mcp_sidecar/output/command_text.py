@@ -164,20 +164,21 @@ def reconnected(row: StatusRow) -> str:
 
 
 def refreshed(result: ServerRefreshResult) -> str:
-    row = result["status"]
-    counts = ", ".join(f"{k} {'—' if v is None else v}" for k, v in row["catalog"].items())
-    lines = [f"Refreshed {_s(repr(result['server']))}: {counts}."]
-    lines += [
-        f"  {d['kind']}: [{d['diagnostic']['code']}] {_s(d['diagnostic']['message'])}" for d in result["diagnostics"]
-    ]
-    return "\n".join(lines)
+    return _refresh_text(f"Refreshed {_s(repr(result['server']))}: {_counts(result)}.", result)
 
 
 def refresh_counts(result: ServerRefreshResult) -> str:
     """The CLI's `refresh`: the server's catalog counts, then each kind that failed."""
-    row = result["status"]
-    counts = ", ".join(f"{k} {'—' if v is None else v}" for k, v in row["catalog"].items())
-    lines = [f"{_s(result['server'])}: {counts}"]
+    return _refresh_text(f"{_s(result['server'])}: {_counts(result)}", result)
+
+
+def _counts(result: ServerRefreshResult) -> str:
+    return ", ".join(f"{k} {'—' if v is None else v}" for k, v in result["status"]["catalog"].items())
+
+
+def _refresh_text(first: str, result: ServerRefreshResult) -> str:
+    """`first`, then one line per kind that failed."""
+    lines = [first]
     lines += [
         f"  {d['kind']}: [{d['diagnostic']['code']}] {_s(d['diagnostic']['message'])}" for d in result["diagnostics"]
     ]
