@@ -67,6 +67,7 @@ DiagnosticCode = Literal[
     "interactive_required",
     "elicitation_required",
     "server_starts_itself",
+    "engine_restarted",
 ]
 """Every diagnostic code; each has exactly one entry in `HINTS` (a unit test checks both ways)."""
 
@@ -173,6 +174,10 @@ HINTS: dict[DiagnosticCode, str] = {
         "mcp-sidecar cannot be one of its own servers: remove the definition, or keep the gateway's definition "
         "in a file mcp-sidecar does not read (for Claude Code, `claude mcp add --scope local` or `--scope user` "
         "rather than the project's .mcp.json); see docs/gateway.md."
+    ),
+    "engine_restarted": (
+        "The sidecar's engine stopped and a new one took over; nothing was retried. Send the request again if "
+        "it is still wanted (a tool call may or may not have reached its server)."
     ),
 }
 

@@ -1,0 +1,275 @@
+"""A front: relays one client's messages to the per-user engine and back, and survives the engine's death.
+
+Two threads, no event loop (asyncio alone would double a front's memory): one reads the client
+and sends each complete frame to the engine; the other reads the engine and writes each frame to
+the client. The front reads what passes only to know the requests in flight and to keep the
+client's `initialize` and `initialized`. When the engine goes (even `kill -9`), every request in
+flight is answered `engine_restarted` (never replayed), the front attaches again (starting a new
+engine), sends its hello with `resume` and replays the client's opening under an id of its own,
+whose answer the client never sees; what the client sends meanwhile waits for the new engine.
+
+The hello is one JSON line the front sends first: `{"v": 1, "kind", "front", "resume", "cwd",
+"argv", "env"}`; the engine answers one line, `{"v": 1, "engine": {...}}` or `{"v": 1,
+"refused": "why"}`, then the client's stream begins. Standard library only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+from mcp_sidecar.engine.framing import Frame, LineFrames, LspFrames, answers_in, requests_in
+from mcp_sidecar.engine.runtime import EngineUnavailable
+from mcp_sidecar.protocol.errors import REQUEST_FAILED, diagnostic
+
+log = logging.getLogger(__name__)
+
+HELLO_VERSION = 1
+MAX_HELLO_BYTES = 64 * 1024
+RESUME_ID_PREFIX = "mcp-sidecar-resume-"
+OPENINGS = {"initialize"}
+OPENED = {"initialized", "notifications/initialized"}
+MAX_ATTACH_ATTEMPTS = 5
+ATTACH_PAUSE_SECONDS = 0.05
+
+
+class HelloLost(EngineUnavailable):
+    """The connection ended during the hello: an engine that was dying as the front attached; try again."""
+
+
+def engine_restarted(msg_id: Any, method: str) -> dict[str, Any]:
+    """The answer to a request the engine took with it: a diagnostic, as every failure is."""
+    diag = diagnostic("engine_restarted", method, "The sidecar's engine stopped while this request ran.")
+    return {
+        "jsonrpc": "2.0",
+        "id": msg_id,
+        "error": {"code": REQUEST_FAILED, "message": diag.message, "data": diag.to_json()},
+    }
+
+
+@dataclass
+class Hello:
+    kind: str
+    """`lsp`, `mcp` or `cli`."""
+    argv: list[str]
+    cwd: str = field(default_factory=os.getcwd)
+    front: str = field(default_factory=lambda: secrets.token_hex(8))
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+
+    def line(self, resume: bool) -> bytes:
+        body = {
+            "v": HELLO_VERSION,
+            "kind": self.kind,
+            "front": self.front,
+            "resume": self.front if resume else None,
+            "cwd": self.cwd,
+            "argv": self.argv,
+            "env": self.env,
+        }
+        return json.dumps(body, separators=(",", ":")).encode() + b"\n"
+
+
+Connect = Callable[[], socket.socket]
+"""A socket to the engine, starting one when none runs (`runtime.connect_or_start` with its start)."""
+
+
+class Relay:
+    def __init__(self, hello: Hello, connect: Connect, client_in: BinaryIO, client_out: BinaryIO) -> None:
+        self._hello = hello
+        self._connect = connect
+        self._in = client_in
+        self._out = client_out
+        framing = LspFrames if hello.kind == "lsp" else LineFrames
+        self._from_client = framing()
+        self._frame = framing.frame
+        self._framing = framing
+        self._lock = threading.Condition()
+        self._sock: socket.socket | None = None
+        self._in_flight: dict[Any, str] = {}
+        self._opening: list[Frame] = []
+        self._client_done = False
+        self._write_lock = threading.Lock()
+        self._resumes = 0
+        self.restarts = 0
+
+    def run(self) -> int:
+        """Relay until the client and the engine are both done; 0, or 1 when the engine cannot be reached."""
+        try:
+            self._sock = self._attach_first()
+        except EngineUnavailable as exc:
+            log.error("%s", exc)
+            return 1
+        upstream = threading.Thread(target=self._client_to_engine, name="front-up", daemon=True)
+        upstream.start()
+        return self._engine_to_client()
+
+    # -- client to engine --------------------------------------------------------------------
+
+    def _client_to_engine(self) -> None:
+        while True:
+            data = self._read_client()
+            if not data:
+                break
+            for frame in self._from_client.feed(data):
+                self._send(frame)
+        with self._lock:
+            self._client_done = True
+            if self._sock is not None:
+                _shut_write(self._sock)
+            self._lock.notify_all()
+
+    def _read_client(self) -> bytes:
+        try:
+            return os.read(self._in.fileno(), 1 << 16)
+        except OSError:
+            return b""
+
+    def _send(self, frame: Frame) -> None:
+        with self._lock:
+            if isinstance(frame.message, dict) and frame.message.get("method") in OPENINGS | OPENED:
+                self._opening.append(frame)
+            for msg_id, method in requests_in(frame.message):
+                self._in_flight[msg_id] = method
+            while self._sock is None:
+                self._lock.wait()  # the engine is being replaced: this frame goes to the new one
+            sock = self._sock
+        # Outside the lock: a send that blocks (the engine busy writing to us) must not stop the
+        # other thread from reading, or neither side would move.
+        with contextlib.suppress(OSError):  # the other thread sees the engine go and answers what was in flight
+            sock.sendall(frame.raw)
+
+    # -- engine to client --------------------------------------------------------------------
+
+    def _engine_to_client(self) -> int:
+        while True:
+            sock = self._sock
+            assert sock is not None
+            frames = self._framing()
+            while data := _recv(sock):
+                for frame in frames.feed(data):
+                    self._deliver(frame)
+            sock.close()
+            with self._lock:
+                if self._client_done:
+                    return 0
+            if not self._replace_engine():
+                return 1
+
+    def _deliver(self, frame: Frame) -> None:
+        ids = answers_in(frame.message)
+        if any(isinstance(i, str) and i.startswith(RESUME_ID_PREFIX) for i in ids):
+            return  # the answer to a replayed opening: the client had its own long ago
+        with self._lock:
+            for msg_id in ids:
+                self._in_flight.pop(msg_id, None)
+        self._write(frame.raw)
+
+    def _write(self, data: bytes) -> None:
+        with self._write_lock:
+            try:
+                self._out.write(data)
+                self._out.flush()
+            except OSError:
+                pass  # the client is gone; its end of input ends the front
+
+    def _replace_engine(self) -> bool:
+        """Answer what the engine took with it, attach to a new one and replay the opening."""
+        with self._lock:
+            self._sock = None
+            lost = list(self._in_flight.items())
+            self._in_flight.clear()
+        for msg_id, method in lost:
+            self._write(self._frame(engine_restarted(msg_id, method)))
+        log.warning("the engine went away with %d request(s) in flight; attaching to a new one", len(lost))
+        for attempt in range(MAX_ATTACH_ATTEMPTS):
+            if attempt:
+                time.sleep(ATTACH_PAUSE_SECONDS * attempt)  # a dying engine may still accept for a moment
+            try:
+                sock = self._attach(resume=True)
+            except HelloLost:
+                continue
+            except EngineUnavailable as exc:
+                log.error("%s", exc)
+                return False
+            with self._lock:
+                opening = list(self._opening)
+            try:
+                for frame in opening:  # before the socket is published: nothing of the client's goes first
+                    sock.sendall(self._replayed(frame))
+            except OSError:
+                sock.close()
+                continue
+            self.restarts += 1
+            with self._lock:
+                self._sock = sock
+                if self._client_done:
+                    _shut_write(sock)
+                self._lock.notify_all()
+            return True
+        log.error("the engine went away %d times while the front attached again; giving up", MAX_ATTACH_ATTEMPTS)
+        return False
+
+    def _replayed(self, frame: Frame) -> bytes:
+        if not isinstance(frame.message, dict) or "id" not in frame.message:
+            return frame.raw
+        self._resumes += 1
+        return self._frame({**frame.message, "id": f"{RESUME_ID_PREFIX}{self._resumes}"})
+
+    def _attach_first(self) -> socket.socket:
+        for attempt in range(MAX_ATTACH_ATTEMPTS - 1):
+            try:
+                return self._attach(resume=False)
+            except HelloLost:
+                time.sleep(ATTACH_PAUSE_SECONDS * (attempt + 1))
+        return self._attach(resume=False)
+
+    def _attach(self, resume: bool) -> socket.socket:
+        sock = self._connect()
+        try:
+            sock.sendall(self._hello.line(resume))
+            answer = _read_line(sock)
+        except OSError as exc:
+            sock.close()
+            raise HelloLost(f"The engine closed the connection during the hello ({exc.strerror}).") from None
+        refused = answer.get("refused") if isinstance(answer, dict) else "an unreadable hello"
+        if refused or not isinstance(answer, dict) or answer.get("v") != HELLO_VERSION:
+            sock.close()
+            raise EngineUnavailable(f"The engine refused this front: {refused or 'another hello version'}.")
+        return sock
+
+
+def _recv(sock: socket.socket) -> bytes:
+    try:
+        return sock.recv(1 << 16)
+    except OSError:
+        return b""
+
+
+def _shut_write(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_WR)
+
+
+def _read_line(sock: socket.socket) -> Any:
+    """The engine's one-line hello answer, read byte by byte so nothing of the stream after it is taken."""
+    line = bytearray()
+    while len(line) < MAX_HELLO_BYTES:
+        byte = sock.recv(1)
+        if not byte:
+            raise OSError(0, "end of stream")
+        if byte == b"\n":
+            try:
+                return json.loads(line)
+            except ValueError:
+                return None
+        line += byte
+    return None

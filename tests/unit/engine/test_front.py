@@ -1,0 +1,208 @@
+"""A front relays one client through the engine and survives the engine's `kill -9`, against real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import pytest
+
+from mcp_sidecar.engine import framing, runtime
+from mcp_sidecar.engine.front import RESUME_ID_PREFIX, Hello, Relay
+
+FAKE_ENGINE = textwrap.dedent(
+    """
+    # An engine that answers the hello, then `initialize`, `echo` (with its pid) and never `hang`.
+    import json, os, sys, threading
+    from pathlib import Path
+    from mcp_sidecar.engine import framing, runtime
+
+    path, log_path, kind = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+    server = runtime.listen(path)
+    Frames = framing.LspFrames if kind == "lsp" else framing.LineFrames
+
+    def log(entry):
+        with open(log_path, "a") as f:
+            f.write(json.dumps(entry) + "\\n")
+
+    def serve(conn):
+        runtime.check_peer(conn)
+        hello = b""
+        while not hello.endswith(b"\\n"):
+            hello += conn.recv(1)
+        log({"hello": json.loads(hello)})
+        conn.sendall(b'{"v":1,"engine":{"pid":%d}}\\n' % os.getpid())
+        frames = Frames()
+        while data := conn.recv(65536):
+            for frame in frames.feed(data):
+                msg = frame.message
+                log({"pid": os.getpid(), "message": msg})
+                method = msg.get("method")
+                if "id" not in msg or method == "hang":
+                    continue
+                result = {"pid": os.getpid(), "params": msg.get("params")}
+                conn.sendall(Frames.frame({"jsonrpc": "2.0", "id": msg["id"], "result": result}))
+        conn.close()
+
+    while True:
+        conn, _ = server.accept()
+        threading.Thread(target=serve, args=(conn,), daemon=True).start()
+    """
+)
+
+
+class Client:
+    """The editor's side of a front: writes into its stdin, reads its stdout frame by frame."""
+
+    def __init__(self, kind: str) -> None:
+        self.frames = framing.LspFrames() if kind == "lsp" else framing.LineFrames()
+        self.frame = self.frames.frame
+        in_read, self._in_write = os.pipe()
+        self._out_read, out_write = os.pipe()
+        self.front_in: BinaryIO = os.fdopen(in_read, "rb", buffering=0)
+        self.front_out: BinaryIO = os.fdopen(out_write, "wb", buffering=0)
+        self._pending: list[Any] = []
+
+    def send(self, message: dict[str, Any]) -> None:
+        os.write(self._in_write, self.frame({"jsonrpc": "2.0", **message}))
+
+    def close(self) -> None:
+        os.close(self._in_write)
+
+    def read(self) -> Any:
+        while not self._pending:
+            data = _read_with_timeout(self._out_read, 20)
+            self._pending.extend(f.message for f in self.frames.feed(data))
+        return self._pending.pop(0)
+
+
+def _read_with_timeout(fd: int, seconds: float) -> bytes:
+    import select
+
+    ready, _, _ = select.select([fd], [], [], seconds)
+    assert ready, f"no answer from the front within {seconds} s"
+    data = os.read(fd, 65536)
+    assert data, "the front closed its output"
+    return data
+
+
+@pytest.fixture
+def engine_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    base = Path(tempfile.mkdtemp(prefix="run-"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(base))
+    monkeypatch.setenv("MCP_SIDECAR_HOME", str(tmp_path / "home"))
+    yield tmp_path
+    shutil.rmtree(base)
+
+
+def _starter(kind: str, log: Path, engines: list[subprocess.Popen[bytes]]) -> Callable[[], None]:
+    paths = runtime.engine_paths()
+
+    def start() -> None:
+        script = [sys.executable, "-c", FAKE_ENGINE, str(paths.socket), str(log), kind]
+        engines.append(subprocess.Popen(script, start_new_session=True))
+
+    return start
+
+
+def _log(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.mark.parametrize("kind", ["lsp", "mcp"])
+def test_a_killed_engine_answers_the_requests_in_flight_and_a_new_one_takes_over(engine_env: Path, kind: str) -> None:
+    log = engine_env / "engine.log"
+    engines: list[subprocess.Popen[bytes]] = []
+    paths = runtime.engine_paths()
+    start = _starter(kind, log, engines)
+    client = Client(kind)
+    hello = Hello(kind, ["serve"], env={"CANARY": "x"})
+    relay = Relay(hello, lambda: runtime.connect_or_start(paths, start), client.front_in, client.front_out)
+    ended: list[int] = []
+    thread = threading.Thread(target=lambda: ended.append(relay.run()), daemon=True)
+    thread.start()
+    try:
+        client.send({"id": 1, "method": "initialize", "params": {"processId": None}})
+        first = client.read()
+        assert first["id"] == 1
+        first_pid = first["result"]["pid"]
+        client.send({"method": "initialized", "params": {}})
+        client.send({"id": 2, "method": "echo", "params": {"n": 2}})
+        assert client.read() == {"jsonrpc": "2.0", "id": 2, "result": {"pid": first_pid, "params": {"n": 2}}}
+        client.send({"id": 3, "method": "hang"})
+        _wait_logged(log, lambda e: e.get("message", {}).get("method") == "hang")
+
+        os.kill(first_pid, signal.SIGKILL)
+
+        lost = client.read()
+        assert lost["id"] == 3
+        assert lost["error"]["data"]["code"] == "engine_restarted"
+        assert lost["error"]["data"]["operation"] == "hang"
+        client.send({"id": 4, "method": "echo", "params": {"n": 4}})
+        after = client.read()  # the replayed initialize's answer never reaches the client
+        assert after["id"] == 4
+        second_pid = after["result"]["pid"]
+        assert second_pid != first_pid
+        assert relay.restarts == 1
+
+        seen = [e for e in _log(log) if e.get("pid") == second_pid]
+        assert [e["message"].get("method") for e in seen] == ["initialize", "initialized", "echo"]
+        assert str(seen[0]["message"]["id"]).startswith(RESUME_ID_PREFIX)
+        hellos = [e["hello"] for e in _log(log) if "hello" in e]
+        assert [h["resume"] for h in hellos] == [None, hello.front]
+        assert all(h["kind"] == kind and h["env"] == {"CANARY": "x"} for h in hellos)
+
+        client.close()
+        thread.join(timeout=20)
+        assert ended == [0]
+    finally:
+        for engine in engines:
+            engine.kill()
+            engine.wait()
+
+
+def test_an_engine_that_cannot_be_started_ends_the_front_with_1(engine_env: Path) -> None:
+    paths = runtime.engine_paths()
+    client = Client("lsp")
+
+    def connect() -> Any:
+        return runtime.connect_or_start(paths, lambda: None, timeout=0.2)
+
+    relay = Relay(Hello("lsp", ["serve"]), connect, client.front_in, client.front_out)
+    assert relay.run() == 1
+
+
+def _wait_logged(log: Path, condition: Callable[[dict[str, Any]], bool], seconds: float = 20) -> None:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if log.exists() and any(condition(e) for e in _log(log)):
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"the engine never logged the awaited message within {seconds} s")
+
+
+def test_lsp_frames_come_out_whole_from_any_chunks() -> None:
+    frames = framing.LspFrames()
+    data = framing.LspFrames.frame({"id": 1, "method": "a"}) + b"Garbage: x\r\n\r\n" + framing.LspFrames.frame([1])
+    out = [f for byte in data for f in frames.feed(bytes([byte]))]
+    assert [f.message for f in out] == [{"id": 1, "method": "a"}, None, [1]]
+    assert b"".join(f.raw for f in out) == data  # passed on byte for byte
+
+
+def test_requests_and_answers_are_found_in_batches() -> None:
+    batch = [{"id": 1, "method": "a"}, {"method": "n"}, {"id": True, "method": "b"}, {"id": "x", "result": 1}]
+    assert framing.requests_in(batch) == [(1, "a")]
+    assert framing.answers_in(batch) == ["x"]
+    assert framing.requests_in("not a message") == []
