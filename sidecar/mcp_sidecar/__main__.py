@@ -2,6 +2,6 @@ from __future__ import annotations
 
 import sys
 
-from mcp_sidecar.cli import main
+from mcp_sidecar.entry import main
 
 sys.exit(main())

@@ -32,6 +32,11 @@ _GLOBAL_DEFAULTS: dict[str, Any] = {
 }
 
 
+def _add_serving(sub: Any) -> None:
+    sub.add_parser("serve", help="serve JSON-RPC on stdio (the default)")
+    sub.add_parser("engine", help="the per-user engine that fronts attach to (MCP_SIDECAR_ENGINE=on starts it)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-sidecar",
@@ -40,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"mcp-sidecar {__version__}")
     _add_global_options(parser, _GLOBAL_DEFAULTS)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.add_parser("serve", help="serve JSON-RPC on stdio (the default)")
+    _add_serving(sub)
     sub.add_parser("status", help="one row per configured server")
     get = sub.add_parser("get", help="inspect a server (connection values hidden)")
     get.add_argument("server")
@@ -148,6 +153,10 @@ def main(argv: list[str] | None = None) -> int:
             from mcp_sidecar.server import serve_stdio
 
         return serve_stdio({"workspace": project or Path.cwd(), "trusted": args.trust_project})
+    if args.command == "engine":
+        from mcp_sidecar.engine import server as engine
+
+        return engine.main()
     if args.command == "run":
         return asyncio.run(_run_line(args, project or Path.cwd()))
     if args.command == "mcp":

@@ -220,14 +220,22 @@ def _command_params(arguments: tuple[Any, ...]) -> Any:
 
 
 async def _run(server: SidecarServer, app: Sidecar) -> None:
-    from mcp_sidecar.rpc_io import StdoutWriter, serve
+    from mcp_sidecar.rpc_io import StdoutWriter
 
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=1 << 20)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-    writer = StdoutWriter(sys.stdout.buffer)
-    server.protocol.set_writer(writer)
+    await run_client(server, app, reader, StdoutWriter(sys.stdout.buffer))
 
+
+async def run_client(server: SidecarServer, app: Sidecar, reader: asyncio.StreamReader, writer: Any) -> None:
+    """Serve one client's stream until its end of input: stdin here, or a front's socket in the engine.
+
+    `writer` is pygls' (write, flush, close).
+    """
+    from mcp_sidecar.rpc_io import serve
+
+    server.protocol.set_writer(writer)
     try:
         await serve(reader, server.protocol, server.fast_handlers)
         # End of input: answer what was already asked (a script may pipe requests and close).

@@ -151,6 +151,7 @@ REASONS: dict[str, str] = {
     "mcp_sidecar.json_depth:prune": "only by stdio_pipes.pruned_message, after heavy.NUMPY.wait()",
     "mcp_sidecar.cli_conformance": "a login's headless browser: the login awaited heavy.SDK",
     "mcp_sidecar.cli:main": "imported synchronously at start, before any thread",
+    "mcp_sidecar.entry:main": "imported synchronously at start, before any thread",
     "mcp_sidecar.gateway.forwarding": GATEWAY,
     "mcp_sidecar.gateway.run": GATEWAY,
     "mcp_sidecar.demo.server": "the demo MCP server's own process",

@@ -323,7 +323,7 @@ def _at(words: Sequence[str], i: int) -> str:
     return words[i] if i < len(words) else ""
 
 
-_SIDECAR_MODULES = frozenset({"mcp_sidecar", "mcp_sidecar.__main__", "mcp_sidecar.cli"})
+_SIDECAR_MODULES = frozenset({"mcp_sidecar", "mcp_sidecar.__main__", "mcp_sidecar.cli", "mcp_sidecar.entry"})
 
 
 def _python(words: Sequence[str], line: _Line) -> Invocation | list[_Line]:
@@ -358,7 +358,7 @@ def _python(words: Sequence[str], line: _Line) -> Invocation | list[_Line]:
 def _is_sidecar_script(path: str) -> bool:
     script = path.replace("\\", "/")
     return _base(script) in ("mcp-sidecar", "mcp_sidecar") or script.endswith(
-        ("mcp_sidecar/__main__.py", "mcp_sidecar/cli.py")
+        ("mcp_sidecar/__main__.py", "mcp_sidecar/cli.py", "mcp_sidecar/entry.py")
     )
 
 

@@ -38,6 +38,8 @@ MAX_HELLO_BYTES = 64 * 1024
 RESUME_ID_PREFIX = "mcp-sidecar-resume-"
 OPENINGS = {"initialize"}
 OPENED = {"initialized", "notifications/initialized"}
+CLOSINGS = {"exit"}
+"""LSP's last notification: after it the engine closes the stream, and the front ends."""
 MAX_ATTACH_ATTEMPTS = 5
 ATTACH_PAUSE_SECONDS = 0.05
 
@@ -139,6 +141,8 @@ class Relay:
                 self._opening.append(frame)
             for msg_id, method in requests_in(frame.message):
                 self._in_flight[msg_id] = method
+            if isinstance(frame.message, dict) and frame.message.get("method") in CLOSINGS:
+                self._client_done = True  # the engine ends this client's stream next: that is no death
             while self._sock is None:
                 self._lock.wait()  # the engine is being replaced: this frame goes to the new one
             sock = self._sock
@@ -273,3 +277,62 @@ def _read_line(sock: socket.socket) -> Any:
                 return None
         line += byte
     return None
+
+
+# -- the front's process ---------------------------------------------------------------------
+
+ENGINE_ENV = "MCP_SIDECAR_ENGINE"
+_VALUE_OPTIONS = {"--log-file", "--project"}
+
+
+def wanted(argv: list[str]) -> bool:
+    """Whether this command line runs as a front of the engine: the LSP serve, with the engine asked for.
+
+    Opt-in (`MCP_SIDECAR_ENGINE=on`) while the engine is being built; `off` or unset runs in-process.
+    """
+    if os.environ.get(ENGINE_ENV, "").lower() != "on":
+        return False
+    return _command(argv) in (None, "serve")
+
+
+def _command(argv: list[str]) -> str | None:
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in _VALUE_OPTIONS:
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+    return None
+
+
+def main(argv: list[str]) -> int:
+    """Run the LSP front: attach (starting the engine when none runs) and relay stdin and stdout."""
+    import subprocess
+    import sys
+
+    from mcp_sidecar.engine import runtime
+
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        paths = runtime.engine_paths()
+    except EngineUnavailable as exc:
+        log.error("%s", exc)
+        return 1
+
+    def start() -> None:
+        command = [sys.executable, "-m", "mcp_sidecar", "engine", "--log-file", str(paths.socket.with_suffix(".log"))]
+        subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            cwd=paths.directory,
+        )
+
+    relay = Relay(
+        Hello("lsp", argv), lambda: runtime.connect_or_start(paths, start), sys.stdin.buffer, sys.stdout.buffer
+    )
+    return relay.run()

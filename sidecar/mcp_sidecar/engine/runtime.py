@@ -119,7 +119,7 @@ def listen(path: Path, backlog: int = 64) -> socket.socket:
     """Bind the engine's socket (0600 from the start) and listen; a stale file there is replaced, a live one is not."""
     if probe(path) == "live":
         raise EngineUnavailable(f"Another engine already listens on {path}.")
-    _remove(path)
+    remove_socket(path)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o177)
     try:
@@ -157,7 +157,7 @@ def connect_or_start(engine: EnginePaths, start: Callable[[], None], timeout: fl
         if sock is not None:
             return sock
         if probe(engine.socket) == "stale":
-            _remove(engine.socket)
+            remove_socket(engine.socket)
         start()
         return _wait_connect(engine.socket, timeout)
 
@@ -199,7 +199,8 @@ def _wait_connect(path: Path, timeout: float) -> socket.socket:
         pause = min(pause * 2, 0.05)
 
 
-def _remove(path: Path) -> None:
+def remove_socket(path: Path) -> None:
+    """Remove the socket file at `path` (never anything else)."""
     try:
         if stat.S_ISSOCK(os.lstat(path).st_mode):
             os.unlink(path)

@@ -197,9 +197,9 @@ ARGVS: dict[str, tuple[list[str], str, Any]] = {
 }
 """One argv per subcommand that runs a row: the row and the params it must carry."""
 
-ELSEWHERE = {"serve", "run", "mcp", "login", "logout", "conformance-client"}
-"""Subcommands no row runs: serving, `/mcp` lines (through the `mcp/command` row), the gateway,
-OAuth at a terminal (`cli_auth.py`), the conformance client."""
+ELSEWHERE = {"serve", "engine", "run", "mcp", "login", "logout", "conformance-client"}
+"""Subcommands no row runs: serving, the engine, `/mcp` lines (through the `mcp/command` row), the
+gateway, OAuth at a terminal (`cli_auth.py`), the conformance client."""
 
 
 def _subcommands() -> set[str]:

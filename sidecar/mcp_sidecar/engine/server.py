@@ -1,0 +1,201 @@
+"""The engine process (`mcp-sidecar engine`): accepts fronts on its socket and serves each one's client.
+
+Every accepted connection is checked (`runtime.check_peer`: the same uid), then sends its hello
+line (`engine/front.py`) and gets the engine's answer; after that the socket carries the client's
+own stream, served as the front's own process would serve it: an LSP front by a pygls server
+with its own `Sidecar` (`server.create_server`, `server.run_client`). When the last front has
+gone, the engine waits `grace` seconds for another and exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcp_sidecar import __version__
+from mcp_sidecar.engine import runtime
+from mcp_sidecar.engine.front import HELLO_VERSION, MAX_HELLO_BYTES
+
+log = logging.getLogger(__name__)
+
+GRACE_ENV = "MCP_SIDECAR_ENGINE_GRACE"
+DEFAULT_GRACE_SECONDS = 60.0
+HELLO_SECONDS = 10.0
+KINDS = ("lsp",)
+"""What the engine serves so far; the gateway and the CLI still run in their front's process."""
+
+
+@dataclass(frozen=True)
+class HelloLine:
+    kind: str
+    front: str
+    resume: str | None
+    cwd: Path
+    argv: list[str]
+    env: dict[str, str]
+
+
+def parse_hello(line: bytes) -> HelloLine | str:
+    """The front's hello, or why it is refused."""
+    try:
+        raw = json.loads(line)
+    except ValueError:
+        return "the hello is not JSON"
+    if not isinstance(raw, dict) or raw.get("v") != HELLO_VERSION:
+        return "another hello version"
+    kind, front, cwd, argv, env = (raw.get(k) for k in ("kind", "front", "cwd", "argv", "env"))
+    if kind not in KINDS:
+        return f"this engine does not serve {kind!r} fronts"
+    if not (isinstance(front, str) and isinstance(cwd, str) and Path(cwd).is_absolute()):
+        return "the hello lacks the front's id or an absolute working directory"
+    if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
+        return "the hello's argv is not a list of strings"
+    if not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())):
+        return "the hello's environment is not a map of strings"
+    resume = raw.get("resume")
+    return HelloLine(kind, front, resume if isinstance(resume, str) else None, Path(cwd), argv, env)
+
+
+class Engine:
+    def __init__(self, grace: float) -> None:
+        self._grace = grace
+        self._clients = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._attached = asyncio.Event()
+        self.served = 0
+
+    async def serve(self, listener: socket.socket) -> None:
+        server = await asyncio.start_unix_server(self._accept, sock=listener, limit=1 << 20)
+        async with server:
+            while True:
+                await self._idle.wait()
+                self._attached.clear()
+                try:
+                    await asyncio.wait_for(self._attached.wait(), self._grace)
+                except TimeoutError:
+                    if self._clients == 0:
+                        log.info("no front for %g s: the engine exits", self._grace)
+                        return
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        try:
+            runtime.check_peer(sock)
+        except runtime.PeerRefused as exc:
+            log.warning("%s", exc)
+            writer.close()
+            return
+        self._clients += 1
+        self._idle.clear()
+        self._attached.set()
+        try:
+            await self._serve_front(reader, writer)
+        except Exception:
+            log.exception("serving a front failed")
+        finally:
+            self._clients -= 1
+            if self._clients == 0:
+                self._idle.set()
+            with contextlib.suppress(OSError):
+                writer.close()
+
+    async def _serve_front(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            line = await asyncio.wait_for(reader.readline(), HELLO_SECONDS)
+        except (TimeoutError, ValueError):
+            return
+        hello = parse_hello(line[:MAX_HELLO_BYTES])
+        if isinstance(hello, str):
+            writer.write(json.dumps({"v": HELLO_VERSION, "refused": hello}).encode() + b"\n")
+            await writer.drain()
+            return
+        engine = {"pid": os.getpid(), "version": __version__, "served": self.served}
+        writer.write(json.dumps({"v": HELLO_VERSION, "engine": engine}).encode() + b"\n")
+        self.served += 1
+        log.info("front %s attached (%s, resume=%s)", hello.front, hello.kind, bool(hello.resume))
+        await _serve_lsp(hello, reader, writer)
+        log.info("front %s detached", hello.front)
+
+
+async def _serve_lsp(hello: HelloLine, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    from mcp_sidecar.server import create_server, run_client
+
+    project, trusted = _project_options(hello)
+    server, app = create_server({"workspace": project or hello.cwd, "trusted": trusted})
+    # pygls' `exit` handler ends the process it thinks it owns: here, only this client's stream.
+    with contextlib.suppress(SystemExit):
+        await run_client(server, app, reader, _StreamWriterAdapter(writer))
+
+
+def _project_options(hello: HelloLine) -> tuple[Path | None, bool]:
+    """`--project DIR` and `--trust-project` from the front's command line; the rest is the front's."""
+    project: Path | None = None
+    argv = hello.argv
+    for i, arg in enumerate(argv):
+        if arg == "--project" and i + 1 < len(argv):
+            project = Path(argv[i + 1])
+        elif arg.startswith("--project="):
+            project = Path(arg.partition("=")[2])
+    if project is not None and not project.is_absolute():
+        project = hello.cwd / project
+    return project, "--trust-project" in argv
+
+
+class _StreamWriterAdapter:
+    """pygls' writer (write, flush, close) over the front's socket."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    def write(self, data: bytes) -> None:
+        if not self._writer.is_closing():
+            self._writer.write(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._writer.close()
+
+
+def grace_seconds() -> float:
+    raw = os.environ.get(GRACE_ENV)
+    try:
+        return max(0.0, float(raw)) if raw else DEFAULT_GRACE_SECONDS
+    except ValueError:
+        log.warning("%s must be a number of seconds; using %g", GRACE_ENV, DEFAULT_GRACE_SECONDS)
+        return DEFAULT_GRACE_SECONDS
+
+
+def main() -> int:
+    """Listen on this user's engine socket and serve until idle for the grace period."""
+    try:
+        paths = runtime.engine_paths()
+        listener = runtime.listen(paths.socket)
+    except (runtime.EngineUnavailable, OSError) as exc:
+        log.error("the engine cannot listen: %s", exc)
+        return 1
+    loop = asyncio.new_event_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, lambda: [t.cancel() for t in asyncio.all_tasks(loop)])
+    engine = Engine(grace_seconds())
+    try:
+        loop.run_until_complete(engine.serve(listener))
+    except asyncio.CancelledError:
+        pass
+    finally:
+        # Under the start lock, so a front starting the next engine never has its socket removed.
+        with runtime.start_lock(paths.lock):
+            listener.close()
+            if runtime.probe(paths.socket) == "stale":
+                runtime.remove_socket(paths.socket)
+    return 0

@@ -1,0 +1,20 @@
+"""The `mcp-sidecar` command's first step: a front of the engine, or the whole CLI.
+
+Decided before anything else is imported, so a front (`engine/front.py`) loads only the standard
+library parts it needs: it relays bytes and must stay small.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> int:
+    from mcp_sidecar.engine import front
+
+    argv = sys.argv[1:]
+    if front.wanted(argv):
+        return front.main(argv)
+    from mcp_sidecar.cli import main as cli_main
+
+    return cli_main(argv)

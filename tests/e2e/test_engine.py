@@ -1,0 +1,95 @@
+"""The per-user engine (opt-in while it is built: MCP_SIDECAR_ENGINE=on), with real fronts, engine and servers.
+
+Each test has its own runtime directory, so its engine is its own; the editor's side is the
+same pytest-lsp client every e2e test uses, talking to a front (`python -m mcp_sidecar`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from support.servers import basic_stdio
+from support.sidecar import diagnostic_of, start_sidecar, wait_until, write_config
+
+pytestmark = pytest.mark.asyncio
+
+
+@pytest.fixture
+def engine_env(tmp_path: Path) -> Iterator[dict[str, str]]:
+    run = Path(tempfile.mkdtemp(prefix="rt-"))  # pytest's paths are too long for a socket's name
+    yield {"MCP_SIDECAR_ENGINE": "on", "XDG_RUNTIME_DIR": str(run), "MCP_SIDECAR_ENGINE_GRACE": "2"}
+    for pid in engines(run):
+        os.kill(pid, signal.SIGKILL)
+    shutil.rmtree(run)
+
+
+def engines(run_dir: Path) -> list[int]:
+    """The engine processes started under this runtime directory."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"mcp_sidecar" in cmdline and b"engine" in cmdline and f"XDG_RUNTIME_DIR={run_dir}".encode() in environ:
+            found.append(int(entry.name))
+    return found
+
+
+def engine_log(run_dir: Path) -> str:
+    return "".join(p.read_text() for p in (run_dir / "mcp-sidecar").glob("engine-*.log"))
+
+
+async def test_two_editor_fronts_are_served_by_one_engine(tmp_path: Path, engine_env: dict[str, str]) -> None:
+    home = tmp_path / "home"
+    write_config(home, {"basic": basic_stdio()})
+    run = Path(engine_env["XDG_RUNTIME_DIR"])
+    async with start_sidecar(home, env=engine_env) as first, start_sidecar(home, env=engine_env) as second:
+        for client in (first, second):
+            result = await client.request("mcp/activate", {"ids": ["basic.echo"]})
+            assert [r["status"] for r in result["results"]] == ["loaded"]
+            called = await client.request("mcp/callTool", {"id": "basic.echo", "arguments": {"text": "hi"}})
+            assert "hi" in str(called["content"])
+        assert len(engines(run)) == 1
+        assert engine_log(run).count("attached (lsp, resume=False)") == 2
+    # Both gone: the engine waits its grace period (2 s here), then exits and removes its socket.
+    await wait_until(lambda: not engines(run), within=30, what="the idle engine to exit")
+    assert not list((run / "mcp-sidecar").glob("*.sock"))
+
+
+async def test_a_killed_engine_answers_the_call_in_flight_and_the_front_goes_on(
+    tmp_path: Path, engine_env: dict[str, str]
+) -> None:
+    home = tmp_path / "home"
+    write_config(home, {"basic": basic_stdio()})
+    run = Path(engine_env["XDG_RUNTIME_DIR"])
+    async with start_sidecar(home, env=engine_env) as client:
+        await client.request("mcp/activate", {"ids": ["basic.slow", "basic.echo"]})
+        call = asyncio.ensure_future(client.error("mcp/callTool", {"id": "basic.slow", "arguments": {"seconds": 60}}))
+        # Answered after the call was read: the engine has the call (frames go through in order).
+        await client.request("mcp/status")
+        assert not call.done()
+        [first] = engines(run)
+        os.kill(first, signal.SIGKILL)
+
+        error = await asyncio.wait_for(call, 30)
+        diag = diagnostic_of(error)
+        assert diag["code"] == "engine_restarted"
+        assert diag["operation"] == "mcp/callTool"
+        # The front attached to a new engine, which has the client's opening: requests work again.
+        status = await client.request("mcp/status")
+        assert [row["name"] for row in status["servers"]] == ["basic"]
+        [second] = engines(run)
+        assert second != first
+        assert engine_log(run).count("attached (lsp, resume=True)") == 1
