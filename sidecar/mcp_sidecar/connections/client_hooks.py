@@ -89,6 +89,14 @@ class ClientOffer:
         return out
 
 
+def _nobody() -> object:
+    return None
+
+
+def _as_it_is(whose: object) -> contextlib.AbstractContextManager[object]:
+    return contextlib.nullcontext()
+
+
 @dataclass(frozen=True, slots=True)
 class ClientSide:
     """What every connection shares: the editor's offer, the roots, and the way to ask the editor."""
@@ -97,6 +105,12 @@ class ClientSide:
     roots: Callable[[], list[tuple[str, str]]] = list
     """The roots to disclose now, `(file: URI, name)`; empty while the workspace is not trusted."""
     ask: Callable[[object, float], Awaitable[Any]] | None = None
+    whose: Callable[[], object] = _nobody
+    """Whose request goes in flight, read in that request's own task (services/questions.py: the
+    client whose operation runs). Opaque here."""
+    asking_for: Callable[[Any], contextlib.AbstractContextManager[object]] = _as_it_is
+    """Puts a question to `ask` for what `whose` said of the latest request in flight: a server's
+    question is answered in a task of the connection's, not the request's, so who asks is carried."""
 
 
 class HumanTime:
@@ -158,6 +172,8 @@ class ClientHooks:
     _waiting: int = 0
     _open: set[asyncio.Task[Any]] = field(default_factory=set)
     """The tasks waiting for the editor's answer, withdrawn when the session ends."""
+    _whose: list[object] = field(default_factory=list)
+    """`side.whose()` of each request in flight, latest last."""
 
     def new_session(self) -> None:
         self.offer = self.side.offer()
@@ -209,11 +225,14 @@ class ClientHooks:
         """A request of ours the server is working on: only then may it ask the person anything,
         within its limits (`questions` counts what it asked meanwhile)."""
         self._in_flight += 1
+        whose = self.side.whose()
+        self._whose.append(whose)
         try:
             with self.questions.call(questions):
                 yield
         finally:
             self._in_flight -= 1
+            self._whose.remove(whose)
             if self._in_flight == 0:
                 self.withdraw()  # its questions ended with it, shown or waiting
 
@@ -253,7 +272,9 @@ class ClientHooks:
     async def _asked(self, ask: Callable[[object, float], Awaitable[Any]], request: object) -> Any:
         self.human.begin()
         try:
-            return await ask(request, ANSWER_TIMEOUT_S)
+            # With requests of two clients in flight on one connection, the latest one's is asked.
+            with self.side.asking_for(self._whose[-1] if self._whose else None):
+                return await ask(request, ANSWER_TIMEOUT_S)
         except (NoAnswerer, TimeoutError):
             return None
         except asyncio.CancelledError:
