@@ -71,12 +71,13 @@ class UserState:
         self.catalogs = Catalogs(cache, asyncio.Semaphore(MAX_DISCOVERIES_IN_FLIGHT), self.hub)
         self.credentials = Credentials()
         self.held_approvals = HeldApprovals()
-        self._client_side = self.clients.client_side()
+        self.client_side = self.clients.client_side()
+        """What every connection is given: the offer, the roots and the way to ask, routed to a client."""
 
     def _new_connection(
         self, server: ServerConfig, run_dir: Path, publish: Callable[[ConnectionEvent], None]
     ) -> Connection:
-        return Connection(server, run_dir, publish, self.credentials.connection_auth, self._client_side)
+        return Connection(server, run_dir, publish, self.credentials.connection_auth, self.client_side)
 
     def attach(self, client: Client) -> Callable[[], None]:
         """Relay the user's events to `client`'s hub and route questions to it; returns the detach."""
