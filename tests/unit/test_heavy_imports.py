@@ -113,7 +113,7 @@ AFTER_SESSION = "runs on an open session: the connection awaited heavy.SDK befor
 AFTER_LOAD_SDK = "runs after the connection's `await load_sdk()` (heavy.SDK)"
 RANKING = "ranking code: its callers awaited heavy.NUMPY (Catalogs.ready_to_rank) or checked heavy.NUMPY.loaded"
 SDK_CLASSIFIED = "looked at only when heavy.SDK.loaded (_classify_leaf)"
-AFTER_LOGIN_AWAIT = "called only from services/auth.py functions that awaited heavy.SDK first"
+AFTER_LOGIN_AWAIT = "called only from services/auth.py and credentials.py functions that awaited heavy.SDK first"
 GATEWAY = "the gateway imports the SDK at its top, before its event loop runs"
 OWNER = "the owner's own loads"
 SDK_OWNER_AWAITS = "awaits or waits for its owner (checked below)"
@@ -141,8 +141,9 @@ REASONS: dict[str, str] = {
     "mcp_sidecar.services.auth:login": SDK_OWNER_AWAITS,
     "mcp_sidecar.services.auth:complete_login": SDK_OWNER_AWAITS,
     "mcp_sidecar.services.auth:logout": SDK_OWNER_AWAITS,
-    "mcp_sidecar.services.auth:connection_auth": SDK_OWNER_AWAITS,
     "mcp_sidecar.services.auth": AFTER_LOGIN_AWAIT,
+    "mcp_sidecar.services.credentials:connection_auth": SDK_OWNER_AWAITS,
+    "mcp_sidecar.services.credentials": AFTER_LOGIN_AWAIT,
     "mcp_sidecar.catalog.index": RANKING,
     "mcp_sidecar.catalog.hybrid": RANKING,
     "mcp_sidecar.catalog.semantic": RANKING,

@@ -314,3 +314,63 @@ def test_only_the_fronts_name_the_container() -> None:
 
 def _top_part(module: str) -> str:
     return ".".join(module.split(".")[:2])
+
+
+PER_USER = tuple(f"mcp_sidecar.services.{name}" for name in ("user_state", "catalogs", "credentials", "questions"))
+"""What every client of the process shares (issue 32 item 1); below services/, the registry, the
+connections, catalog/ and config/ are the user's too and import no service at all."""
+PER_CLIENT = tuple(
+    f"mcp_sidecar.services.{name}"
+    for name in (
+        "client_context",
+        "configuration",
+        "sessions",
+        "prompts",
+        "watches",
+        "roots",
+        "offers",
+        "notifier",
+        "auth",
+        "status",
+        "lifecycle",
+        "approvals",
+        "activation",
+        "discovery",
+        "reading",
+        "completion",
+        "model_tool",
+        "commands",
+        "config_edits",
+        "config_imports",
+        "app",
+    )
+)
+"""One client's state and the features built on it."""
+
+
+def _named_imports(module: str) -> set[str]:
+    """Every module `module` imports, type-checking blocks included (a type names a scope too)."""
+    path = PACKAGE / (module.removeprefix("mcp_sidecar.").replace(".", "/") + ".py")
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+@pytest.mark.parametrize("module", PER_USER)
+def test_the_users_state_imports_no_clients(module: str) -> None:
+    """A client holds the user's state, never the other way round: what is shared names no client's part."""
+    named = _named_imports(module) | reachable(graph(), module)
+    assert sorted(named & set(PER_CLIENT)) == []
+
+
+def test_every_service_has_a_scope() -> None:
+    """A new service module says whose it is (or it is a helper with no state of its own)."""
+    helpers = {"app", "command_line", "command_spec", "config_watch", "progress"}
+    services = {p.stem for p in (PACKAGE / "services").glob("*.py")} - {"__init__"}
+    scoped = {m.rpartition(".")[2] for m in PER_USER + PER_CLIENT}
+    assert sorted(services - scoped - helpers) == []

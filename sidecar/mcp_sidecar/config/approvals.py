@@ -213,3 +213,17 @@ def record(workspace: Path, approvals: Mapping[str, Approval]) -> None:
 def forget(workspace: Path, names: list[str]) -> None:
     """Drop removed servers' approvals, so a definition added again later is asked about again."""
     _update(workspace, lambda current: {n: a for n, a in current.items() if n not in names})
+
+
+class HeldApprovals:
+    """Approvals that could not be saved (the file is unreadable or unwritable), per project: they
+    hold for this process only, for every client of that project (the user's, not one client's)."""
+
+    def __init__(self) -> None:
+        self._by_project: dict[Path, dict[str, Approval]] = {}
+
+    def of(self, workspace: Path | None) -> dict[str, Approval]:
+        """The project's held approvals, to read and update; a throwaway one without a workspace."""
+        if workspace is None:
+            return {}
+        return self._by_project.setdefault(workspace, {})

@@ -89,6 +89,10 @@ class ClientOffer:
         return out
 
 
+def _nobody() -> object:
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class ClientSide:
     """What every connection shares: the editor's offer, the roots, and the way to ask the editor."""
@@ -97,6 +101,12 @@ class ClientSide:
     roots: Callable[[], list[tuple[str, str]]] = list
     """The roots to disclose now, `(file: URI, name)`; empty while the workspace is not trusted."""
     ask: Callable[[object, float], Awaitable[Any]] | None = None
+    whose: Callable[[], object] = _nobody
+    """Whose request goes in flight, read in that request's own task (services/questions.py: the
+    client whose operation runs). Opaque here."""
+    asking_for: Callable[[Any], contextlib.AbstractContextManager[object]] = contextlib.nullcontext
+    """Puts a question to `ask` for what `whose` said of the latest request in flight: a server's
+    question is answered in a task of the connection's, not the request's, so who asks is carried."""
 
 
 class HumanTime:
@@ -154,10 +164,11 @@ class ClientHooks:
     _one_at_a_time: asyncio.Lock = field(default_factory=asyncio.Lock)
     _budget: _LogBudget = field(default_factory=_LogBudget)
     _completions: dict[str, asyncio.Event] = field(default_factory=dict)
-    _in_flight: int = 0
     _waiting: int = 0
     _open: set[asyncio.Task[Any]] = field(default_factory=set)
     """The tasks waiting for the editor's answer, withdrawn when the session ends."""
+    _in_flight: list[object] = field(default_factory=list)
+    """`side.whose()` of each request of ours in flight, latest last."""
 
     def new_session(self) -> None:
         self.offer = self.side.offer()
@@ -208,13 +219,14 @@ class ClientHooks:
     def request_in_flight(self, questions: CallQuestions | None = None) -> Iterator[None]:
         """A request of ours the server is working on: only then may it ask the person anything,
         within its limits (`questions` counts what it asked meanwhile)."""
-        self._in_flight += 1
+        whose = self.side.whose()
+        self._in_flight.append(whose)
         try:
             with self.questions.call(questions):
                 yield
         finally:
-            self._in_flight -= 1
-            if self._in_flight == 0:
+            self._in_flight.remove(whose)
+            if not self._in_flight:
                 self.withdraw()  # its questions ended with it, shown or waiting
 
     async def _ask(self, request: object) -> Any:
@@ -227,7 +239,7 @@ class ClientHooks:
         ask = self.side.ask
         if ask is None:
             return None
-        if self._in_flight == 0:
+        if not self._in_flight:
             self._note("a question asked while no request of ours was in flight was not shown")
             return None
         if self._waiting >= MAX_WAITING:
@@ -243,7 +255,7 @@ class ClientHooks:
             self._open.add(task)  # waiting counts as open: withdrawn with its call
         try:
             async with self._one_at_a_time:
-                if self._in_flight == 0:
+                if not self._in_flight:
                     return None
                 return await self._asked(ask, request)
         finally:
@@ -253,7 +265,9 @@ class ClientHooks:
     async def _asked(self, ask: Callable[[object, float], Awaitable[Any]], request: object) -> Any:
         self.human.begin()
         try:
-            return await ask(request, ANSWER_TIMEOUT_S)
+            # With requests of two clients in flight on one connection, the latest one's is asked.
+            with self.side.asking_for(self._in_flight[-1] if self._in_flight else None):
+                return await ask(request, ANSWER_TIMEOUT_S)
         except (NoAnswerer, TimeoutError):
             return None
         except asyncio.CancelledError:

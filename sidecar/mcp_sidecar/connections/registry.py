@@ -3,12 +3,14 @@
 Connections are built by an injected factory, so services can be tested against a fake
 connection. Events a connection publishes reach the hub only while it is the registry's
 current connection for its name: a replaced connection that is still closing changes nothing.
+The map is keyed by `ConnectionKey`, the seam for sharing connections between clients.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from mcp_sidecar.config.loader import EffectiveConfig
@@ -24,11 +26,26 @@ RunDir = Callable[[ServerConfig], Path]
 _LIVE = ("connecting", "connected", "failed", "needs_login")
 
 
+@dataclass(frozen=True, slots=True)
+class ConnectionKey:
+    """What one connection is kept under: today a server's name, one configuration per process.
+
+    When clients share the user's state (issue 33, one engine per user) a name no longer says
+    which process: two windows may define `git` differently, or the same way in two workspaces.
+    The key then becomes what makes two clients' servers one process (the sharing rule): the
+    resolved definition after `${VAR}` interpolation (command, args, env, cwd, url, headers),
+    the run directory, the offer and the roots, all equal; each client's configuration view
+    maps its names to keys, and a connection is closed when no client's view holds its key.
+    """
+
+    name: str
+
+
 class ServerRegistry:
     def __init__(self, hub: EventHub, factory: ConnectionFactory) -> None:
         self._hub = hub
         self._factory = factory
-        self._connections: dict[str, ServerConnection] = {}
+        self._connections: dict[ConnectionKey, ServerConnection] = {}
         self.config: EffectiveConfig | None = None
         """The configuration in use; None until the first load."""
         self.problems: list[Diagnostic] = []
@@ -38,10 +55,10 @@ class ServerRegistry:
     # -- lookup ------------------------------------------------------------------------------
 
     def get(self, name: str) -> ServerConnection | None:
-        return self._connections.get(name)
+        return self._connections.get(ConnectionKey(name))
 
     def names(self) -> list[str]:
-        return list(self._connections)
+        return [key.name for key in self._connections]
 
     def __iter__(self) -> Iterator[ServerConnection]:
         return iter(list(self._connections.values()))
@@ -50,10 +67,10 @@ class ServerRegistry:
         return len(self._connections)
 
     def is_current(self, conn: ServerConnection) -> bool:
-        return self._connections.get(conn.name) is conn
+        return self._connections.get(ConnectionKey(conn.name)) is conn
 
     def connection(self, name: str, operation: str) -> ServerConnection:
-        conn = self._connections.get(name)
+        conn = self._connections.get(ConnectionKey(name))
         if conn is not None:
             return conn
         broken = self.broken().get(name)
@@ -83,7 +100,7 @@ class ServerRegistry:
                 sentences.setdefault(problem.server, []).append(problem.message)
         out = {}
         for name, messages in sentences.items():
-            if name in self._connections:
+            if ConnectionKey(name) in self._connections:
                 messages = [*messages, "Until it is fixed, the definition already in use stays."]
             out[name] = diagnostic("configuration_invalid", "configuration", " ".join(messages), name)
         return out
@@ -120,18 +137,19 @@ class ServerRegistry:
         unchanged: list[str] = []
         closing: list[ServerConnection] = []
         for name, server in config.servers.items():
-            previous = old.get(name)
+            key = ConnectionKey(name)
+            previous = old.get(key)
             directory = run_dir(server)
             if previous is not None and _same(previous, server, directory):
-                self._connections[name] = previous
+                self._connections[key] = previous
                 unchanged.append(name)
                 if close_all and previous.state in _LIVE:
                     closing.append(previous)
                 continue
             (changed if previous is not None else added).append(name)
-            self._connections[name] = self._factory(server, directory, self._relay)
-        removed = [name for name in old if name not in config.servers]
-        closing += [conn for name, conn in old.items() if self._connections.get(name) is not conn]
+            self._connections[key] = self._factory(server, directory, self._relay)
+        removed = [key.name for key in old if key.name not in config.servers]
+        closing += [conn for key, conn in old.items() if self._connections.get(key) is not conn]
         event = Reconciled(tuple(added), tuple(removed), tuple(changed), tuple(unchanged), tuple(closing), first_load)
         self._hub.publish(event)
         return event

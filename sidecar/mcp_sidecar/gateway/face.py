@@ -48,6 +48,7 @@ from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.output.wording import Wording
 from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError
 from mcp_sidecar.services import activation, model_tool
+from mcp_sidecar.services.questions import acting
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -254,7 +255,9 @@ class Gateway:
         return _result(ctx, {"tools": listed})
 
     async def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> Any:
-        return _result(ctx, await self._answer_call(ctx, params))
+        # Not a row of the operation table: it marks its client as `invoke` does, for its servers' questions.
+        with acting(self.app.client):
+            return _result(ctx, await self._answer_call(ctx, params))
 
     async def _answer_call(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> Any:
         host = await self._host(ctx)

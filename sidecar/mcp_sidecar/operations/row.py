@@ -13,6 +13,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from mcp_sidecar.services.questions import acting
+
 if TYPE_CHECKING:
     from argparse import Namespace
 
@@ -85,11 +87,15 @@ class Operation(Generic[P]):
 
 
 async def invoke(row: Operation[P], app: Sidecar, params: P) -> Any:
-    """Run a row's call on typed params, awaiting it when the feature is async."""
-    result = row.call(app, params)
-    if inspect.isawaitable(result):
-        return await result
-    return result
+    """Run a row's call on typed params, awaiting it when the feature is async.
+
+    Its client is the acting one meanwhile: a question a server asks during the call goes to
+    that client's answerers (services/questions.py)."""
+    with acting(app.client):
+        result = row.call(app, params)
+        if inspect.isawaitable(result):
+            return await result
+        return result
 
 
 Run = Callable[[Operation[Any], Any], Awaitable[Any]]

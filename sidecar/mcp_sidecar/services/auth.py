@@ -24,10 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar import heavy, tasks
 from mcp_sidecar.auth.failures import BrowserUnavailable, login_failure
-from mcp_sidecar.config.interpolate import MissingVariable, ResolvedServer, SecretCommand, resolve
-from mcp_sidecar.config.model import DEFAULT_OAUTH_CALLBACK_PORT
 from mcp_sidecar.output import auth_text
 from mcp_sidecar.protocol.errors import SidecarError, fail, invalid_params, refused_disabled
+from mcp_sidecar.services.credentials import Credentials, target_of, with_client_secret
 
 if TYPE_CHECKING:
     from mcp.shared.auth import AuthorizationCodeResult
@@ -55,75 +54,6 @@ class PendingLogin:
     pasted: asyncio.Future[AuthorizationCodeResult]
     expires_at: float
     task: asyncio.Task[LoginResult] | None = None
-
-
-def uses_oauth(conn: ServerConnection) -> bool:
-    config = conn.config
-    return config.transport == "http" and not any(k.lower() == "authorization" for k in config.headers)
-
-
-def _oauth_server(conn: ServerConnection, operation: str) -> ResolvedServer:
-    """The server's resolved definition, when OAuth applies to it (no SDK needed)."""
-    config = conn.config
-    if config.transport != "http":
-        raise fail("not_supported", operation, "OAuth applies to HTTP servers only.", conn.name)
-    if not uses_oauth(conn):
-        raise fail(
-            "not_supported", operation, "The server has an Authorization header, which turns OAuth off.", conn.name
-        )
-    try:
-        resolved = resolve(config, conn.workspace)
-    except MissingVariable as exc:
-        raise fail(
-            "configuration_invalid",
-            operation,
-            f"Environment variable {exc.variable} (used in `{exc.field_name}`) is not set.",
-            conn.name,
-        ) from None
-    assert resolved.url is not None
-    return resolved
-
-
-def target_of(conn: ServerConnection, operation: str) -> LoginTarget:
-    """The login target; for callers that awaited `heavy.SDK` (`auth/login.py` imports the SDK)."""
-    from mcp_sidecar.auth.login import LoginTarget
-
-    config = conn.config
-    resolved = _oauth_server(conn, operation)
-    assert resolved.url is not None
-    return LoginTarget(
-        server=conn.name,
-        url=resolved.url,
-        client_id=resolved.oauth_client_id,
-        client_secret=resolved.oauth_client_secret if isinstance(resolved.oauth_client_secret, str) else None,
-        client_secret_command=(
-            resolved.oauth_client_secret.command if isinstance(resolved.oauth_client_secret, SecretCommand) else None
-        ),
-        client_metadata_url=config.oauth_client_metadata_url,
-        dpop=config.oauth_dpop,
-        issuer=config.oauth_issuer,
-        scopes=config.oauth_scopes,
-        port=config.oauth_callback_port or DEFAULT_OAUTH_CALLBACK_PORT,
-        headers={k: v for k, v in resolved.headers.items() if isinstance(v, str)},
-        protocol=config.protocol,
-        timeout_s=config.request_timeout_s,
-    )
-
-
-async def with_client_secret(conn: ServerConnection, target: LoginTarget, operation: str) -> LoginTarget:
-    """`target` with its client secret, running the `!command` that holds it (only when there is one)."""
-    from mcp_sidecar.config import paths
-    from mcp_sidecar.config.secrets import SecretLookupFailed, run_secret_command, time_limit
-
-    if target.client_secret_command is None:
-        return target
-    cwd = str(conn.workspace or paths.neutral_dir())
-    try:
-        secret = await run_secret_command(target.client_secret_command, cwd, time_limit(conn.config.timeout_ms))
-    except SecretLookupFailed as exc:
-        message = f"The secret command in `oauthClientSecret` {exc.reason}."
-        raise fail("secret_lookup_failed", operation, message, conn.name) from None
-    return dataclasses.replace(target, client_secret=secret)
 
 
 def _store_failure(operation: str, server: str) -> SidecarError:
@@ -187,28 +117,36 @@ async def _confidential_client(conn: ServerConnection, target: LoginTarget, oper
 
 
 class Auth:
-    """OAuth for the servers: logins (in the browser or pasted), logouts, and each connection's stored tokens.
+    """OAuth for one client: logins (in its browser or pasted into it) and logouts.
 
-    Holds the credential store, how to open a URL, and the logins waiting for a pasted callback."""
+    Holds how to open a URL for this client and its logins waiting for a pasted callback; the
+    credential store is the user's (`Credentials`), which the connections read their tokens from."""
 
     def __init__(
-        self, configuration: Configuration, store_factory: Callable[[], CredentialStore] | None = None
+        self,
+        configuration: Configuration,
+        store_factory: Callable[[], CredentialStore] | None = None,
+        credentials: Credentials | None = None,
     ) -> None:
+        """`credentials`: the user's (`services/credentials.py`), shared with the connections."""
         self._configuration = configuration
-        self.store_factory = store_factory
-        """Builds the credential store on first use (the OS keyring by default)."""
+        self.credentials = credentials or Credentials(store_factory)
         self.open_external: Opener | None = None
         """Set by the JSON-RPC server when the editor supports `window/showDocument`."""
         self.pending: dict[str, PendingLogin] = {}
-        self._store: CredentialStore | None = None
+        """This client's logins waiting for a pasted callback."""
+
+    @property
+    def store_factory(self) -> Callable[[], CredentialStore] | None:
+        return self.credentials.store_factory
+
+    @store_factory.setter
+    def store_factory(self, factory: Callable[[], CredentialStore] | None) -> None:
+        self.credentials.store_factory = factory
 
     @property
     def store(self) -> CredentialStore:
-        if self._store is None:
-            from mcp_sidecar.auth.store import CredentialStore
-
-            self._store = self.store_factory() if self.store_factory else CredentialStore()
-        return self._store
+        return self.credentials.store
 
     async def _open(self, url: str) -> None:
         opener = self.open_external
@@ -418,62 +356,8 @@ class Auth:
         text = auth_text.logged_out(server, revocation, registration_only)
         return {"server": server, "removed": removed, "revocation": revocation, "text": text}
 
-    async def connection_auth(self, conn: ServerConnection) -> tuple[Any, str]:
-        """The httpx auth a connection should use, and what the store said: `tokens`, `none` or `unavailable`."""
-        if not uses_oauth(conn):
-            return None, "none"
-        await heavy.SDK.ready()
-        from mcp_sidecar.auth.login import stored_provider
-        from mcp_sidecar.auth.store import CredentialStoreUnavailable
-
-        target = target_of(conn, "connect")
-        store = self.store
-
-        async def client_secret() -> str | None:
-            return (await with_client_secret(conn, target, "connect")).client_secret
-
-        async def remember_step_up(scope: str) -> None:
-            try:
-                record = await store.load(target.account)
-                if record is not None:
-                    record.ask_step_up(scope)
-                    await store.save(target.account, record)
-            except CredentialStoreUnavailable:
-                log.info("server %s: could not remember a step-up scope", conn.name)
-
-        try:
-            has_command = target.client_secret_command is not None
-            provider = await stored_provider(
-                target, store, remember_step_up, client_secret if has_command else None, conn.secrets_used
-            )
-        except CredentialStoreUnavailable:
-            return None, "unavailable"
-        return provider, ("tokens" if provider is not None else "none")
-
     async def credentials_status(self, conn: ServerConnection) -> dict[str, Any]:
-        """For `get`: whether tokens are stored (not whether they are valid), or that the store is locked or
-        unavailable.
-
-        Needs no SDK: `get` answers while it loads."""
-        from mcp_sidecar.auth.store import CredentialStoreLocked, CredentialStoreUnavailable, account_of
-
-        if not uses_oauth(conn):
-            return {"tokensStored": None, "store": None}
-        try:
-            resolved = _oauth_server(conn, "get")
-        except SidecarError:
-            return {"tokensStored": None, "store": None}
-        assert resolved.url is not None
-        try:
-            record = await self.store.load(account_of(conn.name, resolved.url, resolved.oauth_client_id))
-        except CredentialStoreLocked:
-            return {"tokensStored": None, "store": "locked"}
-        except CredentialStoreUnavailable:
-            return {"tokensStored": None, "store": "unavailable"}
-        return {
-            "tokensStored": bool(record is not None and record.has_tokens),
-            "store": "available",
-        }
+        return await self.credentials.credentials_status(conn)
 
 
 __all__ = ["Auth", "PendingLogin"]

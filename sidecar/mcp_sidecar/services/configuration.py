@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from mcp_sidecar import tasks
 from mcp_sidecar.config import loader, paths
-from mcp_sidecar.config.approvals import Approval, Pending
+from mcp_sidecar.config.approvals import Approval, HeldApprovals, Pending
 from mcp_sidecar.config.loader import EffectiveConfig
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.connections.protocol import ServerConnection
@@ -82,7 +82,9 @@ class Configuration:
         interactive: bool,
         watch_files: bool,
         grant: bool,
+        held: HeldApprovals | None = None,
     ) -> None:
+        """`held`: the user's approvals that could not be saved (a new, empty set when not given)."""
         self._registry = registry
         self._hub = hub
         self.workspace = workspace
@@ -90,8 +92,7 @@ class Configuration:
         self.interactive = interactive
         self.pending: dict[str, Pending] = {}
         """Project definitions waiting for the person's approval (see services/approvals.py)."""
-        self.approved_here: dict[str, Approval] = {}
-        """Approvals that could not be saved: they hold for this process only."""
+        self._held = held or HeldApprovals()
         self.granted: list[Pending] = []
         """What the last grant of trust approved that was not approved before (the CLI reports it)."""
         self._grant = grant and trusted
@@ -102,6 +103,11 @@ class Configuration:
         self._watch_files = watch_files
         self._watcher: ConfigWatcher | None = None
         self._reload_lock = asyncio.Lock()
+
+    @property
+    def approved_here(self) -> dict[str, Approval]:
+        """The workspace's approvals that could not be saved: they hold for this process only."""
+        return self._held.of(self.workspace)
 
     # -- the editor's answer and trust -------------------------------------------------------
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
 
 import pytest
@@ -42,8 +43,9 @@ from mcp_sidecar.services.command_line import COMMANDS, parse_line
 if TYPE_CHECKING:
     from mcp_sidecar.services.app import Sidecar
 
-APP = cast("Sidecar", object())
-"""The recording calls never touch the container: they only check it is the one passed."""
+APP = cast("Sidecar", SimpleNamespace(client=None))
+"""The recording calls never touch the container: they only check it is the one passed (`invoke` reads
+its acting client, none here)."""
 
 
 @dataclass

@@ -1,0 +1,130 @@
+"""One client's context: an editor connection, a gateway's host session, a CLI run.
+
+Built per client over the user's state (`services/user_state.py`): its configuration view
+(workspace, trust, approvals waiting for its person), its sessions and active tools, its prompt
+previews, watches and roots, what it offers servers, its notifications (its `notify` callable)
+and its hub. The hub carries the user's events relayed to this client (subscribed on creation,
+unsubscribed by `close`) and the client's own (`ToolsDeactivated`, ...); questions servers ask
+while this client's request is in flight are answered by its hub's answerers only.
+
+The features are built here too, from the client's parts and the user's: each reads this
+client's configuration and sessions. The order of the subscriptions below is the order of the
+client's notifications for one event (the user's own subscribers, the catalogs, run first).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mcp_sidecar.connections.client_hooks import ClientOffer
+from mcp_sidecar.connections.protocol import ServerConnection
+from mcp_sidecar.events import EventHub
+from mcp_sidecar.services.activation import Activation
+from mcp_sidecar.services.approvals import Approvals
+from mcp_sidecar.services.auth import Auth
+from mcp_sidecar.services.commands import Commands
+from mcp_sidecar.services.completion import Completion
+from mcp_sidecar.services.config_edits import ConfigEdits
+from mcp_sidecar.services.config_imports import ConfigImports
+from mcp_sidecar.services.configuration import Configuration
+from mcp_sidecar.services.discovery import Discovery
+from mcp_sidecar.services.lifecycle import Lifecycle
+from mcp_sidecar.services.model_tool import ModelTool
+from mcp_sidecar.services.notifier import Notifier, Notify
+from mcp_sidecar.services.offers import Offers
+from mcp_sidecar.services.prompts import Prompts
+from mcp_sidecar.services.reading import Reading
+from mcp_sidecar.services.roots import Roots
+from mcp_sidecar.services.sessions import Sessions
+from mcp_sidecar.services.status import Status
+from mcp_sidecar.services.user_state import UserState
+from mcp_sidecar.services.watches import Watches
+
+
+class ClientContext:
+    def __init__(
+        self,
+        user: UserState,
+        notify: Notify,
+        *,
+        workspace: Path | None = None,
+        trusted: bool = False,
+        interactive: bool = False,
+        watch_config: bool = True,
+        approve_project: bool = False,
+    ) -> None:
+        self.user = user
+        self.hub = EventHub()
+        """This client's events: the user's relayed here, its own, and its questions' answerers."""
+        self.notify = notify
+        registry, catalogs = user.registry, user.catalogs
+        self.configuration = Configuration(
+            registry,
+            self.hub,
+            workspace=workspace,
+            trusted=trusted,
+            interactive=interactive,
+            watch_files=watch_config,
+            grant=approve_project,
+            held=user.held_approvals,
+        )
+        # Subscribers run in this order for each event (see events.py).
+        self.watches = Watches(notify, self.hub, self.configuration, registry)
+        self.prompts = Prompts(self.configuration, registry, catalogs, self.hub)
+        """Prompt previews, pending ones too: a configuration reload or their server's disconnection ends them."""
+        self.sessions = Sessions(self.hub, registry)
+        self.auth = Auth(self.configuration, credentials=user.credentials)
+        """OAuth: how to open a URL for this client, its logins waiting for a pasted callback."""
+        self.status = Status(self.configuration, registry, catalogs, self.sessions, self.auth)
+        self.notifier = Notifier(
+            notify,
+            self.hub,
+            registry,
+            self.status.row,
+            lambda: self.configuration.pending.values(),
+            lambda: self.model_tool.definition(),  # built below; asked only once events flow
+        )
+        self.roots = Roots(self.configuration, registry, self.hub)
+        self.offers = Offers(registry, catalogs)
+        """What the servers are offered: the editor's `mcpCapabilities`, or the gateway's hosts'; nothing by default."""
+        clear_watches = self.watches.clear
+        self.lifecycle = Lifecycle(self.configuration, registry, catalogs, self.notifier, self.status, clear_watches)
+        self.approvals = Approvals(self.configuration)
+        self.config_edits = ConfigEdits(self.configuration, registry)
+        self.config_imports = ConfigImports(self.configuration)
+        # The discovery side's features, lower ones first.
+        self.activation = Activation(self.configuration, registry, catalogs, self.sessions)
+        self.reading = Reading(self.configuration, registry, catalogs)
+        self.completion = Completion(self.configuration, self.reading, self.prompts)
+        self.discovery = Discovery(self.configuration, registry, catalogs, self.sessions, self.activation)
+        self.model_tool = ModelTool(
+            self.configuration,
+            registry,
+            catalogs,
+            self.sessions,
+            discovery=self.discovery,
+            activation=self.activation,
+            reading=self.reading,
+            completion=self.completion,
+            prompts=self.prompts,
+        )
+        self.commands = Commands(self.configuration, registry)
+        self._detach = user.attach(self)
+
+    # -- what the user's state asks of its clients (services/questions.py) ------------------------
+
+    def current_offer(self) -> ClientOffer:
+        return self.offers.current
+
+    def current_roots(self) -> list[tuple[str, str]]:
+        return self.roots.current()
+
+    # -- what every service needs first ------------------------------------------------------
+
+    def connection(self, name: str, operation: str) -> ServerConnection:
+        """The named server's connection, once the configuration is loaded; a diagnostic when there is none."""
+        return self.configuration.connection(name, operation)
+
+    def close(self) -> None:
+        """The client is gone: it hears no more of the user's events and answers no more questions."""
+        self._detach()
