@@ -28,6 +28,7 @@ from mcp_sidecar.handlers.registry import request_handlers
 from mcp_sidecar.protocol import methods
 from mcp_sidecar.pygls_shim import pending_requests
 from mcp_sidecar.services.app import Sidecar
+from mcp_sidecar.services.user_state import UserState
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +112,10 @@ def _bool_option(options: Any, name: str, default: bool) -> bool:
     return default
 
 
-def create_server(app_defaults: dict[str, Any] | None = None) -> tuple[SidecarServer, Sidecar]:
+def create_server(
+    app_defaults: dict[str, Any] | None = None, user: UserState | None = None
+) -> tuple[SidecarServer, Sidecar]:
+    """One client's LSP server and its `Sidecar`; `user`, the engine's shared state, when it has one."""
     server = SidecarServer("mcp-sidecar", __version__, converter_factory=dict_converter)
     defaults = app_defaults or {}
 
@@ -123,6 +127,7 @@ def create_server(app_defaults: dict[str, Any] | None = None) -> tuple[SidecarSe
         workspace=defaults.get("workspace"),
         trusted=bool(defaults.get("trusted", False)),
         interactive=bool(defaults.get("interactive", False)),
+        user=user,
     )
 
     @server.feature(lsp.INITIALIZE)

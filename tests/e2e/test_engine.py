@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from support.servers import basic_stdio
+from support.servers import basic_stdio, started_pids
 from support.sidecar import diagnostic_of, start_sidecar, wait_until, write_config
 
 pytestmark = pytest.mark.asyncio
@@ -53,7 +53,8 @@ def engine_log(run_dir: Path) -> str:
 
 async def test_two_editor_fronts_are_served_by_one_engine(tmp_path: Path, engine_env: dict[str, str]) -> None:
     home = tmp_path / "home"
-    write_config(home, {"basic": basic_stdio()})
+    counter = tmp_path / "starts"
+    write_config(home, {"basic": basic_stdio("--counter-file", str(counter))})
     run = Path(engine_env["XDG_RUNTIME_DIR"])
     async with start_sidecar(home, env=engine_env) as first, start_sidecar(home, env=engine_env) as second:
         for client in (first, second):
@@ -63,6 +64,7 @@ async def test_two_editor_fronts_are_served_by_one_engine(tmp_path: Path, engine
             assert "hi" in str(called["content"])
         assert len(engines(run)) == 1
         assert engine_log(run).count("attached (lsp, resume=False)") == 2
+        assert len(started_pids(counter)) == 1  # one server process serves both windows
     # Both gone: the engine waits its grace period (2 s here), then exits and removes its socket.
     await wait_until(lambda: not engines(run), within=30, what="the idle engine to exit")
     assert not list((run / "mcp-sidecar").glob("*.sock"))

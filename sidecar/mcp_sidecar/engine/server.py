@@ -18,10 +18,14 @@ import signal
 import socket
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcp_sidecar import __version__
 from mcp_sidecar.engine import runtime
 from mcp_sidecar.engine.front import HELLO_VERSION, MAX_HELLO_BYTES
+
+if TYPE_CHECKING:
+    from mcp_sidecar.services.user_state import UserState
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +69,11 @@ def parse_hello(line: bytes) -> HelloLine | str:
 
 class Engine:
     def __init__(self, grace: float) -> None:
+        from mcp_sidecar.services.user_state import UserState
+
         self._grace = grace
+        self.user = UserState()
+        """What every front's client shares: connections, catalogs, credentials."""
         self._clients = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -83,6 +91,7 @@ class Engine:
                 except TimeoutError:
                     if self._clients == 0:
                         log.info("no front for %g s: the engine exits", self._grace)
+                        await self.user.close()
                         return
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -121,15 +130,17 @@ class Engine:
         writer.write(json.dumps({"v": HELLO_VERSION, "engine": engine}).encode() + b"\n")
         self.served += 1
         log.info("front %s attached (%s, resume=%s)", hello.front, hello.kind, bool(hello.resume))
-        await _serve_lsp(hello, reader, writer)
+        await _serve_lsp(hello, reader, writer, self.user)
         log.info("front %s detached", hello.front)
 
 
-async def _serve_lsp(hello: HelloLine, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def _serve_lsp(
+    hello: HelloLine, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, user: UserState
+) -> None:
     from mcp_sidecar.server import create_server, run_client
 
     project, trusted = _project_options(hello)
-    server, app = create_server({"workspace": project or hello.cwd, "trusted": trusted})
+    server, app = create_server({"workspace": project or hello.cwd, "trusted": trusted}, user)
     # pygls' `exit` handler ends the process it thinks it owns: here, only this client's stream.
     with contextlib.suppress(SystemExit):
         await run_client(server, app, reader, _StreamWriterAdapter(writer))

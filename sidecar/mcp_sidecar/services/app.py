@@ -29,9 +29,12 @@ class Sidecar:
         watch_config: bool = True,
         approve_project: bool = False,
         connection_factory: ConnectionFactory | None = None,
+        user: UserState | None = None,
     ) -> None:
-        """`connection_factory` builds each server's connection (tests pass one making fakes)."""
-        self.user = UserState(connection_factory, use_disk_cache)
+        """`connection_factory` builds each server's connection (tests pass one making fakes); `user`
+        is the state this client shares with others (the engine's), else one of its own."""
+        self._shares_user = user is not None
+        self.user = user or UserState(connection_factory, use_disk_cache)
         """What every client shares: connections, catalogs, credentials, held approvals."""
         self.client = ClientContext(
             self.user,
@@ -91,4 +94,10 @@ class Sidecar:
         return self.configuration.connection(name, operation)
 
     async def shutdown(self, quick: bool = False) -> None:
+        """The client's end: with state of its own, every connection closes; with the engine's shared
+        state, only this client's part ends (its watches, its file watching, its place among the clients)."""
+        if self._shares_user:
+            await self.lifecycle.leave()
+            self.client.close()
+            return
         await self.lifecycle.shutdown(quick)

@@ -84,6 +84,13 @@ class Lifecycle:
             "diagnostics": diagnostics,
         }
 
+    async def leave(self) -> None:
+        """This client is gone but the user's connections serve others (the engine): stop watching its
+        files and end its watches; the connections stay."""
+        await self._configuration.stop_watching()
+        for name in self._registry.names():
+            self._clear_watches(name, "shutdown")
+
     async def shutdown(self, quick: bool = False) -> None:
         """Close every connection; `quick`: the process is ending on a signal, so stdio servers get a
         few tens of milliseconds for each step of their stop instead of seconds."""

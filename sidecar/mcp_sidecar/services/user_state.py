@@ -90,3 +90,7 @@ class UserState:
             self.clients.detach(client)
 
         return detach
+
+    async def close(self) -> None:
+        """Close every connection (the engine is exiting)."""
+        await asyncio.gather(*(conn.close() for conn in self.registry), return_exceptions=True)
