@@ -13,8 +13,9 @@ def main() -> int:
     from mcp_sidecar.engine import front
 
     argv = sys.argv[1:]
-    if front.wanted(argv):
-        return front.main(argv)
+    kind = front.wanted(argv)
+    if kind is not None:
+        return front.main(kind, argv)
     from mcp_sidecar.cli import main as cli_main
 
     return cli_main(argv)

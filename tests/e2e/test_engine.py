@@ -10,12 +10,14 @@ import asyncio
 import os
 import shutil
 import signal
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from support.gateway import gateway, text_of
 from support.servers import basic_stdio, started_pids
 from support.sidecar import diagnostic_of, start_sidecar, wait_until, write_config
 
@@ -95,3 +97,42 @@ async def test_a_killed_engine_answers_the_call_in_flight_and_the_front_goes_on(
         [second] = engines(run)
         assert second != first
         assert engine_log(run).count("attached (lsp, resume=True)") == 1
+
+
+async def test_an_editor_and_a_host_share_one_engine_and_one_server(
+    tmp_path: Path, engine_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    counter = tmp_path / "starts"
+    write_config(home, {"basic": basic_stdio("--counter-file", str(counter))})
+    run = Path(engine_env["XDG_RUNTIME_DIR"])
+    for name, value in engine_env.items():
+        monkeypatch.setenv(name, value)  # the gateway's host starts it with this process's environment
+    async with start_sidecar(home, env=engine_env) as editor, gateway(home) as (host, _):
+        await editor.request("mcp/activate", {"ids": ["basic.echo"]})
+        await host.call_tool("mcp_tools", {"activate": ["basic.echo"]})
+        result = await host.call_tool("basic__echo", {"text": "from the host"})
+        assert "from the host" in text_of(result)
+        called = await editor.request("mcp/callTool", {"id": "basic.echo", "arguments": {"text": "from the editor"}})
+        assert "from the editor" in str(called["content"])
+        assert len(engines(run)) == 1
+        log = engine_log(run)
+        assert "attached (lsp, resume=False)" in log
+        assert "attached (mcp, resume=False)" in log
+        assert len(started_pids(counter)) == 1
+
+
+async def test_a_gateway_usage_error_is_printed_by_the_front(tmp_path: Path, engine_env: dict[str, str]) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "mcp_sidecar",
+        "mcp",
+        "--trust-project",
+        env={**os.environ, **engine_env, "MCP_SIDECAR_HOME": str(tmp_path / "home")},
+        stdin=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 2
+    assert b"--trust-project needs --project DIR" in err

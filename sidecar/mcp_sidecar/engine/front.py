@@ -21,6 +21,7 @@ import logging
 import os
 import secrets
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -42,6 +43,14 @@ CLOSINGS = {"exit"}
 """LSP's last notification: after it the engine closes the stream, and the front ends."""
 MAX_ATTACH_ATTEMPTS = 5
 ATTACH_PAUSE_SECONDS = 0.05
+
+
+class UsageError(Exception):
+    """The engine read the front's command line and found it wrong: printed as the command would, then exit."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class HelloLost(EngineUnavailable):
@@ -107,6 +116,9 @@ class Relay:
         """Relay until the client and the engine are both done; 0, or 1 when the engine cannot be reached."""
         try:
             self._sock = self._attach_first()
+        except UsageError as exc:
+            print(exc, file=sys.stderr)
+            return exc.code
         except EngineUnavailable as exc:
             log.error("%s", exc)
             return 1
@@ -244,6 +256,10 @@ class Relay:
         except OSError as exc:
             sock.close()
             raise HelloLost(f"The engine closed the connection during the hello ({exc.strerror}).") from None
+        if isinstance(answer, dict) and isinstance(answer.get("usage"), str):
+            sock.close()
+            code = answer.get("exit")
+            raise UsageError(answer["usage"], code if isinstance(code, int) else 2)
         refused = answer.get("refused") if isinstance(answer, dict) else "an unreadable hello"
         if refused or not isinstance(answer, dict) or answer.get("v") != HELLO_VERSION:
             sock.close()
@@ -285,14 +301,20 @@ ENGINE_ENV = "MCP_SIDECAR_ENGINE"
 _VALUE_OPTIONS = {"--log-file", "--project"}
 
 
-def wanted(argv: list[str]) -> bool:
-    """Whether this command line runs as a front of the engine: the LSP serve, with the engine asked for.
+def wanted(argv: list[str]) -> str | None:
+    """The kind of front this command line runs as (`lsp`, `mcp`), or None to run in-process.
 
-    Opt-in (`MCP_SIDECAR_ENGINE=on`) while the engine is being built; `off` or unset runs in-process.
+    The editor's serve and the stdio gateway, with the engine asked for: opt-in
+    (`MCP_SIDECAR_ENGINE=on`) while the engine is being built; `off` or unset runs in-process.
     """
-    if os.environ.get(ENGINE_ENV, "").lower() != "on":
-        return False
-    return _command(argv) in (None, "serve")
+    if os.environ.get(ENGINE_ENV, "").lower() != "on" or any(a in ("-h", "--help", "--version") for a in argv):
+        return None
+    command = _command(argv)
+    if command in (None, "serve"):
+        return "lsp"
+    if command == "mcp" and not any(a == "--http" or a.startswith("--http=") for a in argv):
+        return "mcp"
+    return None
 
 
 def _command(argv: list[str]) -> str | None:
@@ -307,10 +329,10 @@ def _command(argv: list[str]) -> str | None:
     return None
 
 
-def main(argv: list[str]) -> int:
-    """Run the LSP front: attach (starting the engine when none runs) and relay stdin and stdout."""
+def main(kind: str, argv: list[str]) -> int:
+    """Run a front: attach (starting the engine when none runs) and relay stdin and stdout."""
+    import signal
     import subprocess
-    import sys
 
     from mcp_sidecar.engine import runtime
 
@@ -332,7 +354,11 @@ def main(argv: list[str]) -> int:
             cwd=paths.directory,
         )
 
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        # A host stops its gateway with a signal and escalates soon after: end at once, quietly; the
+        # engine sees the socket close and ends this client's part.
+        signal.signal(signum, lambda *_: os._exit(0))
     relay = Relay(
-        Hello("lsp", argv), lambda: runtime.connect_or_start(paths, start), sys.stdin.buffer, sys.stdout.buffer
+        Hello(kind, argv), lambda: runtime.connect_or_start(paths, start), sys.stdin.buffer, sys.stdout.buffer
     )
     return relay.run()

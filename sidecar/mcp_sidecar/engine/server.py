@@ -9,8 +9,10 @@ gone, the engine waits `grace` seconds for another and exits.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
+import io
 import json
 import logging
 import os
@@ -32,8 +34,9 @@ log = logging.getLogger(__name__)
 GRACE_ENV = "MCP_SIDECAR_ENGINE_GRACE"
 DEFAULT_GRACE_SECONDS = 60.0
 HELLO_SECONDS = 10.0
-KINDS = ("lsp",)
-"""What the engine serves so far; the gateway and the CLI still run in their front's process."""
+KINDS = ("lsp", "mcp")
+"""What the engine serves so far: editors (LSP) and hosts (the gateway on stdio); the CLI and the
+gateway's HTTP mode still run in their own process."""
 
 
 @dataclass(frozen=True)
@@ -126,11 +129,19 @@ class Engine:
             writer.write(json.dumps({"v": HELLO_VERSION, "refused": hello}).encode() + b"\n")
             await writer.drain()
             return
+        gateway_args = _gateway_args(hello) if hello.kind == "mcp" else None
+        if isinstance(gateway_args, str):
+            writer.write(json.dumps({"v": HELLO_VERSION, "usage": gateway_args, "exit": 2}).encode() + b"\n")
+            await writer.drain()
+            return
         engine = {"pid": os.getpid(), "version": __version__, "served": self.served}
         writer.write(json.dumps({"v": HELLO_VERSION, "engine": engine}).encode() + b"\n")
         self.served += 1
         log.info("front %s attached (%s, resume=%s)", hello.front, hello.kind, bool(hello.resume))
-        await _serve_lsp(hello, reader, writer, self.user)
+        if gateway_args is None:
+            await _serve_lsp(hello, reader, writer, self.user)
+        else:
+            await _serve_gateway(hello, gateway_args, reader, writer, self.user)
         log.info("front %s detached", hello.front)
 
 
@@ -144,6 +155,36 @@ async def _serve_lsp(
     # pygls' `exit` handler ends the process it thinks it owns: here, only this client's stream.
     with contextlib.suppress(SystemExit):
         await run_client(server, app, reader, _StreamWriterAdapter(writer))
+
+
+def _gateway_args(hello: HelloLine) -> argparse.Namespace | str:
+    """The `mcp` command's options from the front's command line, or the usage error to print there."""
+    from mcp_sidecar import cli_parser
+    from mcp_sidecar.gateway.run import usage_error
+
+    errors = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(errors):
+            args = cli_parser.parse_args(hello.argv)
+    except SystemExit:
+        return errors.getvalue().strip() or "mcp-sidecar mcp: invalid options"
+    if args.command != "mcp" or args.http is not None:
+        return "mcp-sidecar mcp: only the stdio gateway runs as a front of the engine"
+    return usage_error(args) or args
+
+
+async def _serve_gateway(
+    hello: HelloLine,
+    args: argparse.Namespace,
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    user: UserState,
+) -> None:
+    from mcp_sidecar.gateway.run import serve_front
+    from mcp_sidecar.gateway.stdio import HostPipes
+
+    project, _ = _project_options(hello)
+    await serve_front(args, project or hello.cwd, HostPipes(reader, writer), user)
 
 
 def _project_options(hello: HelloLine) -> tuple[Path | None, bool]:

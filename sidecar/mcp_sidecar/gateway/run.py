@@ -34,6 +34,7 @@ from mcp_sidecar.services.app import Sidecar
 if TYPE_CHECKING:
     from mcp_sidecar.gateway.eras import Router
     from mcp_sidecar.gateway.face import Gateway
+    from mcp_sidecar.services.user_state import UserState
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,9 @@ EXIT_USAGE = 2
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-def gateway_app(workspace: Path, trust_project: bool, approved_only: bool = False) -> Sidecar:
+def gateway_app(
+    workspace: Path, trust_project: bool, approved_only: bool = False, user: UserState | None = None
+) -> Sidecar:
     """The app behind a gateway: no editor to notify; configuration files watched, since a host
     keeps the gateway running for a whole conversation.
 
@@ -57,17 +60,25 @@ def gateway_app(workspace: Path, trust_project: bool, approved_only: bool = Fals
         trusted=trust_project,
         watch_config=True,
         approve_project=trust_project and not approved_only,
+        user=user,
     )
 
 
-async def serve(args: argparse.Namespace, workspace: Path) -> int:
+def usage_error(args: argparse.Namespace) -> str | None:
+    """What is wrong with a valid parse of the `mcp` command's options, for the person who typed them."""
     if args.trust_project and args.project is None:
         # A host's configuration is often global: trusting "whatever directory it starts in" would
         # trust every repository the user opens.
-        print("mcp-sidecar mcp: --trust-project needs --project DIR, the one project to trust", file=sys.stderr)
-        return EXIT_USAGE
+        return "mcp-sidecar mcp: --trust-project needs --project DIR, the one project to trust"
     if args.token_file is not None and args.http is None:
-        print("mcp-sidecar mcp: --token-file needs --http", file=sys.stderr)
+        return "mcp-sidecar mcp: --token-file needs --http"
+    return None
+
+
+async def serve(args: argparse.Namespace, workspace: Path) -> int:
+    wrong = usage_error(args)
+    if wrong is not None:
+        print(wrong, file=sys.stderr)
         return EXIT_USAGE
     app = gateway_app(workspace, args.trust_project, args.approved_only)
     try:
@@ -125,46 +136,60 @@ def _gateway(app: Sidecar, args: argparse.Namespace, snapshot: PromptSnapshot | 
     )
 
 
+async def serve_front(args: argparse.Namespace, workspace: Path, pipes: stdio.HostPipes, user: UserState) -> None:
+    """One host's gateway in the engine, over its front's socket: the stdio gateway on shared state."""
+    app = gateway_app(workspace, args.trust_project, args.approved_only, user)
+    try:
+        app.ensure_loaded()
+        await _serve_pipes(app, args, pipes)
+    finally:
+        await app.shutdown()
+
+
 async def _stdio(app: Sidecar, args: argparse.Namespace) -> None:
     if not stdio.usable():
         await _sdk_stdio(_gateway(app, args))
         return
     async with stdio.host_pipes() as pipes:
-        snapshot = PromptSnapshot(app)
-        front = Front(
-            app,
-            args.tools,
-            pipes,
-            resources=args.resources,
-            restoring=bool(args.session),
-            prompts=snapshot,
-            prepare=lambda arguments: app.activation.connect_servers_soon(app.model_tool.servers_to_contact(arguments)),
-        )
-        # Everything the front answers with is computed once here, on this thread, before the SDK is
-        # imported on another: no module is then imported by both at once.
-        texts.instructions(app.model_tool)
-        texts.opening_tools(app.model_tool, args.tools)
-        snapshot.listed(modern=False)
-        started: list[Router] = []
+        await _serve_pipes(app, args, pipes)
 
-        async def start() -> Router:
-            from mcp_sidecar.gateway.eras import Router
 
-            gateway = _gateway(app, args, snapshot)
-            router = Router(gateway.server, pipes, front.unanswered)
-            router.start()
-            if front.prompts_served:
-                gateway.prompts.refresh_soon()
-            started.append(router)
-            return router
+async def _serve_pipes(app: Sidecar, args: argparse.Namespace, pipes: stdio.HostPipes) -> None:
+    snapshot = PromptSnapshot(app)
+    front = Front(
+        app,
+        args.tools,
+        pipes,
+        resources=args.resources,
+        restoring=bool(args.session),
+        prompts=snapshot,
+        prepare=lambda arguments: app.activation.connect_servers_soon(app.model_tool.servers_to_contact(arguments)),
+    )
+    # Everything the front answers with is computed once here, on this thread, before the SDK is
+    # imported on another: no module is then imported by both at once.
+    texts.instructions(app.model_tool)
+    texts.opening_tools(app.model_tool, args.tools)
+    snapshot.listed(modern=False)
+    started: list[Router] = []
 
-        sdk = tasks.spawn(_sdk_loaded(start), "gateway-sdk")
-        try:
-            await front.serve(sdk)
-        finally:
-            sdk.cancel()
-            for router in started:
-                await router.finish()
+    async def start() -> Router:
+        from mcp_sidecar.gateway.eras import Router
+
+        gateway = _gateway(app, args, snapshot)
+        router = Router(gateway.server, pipes, front.unanswered)
+        router.start()
+        if front.prompts_served:
+            gateway.prompts.refresh_soon()
+        started.append(router)
+        return router
+
+    sdk = tasks.spawn(_sdk_loaded(start), "gateway-sdk")
+    try:
+        await front.serve(sdk)
+    finally:
+        sdk.cancel()
+        for router in started:
+            await router.finish()
 
 
 async def _sdk_loaded(start: Callable[[], Awaitable[Router]]) -> Callable[[], Awaitable[Router]]:
