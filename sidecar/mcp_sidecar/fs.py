@@ -184,3 +184,10 @@ def unlink_own_file(dir_fd: int, name: str) -> None:
         info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid():
             os.unlink(name, dir_fd=dir_fd)
+
+
+def remove_private_file(directory: Path, name: str) -> None:
+    """Remove `name` from a private directory (`unlink_own_file`); a missing directory is fine."""
+    with private_directory(directory, create=False) as dir_fd:
+        if dir_fd is not None:
+            unlink_own_file(dir_fd, name)

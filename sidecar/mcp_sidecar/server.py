@@ -6,7 +6,7 @@ import asyncio
 import itertools
 import logging
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -113,9 +113,12 @@ def _bool_option(options: Any, name: str, default: bool) -> bool:
 
 
 def create_server(
-    app_defaults: dict[str, Any] | None = None, user: UserState | None = None
+    app_defaults: dict[str, Any] | None = None,
+    user: UserState | None = None,
+    initialized_hook: Callable[[Sidecar], None] = lambda app: None,
 ) -> tuple[SidecarServer, Sidecar]:
-    """One client's LSP server and its `Sidecar`; `user`, the engine's shared state, when it has one."""
+    """One client's LSP server and its `Sidecar`; `user`, the engine's shared state, when it has one;
+    `initialized_hook`, called once the client said `initialized` (the engine restores sessions then)."""
     server = SidecarServer("mcp-sidecar", __version__, converter_factory=dict_converter)
     defaults = app_defaults or {}
 
@@ -165,6 +168,7 @@ def create_server(
     def on_initialized(params: Any) -> None:
         # The SDK import costs seconds; start it soon, in its owner's thread, not on first use.
         tasks.spawn(_warm_sdk(), "warm-imports")
+        initialized_hook(app)
 
     @server.feature(lsp.SHUTDOWN)
     async def on_shutdown(params: Any) -> None:

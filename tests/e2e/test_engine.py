@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from support.gateway import gateway, text_of
+from support.gateway import gateway, text_of, tool_names
 from support.servers import basic_stdio, started_pids
 from support.sidecar import diagnostic_of, start_sidecar, wait_until, write_config
 
@@ -80,6 +80,9 @@ async def test_a_killed_engine_answers_the_call_in_flight_and_the_front_goes_on(
     run = Path(engine_env["XDG_RUNTIME_DIR"])
     async with start_sidecar(home, env=engine_env) as client:
         await client.request("mcp/activate", {"ids": ["basic.slow", "basic.echo"]})
+        saved = list((run / "mcp-sidecar" / "fronts").glob("*.json"))
+        assert len(saved) == 1
+        assert "basic.echo" in saved[0].read_text()
         call = asyncio.ensure_future(client.error("mcp/callTool", {"id": "basic.slow", "arguments": {"seconds": 60}}))
         # Answered after the call was read: the engine has the call (frames go through in order).
         await client.request("mcp/status")
@@ -91,12 +94,21 @@ async def test_a_killed_engine_answers_the_call_in_flight_and_the_front_goes_on(
         diag = diagnostic_of(error)
         assert diag["code"] == "engine_restarted"
         assert diag["operation"] == "mcp/callTool"
-        # The front attached to a new engine, which has the client's opening: requests work again.
-        status = await client.request("mcp/status")
-        assert [row["name"] for row in status["servers"]] == ["basic"]
+
+        # The front attached to a new engine, which has the client's opening and restores its sessions.
+        async def restored() -> list[str]:
+            return [tool["id"] for tool in (await client.request("mcp/activeTools"))["tools"]]
+
+        deadline = asyncio.get_running_loop().time() + 30
+        while sorted(await restored()) != ["basic.echo", "basic.slow"]:
+            assert asyncio.get_running_loop().time() < deadline, "the sessions did not come back"
+            await asyncio.sleep(0.05)
+        called = await client.request("mcp/callTool", {"id": "basic.echo", "arguments": {"text": "again"}})
+        assert "again" in str(called["content"])  # no activation needed: the same id is active again
         [second] = engines(run)
         assert second != first
         assert engine_log(run).count("attached (lsp, resume=True)") == 1
+    await wait_until(lambda: not list((run / "mcp-sidecar" / "fronts").glob("*.json")), what="the file removed")
 
 
 async def test_an_editor_and_a_host_share_one_engine_and_one_server(
@@ -136,3 +148,23 @@ async def test_a_gateway_usage_error_is_printed_by_the_front(tmp_path: Path, eng
     _, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 2
     assert b"--trust-project needs --project DIR" in err
+
+
+async def test_a_hosts_activated_tools_come_back_after_the_engine_is_killed(
+    tmp_path: Path, engine_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    write_config(home, {"basic": basic_stdio()})
+    run = Path(engine_env["XDG_RUNTIME_DIR"])
+    for name, value in engine_env.items():
+        monkeypatch.setenv(name, value)
+    async with gateway(home) as (host, _):
+        await host.call_tool("mcp_tools", {"activate": ["basic.echo"]})
+        assert "basic__echo" in await tool_names(host)
+        [first] = engines(run)
+        os.kill(first, signal.SIGKILL)
+        await wait_until(lambda: engines(run) not in ([], [first]), within=30, what="a new engine")
+        # The new engine's first tools/list for this host waits for its session to be restored.
+        assert "basic__echo" in await tool_names(host)
+        result = await host.call_tool("basic__echo", {"text": "still here"})
+        assert "still here" in text_of(result)

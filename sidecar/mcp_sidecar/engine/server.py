@@ -20,13 +20,15 @@ import signal
 import socket
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from mcp_sidecar import __version__
+from mcp_sidecar import __version__, tasks
 from mcp_sidecar.engine import runtime
 from mcp_sidecar.engine.front import HELLO_VERSION, MAX_HELLO_BYTES
+from mcp_sidecar.engine.resume import FrontSessions, Saved, fronts_dir, gateway_session_name
 
 if TYPE_CHECKING:
+    from mcp_sidecar.services.app import Sidecar
     from mcp_sidecar.services.user_state import UserState
 
 log = logging.getLogger(__name__)
@@ -71,10 +73,11 @@ def parse_hello(line: bytes) -> HelloLine | str:
 
 
 class Engine:
-    def __init__(self, grace: float) -> None:
+    def __init__(self, grace: float, runtime_dir: Path) -> None:
         from mcp_sidecar.services.user_state import UserState
 
         self._grace = grace
+        self._fronts = fronts_dir(runtime_dir)
         self.user = UserState()
         """What every front's client shares: connections, catalogs, credentials."""
         self._clients = 0
@@ -139,22 +142,51 @@ class Engine:
         self.served += 1
         log.info("front %s attached (%s, resume=%s)", hello.front, hello.kind, bool(hello.resume))
         if gateway_args is None:
-            await _serve_lsp(hello, reader, writer, self.user)
+            await _serve_lsp(hello, reader, writer, self.user, self._fronts)
         else:
-            await _serve_gateway(hello, gateway_args, reader, writer, self.user)
+            await _serve_gateway(hello, gateway_args, reader, writer, self.user, self._fronts)
         log.info("front %s detached", hello.front)
 
 
 async def _serve_lsp(
-    hello: HelloLine, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, user: UserState
+    hello: HelloLine, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, user: UserState, fronts: Path
 ) -> None:
     from mcp_sidecar.server import create_server, run_client
 
     project, trusted = _project_options(hello)
-    server, app = create_server({"workspace": project or hello.cwd, "trusted": trusted}, user)
+    saved = FrontSessions(fronts, hello.front)
+    restore = saved.load() if hello.resume == hello.front else {}
+
+    def initialized(app: Sidecar) -> None:
+        if restore:
+            tasks.spawn(_restore(saved, app, restore), "engine-restore")
+
+    server, app = create_server({"workspace": project or hello.cwd, "trusted": trusted}, user, initialized)
+    _save_after_requests(server.fast_handlers, saved, app)
     # pygls' `exit` handler ends the process it thinks it owns: here, only this client's stream.
     with contextlib.suppress(SystemExit):
         await run_client(server, app, reader, _StreamWriterAdapter(writer))
+    saved.remove()  # the client is done (a dying engine never gets here: its fronts' files stay)
+
+
+async def _restore(saved: FrontSessions, app: Sidecar, restore: Saved) -> None:
+    lost = await saved.restore(app, restore)
+    if lost:
+        log.warning("a front's sessions came back without %d tool(s) that changed or are gone", len(lost))
+
+
+def _save_after_requests(handlers: dict[str, Any], saved: FrontSessions, app: Sidecar) -> None:
+    """Every request the client sends through the sidecar's own methods saves its sessions after it (when
+    they changed): activations, calls that activate, session ends, reloads."""
+    for method, handler in list(handlers.items()):
+
+        async def saving(params: Any, handler: Any = handler) -> Any:
+            try:
+                return await handler(params)
+            finally:
+                saved.save(app)
+
+        handlers[method] = saving
 
 
 def _gateway_args(hello: HelloLine) -> argparse.Namespace | str:
@@ -179,12 +211,18 @@ async def _serve_gateway(
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
     user: UserState,
+    fronts: Path,
 ) -> None:
+    from mcp_sidecar.gateway.durable import DurableSession
     from mcp_sidecar.gateway.run import serve_front
     from mcp_sidecar.gateway.stdio import HostPipes
 
     project, _ = _project_options(hello)
-    await serve_front(args, project or hello.cwd, HostPipes(reader, writer), user)
+    own = args.session is None
+    durable = DurableSession(gateway_session_name(hello.front), fronts) if own else DurableSession(args.session)
+    await serve_front(args, project or hello.cwd, HostPipes(reader, writer), user, durable)
+    if own:
+        durable.remove()
 
 
 def _project_options(hello: HelloLine) -> tuple[Path | None, bool]:
@@ -239,7 +277,7 @@ def main() -> int:
     loop = asyncio.new_event_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, lambda: [t.cancel() for t in asyncio.all_tasks(loop)])
-    engine = Engine(grace_seconds())
+    engine = Engine(grace_seconds(), paths.directory)
     try:
         loop.run_until_complete(engine.serve(listener))
     except asyncio.CancelledError:

@@ -80,6 +80,14 @@ class DurableSession:
             return
         self._saved = kept
 
+    def remove(self) -> None:
+        """Forget the session (a front of the engine that ended normally); a failure is logged."""
+        try:
+            fs.remove_private_file(self._dir, self._file)
+        except (OSError, fs.UnsafeDirectory) as exc:
+            log.warning("gateway session %s: not removed (%s)", self.name, type(exc).__name__)
+        self._saved = None
+
 
 def digest(canonical: str) -> str:
     """What a durable file keeps of a tool's definition: enough to tell it changed, nothing to read."""

@@ -122,10 +122,15 @@ def _stop_signals() -> Iterator[asyncio.Future[None]]:
             loop.remove_signal_handler(signum)
 
 
-def _gateway(app: Sidecar, args: argparse.Namespace, snapshot: PromptSnapshot | None = None) -> Gateway:
+def _gateway(
+    app: Sidecar,
+    args: argparse.Namespace,
+    snapshot: PromptSnapshot | None = None,
+    durable: DurableSession | None = None,
+) -> Gateway:
     from mcp_sidecar.gateway.face import Gateway
 
-    durable = DurableSession(args.session) if args.session else None
+    durable = durable or (DurableSession(args.session) if args.session else None)
     return Gateway(
         app,
         args.tools,
@@ -136,12 +141,15 @@ def _gateway(app: Sidecar, args: argparse.Namespace, snapshot: PromptSnapshot | 
     )
 
 
-async def serve_front(args: argparse.Namespace, workspace: Path, pipes: stdio.HostPipes, user: UserState) -> None:
-    """One host's gateway in the engine, over its front's socket: the stdio gateway on shared state."""
+async def serve_front(
+    args: argparse.Namespace, workspace: Path, pipes: stdio.HostPipes, user: UserState, durable: DurableSession
+) -> None:
+    """One host's gateway in the engine, over its front's socket: the stdio gateway on shared state,
+    continuing `durable` (the `--session` named, else the front's own, which a new engine restores)."""
     app = gateway_app(workspace, args.trust_project, args.approved_only, user)
     try:
         app.ensure_loaded()
-        await _serve_pipes(app, args, pipes)
+        await _serve_pipes(app, args, pipes, durable)
     finally:
         await app.shutdown()
 
@@ -154,14 +162,16 @@ async def _stdio(app: Sidecar, args: argparse.Namespace) -> None:
         await _serve_pipes(app, args, pipes)
 
 
-async def _serve_pipes(app: Sidecar, args: argparse.Namespace, pipes: stdio.HostPipes) -> None:
+async def _serve_pipes(
+    app: Sidecar, args: argparse.Namespace, pipes: stdio.HostPipes, durable: DurableSession | None = None
+) -> None:
     snapshot = PromptSnapshot(app)
     front = Front(
         app,
         args.tools,
         pipes,
         resources=args.resources,
-        restoring=bool(args.session),
+        restoring=bool(args.session) or durable is not None,
         prompts=snapshot,
         prepare=lambda arguments: app.activation.connect_servers_soon(app.model_tool.servers_to_contact(arguments)),
     )
@@ -175,7 +185,7 @@ async def _serve_pipes(app: Sidecar, args: argparse.Namespace, pipes: stdio.Host
     async def start() -> Router:
         from mcp_sidecar.gateway.eras import Router
 
-        gateway = _gateway(app, args, snapshot)
+        gateway = _gateway(app, args, snapshot, durable)
         router = Router(gateway.server, pipes, front.unanswered)
         router.start()
         if front.prompts_served:
