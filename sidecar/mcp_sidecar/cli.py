@@ -13,11 +13,12 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from mcp_sidecar.operations.row import Operation
     from mcp_sidecar.services.app import Sidecar
+    from mcp_sidecar.services.user_state import UserState
 
 from mcp_sidecar.cli_parser import build_parser, parse_args
 
@@ -42,9 +43,10 @@ def main(argv: list[str] | None = None) -> int:
 
         return serve_stdio({"workspace": project or Path.cwd(), "trusted": args.trust_project})
     if args.command == "engine":
-        from mcp_sidecar.engine import server as engine
-
-        return engine.main()
+        print(
+            "mcp-sidecar engine: started by the fronts (MCP_SIDECAR_ENGINE=on), through `mcp-sidecar`", file=sys.stderr
+        )
+        return EXIT_USAGE
     if args.command == "run":
         return asyncio.run(_run_line(args, project or Path.cwd()))
     if args.command == "mcp":
@@ -99,73 +101,92 @@ def _command_line(words: list[str]) -> str:
     return " ".join(quote_word(word) for word in words)
 
 
-async def _run_line(args: argparse.Namespace, project: Path) -> int:
+async def _run_line(args: argparse.Namespace, project: Path, out: Output | None = None) -> int:
     from mcp_sidecar.operations.table import run_command
     from mcp_sidecar.output.sanitize import json_text, one_line, strip_controls
     from mcp_sidecar.protocol.errors import SidecarError
     from mcp_sidecar.services.app import Sidecar
 
-    app = Sidecar.headless(project, args.trust_project)
+    io = out or Output()
+    app = Sidecar.headless(project, args.trust_project, io.user)
     try:
         result = await run_command(app, _command_line(args.line))
     except SidecarError as exc:
         diag = exc.diagnostic
         if args.json:
-            print(json_text({"error": diag.to_json()}))
+            print(json_text({"error": diag.to_json()}), file=io.out)
         else:
-            print(one_line(diag.render()), file=sys.stderr)
+            print(one_line(diag.render()), file=io.err)
             if diag.usage:
-                print(strip_controls(diag.usage), file=sys.stderr)
+                print(strip_controls(diag.usage), file=io.err)
         return EXIT_USAGE if diag.code == "command_invalid" else EXIT_FAILED
     finally:
         await app.shutdown()
-        _report_grant(app)
-    print(json_text(result) if args.json else strip_controls(result["text"]))
+        _report_grant(app, io.err)
+    print(json_text(result) if args.json else strip_controls(result["text"]), file=io.out)
     return 0
 
 
-def _report_grant(app: Sidecar) -> None:
+class Output:
+    """Where a run prints (this process's stdout and stderr, or a front's through the engine) and the
+    user state it shares (the engine's; None: its own)."""
+
+    def __init__(self, out: TextIO | None = None, err: TextIO | None = None, user: UserState | None = None) -> None:
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.user = user
+
+
+def _report_grant(app: Sidecar, err: TextIO) -> None:
     """`--trust-project` approves the project's definitions as they are: say which were new or changed."""
     for pending in app.configuration.granted:
         print(
             f"mcp-sidecar: --trust-project approved the {pending.change} project server {pending.server!r}: "
             f"{pending.summary}",
-            file=sys.stderr,
+            file=err,
         )
 
 
-async def _headless(args: argparse.Namespace, project: Path) -> int:
+async def run_headless(args: argparse.Namespace, project: Path, out: Output | None = None) -> int:
+    """One subcommand (a `/mcp` line for `run`), printed to `out`; its exit status."""
+    if args.command == "run":
+        return await _run_line(args, project, out)
+    return await _headless(args, project, out)
+
+
+async def _headless(args: argparse.Namespace, project: Path, out: Output | None = None) -> int:
     from mcp_sidecar.operations.table import CLI_ROWS
     from mcp_sidecar.output.sanitize import json_text, one_line, strip_controls
     from mcp_sidecar.protocol.errors import SidecarError
     from mcp_sidecar.services.app import Sidecar
 
-    app = Sidecar.headless(project, args.trust_project)
+    io = out or Output()
+    app = Sidecar.headless(project, args.trust_project, io.user)
     app.ensure_loaded()
     row = CLI_ROWS[args.command]
     if (refused := _usage(app, row, args)) is not None:
-        print(refused, file=sys.stderr)
+        print(refused, file=io.err)
         return EXIT_USAGE
     try:
         result = await run_row(app, row, args)
     except SidecarError as exc:
         diag = exc.diagnostic
         if args.json:
-            print(json_text({"error": diag.to_json()}))
+            print(json_text({"error": diag.to_json()}), file=io.out)
         else:
-            print(one_line(diag.render()), file=sys.stderr)
+            print(one_line(diag.render()), file=io.err)
         return EXIT_FAILED
     finally:
         await app.shutdown()
-        _report_grant(app)
+        _report_grant(app, io.err)
     assert row.cli is not None
     failure = row.cli.failed is not None and row.cli.failed(result)
     if args.json:
-        print(json_text(result))
+        print(json_text(result), file=io.out)
     else:
         # A call that never ran, or an activation that loaded nothing, is a failure like any
         # diagnostic: its reason goes to stderr.
-        print(strip_controls(row.cli_text()(result)), file=sys.stderr if failure else sys.stdout)
+        print(strip_controls(row.cli_text()(result)), file=io.err if failure else io.out)
     failed = failure or bool(result.get("isError")) if isinstance(result, dict) else False
     return EXIT_FAILED if failed else 0
 

@@ -16,6 +16,19 @@ def main() -> int:
     kind = front.wanted(argv)
     if kind is not None:
         return front.main(kind, argv)
+    if front.command_of(argv) == "engine":
+        return _engine(argv)
     from mcp_sidecar.cli import main as cli_main
 
     return cli_main(argv)
+
+
+def _engine(argv: list[str]) -> int:
+    """`mcp-sidecar engine`: the per-user engine (the fronts start it, detached)."""
+    from mcp_sidecar import logs
+    from mcp_sidecar.cli_parser import parse_args
+    from mcp_sidecar.engine import server
+
+    args = parse_args(argv)
+    logs.setup(args.verbose, args.log_file)
+    return server.main()

@@ -168,3 +168,43 @@ async def test_a_hosts_activated_tools_come_back_after_the_engine_is_killed(
         assert "basic__echo" in await tool_names(host)
         result = await host.call_tool("basic__echo", {"text": "still here"})
         assert "still here" in text_of(result)
+
+
+async def cli(home: Path, env: dict[str, str], *argv: str) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "mcp_sidecar",
+        *argv,
+        env={**os.environ, **env, "MCP_SIDECAR_HOME": str(home)},
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def test_cli_runs_go_through_the_engine_and_share_its_servers(tmp_path: Path, engine_env: dict[str, str]) -> None:
+    home = tmp_path / "home"
+    counter = tmp_path / "starts"
+    write_config(home, {"basic": basic_stdio("--counter-file", str(counter))})
+    run = Path(engine_env["XDG_RUNTIME_DIR"])
+    async with start_sidecar(home, env=engine_env) as editor:
+        await editor.request("mcp/activate", {"ids": ["basic.echo"]})
+        code, out, err = await cli(home, engine_env, "call", "basic.echo", '{"text": "through the engine"}')
+        assert (code, err) == (0, "")
+        assert "through the engine" in out
+        code, out, _ = await cli(home, engine_env, "status", "--json")
+        assert code == 0
+        assert '"name": "basic"' in out
+        code, _, err = await cli(home, engine_env, "call", "basic.fail", '{"message": "boom"}')
+        assert code == 1
+        code, _, err = await cli(home, engine_env, "discover", "x", "--limit", "many")
+        assert code == 2
+        assert "invalid int value" in err
+        assert len(engines(run)) == 1
+        # The usage error was answered in the hello: three runs attached.
+        assert engine_log(run).count("attached (cli, resume=False)") == 3
+        assert len(started_pids(counter)) == 1  # the editor's server answered every run

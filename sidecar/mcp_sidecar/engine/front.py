@@ -122,9 +122,30 @@ class Relay:
         except EngineUnavailable as exc:
             log.error("%s", exc)
             return 1
+        if self._hello.kind == "cli":
+            return self._print_run()
         upstream = threading.Thread(target=self._client_to_engine, name="front-up", daemon=True)
         upstream.start()
         return self._engine_to_client()
+
+    def _print_run(self) -> int:
+        """A CLI run: the engine sends what to print (`{"out"}`, `{"err"}`) and then `{"exit"}`."""
+        sock = self._sock
+        assert sock is not None
+        lines = LineFrames()
+        while data := _recv(sock):
+            for frame in lines.feed(data):
+                message = frame.message if isinstance(frame.message, dict) else {}
+                if isinstance(message.get("out"), str):
+                    self._write(message["out"].encode())
+                elif isinstance(message.get("err"), str):
+                    sys.stderr.write(message["err"])
+                    sys.stderr.flush()
+                elif isinstance(message.get("exit"), int):
+                    return int(message["exit"])
+        diag = engine_restarted(None, self._hello.argv[0] if self._hello.argv else "cli")["error"]["data"]
+        sys.stderr.write(f"{diag['message']} {diag['hint']}\n")
+        return 1
 
     # -- client to engine --------------------------------------------------------------------
 
@@ -298,6 +319,11 @@ def _read_line(sock: socket.socket) -> Any:
 # -- the front's process ---------------------------------------------------------------------
 
 ENGINE_ENV = "MCP_SIDECAR_ENGINE"
+CLI_COMMANDS = frozenset(
+    {"status", "get", "tools", "logs", "discover", "refresh", "activate", "run", "call", "read", "complete", "prompt"}
+)
+"""The subcommands the engine runs for a front; `login`, `logout` and `call --elicit` talk to the
+terminal and the browser, so they run in their own process."""
 _VALUE_OPTIONS = {"--log-file", "--project"}
 
 
@@ -309,15 +335,18 @@ def wanted(argv: list[str]) -> str | None:
     """
     if os.environ.get(ENGINE_ENV, "").lower() != "on" or any(a in ("-h", "--help", "--version") for a in argv):
         return None
-    command = _command(argv)
+    command = command_of(argv)
     if command in (None, "serve"):
         return "lsp"
     if command == "mcp" and not any(a == "--http" or a.startswith("--http=") for a in argv):
         return "mcp"
+    if command in CLI_COMMANDS and "--elicit" not in argv:
+        return "cli"
     return None
 
 
-def _command(argv: list[str]) -> str | None:
+def command_of(argv: list[str]) -> str | None:
+    """The subcommand of a `mcp-sidecar` command line (None: serve), read without the parser."""
     skip = False
     for arg in argv:
         if skip:
@@ -357,7 +386,7 @@ def main(kind: str, argv: list[str]) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         # A host stops its gateway with a signal and escalates soon after: end at once, quietly; the
         # engine sees the socket close and ends this client's part.
-        signal.signal(signum, lambda *_: os._exit(0))
+        signal.signal(signum, lambda *_: os._exit(130 if kind == "cli" else 0))
     relay = Relay(
         Hello(kind, argv), lambda: runtime.connect_or_start(paths, start), sys.stdin.buffer, sys.stdout.buffer
     )

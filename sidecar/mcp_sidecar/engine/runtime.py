@@ -60,12 +60,20 @@ class EnginePaths:
     lock: Path
 
 
+KEY_ENVIRONMENT = ("DBUS_SESSION_BUS_ADDRESS", "PYTHON_KEYRING_BACKEND", "XDG_DATA_HOME")
+"""What reaches the credential store: a front in another D-Bus session (another login, an SSH
+shell) or with another keyring backend gets an engine of its own, never one that reads another
+session's keyring."""
+
+
 def installation_key(config_home: Path | None = None) -> str:
-    """What an engine must share with a front to serve it: version, installation, interpreter, config home."""
+    """What an engine must share with a front to serve it: version, installation, interpreter, config
+    and cache homes, and the environment the credential store depends on."""
     package = Path(mcp_sidecar.__file__).resolve().parent
     home = config_home if config_home is not None else paths.config_dir()
-    text = "\0".join((mcp_sidecar.__version__, str(package), os.path.realpath(sys.executable), str(home)))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    parts = [mcp_sidecar.__version__, str(package), os.path.realpath(sys.executable), str(home), str(paths.cache_dir())]
+    parts += [f"{name}={os.environ.get(name, '')}" for name in KEY_ENVIRONMENT]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 
 def engine_paths(config_home: Path | None = None) -> EnginePaths:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar import __version__, tasks
 from mcp_sidecar.engine import runtime
-from mcp_sidecar.engine.front import HELLO_VERSION, MAX_HELLO_BYTES
+from mcp_sidecar.engine.front import CLI_COMMANDS, HELLO_VERSION, MAX_HELLO_BYTES
 from mcp_sidecar.engine.resume import FrontSessions, Saved, fronts_dir, gateway_session_name
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 GRACE_ENV = "MCP_SIDECAR_ENGINE_GRACE"
 DEFAULT_GRACE_SECONDS = 60.0
 HELLO_SECONDS = 10.0
-KINDS = ("lsp", "mcp")
+KINDS = ("lsp", "mcp", "cli")
 """What the engine serves so far: editors (LSP) and hosts (the gateway on stdio); the CLI and the
 gateway's HTTP mode still run in their own process."""
 
@@ -132,19 +132,21 @@ class Engine:
             writer.write(json.dumps({"v": HELLO_VERSION, "refused": hello}).encode() + b"\n")
             await writer.drain()
             return
-        gateway_args = _gateway_args(hello) if hello.kind == "mcp" else None
-        if isinstance(gateway_args, str):
-            writer.write(json.dumps({"v": HELLO_VERSION, "usage": gateway_args, "exit": 2}).encode() + b"\n")
+        args = _front_args(hello) if hello.kind != "lsp" else None
+        if isinstance(args, str):
+            writer.write(json.dumps({"v": HELLO_VERSION, "usage": args, "exit": 2}).encode() + b"\n")
             await writer.drain()
             return
         engine = {"pid": os.getpid(), "version": __version__, "served": self.served}
         writer.write(json.dumps({"v": HELLO_VERSION, "engine": engine}).encode() + b"\n")
         self.served += 1
         log.info("front %s attached (%s, resume=%s)", hello.front, hello.kind, bool(hello.resume))
-        if gateway_args is None:
+        if args is None:
             await _serve_lsp(hello, reader, writer, self.user, self._fronts)
+        elif hello.kind == "mcp":
+            await _serve_gateway(hello, args, reader, writer, self.user, self._fronts)
         else:
-            await _serve_gateway(hello, gateway_args, reader, writer, self.user, self._fronts)
+            await _serve_cli(hello, args, writer, self.user)
         log.info("front %s detached", hello.front)
 
 
@@ -189,8 +191,8 @@ def _save_after_requests(handlers: dict[str, Any], saved: FrontSessions, app: Si
         handlers[method] = saving
 
 
-def _gateway_args(hello: HelloLine) -> argparse.Namespace | str:
-    """The `mcp` command's options from the front's command line, or the usage error to print there."""
+def _front_args(hello: HelloLine) -> argparse.Namespace | str:
+    """A gateway's or a CLI run's options from the front's command line, or the usage error to print there."""
     from mcp_sidecar import cli_parser
     from mcp_sidecar.gateway.run import usage_error
 
@@ -200,9 +202,36 @@ def _gateway_args(hello: HelloLine) -> argparse.Namespace | str:
             args = cli_parser.parse_args(hello.argv)
     except SystemExit:
         return errors.getvalue().strip() or "mcp-sidecar mcp: invalid options"
+    if hello.kind == "cli":
+        return args if args.command in CLI_COMMANDS and not getattr(args, "elicit", False) else "not a CLI run"
     if args.command != "mcp" or args.http is not None:
         return "mcp-sidecar mcp: only the stdio gateway runs as a front of the engine"
     return usage_error(args) or args
+
+
+async def _serve_cli(hello: HelloLine, args: argparse.Namespace, writer: asyncio.StreamWriter, user: UserState) -> None:
+    """One CLI run for a front: what it prints goes back as lines, then its exit status."""
+    from mcp_sidecar import cli
+
+    project, _ = _project_options(hello)
+    out = cli.Output(_PrintedLines(writer, "out"), _PrintedLines(writer, "err"), user)
+    code = await cli.run_headless(args, project or hello.cwd, out)
+    writer.write(json.dumps({"exit": code}).encode() + b"\n")
+    await writer.drain()
+
+
+class _PrintedLines(io.StringIO):
+    """A text stream whose writes go to the front as `{"out": ...}` or `{"err": ...}` lines."""
+
+    def __init__(self, writer: asyncio.StreamWriter, name: str) -> None:
+        super().__init__()
+        self._writer = writer
+        self._name = name
+
+    def write(self, text: str) -> int:
+        if text and not self._writer.is_closing():
+            self._writer.write(json.dumps({self._name: text}).encode() + b"\n")
+        return len(text)
 
 
 async def _serve_gateway(

@@ -74,14 +74,16 @@ class Sidecar:
         self.commands = client.commands
 
     @classmethod
-    def headless(cls, workspace: Path, trust_project: bool) -> Sidecar:
-        """One CLI run: no notifications, no file watching; `--trust-project` grants trust for this run."""
+    def headless(cls, workspace: Path, trust_project: bool, user: UserState | None = None) -> Sidecar:
+        """One CLI run: no notifications, no file watching; `--trust-project` grants trust for this run;
+        `user`, the engine's shared state when a front runs it there."""
         return cls(
             lambda method, params: None,
             workspace=workspace,
             trusted=trust_project,
             watch_config=False,
             approve_project=trust_project,
+            user=user,
         )
 
     # -- what every service needs first ------------------------------------------------------

@@ -219,3 +219,10 @@ def _as_nobody(code: str) -> subprocess.Popen[bytes]:
         ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", sys.executable, "-c", code],
         cwd="/",
     )
+
+
+def test_another_credential_session_gets_another_engine(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/1/bus")
+    first = runtime.engine_paths()
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/tmp/other-bus")
+    assert runtime.engine_paths().socket != first.socket
