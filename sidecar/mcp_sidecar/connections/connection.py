@@ -16,17 +16,18 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar import __version__, tasks
 from mcp_sidecar.catalog import kinds
-from mcp_sidecar.catalog.kinds import Group, ListName
+from mcp_sidecar.catalog.kinds import Group
 from mcp_sidecar.config.interpolate import ResolvedServer
 from mcp_sidecar.config.model import ServerConfig
-from mcp_sidecar.connections import content_requests, listing, stdio, transports, watch_requests
+from mcp_sidecar.connections import listing, stdio, transports
 from mcp_sidecar.connections.client_hooks import ClientHooks, ClientSide, offering_client
+from mcp_sidecar.connections.connection_surface import ConnectionSurface
 from mcp_sidecar.connections.errors import FailureContext, classify
 from mcp_sidecar.connections.launch import Launch, chain_environment, resolve_server
 from mcp_sidecar.connections.live_session import LiveSession
@@ -75,7 +76,7 @@ CONNECT_ROUNDS = 3
 """How often one caller waits for a connection that came up and went before it could use it."""
 
 
-class Connection:
+class Connection(ConnectionSurface):
     def __init__(
         self,
         config: ServerConfig,
@@ -418,12 +419,6 @@ class Connection:
         self._set_state("failed", diag.diagnostic)
         self._stop.set()
 
-    def secrets_used(self, values: Iterable[str]) -> None:
-        """Values this attempt sends its server beyond its definition's (OAuth tokens, a client
-        secret, refreshed tokens mid-connection): replaced in its answers and its log from now on."""
-        self.redaction.add(values)
-        self.log.add_secrets(values)
-
     def _logged(self, level: str, logger: str | None, text: str, notify: bool) -> None:
         self._publish(ServerLogged(self, level, logger, text, notify))
 
@@ -456,84 +451,6 @@ class Connection:
             # The session is unusable; the next request reconnects.
             await self.close(state="failed", diag=error.diagnostic)
         return error
-
-    async def list_tools(self, operation: str) -> list[dict[str, Any]]:
-        descriptors = await self._list_all("tools", operation)
-        self.tools_stale = False
-        return descriptors
-
-    async def list_resources(self, operation: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """Resources and resource templates; both empty when the server has no resources capability."""
-        resources = await self._list_all("resources", operation)
-        templates = await self._list_all("resource templates", operation)
-        return resources, templates
-
-    async def list_prompts(self, operation: str) -> list[dict[str, Any]]:
-        return await self._list_all("prompts", operation)
-
-    async def _list_all(self, kind: ListName, operation: str) -> list[dict[str, Any]]:
-        """Every page of one list (`listing.py`), and what listing it tells about staleness."""
-        descriptors = await self.lists.settled(lambda: self._live(operation), kind, operation)
-        if descriptors is None:
-            return []
-        listed = kinds.listed(kind)
-        group = listed.group
-        if listed is kinds.in_group(group)[0]:
-            # Its group's first list (resources, before their templates) says the group is current.
-            self.stale_kinds.discard(group)
-        if not self.listening and is_modern(self.protocol_version):
-            self._listed_early.add(group)
-        return descriptors
-
-    async def call_tool(
-        self,
-        name: str,
-        arguments: dict[str, Any],
-        operation: str,
-        progress: content_requests.ProgressSink | None = None,
-    ) -> content_requests.ToolAnswer:
-        session = await self._live(operation)
-        timeout_s = self.config.call_timeout_s
-        return await content_requests.call_tool(session, name, arguments, timeout_s, operation, progress)
-
-    def offered(self) -> dict[str, Any]:
-        """What this server is offered as the client's capabilities: on its current session, else on
-        its next connection (the offer can change meanwhile: the gateway's follows its hosts)."""
-        if self._session is not None and self.state == "connected":
-            return self.hooks.offer.to_json()
-        return self.hooks.side.offer().to_json()
-
-    async def roots_changed(self) -> None:
-        """Tell a connected handshake-era server that was offered roots that they changed."""
-        session = self._session if self.state == "connected" else None
-        if session is None or not self.hooks.roots_enabled or is_modern(session.protocol_version):
-            return
-        await content_requests.roots_changed(session)
-
-    # -- content and watch requests (content_requests.py, watch_requests.py) ---------------
-
-    async def read_resource(self, uri: str, operation: str) -> content_requests.ContentAnswer:
-        return await content_requests.read_resource(await self._live(operation), uri, operation)
-
-    async def get_prompt(self, name: str, arguments: dict[str, str], operation: str) -> content_requests.ContentAnswer:
-        return await content_requests.get_prompt(await self._live(operation), name, arguments, operation)
-
-    async def complete(
-        self,
-        reference: tuple[Literal["template", "prompt"], str],
-        argument: tuple[str, str],
-        context: dict[str, str],
-        operation: str,
-    ) -> content_requests.ContentAnswer:
-        session = await self._live(operation)
-        return await content_requests.complete(session, reference, argument, context, operation)
-
-    async def subscribe_resource(self, uri: str, operation: str) -> int:
-        return await watch_requests.subscribe_resource(await self._live(operation), uri, operation)
-
-    async def unsubscribe_resource(self, uri: str, operation: str) -> None:
-        session = self._session if self.state == "connected" else None
-        await watch_requests.unsubscribe_resource(session, uri, operation)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
