@@ -1,22 +1,25 @@
 """The `mcp-sidecar` command's first step: a front of the engine, or the whole CLI.
 
-Decided before anything else is imported, so a front (`engine/front.py`) loads only the standard
-library parts it needs: it relays bytes and must stay small.
+Decided before anything else is imported (`engine/kinds.py`: standard library `os` only), so a front
+(`engine/front.py`) loads only what it needs to relay bytes and stays small, and the in-process
+paths pay nothing for the choice.
 """
 
 from __future__ import annotations
 
 import sys
 
+from mcp_sidecar.engine.kinds import command_of, wanted
+
 
 def main() -> int:
-    from mcp_sidecar.engine import front
-
     argv = sys.argv[1:]
-    kind = front.wanted(argv)
+    kind = wanted(argv)
     if kind is not None:
+        from mcp_sidecar.engine import front
+
         return front.main(kind, argv)
-    if front.command_of(argv) == "engine":
+    if command_of(argv) == "engine":
         return _engine(argv)
     from mcp_sidecar.cli import main as cli_main
 

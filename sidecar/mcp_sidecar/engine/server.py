@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar import __version__, tasks
 from mcp_sidecar.engine import runtime
-from mcp_sidecar.engine.front import CLI_COMMANDS, HELLO_VERSION, MAX_HELLO_BYTES
+from mcp_sidecar.engine.front import HELLO_VERSION, MAX_HELLO_BYTES
+from mcp_sidecar.engine.kinds import CLI_COMMANDS
 from mcp_sidecar.engine.resume import FrontSessions, Saved, fronts_dir, gateway_session_name
 
 if TYPE_CHECKING:

@@ -206,3 +206,13 @@ def test_requests_and_answers_are_found_in_batches() -> None:
     assert framing.requests_in(batch) == [(1, "a")]
     assert framing.answers_in(batch) == ["x"]
     assert framing.requests_in("not a message") == []
+
+
+def test_a_front_loads_no_event_loop_no_editor_protocol_and_no_sdk() -> None:
+    """A front must stay small (issue 33: 20 MB): what `entry.py` and the relay import, in a fresh process."""
+    code = (
+        "import sys, mcp_sidecar.entry, mcp_sidecar.engine.front\n"
+        "print(sorted(m for m in ('asyncio', 'pygls', 'lsprotocol', 'mcp', 'numpy', 'argparse') if m in sys.modules))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert loaded.stdout.strip() == "[]"
