@@ -40,7 +40,7 @@ import signal
 import statistics
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -59,7 +59,7 @@ from _engine_clients import (
     settled,
     six_servers,
 )
-from _hub import HUB_CLI, reap_leftovers, start_hub
+from _hub import HUB_CLI, cpu_seconds, reap_leftovers, start_hub
 from call_latency import _measure
 
 MODES = ("off", "on", "hub")
@@ -218,8 +218,27 @@ async def run_hub(ks: list[int], node: str, quiet_s: float) -> dict[str, Any]:
     return result
 
 
-async def call_latency(calls: int, warmup: int) -> dict[str, list[float]]:
-    """`echo` on server-everything through an editor front + the engine and through today's sidecar, interleaved."""
+async def cpu_quiet(pids: list[int], limit_s: float = 20.0) -> None:
+    """Wait (bounded) until the processes used at most 2 % of a CPU for a second: their start-up work done."""
+    for _ in range(int(limit_s)):
+        before = sum(cpu_seconds(pid) for pid in pids)
+        await asyncio.sleep(1.0)
+        if sum(cpu_seconds(pid) for pid in pids) - before <= 0.02:
+            return
+
+
+async def measured(
+    series: dict[str, Callable[[], Awaitable[None]]], calls: int, pids: dict[str, int]
+) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """call_latency.py's interleaved measure, and each process's CPU per call (µs) over it."""
+    before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    samples = await _measure(series, calls)
+    return samples, {name: (cpu_seconds(pid) - before[name]) / calls * 1e6 for name, pid in pids.items()}
+
+
+async def call_latency(calls: int, warmup: int) -> dict[str, Any]:
+    """`echo` on server-everything through an editor front + the engine and through today's sidecar, interleaved;
+    then `mcp/activeTools` (the hop alone) the same way."""
     with setup() as (tmp, run):
         home, workspace = tmp / "home", tmp / "workspace"
         everything = six_servers(workspace, tmp / "data")[0]
@@ -231,7 +250,7 @@ async def call_latency(calls: int, warmup: int) -> dict[str, list[float]]:
                 clients[mode] = await open_editor(mode_env(home, run, mode), workspace)
                 await clients[mode].request("mcp/activate", {"ids": [everything.id]})
 
-            def call(client: RawClient) -> Any:
+            def call(client: RawClient) -> Callable[[], Awaitable[None]]:
                 async def echo() -> None:
                     params = {"id": everything.id, "arguments": everything.arguments}
                     result = await client.request("mcp/callTool", params)
@@ -240,22 +259,23 @@ async def call_latency(calls: int, warmup: int) -> dict[str, list[float]]:
 
                 return echo
 
-            def hop(client: RawClient) -> Any:
+            def hop(client: RawClient) -> Callable[[], Awaitable[None]]:
                 async def active() -> None:
                     await client.request("mcp/activeTools", {})
 
                 return active
 
-            series = {
-                "in-process": call(clients["off"]),
-                "front+engine": call(clients["on"]),
-                "in-process hop": hop(clients["off"]),
-                "front+engine hop": hop(clients["on"]),
-            }
+            echoes = {"in-process": call(clients["off"]), "front+engine": call(clients["on"])}
+            hops = {"in-process hop": hop(clients["off"]), "front+engine hop": hop(clients["on"])}
             for _ in range(warmup):
-                for fn in series.values():
+                for fn in (*echoes.values(), *hops.values()):
                     await fn()
-            return await _measure(series, calls)
+            [engine] = engines(run)
+            pids = {"sidecar": clients["off"].pid, "front": clients["on"].pid, "engine": engine}
+            await cpu_quiet([*pids.values(), *census({engine: "engine"}).pids("server")])
+            echo_samples, echo_cpu = await measured(echoes, calls, pids)
+            hop_samples, hop_cpu = await measured(hops, calls, pids)
+            return {"samples": echo_samples | hop_samples, "cpu": {"echo": echo_cpu, "hop": hop_cpu}}
         finally:
             for client in clients.values():
                 await client.close(CLOSE_LIMIT_S)
@@ -359,11 +379,23 @@ def warm_table(warm: list[dict[str, Any]]) -> tuple[str, dict[str, float]]:
     return table(headers, rows, "Warm attach to the running engine (ms)"), medians
 
 
-def latency_table(samples: dict[str, list[float]]) -> tuple[str, float]:
-    rows = [[name, *(lambda s: (s.n, s.min, s.median, s.p95))(Summary.of(v))] for name, v in samples.items()]
+def latency_table(latency: dict[str, Any]) -> tuple[str, float]:
+    samples, cpu = latency["samples"], latency["cpu"]
+    rows = []
+    for name, values in samples.items():
+        s = Summary.of(values)
+        spent = cpu["hop" if name.endswith("hop") else "echo"]
+        where = (
+            f"{spent['sidecar']:.0f}"
+            if name.startswith("in-process")
+            else (f"{spent['front'] + spent['engine']:.0f} (front {spent['front']:.0f}, engine {spent['engine']:.0f})")
+        )
+        rows.append([name, s.n, s.min, s.median, s.p95, where])
     added = statistics.median(samples["front+engine"]) - statistics.median(samples["in-process"])
-    text = table(["path", "n", "min", "median", "p95"], rows, "echo on server-everything, mcp/callTool (ms)")
-    return text + f"\nadded by front + engine at the median: {added:+.3f} ms", added
+    hop = statistics.median(samples["front+engine hop"]) - statistics.median(samples["in-process hop"])
+    headers = ["path", "n", "min", "median", "p95", "CPU per call (µs)"]
+    text = table(headers, rows, "echo on server-everything, then mcp/activeTools (the hop alone), ms")
+    return text + f"\nadded by front + engine at the median: echo {added:+.3f} ms, hop {hop:+.3f} ms", added
 
 
 def verdict(ok: bool) -> str:
@@ -408,7 +440,7 @@ async def run(args: argparse.Namespace, ks: list[int], devnull: TextIO) -> int:
             else:
                 collected[mode].append(await run_sidecar(mode, ks, warm, quiet_s, devnull))
             print(f"  run {i + 1}: {LABELS[mode]} {now() - begin:.1f} s", flush=True)
-    samples = await call_latency(calls, warmup)
+    latency = await call_latency(calls, warmup)
     results = {mode: merged(collected[mode]) for mode in MODES}
     print()
     print(main_table(results, ks))
@@ -416,7 +448,7 @@ async def run(args: argparse.Namespace, ks: list[int], devnull: TextIO) -> int:
     warm_text, warm_medians = warm_table([w for r in collected["on"] for w in r["warm"]])
     print(warm_text)
     print()
-    latency_text, added = latency_table(samples)
+    latency_text, added = latency_table(latency)
     print(latency_text)
     killed = [pid for r in collected["on"] for pid in r["killed"]]
     if killed:
@@ -439,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ks", default="1,2,4,6", help="numbers of clients (default 1,2,4,6)")
     parser.add_argument("--runs", type=int, default=1, help="repetitions of every setup (default 1)")
     parser.add_argument("--warm", type=int, default=10, help="warm attaches of each front kind (default 10)")
-    parser.add_argument("--calls", type=int, default=300, help="measured echo calls (default 300)")
+    parser.add_argument("--calls", type=int, default=1000, help="measured calls of each path (default 1000)")
     parser.add_argument("--warmup", type=int, default=30, help="warm-up echo calls (default 30)")
     parser.add_argument("--quiet", type=float, default=1.0, help="seconds of stable RSS before a census (1.0)")
     parser.add_argument("--node", default="node", help="node for mcp-hub and the npm servers")

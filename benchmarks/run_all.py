@@ -1,4 +1,6 @@
-"""Run every benchmark in turn (startup, calls, memory, discovery, results, hub, gateway, secrets); `--quick` passed on.
+"""Run every benchmark in turn (startup, calls, memory, discovery, results, hub, gateway, secrets, engine).
+
+`--quick` is passed on to each.
 
 Each script runs in its own process, one after the other, so they do not compete for the CPU.
 Exits non-zero only if a script itself failed (a missed goal is reported, not a failure). The
@@ -28,6 +30,7 @@ SCRIPTS = (
     "gateway.py",
     "call_throughput.py",
     "redaction.py",
+    "engine.py",
 )
 
 
