@@ -92,19 +92,18 @@ class _IndexEntry:
     index: Index
 
 
+KeyOf = Callable[[ServerConnection], Hashable]
+
+
 class Catalogs:
     def __init__(
-        self,
-        cache: ToolCache | None,
-        slots: asyncio.Semaphore,
-        hub: EventHub,
-        key_of: Callable[[ServerConnection], Hashable] | None = None,
+        self, cache: ToolCache | None, slots: asyncio.Semaphore, hub: EventHub, key_of: KeyOf | None = None
     ) -> None:
-        """`key_of`: what a connection's copies are kept under (the user's registry's `ConnectionKey`:
-        two clients' `github` may be two servers); the server's name by default (one client)."""
         self.cache = cache
         self.slots = slots
-        self._key: Callable[[ServerConnection], Hashable] = key_of or (lambda conn: conn.name)
+        self.key_of: KeyOf = key_of or (lambda conn: conn.name)
+        """What a connection's copies, locks and slot are kept under: the user's registry's `ConnectionKey`
+        (two clients' `github` may be two servers); the server's name by default (one client)."""
         self.tools: dict[Hashable, ToolCatalog] = {}
         self.resources: dict[Hashable, ListCatalog] = {}
         self.prompts: dict[Hashable, ListCatalog] = {}
@@ -138,8 +137,7 @@ class Catalogs:
         self.drop(event.conn, event.kind, disk=True)
 
     def _keys_changed(self, event: ConnectionKeysChanged) -> None:
-        """A connection no client uses is closed: its copies go. One whose offer or roots changed
-        keeps them under its new key (what the offer changes drops `services/offers.py`)."""
+        """Copies of a connection no client uses go; those of one whose offer or roots changed move."""
         for key in event.released:
             self._drop_key(key)
         for old, new in event.moved:
@@ -153,7 +151,7 @@ class Catalogs:
     # -- invalidation ------------------------------------------------------------------------
 
     def drop(self, conn: ServerConnection, group: Group | None = None, *, disk: bool = False) -> None:
-        self._drop_key(self._key(conn), group)
+        self._drop_key(self.key_of(conn), group)
         if disk and self.cache is not None and group in (None, "tools"):
             self.cache.invalidate(self.key(conn))
 
@@ -165,18 +163,13 @@ class Catalogs:
     def forget(self, conn: ServerConnection) -> None:
         self.drop(conn)
 
-    def key_of(self, conn: ServerConnection) -> Hashable:
-        """What `conn`'s copies, locks and slot are kept under."""
-        return self._key(conn)
-
     def tools_in_memory(self, conn: ServerConnection) -> ToolCatalog | None:
         """The memory copy of `conn`'s tool catalog, if any (no disk, no server)."""
-        return self.tools.get(self._key(conn))
+        return self.tools.get(self.key_of(conn))
 
     def list_in_memory(self, conn: ServerConnection, group: Group) -> ListCatalog | None:
         """The memory copy of `conn`'s resource or prompt catalog, if any."""
-        found: ListCatalog | None = self._groups[group].copies.get(self._key(conn))
-        return found
+        return (self.resources if group == "resources" else self.prompts).get(self.key_of(conn))
 
     def discard_stored_index(self, conn: ServerConnection) -> None:
         """A stored index found damaged in use: forget the copy it came with and remove the index
@@ -193,7 +186,7 @@ class Catalogs:
 
     def cached_tools(self, conn: ServerConnection) -> ToolCatalog | None:
         """The memory copy, else a fresh disk copy; never contacts the server."""
-        current = self.tools.get(self._key(conn))
+        current = self.tools.get(self.key_of(conn))
         if current is not None and current.source == "cache" and current.expired():
             # A disk copy expires in memory too (24 hours, or its TTL), however long the sidecar runs.
             self.drop(conn, "tools")
@@ -222,7 +215,7 @@ class Catalogs:
                 fresh_s=loaded.fresh_s,
                 disk=raw,
             )
-        self.tools[self._key(conn)] = catalog
+        self.tools[self.key_of(conn)] = catalog
         return catalog
 
     def _stored(self, conn: ServerConnection, key: str, raw: bytes) -> ToolCatalog | None:
@@ -250,7 +243,7 @@ class Catalogs:
             loader=lambda: _descriptors(key, raw),
             refused=found.meta["refused"],
         )
-        self._indexes[(self._key(conn), "tools")] = _IndexEntry(catalog, found.index)
+        self._indexes[(self.key_of(conn), "tools")] = _IndexEntry(catalog, found.index)
         return catalog
 
     def _fingerprint(self, conn: ServerConnection, key: str, raw: bytes) -> stored_index.Fingerprint:
@@ -261,7 +254,7 @@ class Catalogs:
 
     async def tool_catalog(self, conn: ServerConnection, operation: str, *, live: bool = False) -> ToolCatalog:
         """The server's tools; `live` demands a copy fetched on the current connection and still current."""
-        key = self._key(conn)
+        key = self.key_of(conn)
         async with self._lock(key, "tools"):
             current = self.cached_tools(conn) if not live else self.tools.get(key)
             if current is not None and not tools_need_fetch(current, conn, live):
@@ -307,7 +300,7 @@ class Catalogs:
     ) -> ListCatalog:
         """A catalog kept in memory only: the lists of its group's kinds (`fetch`, in their order), screened."""
         store: dict[Hashable, ListCatalog] = self._groups[group].copies
-        key = self._key(conn)
+        key = self.key_of(conn)
         async with self._lock(key, group):
             current = store.get(key)
             if current is not None and current.fresh(conn):
@@ -357,7 +350,7 @@ class Catalogs:
         if group == kinds.TOOL.group:  # memory, else the disk cache
             catalog = self.cached_tools(conn)
             return catalog is not None and not tools_need_fetch(catalog, conn, live=False)
-        current: ListCatalog | None = self._groups[group].copies.get(self._key(conn))
+        current: ListCatalog | None = self._groups[group].copies.get(self.key_of(conn))
         return current is not None and current.fresh(conn)
 
     # -- indexes -----------------------------------------------------------------------------
@@ -371,7 +364,7 @@ class Catalogs:
         Both compute with numpy, loaded by its owner first.
         """
         await self.ready_to_rank()
-        key = (self._key(conn), group)
+        key = (self.key_of(conn), group)
         entry = self._indexes.get(key)
         if entry is not None and entry.source is source:
             return entry.index
@@ -459,8 +452,7 @@ class Catalogs:
 
     @asynccontextmanager
     async def slot(self, server: Hashable) -> AsyncIterator[None]:
-        """The discovery slot of a connection (by `key_of`): taken by its first user, shared until its
-        last one leaves."""
+        """A connection's discovery slot (by `key_of`): taken by its first user, shared until its last leaves."""
         entry = self._slots_held.get(server)
         if entry is None:
             entry = self._slots_held[server] = _ServerSlot(asyncio.ensure_future(self.slots.acquire()))
