@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -125,6 +125,16 @@ class Reconciled:
 
 
 @dataclass(frozen=True, slots=True)
+class ConnectionKeysChanged:
+    """The user's connections changed hands (`connections/sharing.py`): `released` keys no client
+    wants any more (their connections close), `moved` (old, new) keys of a connection whose offer or
+    roots changed. Published on the user hub only (the catalogs are kept by key)."""
+
+    released: tuple[Hashable, ...]
+    moved: tuple[tuple[Hashable, Hashable], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ToolsDeactivated:
     """Active tools dropped from a session, for one reason (`mcp/activeToolsChanged`)."""
 
@@ -141,6 +151,8 @@ class RowMayHaveChanged:
     """Something a status row shows changed (a catalog was fetched, a tool activated)."""
 
     server: str
+    key: Hashable | None = None
+    """The connection's key when the catalogs say so: only the clients using it hear it."""
 
 
 class NoAnswerer(Exception):

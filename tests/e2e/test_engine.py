@@ -7,6 +7,7 @@ same pytest-lsp client every e2e test uses, talking to a front (`python -m mcp_s
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import signal
@@ -70,6 +71,44 @@ async def test_two_editor_fronts_are_served_by_one_engine(tmp_path: Path, engine
     # Both gone: the engine waits its grace period (2 s here), then exits and removes its socket.
     await wait_until(lambda: not engines(run), within=30, what="the idle engine to exit")
     assert not list((run / "mcp-sidecar").glob("*.sock"))
+
+
+async def test_windows_share_a_server_only_by_the_sharing_rule_and_never_an_untrusted_projects(
+    tmp_path: Path, engine_env: dict[str, str]
+) -> None:
+    home = tmp_path / "home"
+    counter, project_counter = tmp_path / "starts", tmp_path / "project-starts"
+    write_config(home, {"basic": basic_stdio("--counter-file", str(counter))})
+    trusted, other = tmp_path / "trusted", tmp_path / "other"
+    for project in (trusted, other):
+        project.mkdir()
+    proj = {"mcpServers": {"proj": basic_stdio("--counter-file", str(project_counter))}}
+    (trusted / ".mcp.json").write_text(json.dumps(proj), encoding="utf-8")
+    run = Path(engine_env["XDG_RUNTIME_DIR"])
+    async with (
+        start_sidecar(home, project=trusted, trusted=True, options={"trustGranted": True}, env=engine_env) as owner,
+        start_sidecar(home, project=trusted, trusted=False, env=engine_env) as stranger,
+        start_sidecar(home, project=other, trusted=False, env=engine_env) as neighbour,
+    ):
+        await owner.request("mcp/activate", {"ids": ["proj.echo"]})
+        called = await owner.request("mcp/callTool", {"id": "proj.echo", "arguments": {"text": "mine"}})
+        assert "mine" in str(called["content"])
+        # The same workspace, untrusted: the project server another window started is not there.
+        for client in (stranger, neighbour):
+            assert [row["name"] for row in (await client.request("mcp/status"))["servers"]] == ["basic"]
+            error = await client.error("mcp/server/get", {"server": "proj"})
+            assert diagnostic_of(error)["code"] == "server_not_found"
+            refused = await client.request("mcp/activate", {"ids": ["proj.echo"]})
+            assert [r["status"] for r in refused["results"]] == ["not loaded"]
+        for client in (owner, stranger, neighbour):
+            await client.request("mcp/activate", {"ids": ["basic.echo"]})
+            called = await client.request("mcp/callTool", {"id": "basic.echo", "arguments": {"text": "hi"}})
+            assert "hi" in str(called["content"])
+        assert len(engines(run)) == 1
+        # Untrusted windows run global servers in the config directory, so the two of them share one
+        # process whatever their repository; the trusted window's runs in its workspace: its own.
+        assert len(started_pids(counter)) == 2
+        assert len(started_pids(project_counter)) == 1
 
 
 async def test_a_killed_engine_answers_the_call_in_flight_and_the_front_goes_on(

@@ -57,6 +57,9 @@ class ServerConfig:
     """Offer MCP roots (the trusted workspace's folders); `"roots": false` withholds them."""
     log_level: str = "warning"
     """The lowest level of the server's log messages the sidecar asks for (`logLevel`)."""
+    shared: bool = True
+    """One process may serve every client whose definition, run directory, offer and roots are equal
+    (the engine); `"shared": false` gives each client its own."""
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """The definition as written, for fingerprints and faithful rewrites."""
     approval_required: bool = False

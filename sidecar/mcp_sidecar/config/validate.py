@@ -48,6 +48,7 @@ KNOWN_FIELDS = frozenset(
         *OAUTH_FIELDS,
         "roots",
         "logLevel",
+        "shared",
     }
 )
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -168,6 +169,7 @@ def parse_server(name: str, definition: Any, scope: Scope) -> ServerConfig:
         oauth_callback_port=definition.get("oauthCallbackPort"),
         roots=definition.get("roots", True),
         log_level=definition.get("logLevel", "warning"),
+        shared=definition.get("shared", True),
         raw=dict(definition),
     )
 
@@ -254,9 +256,11 @@ def _check_behaviour_fields(definition: Mapping[str, Any], bad: Bad) -> None:
 
 
 def _check_client_fields(definition: Mapping[str, Any], bad: Bad) -> None:
-    """What the sidecar offers the server as its client: roots, and the log level it asks for."""
-    if not isinstance(definition.get("roots", True), bool):
-        bad("roots", "must be true or false.")
+    """What the sidecar offers the server as its client: roots, the log level it asks for, and whether
+    clients share its process."""
+    for flag in ("roots", "shared"):
+        if not isinstance(definition.get(flag, True), bool):
+            bad(flag, "must be true or false.")
     if definition.get("logLevel", "warning") not in LOG_LEVELS:
         bad("logLevel", f"must be one of {', '.join(LOG_LEVELS)}.")
 

@@ -1,51 +1,71 @@
-"""The server registry: one connection per configured server, and the reconcile of a new configuration.
+"""One client's servers: its configuration in use, and its names mapped to the user's connections.
 
-Connections are built by an injected factory, so services can be tested against a fake
-connection. Events a connection publishes reach the hub only while it is the registry's
-current connection for its name: a replaced connection that is still closing changes nothing.
-The map is keyed by `ConnectionKey`, the seam for sharing connections between clients.
+The connections themselves are the user's (`connections/sharing.py`'s `SharedRegistry`, one per
+`ConnectionKey`); this view holds which key each of this client's server names stands for, so
+every lookup by name (`get`, `connection`, iteration) reaches only the connections this
+client's own configuration asked for: a project server of a workspace this client has not
+trusted is never in its map, even when another client started it. Reconciling a new
+configuration says which keys the client wants now; `Reconciled` goes to this client's hub
+only. Built without a shared registry (tests, one client per process) it makes one of its own
+over the same hub.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
+from mcp_sidecar import tasks
 from mcp_sidecar.config.loader import EffectiveConfig
 from mcp_sidecar.config.model import ServerConfig
+from mcp_sidecar.connections.client_hooks import ClientOffer
 from mcp_sidecar.connections.protocol import ServerConnection
-from mcp_sidecar.events import ConnectionEvent, EventHub, Reconciled
+from mcp_sidecar.connections.sharing import (
+    ClientId,
+    ConnectionFactory,
+    ConnectionKey,
+    ConnectionRoute,
+    Roots,
+    SharedRegistry,
+    Wanted,
+)
+from mcp_sidecar.events import EventHub, Reconciled
 from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, diagnostic, fail
 
-ConnectionFactory = Callable[[ServerConfig, Path, Callable[[ConnectionEvent], None]], ServerConnection]
-"""(definition, the directory it runs in, where its events go) -> a new, unconnected connection."""
+__all__ = ["ConnectionFactory", "ConnectionKey", "ConnectionRoute", "RunDir", "ServerRegistry", "SharedRegistry"]
+
 RunDir = Callable[[ServerConfig], Path]
 
 _LIVE = ("connecting", "connected", "failed", "needs_login")
 
 
-@dataclass(frozen=True, slots=True)
-class ConnectionKey:
-    """What one connection is kept under: today a server's name, one configuration per process.
-
-    When clients share the user's state (issue 33, one engine per user) a name no longer says
-    which process: two windows may define `git` differently, or the same way in two workspaces.
-    The key then becomes what makes two clients' servers one process (the sharing rule): the
-    resolved definition after `${VAR}` interpolation (command, args, env, cwd, url, headers),
-    the run directory, the offer and the roots, all equal; each client's configuration view
-    maps its names to keys, and a connection is closed when no client's view holds its key.
-    """
-
-    name: str
-
-
 class ServerRegistry:
-    def __init__(self, hub: EventHub, factory: ConnectionFactory) -> None:
+    def __init__(
+        self,
+        hub: EventHub,
+        factory: ConnectionFactory | None = None,
+        *,
+        shared: SharedRegistry | None = None,
+        client: ClientId = "client",
+    ) -> None:
+        """`hub` is this client's; `shared` the user's connections (else a registry of its own, built
+        by `factory`, whose events reach `hub` once)."""
         self._hub = hub
-        self._factory = factory
-        self._connections: dict[ConnectionKey, ServerConnection] = {}
+        if shared is None:
+            assert factory is not None, "a registry of its own needs a connection factory"
+            shared = SharedRegistry(hub, factory)
+            shared.attach(client, lambda event: None)  # the user hub is this client's: heard there already
+        else:
+            shared.attach(client, hub.publish)
+        self.shared = shared
+        self.client = client
+        self._keys: dict[str, ConnectionKey] = {}
+        self._run_dir: RunDir | None = None
+        self.offer: Callable[[], ClientOffer] = ClientOffer
+        """What this client offers servers now (`services/offers.py` sets it): part of each key."""
+        self.roots: Callable[[], Roots] = list
+        """The roots this client discloses now (`services/roots.py` sets it): part of each key."""
         self.config: EffectiveConfig | None = None
         """The configuration in use; None until the first load."""
         self.problems: list[Diagnostic] = []
@@ -55,22 +75,27 @@ class ServerRegistry:
     # -- lookup ------------------------------------------------------------------------------
 
     def get(self, name: str) -> ServerConnection | None:
-        return self._connections.get(ConnectionKey(name))
+        key = self._keys.get(name)
+        return self.shared.get(key) if key is not None else None
+
+    def key(self, name: str) -> ConnectionKey | None:
+        return self._keys.get(name)
 
     def names(self) -> list[str]:
-        return [key.name for key in self._connections]
+        return list(self._keys)
 
     def __iter__(self) -> Iterator[ServerConnection]:
-        return iter(list(self._connections.values()))
+        return iter([conn for key in self._keys.values() if (conn := self.shared.get(key)) is not None])
 
     def __len__(self) -> int:
-        return len(self._connections)
+        return len(self._keys)
 
     def is_current(self, conn: ServerConnection) -> bool:
-        return self._connections.get(ConnectionKey(conn.name)) is conn
+        key = self._keys.get(conn.name)
+        return key is not None and self.shared.get(key) is conn
 
     def connection(self, name: str, operation: str) -> ServerConnection:
-        conn = self._connections.get(ConnectionKey(name))
+        conn = self.get(name)
         if conn is not None:
             return conn
         broken = self.broken().get(name)
@@ -100,7 +125,7 @@ class ServerRegistry:
                 sentences.setdefault(problem.server, []).append(problem.message)
         out = {}
         for name, messages in sentences.items():
-            if ConnectionKey(name) in self._connections:
+            if name in self._keys:
                 messages = [*messages, "Until it is fixed, the definition already in use stays."]
             out[name] = diagnostic("configuration_invalid", "configuration", " ".join(messages), name)
         return out
@@ -121,43 +146,63 @@ class ServerRegistry:
         close_all: bool = False,
         problems: list[Diagnostic] | None = None,
     ) -> Reconciled:
-        """Swap in `config`; a definition whose fingerprint or run directory changed gets a new connection.
+        """Swap in `config`; a server whose key changed (its definition, run directory, offer or roots)
+        stands for another connection from now on.
 
-        Publishes `Reconciled` (subscribers clear what the old connections owned) and returns it;
-        the caller closes `closing`. With `close_all`, unchanged live connections close too (they
-        reopen on demand).
+        Publishes `Reconciled` on this client's hub (subscribers clear what the old connections
+        owned) and returns it; the caller closes `closing`: the connections no client wants any
+        more and, with `close_all`, this client's unchanged live ones that no other client uses
+        (they reopen on demand).
         """
-        old = self._connections
         first_load = self.config is None
         self.config = config
         self.problems = list(problems or [])
-        self._connections = {}
-        added: list[str] = []
-        changed: list[str] = []
-        unchanged: list[str] = []
-        closing: list[ServerConnection] = []
-        for name, server in config.servers.items():
-            key = ConnectionKey(name)
-            previous = old.get(key)
-            directory = run_dir(server)
-            if previous is not None and _same(previous, server, directory):
-                self._connections[key] = previous
-                unchanged.append(name)
-                if close_all and previous.state in _LIVE:
-                    closing.append(previous)
-                continue
-            (changed if previous is not None else added).append(name)
-            self._connections[key] = self._factory(server, directory, self._relay)
-        removed = [key.name for key in old if key.name not in config.servers]
-        closing += [conn for key, conn in old.items() if self._connections.get(key) is not conn]
+        self._run_dir = run_dir
+        return self._swap(close_all=close_all, first_load=first_load)
+
+    def rekey(self) -> None:
+        """The offer or the roots changed: the same configuration, keyed again. `Reconciled` is published
+        only when a server now stands for another connection (another client's, or a new one)."""
+        if self.config is None or self._run_dir is None:
+            return
+        event = self._swap(publish=False)
+        if event.changed:
+            self._hub.publish(event)
+        for conn in event.closing:
+            tasks.spawn(conn.close(), f"close:{conn.name}")
+
+    def _swap(self, *, close_all: bool = False, first_load: bool = False, publish: bool = True) -> Reconciled:
+        assert self.config is not None
+        assert self._run_dir is not None
+        old = self._keys
+        before = {name: self.shared.get(key) for name, key in old.items()}
+        offer, roots = self.offer(), self.roots()
+        keys: dict[str, ConnectionKey] = {}
+        wanted: dict[ConnectionKey, Wanted] = {}
+        for name, server in self.config.servers.items():
+            directory = self._run_dir(server)
+            keys[name] = key = ConnectionKey.of(server, directory, offer, roots, self.client)
+            wanted[key] = Wanted(server, directory)
+        closing = self.shared.reconcile_client(self.client, wanted)
+        self._keys = keys
+        added = [name for name in keys if name not in old]
+        removed = [name for name in old if name not in keys]
+        changed = [name for name in keys if name in old and self.shared.get(keys[name]) is not before[name]]
+        unchanged = [name for name in keys if name in old and name not in changed]
+        if close_all:
+            closing += [
+                conn
+                for name in unchanged
+                if (conn := self.get(name)) is not None
+                and conn.state in _LIVE
+                and self.shared.users(keys[name]) == [self.client]
+            ]
         event = Reconciled(tuple(added), tuple(removed), tuple(changed), tuple(unchanged), tuple(closing), first_load)
-        self._hub.publish(event)
+        if publish:
+            self._hub.publish(event)
         return event
 
-    def _relay(self, event: ConnectionEvent) -> None:
-        if self.is_current(event.conn):
-            self._hub.publish(event)
-
-
-def _same(conn: ServerConnection, server: ServerConfig, directory: Path) -> bool:
-    return conn.config.fingerprint() == server.fingerprint() and conn.workspace == directory
+    def close(self) -> list[ServerConnection]:
+        """This client is gone: it wants no connection now. Returns those no client wants, to close."""
+        self._keys = {}
+        return self.shared.detach(self.client)

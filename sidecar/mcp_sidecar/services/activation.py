@@ -219,7 +219,7 @@ class Activation:
         word = tool_id.removeprefix("mcp__").replace("__", ".").rsplit(".", 1)[-1]
         by_name: dict[str, list[str]] = {}
         for conn in self._registry:
-            catalog = self._catalogs.tools.get(conn.name)
+            catalog = self._catalogs.tools_in_memory(conn)
             if catalog is None or conn.config.disabled:
                 continue
             for name in catalog.visible(conn.config):

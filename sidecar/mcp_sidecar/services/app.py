@@ -2,13 +2,14 @@
 
 `UserState` (services/user_state.py) holds what every client shares, `ClientContext`
 (services/client_context.py) what one client owns; today's process builds one of each and the
-fronts read both through this object's attributes (`app.registry`, `app.sessions`, `app.hub`:
-the client's hub). Notifications go out through the `notify` callable the protocol layer
-supplies, so nothing here knows about pygls.
+fronts read both through this object's attributes (`app.registry`, the client's view of the
+user's connections, `app.sessions`, `app.hub`: the client's hub). Notifications go out through
+the `notify` callable the protocol layer supplies, so nothing here knows about pygls.
 """
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from mcp_sidecar.connections.protocol import ServerConnection
@@ -51,7 +52,7 @@ class Sidecar:
         client = self.client
         self.hub = client.hub
         self.notify = notify
-        self.registry = self.user.registry
+        self.registry = client.registry
         self.catalogs = self.user.catalogs
         self.configuration = client.configuration
         self.watches = client.watches
@@ -100,6 +101,7 @@ class Sidecar:
         state, only this client's part ends (its watches, its file watching, its place among the clients)."""
         if self._shares_user:
             await self.lifecycle.leave()
-            self.client.close()
+            closing = self.client.close()
+            await asyncio.gather(*(conn.close() for conn in closing), return_exceptions=True)
             return
         await self.lifecycle.shutdown(quick)

@@ -23,7 +23,7 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,7 +36,7 @@ from mcp_sidecar.catalog.index import Document, Index
 from mcp_sidecar.catalog.kinds import GROUPS, Group, Kind
 from mcp_sidecar.catalog.tools import ToolCatalog
 from mcp_sidecar.connections.protocol import ServerConnection
-from mcp_sidecar.events import CatalogInvalidated, EventHub, Reconciled, RowMayHaveChanged, StatusChanged
+from mcp_sidecar.events import CatalogInvalidated, ConnectionKeysChanged, EventHub, RowMayHaveChanged, StatusChanged
 from mcp_sidecar.protocol.errors import SidecarError
 
 log = logging.getLogger(__name__)
@@ -81,8 +81,8 @@ class _ServerSlot:
 
 @dataclass(frozen=True, slots=True)
 class _Kept:
-    copies: dict[str, Any]
-    """Server name -> its copy of the group's catalog."""
+    copies: dict[Hashable, Any]
+    """Connection key -> its copy of the group's catalog."""
     fetch: Callable[[ServerConnection, str], Awaitable[ToolCatalog | ListCatalog]]
 
 
@@ -92,13 +92,21 @@ class _IndexEntry:
     index: Index
 
 
+KeyOf = Callable[[ServerConnection], Hashable]
+
+
 class Catalogs:
-    def __init__(self, cache: ToolCache | None, slots: asyncio.Semaphore, hub: EventHub) -> None:
+    def __init__(
+        self, cache: ToolCache | None, slots: asyncio.Semaphore, hub: EventHub, key_of: KeyOf | None = None
+    ) -> None:
         self.cache = cache
         self.slots = slots
-        self.tools: dict[str, ToolCatalog] = {}
-        self.resources: dict[str, ListCatalog] = {}
-        self.prompts: dict[str, ListCatalog] = {}
+        self.key_of: KeyOf = key_of or (lambda conn: conn.name)
+        """What a connection's copies, locks and slot are kept under: the user's registry's `ConnectionKey`
+        (two clients' `github` may be two servers); the server's name by default (one client)."""
+        self.tools: dict[Hashable, ToolCatalog] = {}
+        self.resources: dict[Hashable, ListCatalog] = {}
+        self.prompts: dict[Hashable, ListCatalog] = {}
         self._groups: dict[Group, _Kept] = {
             "tools": _Kept(self.tools, self.tool_catalog),
             "resources": _Kept(self.resources, self.resource_catalog),
@@ -106,15 +114,15 @@ class Catalogs:
         }
         """Where each group's copies are kept and how one is got: services' own, which a kind's record
         (catalog/kinds.py) cannot name."""
-        self._indexes: dict[tuple[str, Group], _IndexEntry] = {}
-        self._locks: dict[tuple[str, Group], asyncio.Lock] = {}
-        self._builds: dict[tuple[str, Group], asyncio.Lock] = {}
+        self._indexes: dict[tuple[Hashable, Group], _IndexEntry] = {}
+        self._locks: dict[tuple[Hashable, Group], asyncio.Lock] = {}
+        self._builds: dict[tuple[Hashable, Group], asyncio.Lock] = {}
         """One index build at a time per catalog (its fetch lock is not held while building)."""
-        self._slots_held: dict[str, _ServerSlot] = {}
+        self._slots_held: dict[Hashable, _ServerSlot] = {}
         self._hub = hub
         hub.subscribe(StatusChanged, self._status_changed)
         hub.subscribe(CatalogInvalidated, self._invalidated)
-        hub.subscribe(Reconciled, self._reconciled)
+        hub.subscribe(ConnectionKeysChanged, self._keys_changed)
 
     # -- events ------------------------------------------------------------------------------
 
@@ -122,35 +130,52 @@ class Catalogs:
         if event.conn.state in ("idle", "failed", "needs_login", "disabled"):
             # Disconnection invalidates resource and prompt metadata; tools keep their copy
             # (and the disk cache) for browsing, and calls re-list on the next connection.
-            self.drop(event.conn.name, "resources")
-            self.drop(event.conn.name, "prompts")
+            self.drop(event.conn, "resources")
+            self.drop(event.conn, "prompts")
 
     def _invalidated(self, event: CatalogInvalidated) -> None:
-        self.drop(event.conn.name, event.kind, disk=True, conn=event.conn)
+        self.drop(event.conn, event.kind, disk=True)
 
-    def _reconciled(self, event: Reconciled) -> None:
-        for name in (*event.added, *event.changed, *event.removed):
-            self.forget(name)
+    def _keys_changed(self, event: ConnectionKeysChanged) -> None:
+        """Copies of a connection no client uses go; those of one whose offer or roots changed move."""
+        for key in event.released:
+            self._drop_key(key)
+        for old, new in event.moved:
+            for g in GROUPS:
+                copies = self._groups[g].copies
+                if old in copies:
+                    copies[new] = copies.pop(old)
+                if (old, g) in self._indexes:
+                    self._indexes[(new, g)] = self._indexes.pop((old, g))
 
     # -- invalidation ------------------------------------------------------------------------
 
-    def drop(
-        self, server: str, group: Group | None = None, *, disk: bool = False, conn: ServerConnection | None = None
-    ) -> None:
-        for g in (group,) if group else GROUPS:
-            self._groups[g].copies.pop(server, None)
-            self._indexes.pop((server, g), None)
-        if disk and conn is not None and self.cache is not None and group in (None, "tools"):
+    def drop(self, conn: ServerConnection, group: Group | None = None, *, disk: bool = False) -> None:
+        self._drop_key(self.key_of(conn), group)
+        if disk and self.cache is not None and group in (None, "tools"):
             self.cache.invalidate(self.key(conn))
 
-    def forget(self, server: str) -> None:
-        self.drop(server)
+    def _drop_key(self, key: Hashable, group: Group | None = None) -> None:
+        for g in (group,) if group else GROUPS:
+            self._groups[g].copies.pop(key, None)
+            self._indexes.pop((key, g), None)
+
+    def forget(self, conn: ServerConnection) -> None:
+        self.drop(conn)
+
+    def tools_in_memory(self, conn: ServerConnection) -> ToolCatalog | None:
+        """The memory copy of `conn`'s tool catalog, if any (no disk, no server)."""
+        return self.tools.get(self.key_of(conn))
+
+    def list_in_memory(self, conn: ServerConnection, group: Group) -> ListCatalog | None:
+        """The memory copy of `conn`'s resource or prompt catalog, if any."""
+        return (self.resources if group == "resources" else self.prompts).get(self.key_of(conn))
 
     def discard_stored_index(self, conn: ServerConnection) -> None:
         """A stored index found damaged in use: forget the copy it came with and remove the index
         file, so the catalog is read (or fetched) and indexed again."""
         log.warning("server %s: the stored catalog index disagrees with its catalog; it is built again", conn.name)
-        self.drop(conn.name, "tools")
+        self.drop(conn, "tools")
         if self.cache is not None:
             self.cache.invalidate(self.key(conn), index_only=True)
 
@@ -161,10 +186,10 @@ class Catalogs:
 
     def cached_tools(self, conn: ServerConnection) -> ToolCatalog | None:
         """The memory copy, else a fresh disk copy; never contacts the server."""
-        current = self.tools.get(conn.name)
+        current = self.tools.get(self.key_of(conn))
         if current is not None and current.source == "cache" and current.expired():
             # A disk copy expires in memory too (24 hours, or its TTL), however long the sidecar runs.
-            self.drop(conn.name, "tools")
+            self.drop(conn, "tools")
             current = None
         if current is not None:
             return current
@@ -190,7 +215,7 @@ class Catalogs:
                 fresh_s=loaded.fresh_s,
                 disk=raw,
             )
-        self.tools[conn.name] = catalog
+        self.tools[self.key_of(conn)] = catalog
         return catalog
 
     def _stored(self, conn: ServerConnection, key: str, raw: bytes) -> ToolCatalog | None:
@@ -218,7 +243,7 @@ class Catalogs:
             loader=lambda: _descriptors(key, raw),
             refused=found.meta["refused"],
         )
-        self._indexes[(conn.name, "tools")] = _IndexEntry(catalog, found.index)
+        self._indexes[(self.key_of(conn), "tools")] = _IndexEntry(catalog, found.index)
         return catalog
 
     def _fingerprint(self, conn: ServerConnection, key: str, raw: bytes) -> stored_index.Fingerprint:
@@ -229,19 +254,20 @@ class Catalogs:
 
     async def tool_catalog(self, conn: ServerConnection, operation: str, *, live: bool = False) -> ToolCatalog:
         """The server's tools; `live` demands a copy fetched on the current connection and still current."""
-        async with self._lock(conn.name, "tools"):
-            current = self.cached_tools(conn) if not live else self.tools.get(conn.name)
+        key = self.key_of(conn)
+        async with self._lock(key, "tools"):
+            current = self.cached_tools(conn) if not live else self.tools.get(key)
             if current is not None and not tools_need_fetch(current, conn, live):
                 return current
-            async with self.slot(conn.name):
+            async with self.slot(key):
                 descriptors = await conn.list_tools(operation)
             hints = conn.lists.hints.get("tools")
             fresh_s = fresh_for(hints, math.inf)
             catalog = ToolCatalog(conn.name, descriptors, source="live", generation=conn.generation, fresh_s=fresh_s)
-            self.tools[conn.name] = catalog
-            self._indexes.pop((conn.name, "tools"), None)
+            self.tools[key] = catalog
+            self._indexes.pop((key, "tools"), None)
             self._keep_on_disk(conn, catalog, hints)
-            self._hub.publish(RowMayHaveChanged(conn.name))
+            self._hub.publish(RowMayHaveChanged(conn.name, key))
             return catalog
 
     def _keep_on_disk(self, conn: ServerConnection, catalog: ToolCatalog, hints: CacheHints | None) -> None:
@@ -273,12 +299,13 @@ class Catalogs:
         fetch: Callable[[], Awaitable[Sequence[list[dict[str, Any]]]]],
     ) -> ListCatalog:
         """A catalog kept in memory only: the lists of its group's kinds (`fetch`, in their order), screened."""
-        store: dict[str, ListCatalog] = self._groups[group].copies
-        async with self._lock(conn.name, group):
-            current = store.get(conn.name)
+        store: dict[Hashable, ListCatalog] = self._groups[group].copies
+        key = self.key_of(conn)
+        async with self._lock(key, group):
+            current = store.get(key)
             if current is not None and current.fresh(conn):
                 return current
-            async with self.slot(conn.name):
+            async with self.slot(key):
                 listed = await fetch()
             group_kinds = kinds.in_group(group)
             screened = [names.screen(conn.name, k.name, found) for k, found in zip(group_kinds, listed, strict=True)]
@@ -293,8 +320,8 @@ class Catalogs:
                 refused=[r for _, refused in screened for r in refused],
                 fresh_s=fresh_for(hints, MEMORY_TTL_SECONDS),
             )
-            store[conn.name] = catalog
-            self._indexes.pop((conn.name, group), None)
+            store[key] = catalog
+            self._indexes.pop((key, group), None)
             return catalog
 
     # -- any group ---------------------------------------------------------------------------
@@ -323,7 +350,7 @@ class Catalogs:
         if group == kinds.TOOL.group:  # memory, else the disk cache
             catalog = self.cached_tools(conn)
             return catalog is not None and not tools_need_fetch(catalog, conn, live=False)
-        current: ListCatalog | None = self._groups[group].copies.get(conn.name)
+        current: ListCatalog | None = self._groups[group].copies.get(self.key_of(conn))
         return current is not None and current.fresh(conn)
 
     # -- indexes -----------------------------------------------------------------------------
@@ -337,7 +364,7 @@ class Catalogs:
         Both compute with numpy, loaded by its owner first.
         """
         await self.ready_to_rank()
-        key = (conn.name, group)
+        key = (self.key_of(conn), group)
         entry = self._indexes.get(key)
         if entry is not None and entry.source is source:
             return entry.index
@@ -424,8 +451,8 @@ class Catalogs:
             self.cache.store_index(key, data)
 
     @asynccontextmanager
-    async def slot(self, server: str) -> AsyncIterator[None]:
-        """The server's discovery slot: taken by its first user, shared until its last one leaves."""
+    async def slot(self, server: Hashable) -> AsyncIterator[None]:
+        """A connection's discovery slot (by `key_of`): taken by its first user, shared until its last leaves."""
         entry = self._slots_held.get(server)
         if entry is None:
             entry = self._slots_held[server] = _ServerSlot(asyncio.ensure_future(self.slots.acquire()))
@@ -443,7 +470,7 @@ class Catalogs:
                 else:
                     entry.acquired.cancel()  # Semaphore.acquire gives back a slot granted meanwhile
 
-    def _lock(self, server: str, group: Group) -> asyncio.Lock:
+    def _lock(self, server: Hashable, group: Group) -> asyncio.Lock:
         return self._locks.setdefault((server, group), asyncio.Lock())
 
 

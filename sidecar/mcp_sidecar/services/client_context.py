@@ -3,9 +3,11 @@
 Built per client over the user's state (`services/user_state.py`): its configuration view
 (workspace, trust, approvals waiting for its person), its sessions and active tools, its prompt
 previews, watches and roots, what it offers servers, its notifications (its `notify` callable)
-and its hub. The hub carries the user's events relayed to this client (subscribed on creation,
-unsubscribed by `close`) and the client's own (`ToolsDeactivated`, ...); questions servers ask
-while this client's request is in flight are answered by its hub's answerers only.
+and its hub. Its registry view (`connections/registry.py`) maps its server names to the user's
+connections; the hub carries the events of those connections (routed to it by the user's
+registry until `close`), its own reconciles and the client's own events (`ToolsDeactivated`,
+...); questions servers ask while this client's request is in flight are answered by its hub's
+answerers only.
 
 The features are built here too, from the client's parts and the user's: each reads this
 client's configuration and sessions. The order of the subscriptions below is the order of the
@@ -18,6 +20,7 @@ from pathlib import Path
 
 from mcp_sidecar.connections.client_hooks import ClientOffer
 from mcp_sidecar.connections.protocol import ServerConnection
+from mcp_sidecar.connections.registry import ServerRegistry
 from mcp_sidecar.events import EventHub
 from mcp_sidecar.services.activation import Activation
 from mcp_sidecar.services.approvals import Approvals
@@ -54,10 +57,13 @@ class ClientContext:
         approve_project: bool = False,
     ) -> None:
         self.user = user
+        self.id = user.clients.new_id()
         self.hub = EventHub()
-        """This client's events: the user's relayed here, its own, and its questions' answerers."""
+        """This client's events: those of the connections it uses, its own, and its questions' answerers."""
         self.notify = notify
-        registry, catalogs = user.registry, user.catalogs
+        self.registry = registry = ServerRegistry(self.hub, shared=user.registry, client=self.id)
+        """This client's servers: its names mapped to the user's connections (its lookups go through it)."""
+        catalogs = user.catalogs
         self.configuration = Configuration(
             registry,
             self.hub,
@@ -109,6 +115,9 @@ class ClientContext:
             prompts=self.prompts,
         )
         self.commands = Commands(self.configuration, registry)
+        # What this client offers and discloses is part of each of its connections' keys.
+        registry.offer = self.current_offer
+        registry.roots = self.current_roots
         self._detach = user.attach(self)
 
     # -- what the user's state asks of its clients (services/questions.py) ------------------------
@@ -125,6 +134,8 @@ class ClientContext:
         """The named server's connection, once the configuration is loaded; a diagnostic when there is none."""
         return self.configuration.connection(name, operation)
 
-    def close(self) -> None:
-        """The client is gone: it hears no more of the user's events and answers no more questions."""
+    def close(self) -> list[ServerConnection]:
+        """The client is gone: it hears no more events and answers no more questions. Returns the
+        connections no client uses any more, for the caller to close (at once: no idle time yet)."""
         self._detach()
+        return self.registry.close()

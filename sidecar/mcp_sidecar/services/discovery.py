@@ -165,7 +165,7 @@ class Discovery:
 
         needs_fetch = any(not catalogs.at_hand(conn, g) for g in groups)
         if needs_fetch:
-            async with catalogs.slot(conn.name):
+            async with catalogs.slot(catalogs.key_of(conn)):
                 await asyncio.gather(*(one(g) for g in groups))
         else:
             await asyncio.gather(*(one(g) for g in groups))

@@ -54,7 +54,7 @@ class Lifecycle:
             # A connection attempt is not a listing: reconnecting is how a hanging one is stopped.
             raise fail("busy", "reconnect", "A discovery is fetching this server's catalog.", name)
         await conn.close()
-        self._catalogs.forget(name)
+        self._catalogs.forget(conn)
         await self._catalogs.tool_catalog(conn, "reconnect", live=True)
         return conn
 
@@ -65,9 +65,9 @@ class Lifecycle:
         if conn.config.disabled:
             raise refused_disabled(op, name, conn.config.approval_required)
         catalogs = self._catalogs
-        catalogs.forget(name)
+        catalogs.forget(conn)
         diagnostics: list[KindDiagnostic] = []
-        async with catalogs.slot(name):
+        async with catalogs.slot(catalogs.key_of(conn)):
             tools = await catalogs.tool_catalog(conn, op, live=True)  # raises: nothing else can work
             for group in GROUPS:
                 if group == TOOL.group:

@@ -75,9 +75,10 @@ class Offers:
         if offer == self.current:
             return
         self.current = offer
+        self._registry.rekey()  # the offer is part of each connection's key
         stale = []
         for conn in self._registry:
-            self._catalogs.drop(conn.name, "tools")
+            self._catalogs.drop(conn, "tools")
             if conn.state == "connected" and not covers(conn.hooks.offer, offer):
                 stale.append(conn)
         if stale:
@@ -87,4 +88,4 @@ class Offers:
         for conn in stale:
             log.info("server %s reconnects to be offered what the clients now can answer", conn.name)
             await conn.close()
-            self._catalogs.forget(conn.name)
+            self._catalogs.forget(conn)

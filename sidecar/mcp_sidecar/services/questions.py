@@ -18,7 +18,8 @@ client of one connection offers the same.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import itertools
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any, Protocol
 
@@ -29,6 +30,8 @@ from mcp_sidecar.events import EventHub, NoAnswerer
 class Client(Protocol):
     """What the routing needs of a client (`services/client_context.py`'s `ClientContext`)."""
 
+    id: str
+    """How the user's connections name it (`connections/sharing.py`)."""
     hub: EventHub
     """Where its questions are answered (`hub.answer`)."""
 
@@ -54,11 +57,19 @@ def acting_client() -> Client | None:
     return _ACTING.get()
 
 
+Users = Callable[[], list[str]]
+"""The ids of the clients attached to one connection, in the order they attached."""
+
+
 class Clients:
     """The clients attached to the user's state, in the order they came, and where a question goes."""
 
     def __init__(self) -> None:
         self._attached: list[Client] = []
+        self._ids = itertools.count(1)
+
+    def new_id(self) -> str:
+        return f"client-{next(self._ids)}"
 
     def attach(self, client: Client) -> None:
         self._attached.append(client)
@@ -73,25 +84,42 @@ class Clients:
     def latest(self) -> Client | None:
         return self._attached[-1] if self._attached else None
 
-    def asked(self) -> Client | None:
-        """Who answers a question now: the acting client while it is attached, else the latest."""
+    def of(self, users: Users | None) -> list[Client]:
+        """The attached clients among `users`, in their order (all of them without `users`)."""
+        if users is None:
+            return list(self._attached)
+        by_id = {client.id: client for client in self._attached}
+        return [by_id[i] for i in users() if i in by_id]
+
+    def asked(self, users: Users | None = None) -> Client | None:
+        """Who answers a question now: the acting client while it is attached (to the connection, given
+        its `users`), else the one attached to it last."""
+        among = self.of(users)
         client = _ACTING.get()
-        return client if client is not None and client in self._attached else self.latest()
+        if client is not None and client in among:
+            return client
+        return among[-1] if among else None
 
-    async def ask(self, request: object, timeout_s: float) -> Any:
-        client = self.asked()
-        if client is None:
-            raise NoAnswerer(type(request).__name__)
-        return await client.hub.ask(request, timeout_s)
+    def client_side(self, users: Users | None = None) -> ClientSide:
+        """What one connection is given: the routing above among its `users`, and the offer and roots of
+        the latest of them (equal for all of them by the connection's key)."""
 
-    def client_side(self) -> ClientSide:
-        """What every connection is given: the routing above, and the latest client's offer and roots."""
-        return ClientSide(offer=self._offer, roots=self._roots, ask=self.ask, whose=acting_client, asking_for=acting)
+        async def ask(request: object, timeout_s: float) -> Any:
+            client = self.asked(users)
+            if client is None:
+                raise NoAnswerer(type(request).__name__)
+            return await client.hub.ask(request, timeout_s)
 
-    def _offer(self) -> ClientOffer:
-        client = self.latest()
-        return client.current_offer() if client is not None else ClientOffer()
+        def latest() -> Client | None:
+            among = self.of(users)
+            return among[-1] if among else None
 
-    def _roots(self) -> list[tuple[str, str]]:
-        client = self.latest()
-        return client.current_roots() if client is not None else []
+        def offer() -> ClientOffer:
+            client = latest()
+            return client.current_offer() if client is not None else ClientOffer()
+
+        def roots() -> list[tuple[str, str]]:
+            client = latest()
+            return client.current_roots() if client is not None else []
+
+        return ClientSide(offer=offer, roots=roots, ask=ask, whose=acting_client, asking_for=acting)

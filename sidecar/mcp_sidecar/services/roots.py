@@ -38,12 +38,12 @@ class Roots:
 
     def set_folders(self, folders: list[Path]) -> None:
         self._folders = tuple(dict.fromkeys(folders))
-        self._maybe_announce()
+        self._rekey_and_announce()
 
     def supply(self, roots: list[Root] | None) -> None:
         """The servers' roots are `roots` from now on (None: the trusted workspace's again)."""
         self._supplied = None if roots is None else tuple(dict.fromkeys(roots))
-        self._maybe_announce()
+        self._rekey_and_announce()
 
     def current(self) -> list[Root]:
         if self._supplied is not None:
@@ -55,6 +55,10 @@ class Roots:
             workspace = self._configuration.workspace
             folders = (workspace,) if workspace is not None else ()
         return [(folder.resolve().as_uri(), folder.name or str(folder)) for folder in folders if folder.is_absolute()]
+
+    def _rekey_and_announce(self) -> None:
+        self._registry.rekey()  # the roots are part of each connection's key
+        self._maybe_announce()
 
     def _maybe_announce(self) -> None:
         now = self.current()

@@ -80,9 +80,9 @@ class Status:
 
     def row(self, conn: ServerConnection) -> StatusRow:
         config = conn.config
-        catalog = self._catalogs.tools.get(conn.name)
-        resources = self._catalogs.resources.get(conn.name)
-        prompts = self._catalogs.prompts.get(conn.name)
+        catalog = self._catalogs.tools_in_memory(conn)
+        resources = self._catalogs.list_in_memory(conn, "resources")
+        prompts = self._catalogs.list_in_memory(conn, "prompts")
         row: StatusRow = {
             "name": conn.name,
             "scope": config.scope,

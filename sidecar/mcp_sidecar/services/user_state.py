@@ -1,12 +1,13 @@
 """The user's state: what every client of this process shares, built once per process.
 
-The server connections (the registry and the factory that builds them), the catalogs with
-their disk cache, stored indexes and discovery slots, the OAuth credential store, and the
-project approvals that could not be saved. The semantic model (`catalog/semantic.py`) is
-process-wide already: loaded once, whoever ranks first. Each client
-(`services/client_context.py`) attaches here: it hears the user hub's events on its own hub,
-and becomes the one a server's question goes to while its request is in flight
-(`services/questions.py`).
+The server connections (the shared registry, one connection per `ConnectionKey`, and the
+factory that builds them), the catalogs with their disk cache, stored indexes and discovery
+slots, the OAuth credential store, and the project approvals that could not be saved. The
+semantic model (`catalog/semantic.py`) is process-wide already: loaded once, whoever ranks
+first. Each client (`services/client_context.py`) attaches here: it hears the events of the
+connections it uses on its own hub (routed by the registry, `connections/sharing.py`), and
+becomes the one a server's question goes to while its request is in flight
+(`services/questions.py`), among the clients of that server's connection.
 
 Nothing here imports a client's module (`tests/unit/test_layers.py`): a client holds the user's
 state, never the other way round.
@@ -15,7 +16,7 @@ state, never the other way round.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,72 +25,56 @@ from mcp_sidecar.config import paths
 from mcp_sidecar.config.approvals import HeldApprovals
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.connections.connection import Connection
-from mcp_sidecar.connections.registry import ConnectionFactory, ServerRegistry
-from mcp_sidecar.events import (
-    CatalogInvalidated,
-    ConnectionEvent,
-    ElicitationCompleted,
-    EventHub,
-    Reconciled,
-    ResourceUpdated,
-    RowMayHaveChanged,
-    ServerLogged,
-    StatusChanged,
-    WatchesLost,
-)
+from mcp_sidecar.connections.sharing import ConnectionFactory, ConnectionKey, ConnectionRoute, SharedRegistry
+from mcp_sidecar.events import EventHub, RowMayHaveChanged
 from mcp_sidecar.services.catalogs import Catalogs
 from mcp_sidecar.services.credentials import Credentials
 from mcp_sidecar.services.questions import Clients
 
 if TYPE_CHECKING:
+    from mcp_sidecar.connections.protocol import ServerConnection
     from mcp_sidecar.services.questions import Client
 
 MAX_DISCOVERIES_IN_FLIGHT = 4
-
-USER_EVENTS: tuple[type[object], ...] = (
-    StatusChanged,
-    CatalogInvalidated,
-    ResourceUpdated,
-    WatchesLost,
-    ServerLogged,
-    ElicitationCompleted,
-    Reconciled,
-    RowMayHaveChanged,
-)
-"""What is published on the user hub (by the connections, the registry and the catalogs) and
-relayed to every client's hub, in the order of the client's own subscriptions."""
 
 
 class UserState:
     def __init__(self, connection_factory: ConnectionFactory | None = None, use_disk_cache: bool = True) -> None:
         """`connection_factory` builds each server's connection (tests pass one making fakes)."""
         self.hub = EventHub()
-        """The user's events: connections, reconciles, catalogs. Its subscribers run before any client's."""
+        """The user's events: connections (then routed to their clients), the catalogs'. Its
+        subscribers run before any client's."""
         self.clients = Clients()
-        self.registry = ServerRegistry(self.hub, connection_factory or self._new_connection)
+        self.registry = SharedRegistry(self.hub, connection_factory or self._new_connection)
+        """Every connection, one per key, with the clients using each (each client's view is its own
+        `ServerRegistry`, `connections/registry.py`)."""
         cache = ToolCache(paths.cache_dir() / "catalogs") if use_disk_cache else None
-        self.catalogs = Catalogs(cache, asyncio.Semaphore(MAX_DISCOVERIES_IN_FLIGHT), self.hub)
+        self.catalogs = Catalogs(cache, asyncio.Semaphore(MAX_DISCOVERIES_IN_FLIGHT), self.hub, self._catalog_key)
         self.credentials = Credentials()
         self.held_approvals = HeldApprovals()
-        self.client_side = self.clients.client_side()
-        """What every connection is given: the offer, the roots and the way to ask, routed to a client."""
+        self.hub.subscribe(RowMayHaveChanged, self._row_may_have_changed)
 
-    def _new_connection(
-        self, server: ServerConfig, run_dir: Path, publish: Callable[[ConnectionEvent], None]
-    ) -> Connection:
-        return Connection(server, run_dir, publish, self.credentials.connection_auth, self.client_side)
+    def _new_connection(self, server: ServerConfig, run_dir: Path, route: ConnectionRoute) -> Connection:
+        """A connection whose offer, roots and questions are its own clients' (`route.users`)."""
+        client_side = self.clients.client_side(route.users)
+        return Connection(server, run_dir, route, self.credentials.connection_auth, client_side)
+
+    def _catalog_key(self, conn: ServerConnection) -> Hashable:
+        """Catalogs are kept per connection key: two clients' `github` may be two servers."""
+        key = self.registry.key_of(conn)
+        return key if key is not None else ConnectionKey(conn.name, definition=f"released-{id(conn)}")
+
+    def _row_may_have_changed(self, event: RowMayHaveChanged) -> None:
+        """A catalog's news reaches the clients of its connection only."""
+        users = self.registry.users(event.key) if isinstance(event.key, ConnectionKey) else None
+        for client in self.clients.of((lambda: users) if users is not None else None):
+            client.hub.publish(event)
 
     def attach(self, client: Client) -> Callable[[], None]:
-        """Relay the user's events to `client`'s hub and route questions to it; returns the detach."""
-        relays = [self.hub.subscribe(kind, client.hub.publish) for kind in USER_EVENTS]
+        """Route questions to `client` (its connections' events reach its hub through its registry view);
+        returns the detach."""
         self.clients.attach(client)
-
-        def detach() -> None:
-            for unsubscribe in relays:
-                unsubscribe()
-            self.clients.detach(client)
-
-        return detach
+        return lambda: self.clients.detach(client)
 
     async def close(self) -> None:
         """Close every connection (the engine is exiting)."""

@@ -129,7 +129,7 @@ async def test_a_copy_past_its_ttl_is_listed_again_on_next_use(env: Env) -> None
 async def test_a_disk_copy_expires_in_memory_at_its_own_ttl(env: Env) -> None:
     env.fake.lists.hints["tools"] = CacheHints(60_000, shared=True)
     await env.tools()
-    env.catalogs.drop("modern", "tools")
+    env.catalogs.drop(env.fake.real, "tools")
     env.fake.state = "idle"  # a new sidecar would start from the disk copy, unconnected
     cached = env.catalogs.cached_tools(env.fake.real)
     assert cached is not None
@@ -150,5 +150,5 @@ async def test_resource_and_prompt_copies_live_for_their_ttl(env: Env) -> None:
     prompts = await env.catalogs.prompt_catalog(env.fake.real, "discover")
     assert (resources.fresh_s, prompts.fresh_s) == (20, 7200)
     env.fake.lists.hints.clear()
-    env.catalogs.drop("modern")
+    env.catalogs.drop(env.fake.real)
     assert (await env.catalogs.prompt_catalog(env.fake.real, "discover")).fresh_s == MEMORY_TTL_SECONDS

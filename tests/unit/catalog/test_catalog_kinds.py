@@ -134,7 +134,7 @@ async def test_each_group_is_fetched_indexed_and_dropped_on_its_own(tmp_path: Pa
     }
     assert [r["kind"] for r in found["resources"].refused] == ["template"]
     assert [catalogs.at_hand(conn, g) for g in kinds.GROUPS] == [True, True, True]
-    catalogs.drop("s", "resources")
+    catalogs.drop(conn, "resources")
     assert [catalogs.at_hand(conn, g) for g in kinds.GROUPS] == [True, False, True]
     assert (catalogs.tools["s"], catalogs.prompts["s"]) == (found["tools"], found["prompts"])
     assert "s" not in catalogs.resources

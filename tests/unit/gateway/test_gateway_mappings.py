@@ -61,10 +61,10 @@ async def test_a_new_offer_reconnects_only_the_connected_servers_offered_less(
     for fake, offered in ((less, FORM), (more, union([FORM, SAMPLING]))):
         fake.set_state("connected")
         fake.hooks.offer = offered
-    app.catalogs.tools["more"] = ToolCatalog("more", [], source="live", generation=1)
+    app.catalogs.tools[app.registry.key("more")] = ToolCatalog("more", [], source="live", generation=1)
     app.offers.change(union([FORM, SAMPLING]))
     assert app.offers.current == union([FORM, SAMPLING])
-    assert "more" not in app.catalogs.tools  # listed under the old offer: fetched again
+    assert app.registry.key("more") not in app.catalogs.tools  # listed under the old offer: fetched again
     await reconnections()
     assert (less.closed, more.closed, idle.closed) == (1, 0, 0)  # idle connects with the new offer anyway
     app.offers.change(FORM)  # less than before: nobody needs to reconnect

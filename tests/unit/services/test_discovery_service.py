@@ -46,13 +46,13 @@ def test_a_disk_copy_is_served_from_memory_then_expires_there_too(app: Sidecar) 
     catalog.fetched_at = expired
     app.catalogs.cache.store(app.catalogs.key(conn), "s", TOOLS, expired)
     assert app.catalogs.cached_tools(conn) is None
-    assert "s" not in app.catalogs.tools
+    assert app.registry.key("s") not in app.catalogs.tools
 
 
 def test_a_live_copy_is_not_subject_to_the_disk_expiry(app: Sidecar) -> None:
     conn = app.registry.connection("s", "test")
     live = ToolCatalog("s", TOOLS, source="live", generation=1, fetched_at=time.time() - 2 * TTL_SECONDS)
-    app.catalogs.tools["s"] = live
+    app.catalogs.tools[app.registry.key("s")] = live
     assert app.catalogs.cached_tools(conn) is live
 
 
@@ -71,7 +71,7 @@ def test_status_counts_are_null_until_fetched(app: Sidecar) -> None:
         {"tools": None, "resources": None, "templates": None, "prompts": None},
         None,
     )
-    app.catalogs.tools["s"] = ToolCatalog("s", TOOLS, source="cache", generation=0)
+    app.catalogs.tools[app.registry.key("s")] = ToolCatalog("s", TOOLS, source="cache", generation=0)
     row = app.status.row(app.registry.connection("s", "test"))
     assert (row["catalog"]["tools"], row["catalogSource"]) == (1, "cache")
 
@@ -128,7 +128,7 @@ async def test_no_model_name_is_parsed_when_no_server_names_meet_at_double_under
     app = Sidecar(lambda method, params: None, workspace=tmp_path, use_disk_cache=False)
     app.ensure_loaded()
     for name in servers:
-        app.catalogs.tools[name] = ToolCatalog(name, TOOLS, source="cache", generation=0)
+        app.catalogs.tools[app.registry.key(name)] = ToolCatalog(name, TOOLS, source="cache", generation=0)
 
     def parsed(*_: Any) -> Any:
         raise AssertionError("a model name was parsed")

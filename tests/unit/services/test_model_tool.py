@@ -48,7 +48,9 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sidecar:
     (home / "mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
     sidecar = Sidecar(lambda method, params: None, workspace=tmp_path, use_disk_cache=False)
     sidecar.ensure_loaded()
-    sidecar.catalogs.tools["warehouse"] = ToolCatalog("warehouse", TOOLS, source="cache", generation=0)
+    sidecar.catalogs.tools[sidecar.registry.key("warehouse")] = ToolCatalog(
+        "warehouse", TOOLS, source="cache", generation=0
+    )
     return sidecar
 
 
@@ -103,7 +105,9 @@ def test_the_directory_names_enabled_servers_with_their_description_or_a_catalog
     (home / "mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
     app = Sidecar(lambda method, params: None, workspace=tmp_path, use_disk_cache=False)
     app.ensure_loaded()
-    app.catalogs.tools["warehouse"] = ToolCatalog("warehouse", [*TOOLS, *TOOLS[:1]], source="cache", generation=0)
+    app.catalogs.tools[app.registry.key("warehouse")] = ToolCatalog(
+        "warehouse", [*TOOLS, *TOOLS[:1]], source="cache", generation=0
+    )
     definition = app.model_tool.definition()
     assert definition["servers"] == [
         {"name": "linear", "summary": "Issues and projects of the team.", "source": "description"},
@@ -259,7 +263,7 @@ async def test_query_returns_text_and_discovery_details(app: Sidecar) -> None:
 
 
 async def test_query_defaults_to_five_and_honours_limit(app: Sidecar) -> None:
-    app.catalogs.tools["warehouse"] = ToolCatalog(
+    app.catalogs.tools[app.registry.key("warehouse")] = ToolCatalog(
         "warehouse", [{"name": f"tool_{i}", "description": "A tool."} for i in range(12)], "cache", 0
     )
     default = await app.model_tool.invoke({"query": "tool"}, "s")

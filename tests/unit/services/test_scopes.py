@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 from mcp_sidecar.connections.client_hooks import ClientHooks, ClientOffer
+from mcp_sidecar.connections.sharing import ConnectionRoute
 from mcp_sidecar.connections.stderr_log import StderrLog
 from mcp_sidecar.events import ElicitationAsked, ResourceUpdated
 from mcp_sidecar.operations.row import Operation, invoke
@@ -81,7 +82,10 @@ def two(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Two:
 def test_both_clients_use_one_connection_per_server(two: Two) -> None:
     a, b = two.a.context, two.b.context
 
-    assert a.connection("s", "get") is b.connection("s", "get") is two.user.registry.get("s")
+    key = a.registry.key("s")
+    assert key is not None
+    assert key == b.registry.key("s")
+    assert a.connection("s", "get") is b.connection("s", "get") is two.user.registry.get(key)
     assert a.connection("t", "get") is b.connection("t", "get")
     assert [fake.name for fake in two.factory.built] == ["s", "t"]  # the second client's load built none
     assert a.status.status()["servers"][0]["name"] == "s"
@@ -142,10 +146,14 @@ async def test_roots_are_one_clients(two: Two, tmp_path: Path) -> None:
 
 
 def _asking_hooks(two: Two) -> ClientHooks:
-    """The hooks a `Connection` builds over the user's `ClientSide`, offering forms."""
+    """The hooks a `Connection` builds over its clients' `ClientSide`, offering forms."""
     for client in (two.a, two.b):
         client.context.offers.change(FORM)
-    return ClientHooks("s", two.user.client_side, StderrLog(), lambda level, logger, text, notify: None)
+    route = two.fake("s").publish
+    assert isinstance(route, ConnectionRoute)
+    assert route.users() == [two.a.context.id, two.b.context.id]  # both offer forms now: one connection again
+    side = two.user.clients.client_side(route.users)
+    return ClientHooks("s", side, StderrLog(), lambda level, logger, text, notify: None)
 
 
 async def _server_asks(hooks: ClientHooks) -> str:
