@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 _CONTENT_LENGTH = re.compile(rb"(?<![\w-])content-length:\s*(\d+)\s*$", re.IGNORECASE | re.MULTILINE)
 _HEADER_END = b"\r\n\r\n"
 
 
-@dataclass(frozen=True)
-class Frame:
+class Frame(NamedTuple):
     raw: bytes
     """The frame as it came, header and all: what a front passes on."""
     message: Any

@@ -17,22 +17,35 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
-import secrets
 import socket
 import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from mcp_sidecar.engine.framing import Frame, LineFrames, LspFrames, answers_in, requests_in
 from mcp_sidecar.engine.runtime import EngineUnavailable
-from mcp_sidecar.protocol.errors import REQUEST_FAILED, diagnostic
 
-log = logging.getLogger(__name__)
+
+class _Say:
+    """The front's few messages, to stderr (no `logging`: a front imports only what it must)."""
+
+    @staticmethod
+    def _say(level: str, message: str, *args: object) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(f"mcp-sidecar front: {level}: {message % args if args else message}\n")
+            sys.stderr.flush()
+
+    def error(self, message: str, *args: object) -> None:
+        self._say("error", message, *args)
+
+    def warning(self, message: str, *args: object) -> None:
+        self._say("warning", message, *args)
+
+
+log = _Say()
 
 HELLO_VERSION = 1
 MAX_HELLO_BYTES = 64 * 1024
@@ -59,6 +72,8 @@ class HelloLost(EngineUnavailable):
 
 def engine_restarted(msg_id: Any, method: str) -> dict[str, Any]:
     """The answer to a request the engine took with it: a diagnostic, as every failure is."""
+    from mcp_sidecar.protocol.errors import REQUEST_FAILED, diagnostic  # only when the engine died
+
     diag = diagnostic("engine_restarted", method, "The sidecar's engine stopped while this request ran.")
     return {
         "jsonrpc": "2.0",
@@ -67,14 +82,21 @@ def engine_restarted(msg_id: Any, method: str) -> dict[str, Any]:
     }
 
 
-@dataclass
 class Hello:
-    kind: str
-    """`lsp`, `mcp` or `cli`."""
-    argv: list[str]
-    cwd: str = field(default_factory=os.getcwd)
-    front: str = field(default_factory=lambda: secrets.token_hex(8))
-    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    def __init__(
+        self,
+        kind: str,
+        argv: list[str],
+        cwd: str | None = None,
+        front: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.kind = kind
+        """`lsp`, `mcp` or `cli`."""
+        self.argv = argv
+        self.cwd = cwd if cwd is not None else os.getcwd()
+        self.front = front if front is not None else os.urandom(8).hex()
+        self.env = env if env is not None else dict(os.environ)
 
     def line(self, resume: bool) -> bytes:
         body = {
@@ -326,7 +348,6 @@ def main(kind: str, argv: list[str]) -> int:
 
     from mcp_sidecar.engine import runtime
 
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         paths = runtime.engine_paths()
     except EngineUnavailable as exc:
@@ -334,7 +355,14 @@ def main(kind: str, argv: list[str]) -> int:
         return 1
 
     def start() -> None:
-        command = [sys.executable, "-m", "mcp_sidecar", "engine", "--log-file", str(paths.socket.with_suffix(".log"))]
+        command = [
+            sys.executable,
+            "-m",
+            "mcp_sidecar",
+            "engine",
+            "--log-file",
+            paths.socket.removesuffix(".sock") + ".log",
+        ]
         subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,

@@ -17,22 +17,21 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import hashlib
 import os
 import socket
 import stat
 import struct
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
+from typing import NamedTuple
 
 import mcp_sidecar
-from mcp_sidecar import fs
-from mcp_sidecar.config import paths
+
+# A front imports this module: the standard library's cheap parts only (no pathlib, hashlib,
+# tempfile, logging or platformdirs; `tests/unit/engine/test_front.py` keeps it so).
+StrPath = str | os.PathLike[str]
 
 RUNTIME_ENV = "XDG_RUNTIME_DIR"
 DIR_NAME = "mcp-sidecar"
@@ -53,57 +52,90 @@ class PeerRefused(Exception):
     """A connection from another user (or one whose credentials cannot be read)."""
 
 
-@dataclass(frozen=True)
-class EnginePaths:
-    directory: Path
-    socket: Path
-    lock: Path
+class EnginePaths(NamedTuple):
+    directory: str
+    socket: str
+    lock: str
 
 
-KEY_ENVIRONMENT = ("DBUS_SESSION_BUS_ADDRESS", "PYTHON_KEYRING_BACKEND", "XDG_DATA_HOME")
-"""What reaches the credential store: a front in another D-Bus session (another login, an SSH
-shell) or with another keyring backend gets an engine of its own, never one that reads another
-session's keyring."""
+KEY_ENVIRONMENT = (
+    "MCP_SIDECAR_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "HOME",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "PYTHON_KEYRING_BACKEND",
+    "XDG_DATA_HOME",
+)
+"""What decides the config and cache homes (`config/paths.py` reads these, through platformdirs)
+and the credential store: a front with another `$MCP_SIDECAR_HOME`, in another D-Bus session
+(another login, an SSH shell) or with another keyring backend gets an engine of its own, never one
+that reads another home's files or another session's keyring."""
 
 
-def installation_key(config_home: Path | None = None) -> str:
-    """What an engine must share with a front to serve it: version, installation, interpreter, config
-    and cache homes, and the environment the credential store depends on."""
-    package = Path(mcp_sidecar.__file__).resolve().parent
-    home = config_home if config_home is not None else paths.config_dir()
-    parts = [mcp_sidecar.__version__, str(package), os.path.realpath(sys.executable), str(home), str(paths.cache_dir())]
-    parts += [f"{name}={os.environ.get(name, '')}" for name in KEY_ENVIRONMENT]
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+def installation_key(config_home: StrPath | None = None) -> str:
+    """What an engine must share with a front to serve it: version, installation, interpreter, and the
+    environment its homes and credential store depend on (`config_home` replaces `$MCP_SIDECAR_HOME`)."""
+    import zlib
+
+    package = os.path.dirname(os.path.realpath(mcp_sidecar.__file__))
+    parts = [mcp_sidecar.__version__, package, os.path.realpath(sys.executable)]
+    environ = dict(os.environ)
+    if config_home is not None:
+        environ["MCP_SIDECAR_HOME"] = os.fspath(config_home)
+    parts += [f"{name}={environ.get(name, '')}" for name in KEY_ENVIRONMENT]
+    text = "\0".join(parts).encode()
+    # Two CRCs over the text and its reverse: 64 bits, enough to tell a user's installations apart,
+    # without loading OpenSSL (hashlib) in every front.
+    return f"{zlib.crc32(text):08x}{zlib.crc32(text[::-1]):08x}"
 
 
-def engine_paths(config_home: Path | None = None) -> EnginePaths:
+def engine_paths(config_home: StrPath | None = None) -> EnginePaths:
     """The runtime directory (made private when missing, refused when unsafe), the socket and the lock."""
     directory = runtime_dir()
     name = f"engine-{mcp_sidecar.__version__}-{installation_key(config_home)}"
-    sock = directory / f"{name}.sock"
+    sock = os.path.join(directory, f"{name}.sock")
     if len(os.fsencode(sock)) > MAX_SOCKET_PATH:
-        directory = _private_dir(Path(tempfile.gettempdir()) / f"{DIR_NAME}-{os.getuid()}")
-        sock = directory / f"{name}.sock"
-    return EnginePaths(directory, sock, directory / f"{name}.lock")
+        directory = _private_dir(_temp_dir())
+        sock = os.path.join(directory, f"{name}.sock")
+    return EnginePaths(directory, sock, os.path.join(directory, f"{name}.lock"))
 
 
-def runtime_dir() -> Path:
+def runtime_dir() -> str:
     base = os.environ.get(RUNTIME_ENV)
-    if base and Path(base).is_absolute() and Path(base).is_dir():
-        return _private_dir(Path(base) / DIR_NAME)
-    return _private_dir(Path(tempfile.gettempdir()) / f"{DIR_NAME}-{os.getuid()}")
+    if base and os.path.isabs(base) and os.path.isdir(base):
+        return _private_dir(os.path.join(base, DIR_NAME))
+    return _private_dir(_temp_dir())
 
 
-def _private_dir(path: Path) -> Path:
-    """`path` as a directory only this user can enter (`fs.private_directory`: made 0700, refused when a
-    link, not a directory, or another user's)."""
+def _temp_dir() -> str:
+    base = os.environ.get("TMPDIR") or "/tmp"
+    return os.path.join(base if os.path.isabs(base) else "/tmp", f"{DIR_NAME}-{os.getuid()}")
+
+
+def _private_dir(path: str) -> str:
+    """`path` as a directory only this user can enter: made 0700 when missing; refused when a link,
+    not a directory, or another user's (checked on the opened directory, as `fs.private_directory`)."""
     try:
-        with fs.private_directory(path, create=True):
-            return path
-    except fs.UnsafeDirectory as exc:
-        raise EngineUnavailable(f"The engine's runtime directory {exc.path} {exc.why}.") from None
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
     except OSError as exc:
         raise EngineUnavailable(f"The engine's runtime directory {path} cannot be made ({exc.strerror}).") from None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as exc:
+        why = "is a symbolic link" if os.path.islink(path) else f"cannot be opened ({exc.strerror})"
+        raise EngineUnavailable(f"The engine's runtime directory {path} {why}.") from None
+    try:
+        info = os.fstat(fd)
+        if info.st_uid != os.getuid():
+            raise EngineUnavailable(f"The engine's runtime directory {path} is owned by another user.")
+        if stat.S_IMODE(info.st_mode) != 0o700:
+            os.fchmod(fd, 0o700)  # ours, from a looser umask
+    finally:
+        os.close(fd)
+    return path
 
 
 def peer_uid(conn: socket.socket) -> int:
@@ -123,7 +155,7 @@ def check_peer(conn: socket.socket) -> None:
         raise PeerRefused(f"A connection from uid {uid} was refused: the engine serves uid {os.getuid()} only.")
 
 
-def listen(path: Path, backlog: int = 64) -> socket.socket:
+def listen(path: StrPath, backlog: int = 64) -> socket.socket:
     """Bind the engine's socket (0600 from the start) and listen; a stale file there is replaced, a live one is not."""
     if probe(path) == "live":
         raise EngineUnavailable(f"Another engine already listens on {path}.")
@@ -142,7 +174,7 @@ def listen(path: Path, backlog: int = 64) -> socket.socket:
     return server
 
 
-def probe(path: Path) -> str:
+def probe(path: StrPath) -> str:
     """`"live"` when an engine accepts on `path`; `"stale"` when a socket file is there but nobody
     listens (an engine that died without cleaning up); else `"absent"`."""
     sock = _try_connect(path)
@@ -171,7 +203,7 @@ def connect_or_start(engine: EnginePaths, start: Callable[[], None], timeout: fl
 
 
 @contextmanager
-def start_lock(path: Path) -> Iterator[None]:
+def start_lock(path: StrPath) -> Iterator[None]:
     """An exclusive `flock` on the lock file (0600), held while one front looks for and starts the engine."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
@@ -181,7 +213,7 @@ def start_lock(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def _try_connect(path: Path) -> socket.socket | None:
+def _try_connect(path: StrPath) -> socket.socket | None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(os.fspath(path))
@@ -193,7 +225,7 @@ def _try_connect(path: Path) -> socket.socket | None:
     return sock
 
 
-def _wait_connect(path: Path, timeout: float) -> socket.socket:
+def _wait_connect(path: StrPath, timeout: float) -> socket.socket:
     """Connect once the started engine listens; backs off from 5 ms to 50 ms, gives up after `timeout`."""
     deadline = time.monotonic() + timeout
     pause = 0.005
@@ -207,7 +239,7 @@ def _wait_connect(path: Path, timeout: float) -> socket.socket:
         pause = min(pause * 2, 0.05)
 
 
-def remove_socket(path: Path) -> None:
+def remove_socket(path: StrPath) -> None:
     """Remove the socket file at `path` (never anything else)."""
     try:
         if stat.S_ISSOCK(os.lstat(path).st_mode):

@@ -307,7 +307,7 @@ def main() -> int:
     loop = asyncio.new_event_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, lambda: [t.cancel() for t in asyncio.all_tasks(loop)])
-    engine = Engine(grace_seconds(), paths.directory)
+    engine = Engine(grace_seconds(), Path(paths.directory))
     try:
         loop.run_until_complete(engine.serve(listener))
     except asyncio.CancelledError:

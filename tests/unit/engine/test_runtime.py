@@ -22,8 +22,8 @@ NOBODY = 65534
 as_root = pytest.mark.skipif(os.getuid() != 0, reason="needs root to act as another uid")
 
 
-def mode(path: Path) -> int:
-    return stat.S_IMODE(path.lstat().st_mode)
+def mode(path: str | Path) -> int:
+    return stat.S_IMODE(Path(path).lstat().st_mode)
 
 
 @pytest.fixture
@@ -40,16 +40,15 @@ def run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 def engine(run_dir: Path) -> Iterator[runtime.EnginePaths]:
     paths = runtime.engine_paths()
     yield paths
-    if paths.socket.exists():
-        paths.socket.unlink()
+    Path(paths.socket).unlink(missing_ok=True)
 
 
 def test_the_runtime_directory_is_made_private_and_names_the_version(run_dir: Path) -> None:
     paths = runtime.engine_paths()
-    assert paths.directory == run_dir / "mcp-sidecar"
+    assert paths.directory == str(run_dir / "mcp-sidecar")
     assert mode(paths.directory) == 0o700
-    assert paths.socket.parent == paths.directory
-    assert f"engine-{mcp_sidecar.__version__}-" in paths.socket.name
+    assert str(Path(paths.socket).parent) == paths.directory
+    assert f"engine-{mcp_sidecar.__version__}-" in Path(paths.socket).name
 
 
 def test_a_runtime_directory_too_deep_for_a_socket_name_falls_back_to_the_temp_dir(
@@ -59,7 +58,7 @@ def test_a_runtime_directory_too_deep_for_a_socket_name_falls_back_to_the_temp_d
     deep.mkdir()
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(deep))
     paths = runtime.engine_paths(tmp_path / "home")
-    assert paths.directory == Path(tempfile.gettempdir()) / f"mcp-sidecar-{os.getuid()}"
+    assert paths.directory == str(Path(tempfile.gettempdir()) / f"mcp-sidecar-{os.getuid()}")
     assert len(os.fsencode(paths.socket)) <= runtime.MAX_SOCKET_PATH
     assert mode(paths.directory) == 0o700
 
