@@ -47,7 +47,6 @@ def _rules() -> list[tuple[type[BaseException], Explain]]:
     from mcp_sidecar.auth.dpop import DpopKeyInvalid, DpopUnsupported
     from mcp_sidecar.auth.login import AuthorizationDenied, CallbackInvalid, LoginNotNeeded
     from mcp_sidecar.auth.provider import (
-        ClientAuthUnsupported,
         IssuerChanged,
         IssuerNotConfigured,
         PkceUnsupported,
@@ -55,6 +54,7 @@ def _rules() -> list[tuple[type[BaseException], Explain]]:
         ScopesNeedApproval,
     )
     from mcp_sidecar.auth.store import CredentialStoreUnavailable
+    from mcp_sidecar.auth.token_steps import ClientAuthUnsupported
     from mcp_sidecar.auth.urls import OAuthUrlRefused
 
     return [

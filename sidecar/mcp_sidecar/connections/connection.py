@@ -7,7 +7,9 @@ Connecting is bounded by the server's timeout by cancelling the owner task, whic
 avoids the SDK's fixed 10 s discovery probe when a server never answers.
 
 What happens to the connection is published as typed events (`mcp_sidecar.events`); request
-helpers get a `LiveSession`, never the connection itself.
+helpers get a `LiveSession`, never the connection itself. The services' half, their requests and
+what the server says, is `ConnectionSurface` (connection_surface.py); this is the owner task,
+connecting with its backoff, and the lifecycle.
 """
 
 from __future__ import annotations
@@ -21,8 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar import __version__, tasks
-from mcp_sidecar.catalog import kinds
-from mcp_sidecar.catalog.kinds import Group
 from mcp_sidecar.config.interpolate import ResolvedServer
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.connections import listing, stdio, transports
@@ -42,15 +42,7 @@ from mcp_sidecar.connections.sdk_streams import (
 )
 from mcp_sidecar.connections.stderr_log import StderrLog
 from mcp_sidecar.connections.watch_stream import WatchStream
-from mcp_sidecar.events import (
-    CatalogInvalidated,
-    ConnectionEvent,
-    ElicitationCompleted,
-    ResourceUpdated,
-    ServerLogged,
-    StatusChanged,
-    WatchesLost,
-)
+from mcp_sidecar.events import ConnectionEvent, StatusChanged
 from mcp_sidecar.output.redact import RESULT_MIN_CHARS, Redactor
 from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, fail, refused_disabled
 
@@ -184,12 +176,6 @@ class Connection(ConnectionSurface):
             connecting=connecting,
             step_up_scope=seen.step_up_scope,
         )
-
-    def _resource_updated(self, uri: str) -> None:
-        self._publish(ResourceUpdated(self, uri))
-
-    def _watches_lost(self) -> None:
-        self._publish(WatchesLost(self))
 
     def _is_closing(self) -> bool:
         return self._closing
@@ -377,39 +363,6 @@ class Connection(ConnectionSurface):
             self._session = None
             self._set_state("failed", error.diagnostic)
 
-    # -- what the server says ----------------------------------------------------------------
-
-    async def _listen(self, client: Client) -> None:
-        """Modern-era sessions announce list changes only on a `subscriptions/listen` stream."""
-        try:
-            async with client.listen(
-                tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True
-            ) as subscription:
-                self.listening = bool(subscription.honored.tools_list_changed)
-                # A change between connecting and this acknowledgement was announced to no one:
-                # lists fetched in that window may be stale, so they are fetched again once.
-                self.stale_kinds |= self._listed_early
-                self.tools_stale = self.tools_stale or "tools" in self._listed_early
-                self._listed_early.clear()
-                async for event in subscription:
-                    kind = kinds.MODERN_CHANGES.get(type(event).__name__)
-                    if kind is not None:
-                        self._list_changed(kind)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            log.info("server %s: change stream unavailable (%s)", self.name, type(exc).__name__)
-        finally:
-            # Without a stream, changes can go unnoticed: callers re-list before trusting the catalog.
-            self.listening = False
-            self.tools_stale = True
-
-    def _list_changed(self, kind: Group) -> None:
-        self.lists.changed(kind)
-        if kind == "tools":
-            self.tools_stale = True
-        self._publish(CatalogInvalidated(self, kind))
-
     def _on_eof(self) -> None:
         if self._closing or self.state != "connected":
             return
@@ -418,25 +371,6 @@ class Connection(ConnectionSurface):
         self._session = None
         self._set_state("failed", diag.diagnostic)
         self._stop.set()
-
-    def _logged(self, level: str, logger: str | None, text: str, notify: bool) -> None:
-        self._publish(ServerLogged(self, level, logger, text, notify))
-
-    async def _on_message(self, message: Any) -> None:
-        if isinstance(message, Exception):
-            return  # garbage lines are counted by the watched stream
-        if type(message).__name__ == "ElicitCompleteNotification":
-            elicitation_id = message.params.elicitation_id
-            if self.hooks.completed(elicitation_id):
-                self._publish(ElicitationCompleted(self, elicitation_id))
-            return
-        if is_modern(self.protocol_version):
-            return  # the SDK also hands listen-stream events here; `_listen` handles them once
-        kind = type(message).__name__
-        if kind == "ResourceUpdatedNotification":
-            self._publish(ResourceUpdated(self, str(message.params.uri)))
-        elif kind in kinds.LEGACY_CHANGES:
-            self._list_changed(kinds.LEGACY_CHANGES[kind])
 
     # -- requests ----------------------------------------------------------------------------
 

@@ -1,20 +1,34 @@
-"""What the services ask of a connection: list its server's catalogs, call a tool, read, complete,
-watch. `Connection` (connection.py) inherits it and owns the session these requests run on; every
-request gets the live session through `_live` (connecting first when needed), never the
-connection's task or its SDK client.
+"""What the services see of a connection: the requests they make (list its server's catalogs, call
+a tool, read, complete, watch) and what its server says (its change notices, published as events
+and kept as the staleness the lists read). `Connection` (connection.py) inherits it and owns the
+session these requests run on; every request gets the live session through `_live` (connecting
+first when needed), never the connection's task or its SDK client.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+import logging
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_sidecar.catalog import kinds
-from mcp_sidecar.catalog.kinds import ListName
+from mcp_sidecar.catalog.kinds import Group, ListName
 from mcp_sidecar.connections import content_requests, watch_requests
 from mcp_sidecar.connections.sdk_streams import is_modern
+from mcp_sidecar.events import (
+    CatalogInvalidated,
+    ConnectionEvent,
+    ElicitationCompleted,
+    ResourceUpdated,
+    ServerLogged,
+    WatchesLost,
+)
 
 if TYPE_CHECKING:
+    from mcp import Client
+
     from mcp_sidecar.config.model import ServerConfig
     from mcp_sidecar.connections.client_hooks import ClientHooks
     from mcp_sidecar.connections.listing import Listings
@@ -22,14 +36,27 @@ if TYPE_CHECKING:
     from mcp_sidecar.connections.protocol import State
     from mcp_sidecar.connections.stderr_log import StderrLog
     from mcp_sidecar.output.redact import Redactor
+    from mcp_sidecar.protocol.errors import Diagnostic
+    from mcp_sidecar.protocol.results import Icon
+
+log = logging.getLogger(__name__)
 
 
 class ConnectionSurface:
-    """The request half of a connection; the state it reads is set by `Connection`."""
+    """The services' half of a connection; the state it reads is set up by `Connection`.
 
+    With that state declared it is a `ServerConnection` itself, which the events it publishes carry.
+    """
+
+    name: str
     config: ServerConfig
+    workspace: Path | None
     state: State
+    generation: int
+    last_diagnostic: Diagnostic | None
     protocol_version: str | None
+    capabilities: frozenset[str]
+    server_icons: list[Icon]
     hooks: ClientHooks
     lists: Listings
     tools_stale: bool
@@ -37,6 +64,7 @@ class ConnectionSurface:
     listening: bool
     _listed_early: set[str]
     _session: LiveSession | None
+    _publish: Callable[[ConnectionEvent], None]
 
     redaction: Redactor
     log: StderrLog
@@ -49,6 +77,10 @@ class ConnectionSurface:
 
     async def _live(self, operation: str) -> LiveSession:
         """The current session, connecting first when there is none (`Connection`)."""
+        raise NotImplementedError
+
+    async def close(self, state: State | None = None, diag: Diagnostic | None = None) -> None:
+        """Close the connection and wait for its owner task (`Connection`)."""
         raise NotImplementedError
 
     # -- requests ----------------------------------------------------------------------------
@@ -130,3 +162,61 @@ class ConnectionSurface:
     async def unsubscribe_resource(self, uri: str, operation: str) -> None:
         session = self._session if self.state == "connected" else None
         await watch_requests.unsubscribe_resource(session, uri, operation)
+
+    # -- what the server says: events for the services, and the staleness the lists read ------
+
+    def _resource_updated(self, uri: str) -> None:
+        self._publish(ResourceUpdated(self, uri))
+
+    def _watches_lost(self) -> None:
+        self._publish(WatchesLost(self))
+
+    async def _listen(self, client: Client) -> None:
+        """Modern-era sessions announce list changes only on a `subscriptions/listen` stream."""
+        try:
+            async with client.listen(
+                tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True
+            ) as subscription:
+                self.listening = bool(subscription.honored.tools_list_changed)
+                # A change between connecting and this acknowledgement was announced to no one:
+                # lists fetched in that window may be stale, so they are fetched again once.
+                self.stale_kinds |= self._listed_early
+                self.tools_stale = self.tools_stale or "tools" in self._listed_early
+                self._listed_early.clear()
+                async for event in subscription:
+                    kind = kinds.MODERN_CHANGES.get(type(event).__name__)
+                    if kind is not None:
+                        self._list_changed(kind)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.info("server %s: change stream unavailable (%s)", self.name, type(exc).__name__)
+        finally:
+            # Without a stream, changes can go unnoticed: callers re-list before trusting the catalog.
+            self.listening = False
+            self.tools_stale = True
+
+    def _list_changed(self, kind: Group) -> None:
+        self.lists.changed(kind)
+        if kind == "tools":
+            self.tools_stale = True
+        self._publish(CatalogInvalidated(self, kind))
+
+    def _logged(self, level: str, logger: str | None, text: str, notify: bool) -> None:
+        self._publish(ServerLogged(self, level, logger, text, notify))
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):
+            return  # garbage lines are counted by the watched stream
+        if type(message).__name__ == "ElicitCompleteNotification":
+            elicitation_id = message.params.elicitation_id
+            if self.hooks.completed(elicitation_id):
+                self._publish(ElicitationCompleted(self, elicitation_id))
+            return
+        if is_modern(self.protocol_version):
+            return  # the SDK also hands listen-stream events here; `_listen` handles them once
+        kind = type(message).__name__
+        if kind == "ResourceUpdatedNotification":
+            self._publish(ResourceUpdated(self, str(message.params.uri)))
+        elif kind in kinds.LEGACY_CHANGES:
+            self._list_changed(kinds.LEGACY_CHANGES[kind])

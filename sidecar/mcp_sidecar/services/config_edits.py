@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from mcp_sidecar.config import edit, imports
+from mcp_sidecar.config import edit, import_values
 from mcp_sidecar.config.edit import EditRefused, EditScope, Target
 from mcp_sidecar.config.interpolate import MissingVariable, resolve
 from mcp_sidecar.config.model import ServerConfig
@@ -76,7 +76,7 @@ def defines(t: Target | None, name: str) -> bool:
 def _literal_notes(definition: dict[str, Any]) -> list[str]:
     return [
         f"`{field}` holds a literal value; prefer a ${{VAR}} reference or a secret command (!command) for credentials."
-        for field in imports.inline_values(definition)
+        for field in import_values.inline_values(definition)
     ]
 
 

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcp_sidecar.config import edit, imports, paths
+from mcp_sidecar.config import edit, import_values, imports, paths
 from mcp_sidecar.config.edit import Document, EditRefused, EditScope, Target
 from mcp_sidecar.protocol.errors import fail, invalid_params
 from mcp_sidecar.services import approvals
@@ -124,7 +124,7 @@ def _preview(candidate: imports.Candidate, select: tuple[str, ...] | None, exist
         "selected": select is not None and candidate.name in select,
         "connection": hidden_connection(definition),
         "disabled": definition.get("disabled", False) is True,
-        "inlineValues": imports.inline_values(definition),
+        "inlineValues": import_values.inline_values(definition),
         "placeholders": [p.to_json() for p in candidate.placeholders],
         "problems": candidate.problems,
         "notes": candidate.notes,

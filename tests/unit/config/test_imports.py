@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_sidecar.config.imports import ImportInvalid, ImportSource, inline_values, read_import
+from mcp_sidecar.config.import_values import inline_values
+from mcp_sidecar.config.imports import ImportInvalid, ImportSource, read_import
 from mcp_sidecar.config.jsonc import strip_jsonc
 
 SAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "imports"
