@@ -247,3 +247,18 @@ async def test_cli_runs_go_through_the_engine_and_share_its_servers(tmp_path: Pa
         # The usage error was answered in the hello: three runs attached.
         assert engine_log(run).count("attached (cli, resume=False)") == 3
         assert len(started_pids(counter)) == 1  # the editor's server answered every run
+
+
+async def test_a_window_opened_after_the_last_one_closed_finds_its_servers_running(
+    tmp_path: Path, engine_env: dict[str, str]
+) -> None:
+    home = tmp_path / "home"
+    counter = tmp_path / "starts"
+    write_config(home, {"basic": basic_stdio("--counter-file", str(counter))})
+    env = {**engine_env, "MCP_SIDECAR_ENGINE_GRACE": "60", "MCP_SIDECAR_SERVER_IDLE": "60"}
+    for _ in range(2):
+        async with start_sidecar(home, env=env) as editor:
+            await editor.request("mcp/activate", {"ids": ["basic.echo"]})
+            called = await editor.request("mcp/callTool", {"id": "basic.echo", "arguments": {"text": "hi"}})
+            assert "hi" in str(called["content"])
+    assert len(started_pids(counter)) == 1  # the second window's call went to the idle server

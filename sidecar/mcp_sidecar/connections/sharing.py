@@ -14,12 +14,14 @@ key's current connection (a replaced connection that is still closing changes no
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from mcp_sidecar import tasks
 from mcp_sidecar.config.interpolate import MissingVariable, SecretCommand, resolve
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.connections.client_hooks import ClientOffer
@@ -126,9 +128,13 @@ class Wanted:
 
 
 class SharedRegistry:
-    def __init__(self, hub: EventHub, factory: ConnectionFactory) -> None:
+    def __init__(self, hub: EventHub, factory: ConnectionFactory, idle_s: float = 0.0) -> None:
+        """`idle_s`: how long a connection whose last client left stays up for the next one (the
+        engine's windows come and go); 0 closes it at once (a process with one client)."""
         self._hub = hub
         self._factory = factory
+        self.idle_s = idle_s
+        self._idle: dict[ConnectionKey, asyncio.TimerHandle] = {}
         self._connections: dict[ConnectionKey, ServerConnection] = {}
         self._routes: dict[ConnectionKey, ConnectionRoute] = {}
         self._users: dict[ConnectionKey, list[ClientId]] = {}
@@ -144,9 +150,37 @@ class SharedRegistry:
         self._clients[client] = publish
 
     def detach(self, client: ClientId) -> list[ServerConnection]:
-        """`client` is gone: it wants nothing now. Returns the connections no client wants, to close."""
-        closing = self.reconcile_client(client, {})
+        """`client` is gone: it wants nothing now. Returns the connections no client wants, to close;
+        with an idle time, none: each stays that long for the next client, then closes itself."""
+        if self.idle_s <= 0:
+            closing = self.reconcile_client(client, {})
+            self._clients.pop(client, None)
+            return closing
+        for key in self.keys_of(client):
+            users = self._users[key]
+            users.remove(client)
+            if not users:
+                conn = self._connections[key]
+                self._idle[key] = asyncio.get_running_loop().call_later(self.idle_s, self._expire, key, conn)
         self._clients.pop(client, None)
+        return []
+
+    def _expire(self, key: ConnectionKey, conn: ServerConnection) -> None:
+        """An idle connection's time is up: closed, unless a client took it again meanwhile."""
+        self._idle.pop(key, None)
+        if self._connections.get(key) is not conn or self._users.get(key):
+            return
+        self._drop(key)
+        self._hub.publish(ConnectionKeysChanged((key,), ()))
+        tasks.spawn(conn.close(), f"idle-close-{key.name}")
+
+    def close_idle(self) -> list[ServerConnection]:
+        """Every connection no client uses, taken out now (the engine is exiting)."""
+        closing = []
+        for key in list(self._idle):
+            self._idle.pop(key).cancel()
+            if key in self._connections and not self._users.get(key):
+                closing.append(self._drop(key))
         return closing
 
     # -- lookup ------------------------------------------------------------------------------
@@ -195,6 +229,8 @@ class SharedRegistry:
         before = [key for key in self.keys_of(client) if key not in wanted]
         for key, want in wanted.items():
             if key in self._connections:
+                if (idle := self._idle.pop(key, None)) is not None:
+                    idle.cancel()  # an idle connection taken again: it stays up
                 if client not in self._users[key]:
                     self._users[key].append(client)
                 continue

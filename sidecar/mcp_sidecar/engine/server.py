@@ -36,6 +36,9 @@ log = logging.getLogger(__name__)
 
 GRACE_ENV = "MCP_SIDECAR_ENGINE_GRACE"
 DEFAULT_GRACE_SECONDS = 60.0
+SERVER_IDLE_ENV = "MCP_SIDECAR_SERVER_IDLE"
+DEFAULT_SERVER_IDLE_SECONDS = 30.0
+"""A server no front uses stops after this; a window opened meanwhile finds it running."""
 HELLO_SECONDS = 10.0
 KINDS = ("lsp", "mcp", "cli")
 """What the engine serves so far: editors (LSP) and hosts (the gateway on stdio); the CLI and the
@@ -79,7 +82,7 @@ class Engine:
 
         self._grace = grace
         self._fronts = fronts_dir(runtime_dir)
-        self.user = UserState()
+        self.user = UserState(server_idle_s=seconds_from(SERVER_IDLE_ENV, DEFAULT_SERVER_IDLE_SECONDS))
         """What every front's client shares: connections, catalogs, credentials."""
         self._clients = 0
         self._idle = asyncio.Event()
@@ -287,13 +290,14 @@ class _StreamWriterAdapter:
             self._writer.close()
 
 
-def grace_seconds() -> float:
-    raw = os.environ.get(GRACE_ENV)
+def seconds_from(name: str, default: float) -> float:
+    """A number of seconds from the environment (0 or more), else `default` (a bad value is logged)."""
+    raw = os.environ.get(name)
     try:
-        return max(0.0, float(raw)) if raw else DEFAULT_GRACE_SECONDS
+        return max(0.0, float(raw)) if raw else default
     except ValueError:
-        log.warning("%s must be a number of seconds; using %g", GRACE_ENV, DEFAULT_GRACE_SECONDS)
-        return DEFAULT_GRACE_SECONDS
+        log.warning("%s must be a number of seconds; using %g", name, default)
+        return default
 
 
 def main() -> int:
@@ -307,7 +311,7 @@ def main() -> int:
     loop = asyncio.new_event_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, lambda: [t.cancel() for t in asyncio.all_tasks(loop)])
-    engine = Engine(grace_seconds(), Path(paths.directory))
+    engine = Engine(seconds_from(GRACE_ENV, DEFAULT_GRACE_SECONDS), Path(paths.directory))
     try:
         loop.run_until_complete(engine.serve(listener))
     except asyncio.CancelledError:

@@ -136,6 +136,7 @@ class ClientContext:
 
     def close(self) -> list[ServerConnection]:
         """The client is gone: it hears no more events and answers no more questions. Returns the
-        connections no client uses any more, for the caller to close (at once: no idle time yet)."""
+        connections no client uses any more, for the caller to close (none with an idle time: those
+        close themselves once it passes, unless a client takes them again)."""
         self._detach()
         return self.registry.close()

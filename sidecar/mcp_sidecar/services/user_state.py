@@ -39,13 +39,16 @@ MAX_DISCOVERIES_IN_FLIGHT = 4
 
 
 class UserState:
-    def __init__(self, connection_factory: ConnectionFactory | None = None, use_disk_cache: bool = True) -> None:
-        """`connection_factory` builds each server's connection (tests pass one making fakes)."""
+    def __init__(
+        self, connection_factory: ConnectionFactory | None = None, use_disk_cache: bool = True, server_idle_s: float = 0
+    ) -> None:
+        """`connection_factory` builds each server's connection (tests pass one making fakes);
+        `server_idle_s`, how long a server no client uses stays up (the engine's; else closed at once)."""
         self.hub = EventHub()
         """The user's events: connections (then routed to their clients), the catalogs'. Its
         subscribers run before any client's."""
         self.clients = Clients()
-        self.registry = SharedRegistry(self.hub, connection_factory or self._new_connection)
+        self.registry = SharedRegistry(self.hub, connection_factory or self._new_connection, server_idle_s)
         """Every connection, one per key, with the clients using each (each client's view is its own
         `ServerRegistry`, `connections/registry.py`)."""
         cache = ToolCache(paths.cache_dir() / "catalogs") if use_disk_cache else None
@@ -77,5 +80,6 @@ class UserState:
         return lambda: self.clients.detach(client)
 
     async def close(self) -> None:
-        """Close every connection (the engine is exiting)."""
-        await asyncio.gather(*(conn.close() for conn in self.registry), return_exceptions=True)
+        """Close every connection, idle ones too (the engine is exiting)."""
+        closing = [*self.registry.close_idle(), *self.registry]
+        await asyncio.gather(*(conn.close() for conn in closing), return_exceptions=True)

@@ -16,6 +16,7 @@ from mcp_sidecar.connections.registry import ServerRegistry
 from mcp_sidecar.connections.sharing import ConnectionKey, ConnectionRoute, SharedRegistry
 from mcp_sidecar.events import ConnectionKeysChanged, EventHub, Reconciled, StatusChanged
 from support.fake_connection import FakeConnection, FakeFactory
+from support.sidecar import wait_until
 
 FORM = ClientOffer(elicitation_form=True)
 
@@ -224,3 +225,33 @@ def test_the_key_of_a_server_not_shared_names_its_client(tmp_path: Path) -> None
     key = ConnectionKey.of(server, tmp_path, ClientOffer(), [], "client-7")
     assert key.client == "client-7"
     assert ConnectionKey.of(parse_server("git", GIT, "global"), tmp_path, ClientOffer(), [], "client-7").client is None
+
+
+async def test_a_connection_whose_last_client_left_waits_its_idle_time_for_the_next(user: User) -> None:
+    """The engine's windows come and go: a server outlives its last window by the idle time, and a
+    window opened meanwhile gets the same connection; after it, the connection closes itself."""
+    user.shared.idle_s = 0.05
+    user.a.load(config(git=GIT))
+    first = user.a.conn("git")
+    assert user.a.registry.close() == []  # nothing to close now: it idles
+    assert first.closed == 0
+
+    user.b.load(config(git=GIT))
+    assert user.b.conn("git") is first  # taken again before its time was up
+    assert len(user.factory.built) == 1
+    assert user.b.registry.close() == []
+
+    await wait_until(lambda: first.closed == 1, within=5, what="the idle connection to close itself")
+    assert user.shared.get(ConnectionKey.of(first.config, user.a.run_dir, ClientOffer(), [], "a")) is None
+    assert [event.released for event in user.released if event.released] == [
+        (ConnectionKey.of(first.config, user.a.run_dir, ClientOffer(), [], "a"),)
+    ]
+
+
+async def test_an_exiting_engine_takes_its_idle_connections_out_at_once(user: User) -> None:
+    user.shared.idle_s = 60
+    user.a.load(config(git=GIT))
+    idle = user.a.conn("git")
+    user.a.registry.close()
+    assert user.shared.close_idle() == [idle]
+    assert list(user.shared) == []
