@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import mcp_sidecar
 from support.gateway import gateway, text_of, tool_names
 from support.servers import basic_stdio, started_pids
 from support.sidecar import diagnostic_of, start_sidecar, wait_until, write_config
@@ -262,3 +263,26 @@ async def test_a_window_opened_after_the_last_one_closed_finds_its_servers_runni
             called = await editor.request("mcp/callTool", {"id": "basic.echo", "arguments": {"text": "hi"}})
             assert "hi" in str(called["content"])
     assert len(started_pids(counter)) == 1  # the second window's call went to the idle server
+
+
+async def test_another_installation_or_version_starts_its_own_engine(
+    tmp_path: Path, engine_env: dict[str, str]
+) -> None:
+    """Two installs side by side (the second an older version): each front attaches to its own."""
+    home = tmp_path / "home"
+    write_config(home, {"basic": basic_stdio()})
+    other = tmp_path / "other" / "mcp_sidecar"
+    shutil.copytree(Path(mcp_sidecar.__file__).parent, other, ignore=shutil.ignore_patterns("__pycache__"))
+    init = other / "__init__.py"
+    init.write_text(init.read_text().replace(f'"{mcp_sidecar.__version__}"', '"0.0.1"'))
+    run = Path(engine_env["XDG_RUNTIME_DIR"])
+    older = {**engine_env, "PYTHONPATH": str(other.parent)}
+    async with start_sidecar(home, env=engine_env) as current, start_sidecar(home, env=older) as old:
+        for client in (current, old):
+            status = await client.request("mcp/status")
+            assert [row["name"] for row in status["servers"]] == ["basic"]
+        assert len(engines(run)) == 2
+        sockets = sorted(p.name for p in (run / "mcp-sidecar").glob("*.sock"))
+        assert len(sockets) == 2
+        assert any(name.startswith("engine-0.0.1-") for name in sockets)
+        assert any(name.startswith(f"engine-{mcp_sidecar.__version__}-") for name in sockets)
