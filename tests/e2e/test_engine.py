@@ -286,3 +286,37 @@ async def test_another_installation_or_version_starts_its_own_engine(
         assert len(sockets) == 2
         assert any(name.startswith("engine-0.0.1-") for name in sockets)
         assert any(name.startswith(f"engine-{mcp_sidecar.__version__}-") for name in sockets)
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to act as another uid")
+async def test_the_engine_refuses_another_uid_even_with_its_socket_opened_up(
+    tmp_path: Path, engine_env: dict[str, str]
+) -> None:
+    home = tmp_path / "home"
+    write_config(home, {"basic": basic_stdio()})
+    run = Path(engine_env["XDG_RUNTIME_DIR"])
+    async with start_sidecar(home, env=engine_env) as editor:
+        await editor.request("mcp/status")
+        [sock] = (run / "mcp-sidecar").glob("*.sock")
+        for opened in (run, run / "mcp-sidecar"):
+            opened.chmod(0o755)
+        sock.chmod(0o666)  # only the peer check is left between uid nobody and the engine
+        hello = '{"v": 1, "kind": "cli", "front": "0123456789abcdef", "cwd": "/", "argv": ["status"], "env": {}}'
+        probe = (
+            "import socket, sys\n"
+            "s = socket.socket(socket.AF_UNIX)\n"
+            f"s.connect({str(sock)!r})\n"
+            "s.settimeout(20)\n"
+            "try:\n"
+            f"    s.sendall({hello!r}.encode() + b'\\n')\n"
+            "    answer = s.recv(65536)\n"
+            "except (ConnectionResetError, BrokenPipeError):\n"
+            "    answer = b''\n"
+            "sys.exit(0 if answer == b'' else 3)\n"
+        )
+        proc = await asyncio.create_subprocess_exec(
+            "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", probe, cwd="/"
+        )
+        assert await asyncio.wait_for(proc.wait(), 30) == 0  # closed without a byte of answer
+        assert "refused: the engine serves uid" in engine_log(run)
+        assert (await editor.request("mcp/status"))["servers"][0]["name"] == "basic"
