@@ -18,7 +18,11 @@ def main() -> int:
     if kind is not None:
         from mcp_sidecar.engine import front
 
-        return front.main(kind, argv)
+        code = front.main(kind, argv)
+        if code is not None:
+            return code
+        # No engine here (an unsafe runtime directory, one that would not start): in-process, as
+        # with MCP_SIDECAR_ENGINE=off; nothing of the client's was read yet.
     if command_of(argv) == "engine":
         return _engine(argv)
     from mcp_sidecar.cli import main as cli_main

@@ -111,3 +111,19 @@ def answers_in(message: Any) -> list[Any]:
 
 def _usable(msg_id: Any) -> bool:
     return isinstance(msg_id, str | int) and not isinstance(msg_id, bool)
+
+
+CANCELS = {"notifications/cancelled": "requestId", "$/cancelRequest": "id"}
+"""MCP's and LSP's cancellation notices, and where each names the request."""
+
+
+def cancelled_in(message: Any) -> list[Any]:
+    """The ids of the requests a message (or a batch) cancels."""
+    items = message if isinstance(message, list) else [message]
+    found = []
+    for item in items:
+        if isinstance(item, dict) and item.get("method") in CANCELS and isinstance(item.get("params"), dict):
+            msg_id = item["params"].get(CANCELS[item["method"]])
+            if _usable(msg_id):
+                found.append(msg_id)
+    return found

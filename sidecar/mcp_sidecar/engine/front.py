@@ -25,8 +25,8 @@ import time
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-from mcp_sidecar.engine.framing import Frame, LineFrames, LspFrames, answers_in, requests_in
-from mcp_sidecar.engine.runtime import EngineUnavailable
+from mcp_sidecar.engine.framing import Frame, LineFrames, LspFrames, answers_in, cancelled_in, requests_in
+from mcp_sidecar.engine.runtime import EngineUnavailable, PeerRefused, check_peer
 
 
 class _Say:
@@ -55,6 +55,9 @@ OPENED = {"initialized", "notifications/initialized"}
 CLOSINGS = {"exit"}
 """LSP's last notification: after it the engine closes the stream, and the front ends."""
 MAX_ATTACH_ATTEMPTS = 5
+MAX_RESTARTS = 20
+"""Engines replaced during one front's life before it gives up (a crash loop, not a crash)."""
+HELLO_TIMEOUT_SECONDS = 30.0
 ATTACH_PAUSE_SECONDS = 0.05
 
 
@@ -96,7 +99,9 @@ class Hello:
         self.argv = argv
         self.cwd = cwd if cwd is not None else os.getcwd()
         self.front = front if front is not None else os.urandom(8).hex()
-        self.env = env if env is not None else dict(os.environ)
+        self.env = env if env is not None else {}
+        """Empty until the engine resolves `${VAR}` in each client's own environment: nothing of it
+        crosses the socket before it is used."""
 
     def line(self, resume: bool) -> bytes:
         body = {
@@ -132,18 +137,21 @@ class Relay:
         self._client_done = False
         self._write_lock = threading.Lock()
         self._resumes = 0
+        self._engine_pid: object = None
+        """The engine's pid from its hello answer: the same one after a stream ended means it is alive."""
         self.restarts = 0
 
-    def run(self) -> int:
-        """Relay until the client and the engine are both done; 0, or 1 when the engine cannot be reached."""
+    def run(self) -> int | None:
+        """Relay until the client and the engine are both done; the exit status, or None when no engine
+        could be reached before a byte of the client's was read (the caller then runs in-process)."""
         try:
             self._sock = self._attach_first()
         except UsageError as exc:
             print(exc, file=sys.stderr)
             return exc.code
         except EngineUnavailable as exc:
-            log.error("%s", exc)
-            return 1
+            log.warning("%s; running in this process instead", exc)
+            return None
         if self._hello.kind == "cli":
             return self._print_run()
         upstream = threading.Thread(target=self._client_to_engine, name="front-up", daemon=True)
@@ -196,6 +204,8 @@ class Relay:
                 self._opening.append(frame)
             for msg_id, method in requests_in(frame.message):
                 self._in_flight[msg_id] = method
+            for msg_id in cancelled_in(frame.message):
+                self._in_flight.pop(msg_id, None)  # a cancelled request may never be answered
             if isinstance(frame.message, dict) and frame.message.get("method") in CLOSINGS:
                 self._client_done = True  # the engine ends this client's stream next: that is no death
             while self._sock is None:
@@ -252,12 +262,19 @@ class Relay:
         for attempt in range(MAX_ATTACH_ATTEMPTS):
             if attempt:
                 time.sleep(ATTACH_PAUSE_SECONDS * attempt)  # a dying engine may still accept for a moment
+            previous = self._engine_pid
             try:
                 sock = self._attach(resume=True)
             except HelloLost:
                 continue
             except EngineUnavailable as exc:
                 log.error("%s", exc)
+                return False
+            if self._engine_pid == previous or self.restarts >= MAX_RESTARTS:
+                # The same engine ended this client's stream on purpose (it could not serve it), or
+                # engines keep dying: attaching again would only loop.
+                sock.close()
+                log.error("the engine ended this client's connection; the front stops")
                 return False
             with self._lock:
                 opening = list(self._opening)
@@ -294,8 +311,20 @@ class Relay:
     def _attach(self, resume: bool) -> socket.socket:
         sock = self._connect()
         try:
+            check_peer(sock)  # the other end is this user's: only then does the hello go
+        except PeerRefused as exc:
+            sock.close()
+            raise EngineUnavailable(str(exc)) from None
+        try:
+            sock.settimeout(HELLO_TIMEOUT_SECONDS)  # a stopped engine whose backlog still accepts
             sock.sendall(self._hello.line(resume))
             answer = _read_line(sock)
+            sock.settimeout(None)
+        except TimeoutError:
+            sock.close()
+            raise EngineUnavailable(
+                f"The engine did not answer the hello within {HELLO_TIMEOUT_SECONDS:g} s."
+            ) from None
         except OSError as exc:
             sock.close()
             raise HelloLost(f"The engine closed the connection during the hello ({exc.strerror}).") from None
@@ -307,6 +336,8 @@ class Relay:
         if refused or not isinstance(answer, dict) or answer.get("v") != HELLO_VERSION:
             sock.close()
             raise EngineUnavailable(f"The engine refused this front: {refused or 'another hello version'}.")
+        engine = answer.get("engine")
+        self._engine_pid = engine.get("pid") if isinstance(engine, dict) else None
         return sock
 
 
@@ -341,8 +372,9 @@ def _read_line(sock: socket.socket) -> Any:
 # -- the front's process ---------------------------------------------------------------------
 
 
-def main(kind: str, argv: list[str]) -> int:
-    """Run a front: attach (starting the engine when none runs) and relay stdin and stdout."""
+def main(kind: str, argv: list[str]) -> int | None:
+    """Run a front: attach (starting the engine when none runs) and relay stdin and stdout; None when
+    no engine can be used here (the caller runs in-process, as with `MCP_SIDECAR_ENGINE=off`)."""
     import signal
     import subprocess
 
@@ -351,8 +383,8 @@ def main(kind: str, argv: list[str]) -> int:
     try:
         paths = runtime.engine_paths()
     except EngineUnavailable as exc:
-        log.error("%s", exc)
-        return 1
+        log.warning("%s; running in this process instead", exc)
+        return None
 
     def start() -> None:
         command = [

@@ -1,11 +1,12 @@
 """Which command lines run as fronts of the engine, and of which kind; read without the parser.
 
-Imported by `entry.py` before anything else, so: standard library `os` only.
+Imported by `entry.py` before anything else, so: standard library `os` and `sys` only.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 ENGINE_ENV = "MCP_SIDECAR_ENGINE"
 CLI_COMMANDS = frozenset(
@@ -24,6 +25,8 @@ def wanted(argv: list[str]) -> str | None:
     """
     if os.environ.get(ENGINE_ENV, "").lower() != "on" or any(a in ("-h", "--help", "--version") for a in argv):
         return None
+    if sys.platform != "linux":
+        return None  # the peer check reads Linux's SO_PEERCRED
     command = command_of(argv)
     if command in (None, "serve"):
         return "lsp"

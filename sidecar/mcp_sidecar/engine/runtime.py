@@ -149,8 +149,8 @@ def check_peer(conn: socket.socket) -> None:
     """Refuse a connection from any other uid; the engine closes it without reading a byte."""
     try:
         uid = peer_uid(conn)
-    except OSError as exc:
-        raise PeerRefused(f"The peer's credentials cannot be read ({exc.strerror}).") from None
+    except (OSError, AttributeError) as exc:  # AttributeError: no SO_PEERCRED on this platform
+        raise PeerRefused(f"The peer's credentials cannot be read ({type(exc).__name__}).") from None
     if uid != os.getuid():
         raise PeerRefused(f"A connection from uid {uid} was refused: the engine serves uid {os.getuid()} only.")
 

@@ -26,7 +26,8 @@ from mcp_sidecar import __version__, tasks
 from mcp_sidecar.engine import runtime
 from mcp_sidecar.engine.front import HELLO_VERSION, MAX_HELLO_BYTES
 from mcp_sidecar.engine.kinds import CLI_COMMANDS
-from mcp_sidecar.engine.resume import FrontSessions, Saved, fronts_dir, gateway_session_name
+from mcp_sidecar.engine.resume import FRONT_ID, FrontSessions, Saved, fronts_dir, gateway_session_name
+from mcp_sidecar.gateway.stdio import MAX_LINE_BYTES
 
 if TYPE_CHECKING:
     from mcp_sidecar.services.app import Sidecar
@@ -66,7 +67,7 @@ def parse_hello(line: bytes) -> HelloLine | str:
     kind, front, cwd, argv, env = (raw.get(k) for k in ("kind", "front", "cwd", "argv", "env"))
     if kind not in KINDS:
         return f"this engine does not serve {kind!r} fronts"
-    if not (isinstance(front, str) and isinstance(cwd, str) and Path(cwd).is_absolute()):
+    if not (isinstance(front, str) and FRONT_ID.match(front) and isinstance(cwd, str) and Path(cwd).is_absolute()):
         return "the hello lacks the front's id or an absolute working directory"
     if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv)):
         return "the hello's argv is not a list of strings"
@@ -91,18 +92,19 @@ class Engine:
         self.served = 0
 
     async def serve(self, listener: socket.socket) -> None:
-        server = await asyncio.start_unix_server(self._accept, sock=listener, limit=1 << 20)
-        async with server:
-            while True:
-                await self._idle.wait()
-                self._attached.clear()
-                try:
-                    await asyncio.wait_for(self._attached.wait(), self._grace)
-                except TimeoutError:
-                    if self._clients == 0:
-                        log.info("no front for %g s: the engine exits", self._grace)
-                        await self.user.close()
-                        return
+        # The gateway reads a host's lines up to 64 MiB, as over its own stdio (gateway/stdio.py).
+        server = await asyncio.start_unix_server(self._accept, sock=listener, limit=MAX_LINE_BYTES)
+        while True:
+            await self._idle.wait()
+            self._attached.clear()
+            try:
+                await asyncio.wait_for(self._attached.wait(), self._grace)
+            except TimeoutError:
+                if self._clients == 0:
+                    server.close()  # no new front while the servers stop: one that comes starts a new engine
+                    log.info("no front for %g s: the engine exits", self._grace)
+                    await self.user.close()
+                    return
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         sock = writer.get_extra_info("socket")
@@ -170,9 +172,11 @@ async def _serve_lsp(
     server, app = create_server({"workspace": project or hello.cwd, "trusted": trusted}, user, initialized)
     _save_after_requests(server.fast_handlers, saved, app)
     # pygls' `exit` handler ends the process it thinks it owns: here, only this client's stream.
-    with contextlib.suppress(SystemExit):
-        await run_client(server, app, reader, _StreamWriterAdapter(writer))
-    saved.remove()  # the client is done (a dying engine never gets here: its fronts' files stay)
+    try:
+        with contextlib.suppress(SystemExit):
+            await run_client(server, app, reader, _StreamWriterAdapter(writer))
+    finally:
+        saved.remove()  # the client is done (a dying engine never gets here: its fronts' files stay)
 
 
 async def _restore(saved: FrontSessions, app: Sidecar, restore: Saved) -> None:
@@ -253,23 +257,26 @@ async def _serve_gateway(
     project, _ = _project_options(hello)
     own = args.session is None
     durable = DurableSession(gateway_session_name(hello.front), fronts) if own else DurableSession(args.session)
-    await serve_front(args, project or hello.cwd, HostPipes(reader, writer), user, durable)
-    if own:
-        durable.remove()
+    try:
+        await serve_front(args, project or hello.cwd, HostPipes(reader, writer), user, durable)
+    finally:
+        if own:
+            durable.remove()
 
 
 def _project_options(hello: HelloLine) -> tuple[Path | None, bool]:
-    """`--project DIR` and `--trust-project` from the front's command line; the rest is the front's."""
-    project: Path | None = None
-    argv = hello.argv
-    for i, arg in enumerate(argv):
-        if arg == "--project" and i + 1 < len(argv):
-            project = Path(argv[i + 1])
-        elif arg.startswith("--project="):
-            project = Path(arg.partition("=")[2])
-    if project is not None and not project.is_absolute():
-        project = hello.cwd / project
-    return project, "--trust-project" in argv
+    """`--project DIR` (resolved against the front's directory, as the CLI resolves it against its
+    own) and `--trust-project`, read by the command's own parser."""
+    from mcp_sidecar import cli_parser
+
+    errors = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(errors):
+            args = cli_parser.parse_args(hello.argv)
+    except SystemExit:
+        return None, False  # an editor's serve takes no other words; a bad one trusts nothing
+    project = (hello.cwd / args.project).resolve() if args.project is not None else None
+    return project, bool(args.trust_project)
 
 
 class _StreamWriterAdapter:

@@ -128,7 +128,7 @@ def test_a_killed_engine_answers_the_requests_in_flight_and_a_new_one_takes_over
     client = Client(kind)
     hello = Hello(kind, ["serve"], env={"CANARY": "x"})
     relay = Relay(hello, lambda: runtime.connect_or_start(paths, start), client.front_in, client.front_out)
-    ended: list[int] = []
+    ended: list[int | None] = []
     thread = threading.Thread(target=lambda: ended.append(relay.run()), daemon=True)
     thread.start()
     try:
@@ -171,15 +171,18 @@ def test_a_killed_engine_answers_the_requests_in_flight_and_a_new_one_takes_over
             engine.wait()
 
 
-def test_an_engine_that_cannot_be_started_ends_the_front_with_1(engine_env: Path) -> None:
+def test_a_front_without_an_engine_hands_back_before_reading_its_client(engine_env: Path) -> None:
+    """No engine starts: `run` says so (None) and the caller runs in-process; stdin was never read."""
     paths = runtime.engine_paths()
     client = Client("lsp")
 
     def connect() -> Any:
         return runtime.connect_or_start(paths, lambda: None, timeout=0.2)
 
+    client.send({"id": 1, "method": "initialize", "params": {}})
     relay = Relay(Hello("lsp", ["serve"]), connect, client.front_in, client.front_out)
-    assert relay.run() == 1
+    assert relay.run() is None
+    assert os.read(client.front_in.fileno(), 65536).startswith(b"Content-Length:")  # still there to serve
 
 
 def _wait_logged(log: Path, condition: Callable[[dict[str, Any]], bool], seconds: float = 20) -> None:
