@@ -17,6 +17,9 @@ import logging
 import os
 import re
 import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -94,7 +97,7 @@ class PrivateFileHandler(logging.FileHandler):
 
 
 def setup(verbosity: int, log_file: str | None) -> None:
-    level = logging.WARNING if verbosity <= 0 else logging.INFO if verbosity == 1 else logging.DEBUG
+    level = level_of(verbosity)
     root = logging.getLogger()
     root.setLevel(logging.DEBUG if log_file else level)
     for handler in list(root.handlers):
@@ -122,3 +125,100 @@ def setup(verbosity: int, log_file: str | None) -> None:
     logging.getLogger("mcp").setLevel(logging.WARNING)
     if refused is not None:
         logging.getLogger(__name__).warning("not logging to the file: %s; logging to stderr only", refused)
+
+
+# -- one log per client, in a process that serves several (the engine) ---------------------------
+
+_CLIENT: ContextVar[ClientLog | None] = ContextVar("mcp_sidecar_client_log", default=None)
+_OPEN: set[ClientLog] = set()
+
+
+def level_of(verbosity: int) -> int:
+    return logging.WARNING if verbosity <= 0 else logging.INFO if verbosity == 1 else logging.DEBUG
+
+
+class ClientLog:
+    """One client's log where a process serves many: what its own process would have logged, at its
+    `-v` level, to its own `--log-file` and to its own stderr (`stream`, sent on to its front), made of
+    the records made while serving it (the context its tasks and threads inherit, `serving`)."""
+
+    def __init__(self, verbosity: int, log_file: Path | None, stream: Callable[[str], None]) -> None:
+        level = level_of(verbosity)
+        stderr = _TextHandler(stream)
+        stderr.setLevel(level)
+        self.handlers: list[logging.Handler] = [stderr]
+        self.refused: str | None = None
+        if log_file is not None:
+            try:
+                log_file.parent.mkdir(parents=True, exist_ok=True)
+                file_handler = PrivateFileHandler(log_file, encoding="utf-8")
+            except OSError as exc:
+                self.refused = str(exc)
+            else:
+                file_handler.setLevel(min(level, logging.INFO))
+                self.handlers.append(file_handler)
+        for handler in self.handlers:
+            handler.setFormatter(logging.Formatter(FORMAT))
+            handler.addFilter(ForeignRecordScrubber())
+        self.level = min(handler.level for handler in self.handlers)
+
+    def handle(self, record: logging.LogRecord) -> None:
+        for handler in self.handlers:
+            if record.levelno >= handler.level:
+                handler.handle(record)
+
+    @contextmanager
+    def serving(self) -> Iterator[None]:
+        """Records made in this block, and in the tasks and threads started from it, are this client's."""
+        _OPEN.add(self)
+        _refresh_root_level()
+        token = _CLIENT.set(self)
+        try:
+            if self.refused is not None:
+                logging.getLogger(__name__).warning("not logging to the file: %s; logging to stderr only", self.refused)
+            yield
+        finally:
+            _CLIENT.reset(token)
+            _OPEN.discard(self)
+            for handler in self.handlers:
+                handler.close()
+            _refresh_root_level()
+
+
+class _TextHandler(logging.Handler):
+    """Formatted records to a function (a front's stderr, over the engine's socket)."""
+
+    def __init__(self, send: Callable[[str], None]) -> None:
+        super().__init__()
+        self._send = send
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self._send(self.format(record) + "\n")
+        except Exception:
+            self.handleError(record)
+
+
+class _ClientRouter(logging.Handler):
+    """On the root logger of a process serving several clients: each record to the client it was made for."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        client = _CLIENT.get()
+        if client is not None and client in _OPEN:
+            client.handle(record)
+
+
+_own_level = logging.WARNING
+
+
+def route_clients() -> None:
+    """Give each client served from here its own log (`ClientLog.serving`), besides this process's own."""
+    global _own_level
+    root = logging.getLogger()
+    _own_level = root.level
+    root.addHandler(_ClientRouter())
+
+
+def _refresh_root_level() -> None:
+    """The root logger lets through what this process or any client's log wants, and no more."""
+    logging.getLogger().setLevel(min([_own_level, *(client.level for client in _OPEN)]))

@@ -50,6 +50,9 @@ log = _Say()
 HELLO_VERSION = 1
 MAX_HELLO_BYTES = 64 * 1024
 RESUME_ID_PREFIX = "mcp-sidecar-resume-"
+FRONT_LOG = "$/mcp-sidecar/frontLog"
+"""The engine's notice carrying a piece of this client's log (`{"text"}`): the front writes it to its
+own stderr, where the client's process would have written it, and never passes it on."""
 OPENINGS = {"initialize"}
 OPENED = {"initialized", "notifications/initialized"}
 CLOSINGS = {"exit"}
@@ -169,8 +172,7 @@ class Relay:
                 if isinstance(message.get("out"), str):
                     self._write(message["out"].encode())
                 elif isinstance(message.get("err"), str):
-                    sys.stderr.write(message["err"])
-                    sys.stderr.flush()
+                    _stderr(message["err"])
                 elif isinstance(message.get("exit"), int):
                     return int(message["exit"])
         diag = engine_restarted(None, self._hello.argv[0] if self._hello.argv else "cli")["error"]["data"]
@@ -234,6 +236,12 @@ class Relay:
                 return 1
 
     def _deliver(self, frame: Frame) -> None:
+        if isinstance(frame.message, dict) and frame.message.get("method") == FRONT_LOG:
+            params = frame.message.get("params")
+            text = params.get("text") if isinstance(params, dict) else None
+            if isinstance(text, str):
+                _stderr(text)
+            return
         ids = answers_in(frame.message)
         if any(isinstance(i, str) and i.startswith(RESUME_ID_PREFIX) for i in ids):
             return  # the answer to a replayed opening: the client had its own long ago
@@ -339,6 +347,12 @@ class Relay:
         engine = answer.get("engine")
         self._engine_pid = engine.get("pid") if isinstance(engine, dict) else None
         return sock
+
+
+def _stderr(text: str) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(text)
+        sys.stderr.flush()
 
 
 def _recv(sock: socket.socket) -> bytes:

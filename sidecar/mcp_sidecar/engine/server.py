@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcp_sidecar import __version__, tasks
+from mcp_sidecar import __version__, logs, tasks
 from mcp_sidecar.engine import runtime
-from mcp_sidecar.engine.front import HELLO_VERSION, MAX_HELLO_BYTES
+from mcp_sidecar.engine.framing import LineFrames, LspFrames
+from mcp_sidecar.engine.front import FRONT_LOG, HELLO_VERSION, MAX_HELLO_BYTES
 from mcp_sidecar.engine.kinds import CLI_COMMANDS
 from mcp_sidecar.engine.resume import FRONT_ID, FrontSessions, Saved, fronts_dir, gateway_session_name
 from mcp_sidecar.gateway.stdio import MAX_LINE_BYTES
@@ -147,12 +148,13 @@ class Engine:
         writer.write(json.dumps({"v": HELLO_VERSION, "engine": engine}).encode() + b"\n")
         self.served += 1
         log.info("front %s attached (%s, resume=%s)", hello.front, hello.kind, bool(hello.resume))
-        if args is None:
-            await _serve_lsp(hello, reader, writer, self.user, self._fronts)
-        elif hello.kind == "mcp":
-            await _serve_gateway(hello, args, reader, writer, self.user, self._fronts)
-        else:
-            await _serve_cli(hello, args, writer, self.user)
+        with _client_log(hello, writer).serving():
+            if args is None:
+                await _serve_lsp(hello, reader, writer, self.user, self._fronts)
+            elif hello.kind == "mcp":
+                await _serve_gateway(hello, args, reader, writer, self.user, self._fronts)
+            else:
+                await _serve_cli(hello, args, writer, self.user)
         log.info("front %s detached", hello.front)
 
 
@@ -264,6 +266,45 @@ async def _serve_gateway(
             durable.remove()
 
 
+def _client_log(hello: HelloLine, writer: asyncio.StreamWriter) -> logs.ClientLog:
+    """The log this client's own process would have kept: `-v`, `--log-file` (against the front's
+    directory) and its stderr, which goes to the front as `FRONT_LOG` messages (CLI runs: `{"err"}` lines)."""
+    from mcp_sidecar import cli_parser
+
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            args = cli_parser.parse_args(hello.argv)
+    except SystemExit:
+        args = None
+    verbosity = int(getattr(args, "verbose", 0) or 0)
+    log_file = getattr(args, "log_file", None)
+    path = (hello.cwd / Path(log_file).expanduser()) if log_file else None
+    loop = asyncio.get_running_loop()
+    frame = LspFrames.frame if hello.kind == "lsp" else LineFrames.frame
+
+    def message(text: str) -> bytes:
+        if hello.kind == "cli":
+            return json.dumps({"err": text}).encode() + b"\n"
+        return frame({"jsonrpc": "2.0", "method": FRONT_LOG, "params": {"text": text}})
+
+    def send(text: str) -> None:
+        data = message(text)
+        if _in_loop(loop):
+            if not writer.is_closing():
+                writer.write(data)
+        else:  # a record made in a worker thread
+            loop.call_soon_threadsafe(lambda: None if writer.is_closing() else writer.write(data))
+
+    return logs.ClientLog(verbosity, path, send)
+
+
+def _in_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
 def _project_options(hello: HelloLine) -> tuple[Path | None, bool]:
     """`--project DIR` (resolved against the front's directory, as the CLI resolves it against its
     own) and `--trust-project`, read by the command's own parser."""
@@ -315,6 +356,7 @@ def main() -> int:
     except (runtime.EngineUnavailable, OSError) as exc:
         log.error("the engine cannot listen: %s", exc)
         return 1
+    logs.route_clients()
     loop = asyncio.new_event_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, lambda: [t.cancel() for t in asyncio.all_tasks(loop)])
