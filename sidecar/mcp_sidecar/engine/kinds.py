@@ -9,6 +9,7 @@ import os
 import sys
 
 ENGINE_ENV = "MCP_SIDECAR_ENGINE"
+OFF = frozenset({"off", "0", "false", "no"})
 CLI_COMMANDS = frozenset(
     {"status", "get", "tools", "logs", "discover", "refresh", "activate", "run", "call", "read", "complete", "prompt"}
 )
@@ -18,12 +19,12 @@ _VALUE_OPTIONS = {"--log-file", "--project"}
 
 
 def wanted(argv: list[str]) -> str | None:
-    """The kind of front this command line runs as (`lsp`, `mcp`), or None to run in-process.
+    """The kind of front this command line runs as (`lsp`, `mcp`, `cli`), or None to run in-process.
 
-    The editor's serve and the stdio gateway, with the engine asked for: opt-in
-    (`MCP_SIDECAR_ENGINE=on`) while the engine is being built; `off` or unset runs in-process.
+    The editor's serve, the stdio gateway and the CLI's read-only subcommands run as fronts unless
+    `MCP_SIDECAR_ENGINE` says `off` (or `0`, `false`, `no`).
     """
-    if os.environ.get(ENGINE_ENV, "").lower() != "on" or any(a in ("-h", "--help", "--version") for a in argv):
+    if os.environ.get(ENGINE_ENV, "").strip().lower() in OFF or any(a in ("-h", "--help", "--version") for a in argv):
         return None
     if sys.platform != "linux":
         return None  # the peer check reads Linux's SO_PEERCRED
