@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeGuard
 
@@ -27,6 +29,10 @@ log = logging.getLogger(__name__)
 
 FRONT_ID = re.compile(r"^[0-9a-f]{16}\Z")
 MAX_SESSIONS = 64
+STALE_SECONDS = 7 * 24 * 3600.0
+"""A saved-sessions file untouched this long belongs to no living front (an engine and its fronts
+killed together leave theirs): an engine removes it when it starts. An attached front's file is
+touched whenever it attaches."""
 
 Saved = dict[str, dict[str, str]]
 """Session id → (tool id → digest of its definition as activated)."""
@@ -34,6 +40,38 @@ Saved = dict[str, dict[str, str]]
 
 def fronts_dir(runtime_dir: Path) -> Path:
     return runtime_dir / "fronts"
+
+
+def sweep(directory: Path, older_than: float = STALE_SECONDS) -> int:
+    """Remove the saved-sessions files (editor fronts' and gateway fronts') nobody touched for
+    `older_than` seconds; how many went. Never raises: a directory that is not ours is left alone."""
+    removed = 0
+    try:
+        with fs.private_directory(directory, create=False) as dir_fd:
+            if dir_fd is None:
+                return 0
+            now = time.time()
+            for entry in os.scandir(dir_fd):
+                if not entry.name.endswith(".json") or not entry.is_file(follow_symlinks=False):
+                    continue
+                if now - entry.stat(follow_symlinks=False).st_mtime > older_than:
+                    os.unlink(entry.name, dir_fd=dir_fd)
+                    removed += 1
+    except (OSError, fs.UnsafeDirectory) as exc:
+        log.warning("old front session files were not swept (%s)", type(exc).__name__)
+    if removed:
+        log.info("removed %d front session file(s) no front came back for", removed)
+    return removed
+
+
+def touch(directory: Path, name: str) -> None:
+    """Mark a front's file as in use (`sweep` keeps it); a missing file is fine."""
+    try:
+        with fs.private_directory(directory, create=False) as dir_fd:
+            if dir_fd is not None:
+                os.utime(name, dir_fd=dir_fd, follow_symlinks=False)
+    except (OSError, fs.UnsafeDirectory, NotImplementedError):
+        pass
 
 
 def gateway_session_name(front: str) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar import __version__, logs, tasks
-from mcp_sidecar.engine import runtime
+from mcp_sidecar.engine import resume, runtime
 from mcp_sidecar.engine.framing import LineFrames, LspFrames
 from mcp_sidecar.engine.front import FRONT_LOG, HELLO_VERSION, MAX_HELLO_BYTES
 from mcp_sidecar.engine.kinds import CLI_COMMANDS
@@ -84,28 +84,50 @@ class Engine:
 
         self._grace = grace
         self._fronts = fronts_dir(runtime_dir)
+        resume.sweep(self._fronts)
         self.user = UserState(server_idle_s=seconds_from(SERVER_IDLE_ENV, DEFAULT_SERVER_IDLE_SECONDS))
         """What every front's client shares: connections, catalogs, credentials."""
         self._clients = 0
         self._idle = asyncio.Event()
         self._idle.set()
         self._attached = asyncio.Event()
+        self._stop = asyncio.Event()
         self.served = 0
+
+    def stop(self) -> None:
+        """End soon, in order (SIGTERM, SIGINT): stop accepting, close the servers, exit. The fronts
+        still attached see their engine go and start the next one."""
+        self._stop.set()
 
     async def serve(self, listener: socket.socket) -> None:
         # The gateway reads a host's lines up to 64 MiB, as over its own stdio (gateway/stdio.py).
         server = await asyncio.start_unix_server(self._accept, sock=listener, limit=MAX_LINE_BYTES)
-        while True:
-            await self._idle.wait()
-            self._attached.clear()
-            try:
-                await asyncio.wait_for(self._attached.wait(), self._grace)
-            except TimeoutError:
-                if self._clients == 0:
-                    server.close()  # no new front while the servers stop: one that comes starts a new engine
-                    log.info("no front for %g s: the engine exits", self._grace)
-                    await self.user.close()
+        stopping = asyncio.ensure_future(self._stop.wait())
+        try:
+            while True:
+                idle = asyncio.ensure_future(self._idle_for_grace())
+                await asyncio.wait({idle, stopping}, return_when=asyncio.FIRST_COMPLETED)
+                if stopping.done():
+                    idle.cancel()
+                    log.info("asked to stop: the engine closes its servers and exits")
                     return
+                if idle.result():
+                    log.info("no front for %g s: the engine exits", self._grace)
+                    return
+        finally:
+            stopping.cancel()
+            server.close()  # no new front while the servers stop: one that comes starts a new engine
+            await self.user.close()
+
+    async def _idle_for_grace(self) -> bool:
+        """True once no front was attached for the whole grace period."""
+        await self._idle.wait()
+        self._attached.clear()
+        try:
+            await asyncio.wait_for(self._attached.wait(), self._grace)
+        except TimeoutError:
+            return self._clients == 0
+        return False
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         sock = writer.get_extra_info("socket")
@@ -166,13 +188,17 @@ async def _serve_lsp(
     project, trusted = _project_options(hello)
     saved = FrontSessions(fronts, hello.front)
     restore = saved.load() if hello.resume == hello.front else {}
+    resume.touch(fronts, f"{hello.front}.json")
+    restored = asyncio.Event()
+    if not restore:
+        restored.set()
 
     def initialized(app: Sidecar) -> None:
         if restore:
-            tasks.spawn(_restore(saved, app, restore), "engine-restore")
+            tasks.spawn(_restore(saved, app, restore, restored), "engine-restore")
 
     server, app = create_server({"workspace": project or hello.cwd, "trusted": trusted}, user, initialized)
-    _save_after_requests(server.fast_handlers, saved, app)
+    _around_requests(server.fast_handlers, saved, app, restored)
     # pygls' `exit` handler ends the process it thinks it owns: here, only this client's stream.
     try:
         with contextlib.suppress(SystemExit):
@@ -181,24 +207,35 @@ async def _serve_lsp(
         saved.remove()  # the client is done (a dying engine never gets here: its fronts' files stay)
 
 
-async def _restore(saved: FrontSessions, app: Sidecar, restore: Saved) -> None:
-    lost = await saved.restore(app, restore)
+async def _restore(saved: FrontSessions, app: Sidecar, restore: Saved, restored: asyncio.Event) -> None:
+    try:
+        lost = await saved.restore(app, restore)
+    finally:
+        restored.set()
     if lost:
         log.warning("a front's sessions came back without %d tool(s) that changed or are gone", len(lost))
 
 
-def _save_after_requests(handlers: dict[str, Any], saved: FrontSessions, app: Sidecar) -> None:
-    """Every request the client sends through the sidecar's own methods saves its sessions after it (when
-    they changed): activations, calls that activate, session ends, reloads."""
+RESTORE_WAIT_SECONDS = 30.0
+"""How long a resumed client's request waits for its sessions to come back before it runs anyway."""
+
+
+def _around_requests(handlers: dict[str, Any], saved: FrontSessions, app: Sidecar, restored: asyncio.Event) -> None:
+    """Every request the client sends through the sidecar's own methods waits until a resumed client's
+    sessions are back (so a call to a tool it had active finds it active), and saves its sessions
+    after it when they changed: activations, calls that activate, session ends, reloads."""
     for method, handler in list(handlers.items()):
 
-        async def saving(params: Any, handler: Any = handler) -> Any:
+        async def around(params: Any, handler: Any = handler) -> Any:
+            if not restored.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(restored.wait(), RESTORE_WAIT_SECONDS)
             try:
                 return await handler(params)
             finally:
                 saved.save(app)
 
-        handlers[method] = saving
+        handlers[method] = around
 
 
 def _front_args(hello: HelloLine) -> argparse.Namespace | str:
@@ -259,6 +296,8 @@ async def _serve_gateway(
     project, _ = _project_options(hello)
     own = args.session is None
     durable = DurableSession(gateway_session_name(hello.front), fronts) if own else DurableSession(args.session)
+    if own:
+        resume.touch(fronts, f"{gateway_session_name(hello.front)}.json")
     try:
         await serve_front(args, project or hello.cwd, HostPipes(reader, writer), user, durable)
     finally:
@@ -358,9 +397,9 @@ def main() -> int:
         return 1
     logs.route_clients()
     loop = asyncio.new_event_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, lambda: [t.cancel() for t in asyncio.all_tasks(loop)])
     engine = Engine(seconds_from(GRACE_ENV, DEFAULT_GRACE_SECONDS), Path(paths.directory))
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, engine.stop)
     try:
         loop.run_until_complete(engine.serve(listener))
     except asyncio.CancelledError:

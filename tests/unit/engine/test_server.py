@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
 
 from mcp_sidecar.engine.framing import cancelled_in
-from mcp_sidecar.engine.server import HelloLine, parse_hello
+from mcp_sidecar.engine.server import Engine, HelloLine, parse_hello
 
 GOOD = {"v": 1, "kind": "lsp", "front": "0123456789abcdef", "cwd": "/work", "argv": [], "env": {}}
 
@@ -41,3 +44,41 @@ def test_cancellations_of_both_protocols_name_their_requests() -> None:
         {"jsonrpc": "2.0", "method": "notifications/cancelled"},
     ]
     assert cancelled_in(batch) == [4, "x"]
+
+
+async def test_a_stopped_engine_stops_accepting_and_closes_the_users_servers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGTERM's path (`Engine.stop`): the listener closes and the shared servers are closed, in order."""
+    import asyncio
+    import shutil
+    import socket
+    import tempfile
+
+    monkeypatch.setenv("MCP_SIDECAR_HOME", str(tmp_path / "home"))
+    run = Path(tempfile.mkdtemp(prefix="rt-"))
+    try:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(run / "e.sock"))
+        listener.listen()
+        engine = Engine(grace=3600, runtime_dir=run)
+        closed: list[bool] = []
+        real_close = engine.user.close
+
+        async def close() -> None:
+            closed.append(True)
+            await real_close()
+
+        monkeypatch.setattr(engine.user, "close", close)
+        serving = asyncio.create_task(engine.serve(listener))
+        await asyncio.sleep(0.1)
+        assert not serving.done()  # a long grace: it would wait an hour for a front
+        engine.stop()
+        await asyncio.wait_for(serving, 30)
+        assert closed == [True]
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        with pytest.raises((ConnectionRefusedError, FileNotFoundError)):
+            probe.connect(str(run / "e.sock"))
+        probe.close()
+    finally:
+        shutil.rmtree(run)
