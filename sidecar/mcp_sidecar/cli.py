@@ -44,7 +44,8 @@ def main(argv: list[str] | None = None) -> int:
         return serve_stdio({"workspace": project or Path.cwd(), "trusted": args.trust_project})
     if args.command == "engine":
         print(
-            "mcp-sidecar engine: started by the fronts (MCP_SIDECAR_ENGINE=on), through `mcp-sidecar`", file=sys.stderr
+            "mcp-sidecar engine: started by the fronts (unless MCP_SIDECAR_ENGINE=off), through `mcp-sidecar`",
+            file=sys.stderr,
         )
         return EXIT_USAGE
     if args.command == "run":

@@ -20,7 +20,7 @@ _GLOBAL_DEFAULTS: dict[str, Any] = {
 
 def _add_serving(sub: Any) -> None:
     sub.add_parser("serve", help="serve JSON-RPC on stdio (the default)")
-    sub.add_parser("engine", help="the per-user engine that fronts attach to (MCP_SIDECAR_ENGINE=on starts it)")
+    sub.add_parser("engine", help="the per-user engine that fronts attach to (started by the first one)")
 
 
 def build_parser() -> argparse.ArgumentParser:
