@@ -409,7 +409,7 @@ def main(kind: str, argv: list[str]) -> int | None:
             "--log-file",
             paths.socket.removesuffix(".sock") + ".log",
         ]
-        subprocess.Popen(
+        engine = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -417,6 +417,8 @@ def main(kind: str, argv: list[str]) -> int | None:
             start_new_session=True,
             cwd=paths.directory,
         )
+        # Reaped when it ends (it outlives this front, or dies and a new one is started): no zombie.
+        threading.Thread(target=engine.wait, name="front-engine-reaper", daemon=True).start()
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         # A host stops its gateway with a signal and escalates soon after: end at once, quietly; the
