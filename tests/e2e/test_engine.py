@@ -20,7 +20,7 @@ import pytest
 
 import mcp_sidecar
 from support.gateway import gateway, text_of, tool_names
-from support.servers import basic_stdio, started_pids
+from support.servers import basic_stdio, pid_alive, started_pids
 from support.sidecar import diagnostic_of, start_sidecar, wait_until, write_config
 
 pytestmark = pytest.mark.asyncio
@@ -320,3 +320,58 @@ async def test_the_engine_refuses_another_uid_even_with_its_socket_opened_up(
         assert await asyncio.wait_for(proc.wait(), 30) == 0  # closed without a byte of answer
         assert "refused: the engine serves uid" in engine_log(run)
         assert (await editor.request("mcp/status"))["servers"][0]["name"] == "basic"
+
+
+async def test_a_terminated_engine_closes_its_servers_and_the_window_attaches_to_a_new_one(
+    tmp_path: Path, engine_env: dict[str, str]
+) -> None:
+    """SIGTERM (a logout, `pkill`): the engine stops accepting, closes every server and exits; the
+    window's front starts the next engine, which starts the server again."""
+    home = tmp_path / "home"
+    counter = tmp_path / "starts"
+    write_config(home, {"basic": basic_stdio("--counter-file", str(counter))})
+    run = Path(engine_env["XDG_RUNTIME_DIR"])
+    async with start_sidecar(home, env=engine_env) as client:
+        await client.request("mcp/activate", {"ids": ["basic.echo"]})
+        [server] = started_pids(counter)
+        [first] = engines(run)
+        os.kill(first, signal.SIGTERM)
+        await wait_until(lambda: not pid_alive(first), what="the engine to exit")
+        assert not pid_alive(server)  # closed by the engine, not left behind
+        assert "asked to stop: the engine closes its servers and exits" in engine_log(run)
+
+        async def called() -> bool:
+            try:
+                answer = await client.request("mcp/callTool", {"id": "basic.echo", "arguments": {"text": "back"}})
+            except Exception:
+                return False
+            return "back" in str(answer["content"])
+
+        deadline = asyncio.get_running_loop().time() + 30
+        while not await called():
+            assert asyncio.get_running_loop().time() < deadline, "no new engine answered"
+            await asyncio.sleep(0.1)
+        [second] = engines(run)
+        assert second != first
+        assert len(started_pids(counter)) == 2
+
+
+async def test_each_window_keeps_its_own_log_file(tmp_path: Path, engine_env: dict[str, str]) -> None:
+    """What the engine logs for one window goes to that window's --log-file, not another's."""
+    home = tmp_path / "home"
+    write_config(home, {"basic": basic_stdio()})
+    run = Path(engine_env["XDG_RUNTIME_DIR"])
+    broken, fine = tmp_path / "broken", tmp_path / "fine"
+    broken.mkdir()
+    fine.mkdir()
+    (broken / ".mcp.json").write_text(json.dumps({"mcpServers": {"bad": {"command": 42}}}), encoding="utf-8")
+    async with start_sidecar(home, project=broken, trusted=True, env=engine_env) as a:
+        (home / "sidecar.log").rename(home / "a.log")  # the next window's file is a new one
+        async with start_sidecar(home, project=fine, trusted=True, env=engine_env) as b:
+            await a.request("mcp/activate", {"ids": ["basic.echo"]})
+            await b.request("mcp/activate", {"ids": ["basic.echo"]})
+            assert len(engines(run)) == 1
+    a_log, b_log = (home / "a.log").read_text(), (home / "sidecar.log").read_text()
+    assert "configuration invalid: 1 problem(s)" in a_log
+    assert "configuration invalid" not in b_log
+    assert "configuration invalid" in engine_log(run)  # the engine's own log keeps everything
