@@ -30,19 +30,36 @@ class LspFrames:
 
     def __init__(self) -> None:
         self._buffer = bytearray()
+        self._passing = 0
+        """Bytes of an oversized body still to pass on as they come (never held whole)."""
 
     def feed(self, data: bytes) -> list[Frame]:
         self._buffer += data
         frames: list[Frame] = []
         while True:
+            if self._passing:
+                chunk = bytes(self._buffer[: self._passing])
+                del self._buffer[: self._passing]
+                self._passing -= len(chunk)
+                if chunk:
+                    frames.append(Frame(chunk, None))
+                if self._passing:
+                    return frames
             end = self._buffer.find(_HEADER_END)
             if end < 0:
                 return frames
             match = _CONTENT_LENGTH.search(bytes(self._buffer[:end]))
-            if match is None or int(match.group(1)) > MAX_FRAME_BYTES:
+            if match is None:
                 # No usable length: pass the header on alone; the engine answers a parse error.
                 frames.append(Frame(bytes(self._buffer[: end + 4]), None))
                 del self._buffer[: end + 4]
+                continue
+            if int(match.group(1)) > MAX_FRAME_BYTES:
+                # Too large to hold: the header, then the body as it comes; the engine discards it
+                # and answers that the message was too large.
+                frames.append(Frame(bytes(self._buffer[: end + 4]), None))
+                del self._buffer[: end + 4]
+                self._passing = int(match.group(1))
                 continue
             total = end + 4 + int(match.group(1))
             if len(self._buffer) < total:
@@ -50,6 +67,11 @@ class LspFrames:
             raw = bytes(self._buffer[:total])
             del self._buffer[:total]
             frames.append(Frame(raw, _parse(raw[end + 4 :])))
+
+    def rest(self) -> list[Frame]:
+        """At the end of input: a partial frame is dropped, as the engine's own reader drops it."""
+        self._buffer.clear()
+        return []
 
     @staticmethod
     def frame(message: Any) -> bytes:
@@ -73,6 +95,12 @@ class LineFrames:
             raw = bytes(self._buffer[: end + 1])
             del self._buffer[: end + 1]
             frames.append(Frame(raw, _parse(raw)))
+
+    def rest(self) -> list[Frame]:
+        """At the end of input: a last line without its newline, which the gateway still reads."""
+        raw = bytes(self._buffer)
+        self._buffer.clear()
+        return [Frame(raw, _parse(raw))] if raw.strip() else []
 
     @staticmethod
     def frame(message: Any) -> bytes:

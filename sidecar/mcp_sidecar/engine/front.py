@@ -138,6 +138,8 @@ class Relay:
         self._in_flight: dict[Any, str] = {}
         self._opening: list[Frame] = []
         self._client_done = False
+        self._shut_down = False
+        self._exit_code = 0
         self._write_lock = threading.Lock()
         self._resumes = 0
         self._engine_pid: object = None
@@ -188,6 +190,8 @@ class Relay:
                 break
             for frame in self._from_client.feed(data):
                 self._send(frame)
+        for frame in self._from_client.rest():
+            self._send(frame)
         with self._lock:
             self._client_done = True
             if self._sock is not None:
@@ -208,8 +212,11 @@ class Relay:
                 self._in_flight[msg_id] = method
             for msg_id in cancelled_in(frame.message):
                 self._in_flight.pop(msg_id, None)  # a cancelled request may never be answered
+            if isinstance(frame.message, dict) and frame.message.get("method") == "shutdown":
+                self._shut_down = True
             if isinstance(frame.message, dict) and frame.message.get("method") in CLOSINGS:
                 self._client_done = True  # the engine ends this client's stream next: that is no death
+                self._exit_code = 0 if self._shut_down else 1  # LSP: `exit` without `shutdown` exits 1
             while self._sock is None:
                 self._lock.wait()  # the engine is being replaced: this frame goes to the new one
             sock = self._sock
@@ -231,7 +238,7 @@ class Relay:
             sock.close()
             with self._lock:
                 if self._client_done:
-                    return 0
+                    return self._exit_code
             if not self._replace_engine():
                 return 1
 

@@ -204,6 +204,28 @@ def test_lsp_frames_come_out_whole_from_any_chunks() -> None:
     assert b"".join(f.raw for f in out) == data  # passed on byte for byte
 
 
+def test_an_oversized_lsp_body_is_passed_on_as_it_comes_never_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine reads and discards it and answers that it was too large; the next frame is whole."""
+    monkeypatch.setattr(framing, "MAX_FRAME_BYTES", 24)  # the next frame, 21 bytes, fits
+    frames = framing.LspFrames()
+    header = b"Content-Length: 25\r\n\r\n"
+    after = framing.LspFrames.frame({"id": 2, "method": "b"})
+    out = frames.feed(header + b"x" * 8)
+    assert [f.raw for f in out] == [header, b"x" * 8]
+    out += frames.feed(b"y" * 17 + after)
+    assert b"".join(f.raw for f in out) == header + b"x" * 8 + b"y" * 17 + after
+    assert [f.message for f in out][-1] == {"id": 2, "method": "b"}
+    assert all(len(f.raw) <= 25 for f in out[:-1])  # the body in the pieces it came in
+
+
+def test_a_last_line_without_its_newline_still_goes_at_the_end_of_input() -> None:
+    lines = framing.LineFrames()
+    assert [f.message for f in lines.feed(b'{"id":1}\n{"id":2,"method":"tools/list"}')] == [{"id": 1}]
+    assert [f.message for f in lines.rest()] == [{"id": 2, "method": "tools/list"}]
+    assert lines.rest() == []
+    assert framing.LspFrames().rest() == []
+
+
 def test_requests_and_answers_are_found_in_batches() -> None:
     batch = [{"id": 1, "method": "a"}, {"method": "n"}, {"id": True, "method": "b"}, {"id": "x", "result": 1}]
     assert framing.requests_in(batch) == [(1, "a")]
