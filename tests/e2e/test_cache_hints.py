@@ -15,7 +15,7 @@ from pathlib import Path
 
 from support.discovery import cache_files, discover, ids, read_lines, status_row
 from support.servers import basic_stdio, started_pids
-from support.sidecar import SidecarClient, start_sidecar, write_config
+from support.sidecar import SidecarClient, restart_engine, start_sidecar, write_config
 
 MODERN = "2026-07-28"
 
@@ -70,6 +70,7 @@ async def test_a_private_list_is_kept_in_memory_only(tmp_path: Path) -> None:
         assert servers.tool_lists("private") <= 2
     assert sorted(cache_files(servers.home)) == ["legacy", "sdk-defaults"]
 
+    await restart_engine(servers.home)  # the next sidecar starts from the disk
     async with start_sidecar(servers.home) as again:
         assert (await tools_of(again, "private"))[0] == "private.echo"
         assert (await status_row(again, "legacy"))["catalogSource"] == "cache"
@@ -105,6 +106,7 @@ async def test_a_public_list_is_listed_again_once_its_ttl_has_passed(tmp_path: P
     data = json.loads(files["hour"].read_text(encoding="utf-8"))
     data["fetchedAt"] = time.time() - 3601
     files["hour"].write_text(json.dumps(data), encoding="utf-8")
+    await restart_engine(servers.home)  # the next sidecar starts from the disk
     async with start_sidecar(servers.home) as again:
         assert (await tools_of(again, "hour"))[0] == "hour.echo"
         assert (await status_row(again, "hour"))["catalogSource"] == "live"
@@ -117,6 +119,7 @@ async def test_a_fresh_public_file_serves_without_connecting(tmp_path: Path) -> 
     servers.write()
     async with start_sidecar(servers.home) as sidecar:
         await tools_of(sidecar, "hour")
+    await restart_engine(servers.home)  # the next sidecar starts from the disk
     async with start_sidecar(servers.home) as again:
         assert (await tools_of(again, "hour"))[0] == "hour.echo"
         row = await status_row(again, "hour")

@@ -222,14 +222,16 @@ async def test_tools_with_a_tool_name_shows_its_signature(home: Path) -> None:
 
 
 async def test_server_failures_in_a_call(home: Path) -> None:
+    # The crash has a server of its own: the runs go at once, and with the engine (one process per
+    # server for every client) a crash of a server the other run uses would fail that run too.
     write_config(
         home,
-        {"basic": basic_stdio(), "broken": {"command": str(home / "no-such-server")}},
+        {"basic": basic_stdio(), "crashy": basic_stdio(), "broken": {"command": str(home / "no-such-server")}},
     )
     broken, crash, tool_error = await clis(
         home,
         ("call", "broken.echo", '{"text": "x"}'),
-        ("call", "basic.crash"),
+        ("call", "crashy.crash"),
         ("call", "basic.fail", '{"message": "boom"}'),
     )
     assert broken == Run(
@@ -238,7 +240,7 @@ async def test_server_failures_in_a_call(home: Path) -> None:
         "mcp activate\n ✘ broken.echo · not loaded: The server's tool catalog is unavailable. "
         "[connection_failed] The server command was not found.\n",
     )
-    assert crash == Run(1, "", f"basic: [connection_failed] The server closed the connection. {CONNECTION_HINT}\n")
+    assert crash == Run(1, "", f"crashy: [connection_failed] The server closed the connection. {CONNECTION_HINT}\n")
     # A tool's own error is its result: printed as such, with a failing exit status.
     assert tool_error == Run(
         1,

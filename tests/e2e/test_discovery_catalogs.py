@@ -34,7 +34,7 @@ from support.discovery import (
     status_row,
 )
 from support.servers import basic_stdio, fixture_path, fixture_stdio, http_server, peak_listing, started_pids
-from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, wait_until, write_config
+from support.sidecar import SidecarClient, diagnostic_of, restart_engine, start_sidecar, wait_until, write_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -284,6 +284,7 @@ async def test_disk_cache_serves_tools_without_connecting_expires_and_holds_no_s
     data["fetchedAt"] = time.time() - 25 * 3600
     files["expiring"].write_text(json.dumps(data), encoding="utf-8")
 
+    await restart_engine(home)  # the next sidecar starts from the disk
     async with start_sidecar(home, project=project, trusted=True, env=env) as second:
         found = await discover(second, "echo", kind="tools")
         assert ids(found)[:2] == ["cached.echo", "expiring.echo"]

@@ -23,7 +23,7 @@ import pytest
 
 from support.rawhost import TOOLS_CHANGED, RawHost, modern, raw_gateway
 from support.servers import fixture_path
-from support.sidecar import wait_until, write_config
+from support.sidecar import restart_engine, wait_until, write_config
 
 ACTIVATE = {"name": "mcp_tools", "arguments": {"activate": ["basic.echo"]}}
 
@@ -122,6 +122,7 @@ async def test_an_activation_from_the_cache_starts_its_server_at_once(tmp_path: 
         await host.handshake()
         await host.result("tools/call", {"name": "mcp_tools", "arguments": {"query": "echo"}})  # cached on disk
     assert len(started.read_text().split()) == 1
+    await restart_engine(home)  # the next gateway starts from the disk cache
     async with raw_gateway(home, "--list-wait", "0") as host:
         await host.handshake()
         text = _text(await host.result("tools/call", ACTIVATE))

@@ -19,7 +19,7 @@ import pytest
 from fixtures.servers import icons as fixture
 from support.discovery import cache_files, discover, status_row
 from support.servers import fixture_stdio
-from support.sidecar import SidecarClient, start_sidecar, write_config
+from support.sidecar import SidecarClient, restart_engine, start_sidecar, write_config
 
 KEPT = fixture.VALID[:4]
 
@@ -92,6 +92,7 @@ async def test_icons_are_cached_with_the_catalog_and_served_from_the_cache(home:
     cached = json.loads(cache_files(home)["icons"].read_text(encoding="utf-8"))
     assert by_name(cached["tools"])["decorated"]["icons"] == fixture.DECORATED  # as the server sent them
 
+    await restart_engine(home)  # the next sidecar starts from the disk
     async with start_sidecar(home, project=project, trusted=True) as second:
         found = by_name((await discover(second, "decorated", kind="tools"))["candidates"])
         assert found["decorated"]["icons"] == KEPT

@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 
 from support.servers import basic_stdio
-from support.sidecar import start_sidecar, write_config
+from support.sidecar import restart_engine, start_sidecar, write_config
 
 QUERIES = ("echo", "add two numbers", "send something back to me", "zebra crossing")
 
@@ -28,6 +28,7 @@ async def test_a_restart_answers_from_the_stored_index_without_starting_the_serv
     started = counter.read_text(encoding="utf-8").split()
     assert len(started) == 1
 
+    await restart_engine(home)  # a restart: the next sidecar starts from the disk
     async with start_sidecar(home) as sidecar:
         again = [await sidecar.request("mcp/discover", {"query": q, "kind": "tools"}) for q in QUERIES]
         [row] = (await sidecar.request("mcp/status"))["servers"]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import sys
 import time
 from collections import defaultdict
@@ -173,3 +175,30 @@ def diagnostic_of(error: JsonRpcException) -> dict[str, Any]:
     """The diagnostic a failed request carries in `error.data`."""
     assert isinstance(error.data, dict), f"no diagnostic in {error!r}"
     return error.data
+
+
+def engine_pids(home: Path) -> list[int]:
+    """The engines serving `MCP_SIDECAR_HOME=home` (the default mode); none with the engine off."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"mcp_sidecar" in cmdline and b"engine" in cmdline and f"MCP_SIDECAR_HOME={home}".encode() in environ:
+            found.append(int(entry.name))
+    return found
+
+
+async def restart_engine(home: Path, within: float = 30) -> None:
+    """End the engine serving `home` (SIGTERM: it closes its servers), as a reboot or an upgrade would,
+    so the next sidecar starts from the disk, not from a running engine's memory. With the engine
+    off the sidecar that ended took everything with it already: nothing to do."""
+    pids = engine_pids(home)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    await wait_until(lambda: not set(pids) & set(engine_pids(home)), within, "the engine to exit")
