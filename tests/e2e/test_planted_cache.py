@@ -22,7 +22,7 @@ from mcp_sidecar.catalog import stored_index
 from mcp_sidecar.startup import FILE_NAME
 from support.cli import cli
 from support.servers import basic_stdio
-from support.sidecar import start_sidecar, write_config
+from support.sidecar import restart_engine, start_sidecar, write_config
 
 LIMIT_S = 30
 
@@ -111,6 +111,7 @@ async def test_forged_indexes_are_built_again_and_the_answers_stay_true(tmp_path
         ("header edited, checksum not", original.replace(b'"server":"basic"', b'"server":"other"')),
     ):
         index.write_bytes(planted)
+        await restart_engine(home)  # what a new process reads from the disk
         run = await cli(home, "discover", "echo", "--json")
         assert run.code == 0, (name, run.stderr)
         assert "Traceback" not in run.stderr, name
@@ -124,6 +125,7 @@ async def test_forged_indexes_are_built_again_and_the_answers_stay_true(tmp_path
     catalog.write_text(json.dumps(old, separators=(",", ":"), ensure_ascii=False), encoding="utf-8")
     change = {"catalog": stored_index.catalog_digest(catalog.read_bytes()), "fetchedAt": old["fetchedAt"] + 2 * 86400}
     index.write_bytes(forged(index.read_bytes(), change))
+    await restart_engine(home)
     async with start_sidecar(home) as sidecar:
         await sidecar.request("mcp/discover", {"query": "echo", "kind": "tools"}, timeout=LIMIT_S)
         (row,) = (await sidecar.request("mcp/status"))["servers"]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from support.servers import basic_stdio, fixture_stdio
-from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_config
+from support.sidecar import SidecarClient, diagnostic_of, restart_engine, start_sidecar, write_config
 
 NOBODY = 65534
 VICTIM_FILES = {"notes.json": '{"mine": true}', "report.txt": "a file of the victim's"}
@@ -149,6 +149,7 @@ async def planted_cache(home: Path) -> Path:
 
 async def check_cache_refused(home: Path, why: str) -> None:
     catalogs = home / "cache" / "catalogs"
+    await restart_engine(home)  # what a new process finds on disk
     async with start_sidecar(home) as sidecar:
         [row] = (await sidecar.request("mcp/status"))["servers"]
         assert (row["catalogSource"], row["catalog"]["tools"]) == (None, None)  # nothing served from disk
