@@ -25,6 +25,7 @@ from typing import Any
 import mcp_types as types
 from mcp import Client, StdioServerParameters
 
+from mcp_sidecar.engine.kinds import ENGINE_ENV, OFF
 from mcp_sidecar.protocol.errors import HINTS
 from support.process_guard import TOKEN_VAR, Guard, process_guard
 from support.servers import basic_stdio
@@ -34,6 +35,9 @@ SCRIPT = str(Path(sys.executable).parent / "mcp-sidecar")
 """The venv's console script, as `pip install` puts it on PATH."""
 CAP = 4
 TIMEOUT_S = 90
+TOP = 1 if os.environ.get(ENGINE_ENV, "").strip().lower() in OFF else 2
+"""The marked processes of the top sidecar: with the engine (the default), its front and the engine
+it started; a sidecar started as a server runs in its own process (the engine off)."""
 
 
 def project_with(project: Path, gateway: dict[str, Any]) -> None:
@@ -66,7 +70,7 @@ async def directory_after_a_query(home: Path, project: Path, guard: Guard, *, ne
         listed = await host.list_tools()
         assert not guard.tripped, f"{guard.most} gateways were alive at once: the chain did not stop"
         alive = len(guard.alive())
-        assert alive in (1, 2), alive
+        assert alive in (TOP, TOP + 1), alive  # the top sidecar, and the copy when nested
     (tool,) = [t for t in listed.tools if t.name == "mcp_tools"]
     assert isinstance(tool, types.Tool)
     assert tool.description is not None
@@ -82,7 +86,7 @@ async def test_the_gateway_in_its_own_project_file_is_refused_before_it_starts(h
         config["mcpServers"]["gw"]["env"] = marked_env(home, guard)
         (project / ".mcp.json").write_text(json.dumps(config), encoding="utf-8")
         described = await directory_after_a_query(home, project, guard)
-        assert guard.most == 1, f"{guard.most} gateways ran: the refused definition was started"
+        assert guard.most == TOP, f"{guard.most} gateways ran: the refused definition was started"
     assert "- gw (unavailable: server_starts_itself)" in described
     assert "- basic" in described
 
@@ -101,7 +105,7 @@ async def test_a_wrapper_script_starts_one_copy_and_the_chain_ends_there(home: P
     async with process_guard(CAP) as guard:
         project_with(project, {"command": str(wrapper), "env": marked_env(home, guard)})
         described = await directory_after_a_query(home, project, guard, nested=True)
-        assert guard.most == 2, f"{guard.most} gateways ran at once (the top one and one copy were expected)"
+        assert guard.most == TOP + 1, f"{guard.most} processes at once (the top sidecar and one copy were expected)"
     # The copy answered as a server (the top sees it connected), and refused its own `gw` itself.
     assert "- gw" in described
     assert "- gw (unavailable" not in described
@@ -124,7 +128,7 @@ async def test_the_editor_sidecar_refuses_a_global_gateway_and_says_why(home: Pa
         assert rows["gw"]["state"] == "failed"
         assert rows["gw"]["lastDiagnostic"]["code"] == "server_starts_itself"
         assert (await sidecar.request("mcp/server/tools", {"server": "basic"}))["tools"]
-        assert guard.most == 1  # the editor sidecar alone: nothing was started for `gw`
+        assert guard.most == TOP  # the editor sidecar alone: nothing was started for `gw`
 
 
 async def test_a_gateway_over_another_configuration_is_a_server_like_any_other(home: Path, tmp_path: Path) -> None:
@@ -139,4 +143,4 @@ async def test_a_gateway_over_another_configuration_is_a_server_like_any_other(h
         listed = await sidecar.request("mcp/server/tools", {"server": "gw"})
         (inner,) = [t for t in listed["tools"] if t["name"] == "mcp_tools"]
         assert "- inner" in inner["description"]
-        assert guard.most == 2
+        assert guard.most == TOP + 1

@@ -16,6 +16,7 @@ from mcp_sidecar.config.interpolate import MissingVariable, ResolvedServer, reso
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.connections import stdio
 from mcp_sidecar.connections.stderr_log import StderrLog, StderrPipe
+from mcp_sidecar.engine.kinds import ENGINE_ENV
 from mcp_sidecar.protocol.errors import fail
 
 log = logging.getLogger(__name__)
@@ -93,11 +94,17 @@ def _refuse_itself(config: ServerConfig, resolved: ResolvedServer, workspace: Pa
 
 def chain_environment(config: ServerConfig, resolved: ResolvedServer) -> dict[str, str]:
     """What a stdio server is started with besides its own variables: the chain of definitions that
-    started this sidecar, and this one's key, so a sidecar it starts can refuse to start it again."""
+    started this sidecar, and this one's key, so a sidecar it starts can refuse to start it again;
+    and the engine off, so a sidecar started as a server (a gateway over another configuration, a
+    wrapper script) runs in its own process with that chain, never as a client of the engine that
+    started it."""
     if config.transport != "stdio":
         return {}
     chain = self_start.inherited_chain()
-    return {self_start.CHAIN_ENV: self_start.passed_on(chain, self_start.chain_key(config.raw, resolved.cwd))}
+    return {
+        self_start.CHAIN_ENV: self_start.passed_on(chain, self_start.chain_key(config.raw, resolved.cwd)),
+        ENGINE_ENV: "off",
+    }
 
 
 __all__ = ["Launch", "chain_environment", "resolve_server"]
