@@ -1,7 +1,8 @@
-"""Atomicity: kill -9 the sidecar at random points while it writes the configuration and the
-tool cache. Every file is then the old or a new version (parseable, one of the versions the
-sidecar could have written), every edit the sidecar confirmed is on disk, and the next start
-succeeds. The kill points come from a seeded generator, so CI kills at the same moments."""
+"""Atomicity: kill -9 the sidecar (with the engine, the default: the engine and the front) at
+random points while it writes the configuration and the tool cache. Every file is then the old
+or a new version (parseable, one of the versions the sidecar could have written), every edit the
+sidecar confirmed is on disk, and the next start succeeds. The kill points come from a seeded
+generator, so CI kills at the same moments."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 
 from reliability.helpers import BlockingClient, figure
 from support.servers import fixture_stdio
+from support.sidecar import engine_pids
 
 ROUNDS = 6
 EDITS_PER_ROUND = 20
@@ -40,7 +42,9 @@ def kill_after(client: BlockingClient, rng: random.Random, ids: list[int]) -> in
                 answered.add(message["id"])
         time.sleep(0.002)
     time.sleep(rng.uniform(0, 0.03))  # the random point within the writes
-    os.kill(client.proc.pid, signal.SIGKILL)
+    # The process that writes: with the engine (the default), the engine behind the client's front.
+    for pid in [*engine_pids(client.home), client.proc.pid]:
+        os.kill(pid, signal.SIGKILL)
     client.close()
     return len(answered) + sum(1 for m in client.take_all() if m.get("id") in ids and "result" in m)
 

@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from mcp_sidecar.engine.kinds import ENGINE_ENV
 from support.hosts import flows
 from support.hosts.dialect import Dialect, Offered, Result
 from support.hosts.fake_model import DIALECTS
@@ -146,6 +147,16 @@ class HostRun:
         return "\n".join(lines)
 
 
+def gateway_env(sidecar_home: Path) -> dict[str, str]:
+    """What the host passes its gateway: the sidecar's home; with the engine (the default) a short
+    grace, so the engine the gateway's front started, and its servers, end soon after the host
+    (nothing may be left running); the engine's mode when the run sets one."""
+    env = {"MCP_SIDECAR_HOME": str(sidecar_home), "MCP_SIDECAR_ENGINE_GRACE": "1"}
+    if ENGINE_ENV in os.environ:
+        env[ENGINE_ENV] = os.environ[ENGINE_ENV]
+    return env
+
+
 @cache
 def can_run_hosts() -> str | None:
     """Why host runs cannot happen here, or None when they can."""
@@ -203,7 +214,7 @@ def run_host(
         "prompt": prompt,
         "turns": to_json(turns),
         "gateway": [*gateway, *gateway_args],
-        "gateway_env": {"MCP_SIDECAR_HOME": str(sidecar_home)},
+        "gateway_env": gateway_env(sidecar_home),
         "options": options or {},
         "timeout": timeout,
         "gateway_exit_wait": GATEWAY_EXIT_WAIT,
