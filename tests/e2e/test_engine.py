@@ -21,7 +21,7 @@ import pytest
 import mcp_sidecar
 from support.gateway import gateway, text_of, tool_names
 from support.servers import basic_stdio, started_pids
-from support.sidecar import diagnostic_of, start_sidecar, wait_until, write_config
+from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, wait_until, write_config
 
 pytestmark = pytest.mark.asyncio
 
@@ -320,3 +320,62 @@ async def test_the_engine_refuses_another_uid_even_with_its_socket_opened_up(
         assert await asyncio.wait_for(proc.wait(), 30) == 0  # closed without a byte of answer
         assert "refused: the engine serves uid" in engine_log(run)
         assert (await editor.request("mcp/status"))["servers"][0]["name"] == "basic"
+
+
+async def said(client: SidecarClient, tool: str, name: str) -> str:
+    """What the server behind `tool` (a `get_env` of the basic fixture) has in its environment as `name`."""
+    called = await client.request("mcp/callTool", {"id": tool, "arguments": {"name": name}})
+    return "".join(block["text"] for block in called["content"] if block.get("type") == "text")
+
+
+async def test_each_client_resolves_its_variables_in_its_own_environment_and_shares_only_where_equal(
+    tmp_path: Path, engine_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine is started by the first window, with its environment; every other client's `${VAR}`,
+    secret commands and inherited PATH are still its own. Clients whose servers would get the same
+    share the process; a difference a server never sees (another variable) parts only the servers
+    that run a secret command, which may read any of them."""
+    home = tmp_path / "home"
+    counter, secret_counter = tmp_path / "starts", tmp_path / "secret-starts"
+    write_config(
+        home,
+        {
+            "basic": basic_stdio("--counter-file", str(counter), env={"GREETING": "${GREETING}"}),
+            "secret": basic_stdio(
+                "--counter-file", str(secret_counter), env={"FROM_COMMAND": "!printf '%s' \"$SECRET_SOURCE\""}
+            ),
+        },
+    )
+    run = Path(engine_env["XDG_RUNTIME_DIR"])
+    shared = {**engine_env, "MCP_SIDECAR_SERVER_IDLE": "120"}
+    a_env = {**shared, "GREETING": "hello-a", "SECRET_SOURCE": "cmd-a"}
+    b_env = {**shared, "GREETING": "hello-b", "SECRET_SOURCE": "cmd-b"}
+    c_env = {**a_env, "UNRELATED_SETTING": "c"}  # a's, and one variable no server is given
+    tools = ["basic.get_env", "secret.get_env"]
+    async with (
+        start_sidecar(home, env=a_env) as a,
+        start_sidecar(home, env=b_env) as b,
+        start_sidecar(home, env=c_env) as c,
+    ):
+        for window in (a, b, c):
+            await window.request("mcp/activate", {"ids": tools})
+        assert [await said(w, "basic.get_env", "GREETING") for w in (a, b, c)] == ["hello-a", "hello-b", "hello-a"]
+        # (Values under 8 characters: a longer one the server was given comes back redacted.)
+        assert [await said(w, "secret.get_env", "FROM_COMMAND") for w in (a, b, c)] == ["cmd-a", "cmd-b", "cmd-a"]
+        # A host's gateway with b's environment: both of b's servers serve it.
+        for name, value in b_env.items():
+            monkeypatch.setenv(name, value)
+        async with gateway(home) as (host, _):
+            await host.call_tool("mcp_tools", {"activate": tools})
+            assert text_of(await host.call_tool("basic__get_env", {"name": "GREETING"})) == "hello-b"
+            assert text_of(await host.call_tool("secret__get_env", {"name": "FROM_COMMAND"})) == "cmd-b"
+        # A CLI run whose PATH differs from a's: PATH is what every stdio server inherits.
+        path = f"{tmp_path / 'bin'}:{os.environ['PATH']}"
+        code, out, err = await cli(home, {**a_env, "PATH": path}, "call", "basic.get_env", '{"name": "PATH"}')
+        assert (code, err) == (0, "")
+        assert path in out
+        assert len(engines(run)) == 1
+        # basic: a and c share one (GREETING alike), b and the host another, the CLI run its own.
+        assert len(started_pids(counter)) == 3
+        # secret: c's extra variable parts it from a (the command could have read it); b and the host share.
+        assert len(started_pids(secret_counter)) == 3
