@@ -11,19 +11,26 @@ import json
 import os
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mcp import Client, StdioServerParameters
 
 import mcp_sidecar
+from mcp_sidecar.engine import runtime
 from support.gateway import gateway, text_of, tool_names
+from support.process_guard import TOKEN_VAR, process_guard
 from support.servers import basic_stdio, started_pids
 from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, wait_until, write_config
 
 pytestmark = pytest.mark.asyncio
+
+SCRIPT = str(Path(sys.executable).parent / "mcp-sidecar")
+"""The venv's console script, as `pip install` puts it on PATH."""
 
 
 @pytest.fixture
@@ -379,3 +386,36 @@ async def test_each_client_resolves_its_variables_in_its_own_environment_and_sha
         assert len(started_pids(counter)) == 3
         # secret: c's extra variable parts it from a (the command could have read it); b and the host share.
         assert len(started_pids(secret_counter)) == 3
+
+
+async def test_a_front_started_as_a_server_brings_its_chain_and_the_engine_ends_the_loop(
+    tmp_path: Path, engine_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wrapper script runs the gateway as a project server (`docs/gateway.md`'s runaway, which no
+    command line gives away): its copy is a front of the same engine, and the self-start chain it was
+    started with reaches the engine in its hello, so its client refuses the definition it came
+    through. (Read in the engine's own environment, which has no chain, it was not refused.)"""
+    home, project, run = tmp_path / "home", tmp_path / "project", Path(engine_env["XDG_RUNTIME_DIR"])
+    home.mkdir()
+    project.mkdir()
+    wrapper = project / "gw.sh"
+    wrapper.write_text(f'#!/bin/sh\nexec "{SCRIPT}" mcp --project . --trust-project\n', encoding="utf-8")
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    async with process_guard(6) as guard:
+        # What names the engine (its homes, its keyring), so that the copy attaches to this one.
+        same_engine = {k: os.environ[k] for k in runtime.KEY_ENVIRONMENT if k in os.environ}
+        same_engine |= {**engine_env, "MCP_SIDECAR_HOME": str(home), TOKEN_VAR: guard.token}
+        servers = {"gw": {"command": str(wrapper), "env": same_engine}, "basic": basic_stdio()}
+        (project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+        for name, value in same_engine.items():
+            monkeypatch.setenv(name, value)
+        top = ["mcp", "--project", str(project), "--trust-project"]
+        params = StdioServerParameters(command=SCRIPT, args=top, env=dict(os.environ), cwd=str(project))
+        async with Client(params, read_timeout_seconds=90) as host:
+            await host.call_tool("mcp_tools", {"activate": ["gw.mcp_tools"]})
+            inner = await host.call_tool("mcp_call", {"id": "gw.mcp_tools", "arguments": {"query": "echo"}})
+            assert not inner.is_error, inner
+            assert not guard.tripped, f"{guard.most} marked processes at once: the chain did not stop"
+        assert len(engines(run)) == 1
+        assert guard.most == 3  # the host's front, the engine, and the one copy's front
+    assert "server gw: not started: it would start this sidecar itself" in engine_log(run)
