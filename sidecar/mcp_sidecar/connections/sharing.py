@@ -7,7 +7,7 @@ definition is resolved in each client's own environment, and its digest covers e
 server would get from that environment: the values `${VAR}` put in the definition, the few
 variables a stdio server inherits (`connections/stdio.py`'s list, so clients whose environments
 differ elsewhere still share it), the self-start chain, and, when a secret command runs, the
-environment it runs in (`config/secrets.py`: all of it). Each client's
+environment it runs in (`config/secrets.py`: all of it but the shell's own bookkeeping). Each client's
 view (`connections/registry.py`'s `ServerRegistry`) says which keys it wants now
 (`reconcile_client`); a connection no client wants any more is handed back to be closed at once
 (an idle-time stop may come later).
