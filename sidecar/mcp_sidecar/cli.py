@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -109,7 +110,7 @@ async def _run_line(args: argparse.Namespace, project: Path, out: Output | None 
     from mcp_sidecar.services.app import Sidecar
 
     io = out or Output()
-    app = Sidecar.headless(project, args.trust_project, io.user)
+    app = Sidecar.headless(project, args.trust_project, io.user, io.environ)
     try:
         result = await run_command(app, _command_line(args.line))
     except SidecarError as exc:
@@ -129,13 +130,21 @@ async def _run_line(args: argparse.Namespace, project: Path, out: Output | None 
 
 
 class Output:
-    """Where a run prints (this process's stdout and stderr, or a front's through the engine) and the
-    user state it shares (the engine's; None: its own)."""
+    """Where a run prints (this process's stdout and stderr, or a front's through the engine), the
+    user state it shares (the engine's; None: its own) and the environment it runs in (the front's;
+    None: this process's)."""
 
-    def __init__(self, out: TextIO | None = None, err: TextIO | None = None, user: UserState | None = None) -> None:
+    def __init__(
+        self,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+        user: UserState | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.user = user
+        self.environ = environ
 
 
 def _report_grant(app: Sidecar, err: TextIO) -> None:
@@ -162,7 +171,7 @@ async def _headless(args: argparse.Namespace, project: Path, out: Output | None 
     from mcp_sidecar.services.app import Sidecar
 
     io = out or Output()
-    app = Sidecar.headless(project, args.trust_project, io.user)
+    app = Sidecar.headless(project, args.trust_project, io.user, io.environ)
     app.ensure_loaded()
     row = CLI_ROWS[args.command]
     if (refused := _usage(app, row, args)) is not None:

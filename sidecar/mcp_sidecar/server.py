@@ -139,6 +139,7 @@ def create_server(
         trusted=bool(defaults.get("trusted", False)),
         interactive=bool(defaults.get("interactive", False)),
         user=user,
+        environ=defaults.get("environ"),
     )
 
     @server.feature(lsp.INITIALIZE)

@@ -11,19 +11,26 @@ import json
 import os
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mcp import Client, StdioServerParameters
 
 import mcp_sidecar
+from mcp_sidecar.engine import runtime
 from support.gateway import gateway, text_of, tool_names
+from support.process_guard import TOKEN_VAR, process_guard
 from support.servers import basic_stdio, pid_alive, started_pids
-from support.sidecar import diagnostic_of, start_sidecar, wait_until, write_config
+from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, wait_until, write_config
 
 pytestmark = pytest.mark.asyncio
+
+SCRIPT = str(Path(sys.executable).parent / "mcp-sidecar")
+"""The venv's console script, as `pip install` puts it on PATH."""
 
 
 @pytest.fixture
@@ -375,3 +382,102 @@ async def test_each_window_keeps_its_own_log_file(tmp_path: Path, engine_env: di
     assert "configuration invalid: 1 problem(s)" in a_log
     assert "configuration invalid" not in b_log
     assert "configuration invalid" in engine_log(run)  # the engine's own log keeps everything
+
+
+async def said(client: SidecarClient, tool: str, name: str) -> str:
+    """What the server behind `tool` (a `get_env` of the basic fixture) has in its environment as `name`."""
+    called = await client.request("mcp/callTool", {"id": tool, "arguments": {"name": name}})
+    return "".join(block["text"] for block in called["content"] if block.get("type") == "text")
+
+
+async def test_each_client_resolves_its_variables_in_its_own_environment_and_shares_only_where_equal(
+    tmp_path: Path, engine_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine is started by the first window, with its environment; every other client's `${VAR}`,
+    secret commands and inherited PATH are still its own. Clients whose servers would get the same
+    share the process; a difference a server never sees (another variable) parts only the servers
+    that run a secret command, which may read any of them."""
+    home = tmp_path / "home"
+    counter, secret_counter = tmp_path / "starts", tmp_path / "secret-starts"
+    write_config(
+        home,
+        {
+            "basic": basic_stdio("--counter-file", str(counter), env={"GREETING": "${GREETING}"}),
+            "secret": basic_stdio(
+                "--counter-file", str(secret_counter), env={"FROM_COMMAND": "!printf '%s' \"$SECRET_SOURCE\""}
+            ),
+        },
+    )
+    run = Path(engine_env["XDG_RUNTIME_DIR"])
+    shared = {**engine_env, "MCP_SIDECAR_SERVER_IDLE": "120"}
+    a_env = {**shared, "GREETING": "hello-a", "SECRET_SOURCE": "cmd-a"}
+    b_env = {**shared, "GREETING": "hello-b", "SECRET_SOURCE": "cmd-b"}
+    c_env = {**a_env, "UNRELATED_SETTING": "c"}  # a's, and one variable no server is given
+    tools = ["basic.get_env", "secret.get_env"]
+    async with (
+        start_sidecar(home, env=a_env) as a,
+        start_sidecar(home, env=b_env) as b,
+        start_sidecar(home, env=c_env) as c,
+    ):
+        for window in (a, b, c):
+            await window.request("mcp/activate", {"ids": tools})
+        assert [await said(w, "basic.get_env", "GREETING") for w in (a, b, c)] == ["hello-a", "hello-b", "hello-a"]
+        # (Values under 8 characters: a longer one the server was given comes back redacted.)
+        assert [await said(w, "secret.get_env", "FROM_COMMAND") for w in (a, b, c)] == ["cmd-a", "cmd-b", "cmd-a"]
+        # A host's gateway with b's environment: both of b's servers serve it.
+        for name, value in b_env.items():
+            monkeypatch.setenv(name, value)
+        async with gateway(home) as (host, _):
+            await host.call_tool("mcp_tools", {"activate": tools})
+            assert text_of(await host.call_tool("basic__get_env", {"name": "GREETING"})) == "hello-b"
+            assert text_of(await host.call_tool("secret__get_env", {"name": "FROM_COMMAND"})) == "cmd-b"
+        # A CLI run whose PATH differs from a's: PATH is what every stdio server inherits.
+        path = f"{tmp_path / 'bin'}:{os.environ['PATH']}"
+        code, out, err = await cli(home, {**a_env, "PATH": path}, "call", "basic.get_env", '{"name": "PATH"}')
+        assert (code, err) == (0, "")
+        assert path in out
+        assert len(engines(run)) == 1
+        # basic: a and c share one (GREETING alike), b and the host another, the CLI run its own.
+        assert len(started_pids(counter)) == 3
+        # secret: c's extra variable parts it from a (the command could have read it); b and the host share.
+        assert len(started_pids(secret_counter)) == 3
+
+
+async def test_a_front_started_as_a_server_brings_its_chain_and_the_engine_ends_the_loop(
+    tmp_path: Path, engine_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wrapper script runs the gateway as a project server (`docs/gateway.md`'s runaway, which no
+    command line gives away): its copy is a front of the same engine, and the self-start chain it was
+    started with reaches the engine in its hello, so its client refuses the definition it came
+    through. (Read in the engine's own environment, which has no chain, it was not refused.)"""
+    home, project, run = tmp_path / "home", tmp_path / "project", Path(engine_env["XDG_RUNTIME_DIR"])
+    home.mkdir()
+    project.mkdir()
+    wrapper = project / "gw.sh"
+    wrapper.write_text(f'#!/bin/sh\nexec "{SCRIPT}" mcp --project . --trust-project\n', encoding="utf-8")
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    async with process_guard(6) as guard:
+        # What names the engine (its homes, its keyring), so that the copy attaches to this one.
+        same_engine = {k: os.environ[k] for k in runtime.KEY_ENVIRONMENT if k in os.environ}
+        same_engine |= {**engine_env, "MCP_SIDECAR_HOME": str(home), TOKEN_VAR: guard.token}
+        servers = {"gw": {"command": str(wrapper), "env": same_engine}, "basic": basic_stdio()}
+        (project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+        for name, value in same_engine.items():
+            monkeypatch.setenv(name, value)
+        top = ["mcp", "--project", str(project), "--trust-project"]
+        params = StdioServerParameters(command=SCRIPT, args=top, env=dict(os.environ), cwd=str(project))
+        async with Client(params, read_timeout_seconds=90) as host:
+            deadline = asyncio.get_running_loop().time() + 60
+            while True:
+                # The copy's own `mcp_tools` describes its servers, so it changes as they come up: a call
+                # may find it changed (`tool_changed`) and is made again after a new activation.
+                await host.call_tool("mcp_tools", {"activate": ["gw.mcp_tools"]})
+                inner = await host.call_tool("mcp_call", {"id": "gw.mcp_tools", "arguments": {"query": "echo"}})
+                if not (inner.is_error and "[tool_changed]" in text_of(inner)):
+                    break
+                assert asyncio.get_running_loop().time() < deadline, "the copy's mcp_tools kept changing"
+            assert not inner.is_error, inner
+            assert not guard.tripped, f"{guard.most} marked processes at once: the chain did not stop"
+        assert len(engines(run)) == 1
+        assert guard.most == 3  # the host's front, the engine, and the one copy's front
+    assert "server gw: not started: it would start this sidecar itself" in engine_log(run)

@@ -8,7 +8,7 @@ drive its state with `set_state`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -31,10 +31,17 @@ class FakeHooks:
 
 
 class FakeConnection:
-    def __init__(self, config: ServerConfig, workspace: Path, publish: Callable[[ConnectionEvent], None]) -> None:
+    def __init__(
+        self,
+        config: ServerConfig,
+        workspace: Path,
+        publish: Callable[[ConnectionEvent], None],
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
         self.config = config
         self.name = config.name
         self.workspace = workspace
+        self.environ: Mapping[str, str] = environ if environ is not None else {}
         self.publish = publish
         self.state: State = "disabled" if config.disabled else "idle"
         self.last_diagnostic: Diagnostic | None = None
@@ -135,9 +142,13 @@ class FakeFactory:
         self.built: list[FakeConnection] = []
 
     def __call__(
-        self, config: ServerConfig, workspace: Path, publish: Callable[[ConnectionEvent], None]
+        self,
+        config: ServerConfig,
+        workspace: Path,
+        publish: Callable[[ConnectionEvent], None],
+        environ: Mapping[str, str],
     ) -> ServerConnection:
-        fake = FakeConnection(config, workspace, publish)
+        fake = FakeConnection(config, workspace, publish, environ)
         self.built.append(fake)
         return fake
 

@@ -1,5 +1,7 @@
-"""Resolve `${VAR}` references when a server connects, never earlier.
+"""Resolve `${VAR}` references when a server connects, never earlier, in the client's environment.
 
+The environment is each client's own (an editor's, a host's, a CLI run's: its front's, carried to
+the engine in the hello; in-process, this process's `os.environ`), never the engine's.
 `command`, `args`, `cwd`, `env`, `url` and `headers` take `${VAR}`. In `env` and `headers`,
 values also take `$VAR`, `$$` for a literal `$` and `$!` for a literal `!`; a value whose
 original text starts with `!` is a secret command (run by the connection layer, see
@@ -8,7 +10,6 @@ docs/configuration.md). A missing variable stops this server only.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -107,10 +108,11 @@ def _secret_map(
     return out
 
 
-def resolve(config: ServerConfig, workspace: Path | None, environ: Mapping[str, str] | None = None) -> ResolvedServer:
+def resolve(config: ServerConfig, workspace: Path | None, environ: Mapping[str, str]) -> ResolvedServer:
     """`workspace` is the directory a stdio server runs in (a relative `cwd` is taken from it):
-    the workspace only when it is trusted, else a neutral one (see docs/configuration.md)."""
-    env_source = os.environ if environ is None else environ
+    the workspace only when it is trusted, else a neutral one (see docs/configuration.md);
+    `environ`, the client's environment, which every reference resolves in."""
+    env_source = environ
     found: set[str] = set()
     command = _braced(config.command, "command", env_source, found) if config.command else None
     args = tuple(_braced(a, "args", env_source, found) for a in config.args)

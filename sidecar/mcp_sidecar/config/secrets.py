@@ -1,7 +1,8 @@
 """Secret commands: a leading `!` in a `headers` or stdio `env` value runs the rest through
 `/bin/sh` when the server connects.
 
-The command runs in the server's working directory with the sidecar's environment, its
+The command runs in the server's working directory with the client's environment
+(`command_environment`: the front's, in the engine; this process's in-process), its
 stderr discarded and its stdout trimmed. Empty output, a nonzero exit, more than 64 KiB of
 output or more than 10 s (or a shorter `timeoutMs`) fail the lookup. The command runs in
 its own process group, which is killed when the lookup is cancelled (a reconnect, a
@@ -17,12 +18,22 @@ import dataclasses
 import os
 import signal
 import sys
+from collections.abc import Mapping
 
 from mcp_sidecar.config.interpolate import ResolvedServer, SecretCommand
 
 MAX_OUTPUT_BYTES = 64 * 1024
 MAX_SECONDS = 10.0
 SHELL = "/bin/sh"
+SHELL_SET = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
+"""Variables a shell keeps for itself (where it is, how deep, its last word): the command's shell
+sets them again, so they are not passed, and two clients that differ only there run a command alike."""
+
+
+def command_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """What a secret command runs with: the client's whole environment (a helper such as `op`, `pass`
+    or `gh` reads its own variables), but the shell's bookkeeping."""
+    return {key: value for key, value in environ.items() if key not in SHELL_SET}
 
 
 class SecretLookupFailed(Exception):
@@ -34,8 +45,11 @@ class SecretLookupFailed(Exception):
         self.field_name = field_name
 
 
-async def fill_secrets(resolved: ResolvedServer, cwd: str, timeout_s: float) -> ResolvedServer:
-    """Run every secret command of one connection attempt at once and put the outputs in place.
+async def fill_secrets(
+    resolved: ResolvedServer, cwd: str, timeout_s: float, environ: Mapping[str, str]
+) -> ResolvedServer:
+    """Run every secret command of one connection attempt at once (in the client's `environ`) and put
+    the outputs in place.
 
     The first failure cancels (and kills) the others. The outputs join the values masked in
     the server's captured log and in what it answers: whole, and word by word (the token of
@@ -46,7 +60,7 @@ async def fill_secrets(resolved: ResolvedServer, cwd: str, timeout_s: float) -> 
 
     async def lookup(field_name: str, command: str) -> None:
         try:
-            outputs[field_name] = await run_secret_command(command, cwd, timeout_s)
+            outputs[field_name] = await run_secret_command(command, cwd, timeout_s, environ)
         except SecretLookupFailed as exc:
             raise SecretLookupFailed(exc.reason, field_name) from None
 
@@ -81,8 +95,8 @@ def time_limit(timeout_ms: int | None) -> float:
     return min(MAX_SECONDS, timeout_ms / 1000)
 
 
-async def run_secret_command(command: str, cwd: str | None, timeout_s: float) -> str:
-    """The command's trimmed stdout, or SecretLookupFailed."""
+async def run_secret_command(command: str, cwd: str | None, timeout_s: float, environ: Mapping[str, str]) -> str:
+    """The command's trimmed stdout, or SecretLookupFailed; it runs with `command_environment(environ)`."""
     starting = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
             SHELL,
@@ -92,6 +106,7 @@ async def run_secret_command(command: str, cwd: str | None, timeout_s: float) ->
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
             cwd=cwd,
+            env=command_environment(environ),
             start_new_session=True,  # its own process group, so everything it starts can be killed
         )
     )

@@ -58,11 +58,13 @@ def chain_key(raw: Mapping[str, Any], cwd: str | None) -> str:
     return hashlib.sha256(material.encode("utf-8")).hexdigest()[:16]
 
 
-def inherited_chain(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The keys of the definitions that started this sidecar and its ancestors (empty at the top).
+def inherited_chain(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The keys of the definitions that started this client's sidecar and its ancestors (empty at the top),
+    from the client's environment (a front started as an engine's server carries the chain it was
+    given; the engine's own environment knows nothing of it).
 
     A damaged value still counts its entries, so a chain cannot be reset by garbling it."""
-    text = (os.environ if environ is None else environ).get(CHAIN_ENV, "")
+    text = environ.get(CHAIN_ENV, "")
     return tuple(part if _KEY.fullmatch(part) else "?" for part in text.split(",") if part)
 
 
@@ -80,7 +82,7 @@ class Invocation:
     trusts_project: bool
     cwd: str
     env: dict[str, str]
-    """The definition's environment, with what the wrappers set or unset."""
+    """The server's environment as given to `invocation`, with what the wrappers set or unset."""
     words: tuple[str, ...]
     """mcp-sidecar's own arguments."""
 
@@ -93,7 +95,9 @@ class _Line:
 
 
 def invocation(command: str, args: Sequence[str], cwd: str, env: Mapping[str, str]) -> Invocation | None:
-    """How `command args` runs mcp-sidecar, through wrappers; None when it does not (as far as can be seen)."""
+    """How `command args` runs mcp-sidecar, through wrappers; None when it does not (as far as can be seen).
+
+    `env` is what the server starts with (its `PATH` finds a bare command, as the process start does)."""
     pending = [_Line((command, *args), cwd, dict(env))]
     for _ in range(_UNWRAP_STEPS):
         if not pending:
@@ -364,7 +368,7 @@ def _is_sidecar_script(path: str) -> bool:
 
 def _is_console_script(word: str, line: _Line) -> bool:
     """A program found on PATH (or by its path) whose real file is mcp-sidecar's console script."""
-    path = word if "/" in word else shutil.which(word, path=line.env.get("PATH", os.environ.get("PATH")))
+    path = word if "/" in word else shutil.which(word, path=line.env.get("PATH", os.defpath))
     if not path:
         return False
     real = os.path.realpath(os.path.join(line.cwd, path))

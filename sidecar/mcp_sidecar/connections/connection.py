@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,7 @@ from mcp_sidecar.connections import listing, stdio, transports
 from mcp_sidecar.connections.client_hooks import ClientHooks, ClientSide, offering_client
 from mcp_sidecar.connections.connection_surface import ConnectionSurface
 from mcp_sidecar.connections.errors import FailureContext, classify
-from mcp_sidecar.connections.launch import Launch, chain_environment, resolve_server
+from mcp_sidecar.connections.launch import Launch, process_environment, resolve_server
 from mcp_sidecar.connections.live_session import LiveSession
 from mcp_sidecar.connections.protocol import State
 from mcp_sidecar.connections.sdk_streams import (
@@ -76,11 +76,16 @@ class Connection(ConnectionSurface):
         publish: Callable[[ConnectionEvent], None],
         http_auth: Callable[[Connection], Awaitable[tuple[Any, str]]] | None = None,
         client_side: ClientSide | None = None,
+        *,
+        environ: Mapping[str, str],
     ) -> None:
         self.config = config
         self.name = config.name
         self.workspace = workspace
         """Where the server and its secret commands run: the workspace only when it is trusted."""
+        self.environ = environ
+        """The environment of the client it was made for: `${VAR}`, secret commands and what the server
+        inherits. Every client sharing it resolves the same (the sharing key covers all of it)."""
         self.state: State = "disabled" if config.disabled else "idle"
         self.last_diagnostic: Diagnostic | None = (
             refused_disabled("configuration", self.name, True).diagnostic if config.approval_required else None
@@ -264,12 +269,11 @@ class Connection(ConnectionSurface):
         """Resolve, spawn, open the transport, then hold the session: all in this one task."""
         launch = Launch()
         try:
-            resolved = await resolve_server(self.config, self.workspace, operation)
+            resolved = await resolve_server(self.config, self.workspace, self.environ, operation)
             self.log.set_secrets(resolved.secret_values)
             self.redaction = Redactor(RESULT_MIN_CHARS, resolved.passed_secrets)
             self.hooks.redaction = self.redaction
-            env = {k: v for k, v in resolved.env.items() if isinstance(v, str)}
-            env |= chain_environment(self.config, resolved)
+            env = process_environment(self.config, resolved, self.environ)
             await launch.spawn(self.config, resolved, env, self.log)
             await load_sdk()
             # The connect time limit starts now: secret commands and the SDK import are not the server's.

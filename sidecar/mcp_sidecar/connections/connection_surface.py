@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -51,6 +51,7 @@ class ConnectionSurface:
     name: str
     config: ServerConfig
     workspace: Path | None
+    environ: Mapping[str, str]
     state: State
     generation: int
     last_diagnostic: Diagnostic | None

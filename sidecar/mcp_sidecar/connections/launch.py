@@ -8,6 +8,7 @@ server the transport has not taken over yet.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +33,8 @@ class Launch:
     async def spawn(
         self, config: ServerConfig, resolved: ResolvedServer, env: dict[str, str], errors: StderrLog
     ) -> None:
-        """Stdio servers: the stderr pipe, and the process itself where `connections/stdio.py` runs."""
+        """Stdio servers: the stderr pipe, and the process itself where `connections/stdio.py` runs, with
+        `env` only (`process_environment`)."""
         if config.transport != "stdio":
             return
         self.pipe = StderrPipe(errors)
@@ -50,11 +52,14 @@ class Launch:
             self.pipe.close()
 
 
-async def resolve_server(config: ServerConfig, workspace: Path | None, operation: str) -> ResolvedServer:
-    """References and secret commands, resolved for this connection attempt only; a definition
-    that would start this sidecar itself is refused before anything runs (`config/self_start.py`)."""
+async def resolve_server(
+    config: ServerConfig, workspace: Path | None, environ: Mapping[str, str], operation: str
+) -> ResolvedServer:
+    """References and secret commands, resolved for this connection attempt only in the client's
+    `environ`; a definition that would start this sidecar itself is refused before anything runs
+    (`config/self_start.py`)."""
     try:
-        resolved = resolve(config, workspace)
+        resolved = resolve(config, workspace, environ)
     except MissingVariable as exc:
         raise fail(
             "configuration_invalid",
@@ -62,13 +67,13 @@ async def resolve_server(config: ServerConfig, workspace: Path | None, operation
             f"Environment variable {exc.variable} (used in `{exc.field_name}`) is not set.",
             config.name,
         ) from None
-    _refuse_itself(config, resolved, workspace, operation)
+    _refuse_itself(config, resolved, workspace, environ, operation)
     if not resolved.secret_commands():
         return resolved
     # HTTP servers have no cwd; their secret commands run where a stdio server would.
     cwd = resolved.cwd or str(workspace or paths.neutral_dir())
     try:
-        filled = await secrets.fill_secrets(resolved, cwd, secrets.time_limit(config.timeout_ms))
+        filled = await secrets.fill_secrets(resolved, cwd, secrets.time_limit(config.timeout_ms), environ)
     except secrets.SecretLookupFailed as exc:
         message = f"The secret command in `{exc.field_name}` {exc.reason}."
         raise fail("secret_lookup_failed", operation, message, config.name) from None
@@ -76,35 +81,45 @@ async def resolve_server(config: ServerConfig, workspace: Path | None, operation
     return filled
 
 
-def _refuse_itself(config: ServerConfig, resolved: ResolvedServer, workspace: Path | None, operation: str) -> None:
+def _refuse_itself(
+    config: ServerConfig, resolved: ResolvedServer, workspace: Path | None, environ: Mapping[str, str], operation: str
+) -> None:
     if config.transport != "stdio" or resolved.command is None:
         return
-    chain = self_start.inherited_chain()
+    chain = self_start.inherited_chain(environ)
     why = self_start.chain_refusal(chain, self_start.chain_key(config.raw, resolved.cwd))
     if why is None:
-        env = {k: v for k, v in resolved.env.items() if isinstance(v, str)}
+        env = stdio.server_environment({k: v for k, v in resolved.env.items() if isinstance(v, str)}, environ)
         cwd = resolved.cwd or str(paths.neutral_dir())
         found = self_start.invocation(resolved.command, resolved.args, cwd, env)
         if found is not None:
-            why = self_start.refusal(config.scope, found, workspace, stdio.server_environment(env))
+            why = self_start.refusal(config.scope, found, workspace, env)
     if why is not None:
         log.warning("server %s: not started: it would start this sidecar itself", config.name)
         raise fail("server_starts_itself", operation, why, config.name)
 
 
-def chain_environment(config: ServerConfig, resolved: ResolvedServer) -> dict[str, str]:
+def chain_environment(config: ServerConfig, resolved: ResolvedServer, environ: Mapping[str, str]) -> dict[str, str]:
     """What a stdio server is started with besides its own variables: the chain of definitions that
-    started this sidecar, and this one's key, so a sidecar it starts can refuse to start it again;
-    and the engine off, so a sidecar started as a server (a gateway over another configuration, a
-    wrapper script) runs in its own process with that chain, never as a client of the engine that
-    started it."""
+    started this client's sidecar (from its `environ`), and this one's key, so a sidecar it starts
+    can refuse to start it again; and the engine off, so a sidecar started as a server (a gateway
+    over another configuration, a wrapper script) runs in its own process with that chain, never as
+    a client of the engine that started it."""
     if config.transport != "stdio":
         return {}
-    chain = self_start.inherited_chain()
+    chain = self_start.inherited_chain(environ)
     return {
         self_start.CHAIN_ENV: self_start.passed_on(chain, self_start.chain_key(config.raw, resolved.cwd)),
         ENGINE_ENV: "off",
     }
 
 
-__all__ = ["Launch", "chain_environment", "resolve_server"]
+def process_environment(config: ServerConfig, resolved: ResolvedServer, environ: Mapping[str, str]) -> dict[str, str]:
+    """Everything a stdio server's process starts with, from the client's `environ`: the inherited basics,
+    the definition's variables and the chain. A secret command not run yet stands as its text (the
+    sharing key's view, `connections/sharing.py`); the connection attempt runs them first."""
+    own = {key: value if isinstance(value, str) else f"!{value.command}" for key, value in resolved.env.items()}
+    return stdio.server_environment(own | chain_environment(config, resolved, environ), environ)
+
+
+__all__ = ["Launch", "chain_environment", "process_environment", "resolve_server"]

@@ -7,7 +7,7 @@ Everything here is read-only to its users: only the connection changes its own s
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -43,6 +43,12 @@ class ServerConnection(Protocol):
     @property
     def workspace(self) -> Path | None:
         """Where the server and its secret commands run: the workspace only when it is trusted."""
+        ...
+
+    @property
+    def environ(self) -> Mapping[str, str]:
+        """The client environment its definition resolves in (`${VAR}`, secret commands, what the server
+        inherits): the first client's; every client sharing it resolves the same."""
         ...
 
     @property

@@ -13,7 +13,7 @@ over the same hub.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from mcp_sidecar import tasks
@@ -48,9 +48,10 @@ class ServerRegistry:
         *,
         shared: SharedRegistry | None = None,
         client: ClientId = "client",
+        environ: Mapping[str, str],
     ) -> None:
         """`hub` is this client's; `shared` the user's connections (else a registry of its own, built
-        by `factory`, whose events reach `hub` once)."""
+        by `factory`, whose events reach `hub` once); `environ`, the client's environment."""
         self._hub = hub
         if shared is None:
             assert factory is not None, "a registry of its own needs a connection factory"
@@ -60,6 +61,9 @@ class ServerRegistry:
             shared.attach(client, hub.publish)
         self.shared = shared
         self.client = client
+        self.environ = environ
+        """The client's environment (its front's, in the engine): its definitions resolve in it, so it is
+        part of each key as far as a server would get anything of it (`connections/sharing.py`)."""
         self._keys: dict[str, ConnectionKey] = {}
         self._run_dir: RunDir | None = None
         self.offer: Callable[[], ClientOffer] = ClientOffer
@@ -181,8 +185,8 @@ class ServerRegistry:
         wanted: dict[ConnectionKey, Wanted] = {}
         for name, server in self.config.servers.items():
             directory = self._run_dir(server)
-            keys[name] = key = ConnectionKey.of(server, directory, offer, roots, self.client)
-            wanted[key] = Wanted(server, directory)
+            keys[name] = key = ConnectionKey.of(server, directory, offer, roots, self.client, self.environ)
+            wanted[key] = Wanted(server, directory, self.environ)
         closing = self.shared.reconcile_client(self.client, wanted)
         self._keys = keys
         added = [name for name in keys if name not in old]

@@ -2,7 +2,12 @@
 
 Issue 33's sharing rule: two clients share a server process only when the resolved definition,
 the run directory, the offer and the roots are all equal; `"shared": false` keeps a server to
-one client. `ConnectionKey` is exactly that, digested (a key never holds a secret). Each client's
+one client. `ConnectionKey` is exactly that, digested (a key never holds a secret). The
+definition is resolved in each client's own environment, and its digest covers everything the
+server would get from that environment: the values `${VAR}` put in the definition, the few
+variables a stdio server inherits (`connections/stdio.py`'s list, so clients whose environments
+differ elsewhere still share it), the self-start chain, and, when a secret command runs, the
+environment it runs in (`config/secrets.py`: all of it but the shell's own bookkeeping). Each client's
 view (`connections/registry.py`'s `ServerRegistry`) says which keys it wants now
 (`reconcile_client`); a connection no client wants any more is handed back to be closed at once
 (an idle-time stop may come later).
@@ -18,13 +23,15 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Callable, Hashable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mcp_sidecar import tasks
-from mcp_sidecar.config.interpolate import MissingVariable, SecretCommand, resolve
+from mcp_sidecar.config.interpolate import MissingVariable, ResolvedServer, SecretCommand, resolve
 from mcp_sidecar.config.model import ServerConfig
+from mcp_sidecar.config.secrets import command_environment
 from mcp_sidecar.connections.client_hooks import ClientOffer
+from mcp_sidecar.connections.launch import process_environment
 from mcp_sidecar.connections.protocol import ServerConnection
 from mcp_sidecar.events import ConnectionEvent, ConnectionKeysChanged, EventHub
 
@@ -41,12 +48,18 @@ def _secret_free(values: Mapping[str, str | SecretCommand]) -> dict[str, str]:
     return {k: f"!{v.command}" if isinstance(v, SecretCommand) else v for k, v in values.items()}
 
 
-def definition_digest(server: ServerConfig, run_dir: Path) -> str:
+def _secret_text(value: str | SecretCommand | None) -> str | None:
+    return f"!{value.command}" if isinstance(value, SecretCommand) else value
+
+
+def definition_digest(server: ServerConfig, run_dir: Path, environ: Mapping[str, str]) -> str:
     """The definition as written (every field: filters, time limits, OAuth settings) and as resolved
-    in this process's environment (command, args, env, cwd, url, headers after `${VAR}`
-    interpolation; a secret command by its text, never its output), as one digest."""
+    in the client's `environ` (command, args, cwd, url, headers and the OAuth client after `${VAR}`
+    interpolation; a secret command by its text, never its output), with everything a stdio
+    server's process gets (`launch.process_environment`: the inherited basics, its own variables,
+    the chain) and the environment its secret commands would run in, as one digest."""
     try:
-        resolved = resolve(server, run_dir)
+        resolved = resolve(server, run_dir, environ)
     except MissingVariable as exc:  # the connection fails to start anyway; say which variable
         material: object = {"missing": exc.variable}
     else:
@@ -54,11 +67,22 @@ def definition_digest(server: ServerConfig, run_dir: Path) -> str:
             "command": resolved.command,
             "args": list(resolved.args),
             "cwd": resolved.cwd,
-            "env": _secret_free(resolved.env),
+            "env": (
+                process_environment(server, resolved, environ)
+                if server.transport == "stdio"
+                else _secret_free(resolved.env)
+            ),
             "url": resolved.url,
             "headers": _secret_free(resolved.headers),
+            "oauth": [resolved.oauth_client_id, _secret_text(resolved.oauth_client_secret)],
+            "commands": command_environment(environ) if _runs_commands(resolved) else None,
         }
     return _digest({"written": server.fingerprint(), "resolved": material})
+
+
+def _runs_commands(resolved: ResolvedServer) -> bool:
+    """A secret command may run for this server: what it prints depends on all of its environment."""
+    return bool(resolved.secret_commands()) or isinstance(resolved.oauth_client_secret, SecretCommand)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +102,17 @@ class ConnectionKey:
 
     @classmethod
     def of(
-        cls, server: ServerConfig, run_dir: Path, offer: ClientOffer, roots: Roots, client: ClientId
+        cls,
+        server: ServerConfig,
+        run_dir: Path,
+        offer: ClientOffer,
+        roots: Roots,
+        client: ClientId,
+        environ: Mapping[str, str],
     ) -> ConnectionKey:
         return cls(
             name=server.name,
-            definition=definition_digest(server, run_dir),
+            definition=definition_digest(server, run_dir, environ),
             run_dir=str(run_dir),
             offer=_digest(offer.to_json()),
             roots=_digest(roots if server.roots else []),
@@ -115,16 +145,18 @@ class ConnectionRoute:
         return self._registry.users(self.key)
 
 
-ConnectionFactory = Callable[[ServerConfig, Path, ConnectionRoute], ServerConnection]
-"""(definition, the directory it runs in, where its events go) -> a new, unconnected connection."""
+ConnectionFactory = Callable[[ServerConfig, Path, ConnectionRoute, Mapping[str, str]], ServerConnection]
+"""(definition, the directory it runs in, where its events go, the environment it resolves in) -> a new,
+unconnected connection."""
 
 
 @dataclass(frozen=True, slots=True)
 class Wanted:
-    """One server a client wants: its definition and the directory it runs in."""
+    """One server a client wants: its definition, the directory it runs in and the client's environment."""
 
     server: ServerConfig
     run_dir: Path
+    environ: Mapping[str, str] = field(repr=False)
 
 
 class SharedRegistry:
@@ -240,7 +272,7 @@ class SharedRegistry:
                 self._move(previous, key)
                 continue
             route = ConnectionRoute(self, key)
-            conn = self._factory(want.server, want.run_dir, route)
+            conn = self._factory(want.server, want.run_dir, route, want.environ)
             self._connections[key], self._routes[key], self._users[key] = conn, route, [client]
             self._keys[id(conn)] = key
         closing: list[ServerConnection] = []

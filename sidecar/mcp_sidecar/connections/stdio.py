@@ -43,7 +43,8 @@ log = logging.getLogger(__name__)
 SUPPORTED = sys.platform != "win32"
 
 INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
-"""What a server inherits from the sidecar's environment (the SDK's default list)."""
+"""What a server inherits from its client's environment (the SDK's default list): nothing else of
+it, so clients whose environments differ elsewhere still share a server (`connections/sharing.py`)."""
 STDIN_GRACE_S = 2.0
 """Time for the server to exit on its own after its stdin closes."""
 TERM_GRACE_S = 2.0
@@ -69,10 +70,16 @@ def _grace(normal_s: float) -> float:
     return min(normal_s, QUICK_GRACE_S) if _hurried else normal_s
 
 
-def server_environment(env: Mapping[str, str]) -> dict[str, str]:
-    """The inherited basics (shell functions excluded), then the server's own variables."""
-    inherited = {key: value for key in INHERITED_ENV if (value := os.environ.get(key)) is not None}
-    return {k: v for k, v in inherited.items() if not v.startswith("()")} | dict(env)
+def inherited_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The basics a server inherits from the client's `environ` (shell functions excluded)."""
+    inherited = {key: value for key in INHERITED_ENV if (value := environ.get(key)) is not None}
+    return {key: value for key, value in inherited.items() if not value.startswith("()")}
+
+
+def server_environment(env: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+    """Everything a server process starts with: the basics inherited from the client's `environ`, then
+    the server's own variables."""
+    return inherited_environment(environ) | dict(env)
 
 
 class ServerProcess:
@@ -96,7 +103,8 @@ class ServerProcess:
 async def spawn(
     command: str, args: Sequence[str], env: Mapping[str, str], cwd: str | None, stderr: IO[str] | int
 ) -> ServerProcess:
-    """Start the server in a session of its own, so the whole tree can be stopped together."""
+    """Start the server in a session of its own, so the whole tree can be stopped together; `env` is all
+    it gets (`server_environment`)."""
     loop = asyncio.get_running_loop()
     transport, pipes = await loop.subprocess_exec(
         ServerPipes,
@@ -105,7 +113,7 @@ async def spawn(
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=stderr,
-        env=server_environment(env),
+        env=dict(env),
         cwd=cwd,
         start_new_session=True,
     )
@@ -212,6 +220,7 @@ __all__ = [
     "OversizedLine",
     "ServerProcess",
     "hurry",
+    "inherited_environment",
     "parse_line",
     "pruned_message",
     "server_environment",

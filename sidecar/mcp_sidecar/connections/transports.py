@@ -43,7 +43,8 @@ class Observations:
 def sdk_stdio(
     resolved: ResolvedServer, env: dict[str, str], pipe: StderrPipe, on_eof: Callable[[], None], seen: Observations
 ) -> Any:
-    """Where `connections/stdio.py` does not run (Windows): the SDK's own, spawned after its import."""
+    """Where `connections/stdio.py` does not run (Windows): the SDK's own, spawned after its import (it
+    puts its own default environment beneath `env`; no engine runs there)."""
     from mcp import StdioServerParameters
     from mcp.client.stdio import stdio_client
 

@@ -9,8 +9,11 @@ engine), sends its hello with `resume` and replays the client's opening under an
 whose answer the client never sees; what the client sends meanwhile waits for the new engine.
 
 The hello is one JSON line the front sends first: `{"v": 1, "kind", "front", "resume", "cwd",
-"argv", "env"}`; the engine answers one line, `{"v": 1, "engine": {...}}` or `{"v": 1,
-"refused": "why"}`, then the client's stream begins. Standard library only.
+"argv", "env"}`, `env` being the front's own environment (at most MAX_ENV_BYTES of it): the engine
+resolves this client's `${VAR}`, runs its secret commands and starts its stdio servers in it. It
+crosses only the private, peer-checked socket, to the same user's engine. The engine answers one
+line, `{"v": 1, "engine": {...}}` or `{"v": 1, "refused": "why"}`, then the client's stream begins.
+Standard library only.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
 
 from mcp_sidecar.engine.framing import Frame, LineFrames, LspFrames, answers_in, cancelled_in, requests_in
@@ -48,7 +51,11 @@ class _Say:
 log = _Say()
 
 HELLO_VERSION = 1
-MAX_HELLO_BYTES = 64 * 1024
+MAX_ENV_BYTES = 256 * 1024
+"""The front's environment in its hello, at most (as JSON): a shell's is a few KiB. Past it the largest
+variables are left out, by name in a warning, and a reference to one fails as an unset variable."""
+MAX_HELLO_BYTES = MAX_ENV_BYTES + 256 * 1024
+"""The environment, the command line and the rest of the hello."""
 RESUME_ID_PREFIX = "mcp-sidecar-resume-"
 FRONT_LOG = "$/mcp-sidecar/frontLog"
 """The engine's notice carrying a piece of this client's log (`{"text"}`): the front writes it to its
@@ -102,9 +109,8 @@ class Hello:
         self.argv = argv
         self.cwd = cwd if cwd is not None else os.getcwd()
         self.front = front if front is not None else os.urandom(8).hex()
-        self.env = env if env is not None else {}
-        """Empty until the engine resolves `${VAR}` in each client's own environment: nothing of it
-        crosses the socket before it is used."""
+        self.env = env if env is not None else hello_environment(os.environ)
+        """The client's environment, which the engine resolves its `${VAR}` in and starts its servers with."""
 
     def line(self, resume: bool) -> bytes:
         body = {
@@ -117,6 +123,24 @@ class Hello:
             "env": self.env,
         }
         return json.dumps(body, separators=(",", ":")).encode() + b"\n"
+
+
+def hello_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` as the hello carries it: all of it up to MAX_ENV_BYTES, else without its largest variables."""
+    env = dict(environ)
+    size = len(json.dumps(env))
+    if size <= MAX_ENV_BYTES:
+        return env
+    left_out = []
+    for name in sorted(env, key=lambda key: len(json.dumps([key, env[key]])), reverse=True):
+        size -= len(json.dumps([name, env.pop(name)]))
+        left_out.append(name)
+        if size <= MAX_ENV_BYTES:
+            break
+    log.warning(
+        "the environment is over %d KiB; left out of the engine's view: %s", MAX_ENV_BYTES // 1024, ", ".join(left_out)
+    )
+    return env
 
 
 Connect = Callable[[], socket.socket]

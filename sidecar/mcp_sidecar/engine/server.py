@@ -3,8 +3,10 @@
 Every accepted connection is checked (`runtime.check_peer`: the same uid), then sends its hello
 line (`engine/front.py`) and gets the engine's answer; after that the socket carries the client's
 own stream, served as the front's own process would serve it: an LSP front by a pygls server
-with its own `Sidecar` (`server.create_server`, `server.run_client`). When the last front has
-gone, the engine waits `grace` seconds for another and exits.
+with its own `Sidecar` (`server.create_server`, `server.run_client`), in the front's own
+environment from its hello (`${VAR}`, secret commands, what its stdio servers inherit; the
+engine's own environment decides only the engine's homes). When the last front has gone, the
+engine waits `grace` seconds for another and exits.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import logging
 import os
 import signal
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +56,8 @@ class HelloLine:
     resume: str | None
     cwd: Path
     argv: list[str]
-    env: dict[str, str]
+    env: dict[str, str] = field(repr=False)
+    """The front's environment: its client's `${VAR}` resolve in it (never logged)."""
 
 
 def parse_hello(line: bytes) -> HelloLine | str:
@@ -197,7 +200,8 @@ async def _serve_lsp(
         if restore:
             tasks.spawn(_restore(saved, app, restore, restored), "engine-restore")
 
-    server, app = create_server({"workspace": project or hello.cwd, "trusted": trusted}, user, initialized)
+    defaults = {"workspace": project or hello.cwd, "trusted": trusted, "environ": hello.env}
+    server, app = create_server(defaults, user, initialized)
     _around_requests(server.fast_handlers, saved, app, restored)
     # pygls' `exit` handler ends the process it thinks it owns: here, only this client's stream.
     try:
@@ -261,7 +265,7 @@ async def _serve_cli(hello: HelloLine, args: argparse.Namespace, writer: asyncio
     from mcp_sidecar import cli
 
     project, _ = _project_options(hello)
-    out = cli.Output(_PrintedLines(writer, "out"), _PrintedLines(writer, "err"), user)
+    out = cli.Output(_PrintedLines(writer, "out"), _PrintedLines(writer, "err"), user, hello.env)
     code = await cli.run_headless(args, project or hello.cwd, out)
     writer.write(json.dumps({"exit": code}).encode() + b"\n")
     await writer.drain()
@@ -299,7 +303,7 @@ async def _serve_gateway(
     if own:
         resume.touch(fronts, f"{gateway_session_name(hello.front)}.json")
     try:
-        await serve_front(args, project or hello.cwd, HostPipes(reader, writer), user, durable)
+        await serve_front(args, project or hello.cwd, HostPipes(reader, writer), user, durable, hello.env)
     finally:
         if own:
             durable.remove()

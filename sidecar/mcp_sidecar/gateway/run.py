@@ -19,7 +19,7 @@ import contextlib
 import logging
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,10 +43,15 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def gateway_app(
-    workspace: Path, trust_project: bool, approved_only: bool = False, user: UserState | None = None
+    workspace: Path,
+    trust_project: bool,
+    approved_only: bool = False,
+    user: UserState | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> Sidecar:
     """The app behind a gateway: no editor to notify; configuration files watched, since a host
-    keeps the gateway running for a whole conversation.
+    keeps the gateway running for a whole conversation; `user` and `environ`, the engine's shared
+    state and the front's environment, in the engine.
 
     `--trust-project` approves the project's definitions as they are, as on the CLI; with
     `--approved-only` it only reads the project's file, and what was never approved (in an
@@ -61,6 +66,7 @@ def gateway_app(
         watch_config=True,
         approve_project=trust_project and not approved_only,
         user=user,
+        environ=environ,
     )
 
 
@@ -142,11 +148,17 @@ def _gateway(
 
 
 async def serve_front(
-    args: argparse.Namespace, workspace: Path, pipes: stdio.HostPipes, user: UserState, durable: DurableSession
+    args: argparse.Namespace,
+    workspace: Path,
+    pipes: stdio.HostPipes,
+    user: UserState,
+    durable: DurableSession,
+    environ: Mapping[str, str],
 ) -> None:
-    """One host's gateway in the engine, over its front's socket: the stdio gateway on shared state,
-    continuing `durable` (the `--session` named, else the front's own, which a new engine restores)."""
-    app = gateway_app(workspace, args.trust_project, args.approved_only, user)
+    """One host's gateway in the engine, over its front's socket: the stdio gateway on shared state, in
+    the front's `environ`, continuing `durable` (the `--session` named, else the front's own, which a
+    new engine restores)."""
+    app = gateway_app(workspace, args.trust_project, args.approved_only, user, environ)
     try:
         app.ensure_loaded()
         await _serve_pipes(app, args, pipes, durable)

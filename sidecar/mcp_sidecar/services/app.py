@@ -10,6 +10,8 @@ the `notify` callable the protocol layer supplies, so nothing here knows about p
 from __future__ import annotations
 
 import asyncio
+import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from mcp_sidecar.connections.protocol import ServerConnection
@@ -31,15 +33,18 @@ class Sidecar:
         approve_project: bool = False,
         connection_factory: ConnectionFactory | None = None,
         user: UserState | None = None,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         """`connection_factory` builds each server's connection (tests pass one making fakes); `user`
-        is the state this client shares with others (the engine's), else one of its own."""
+        is the state this client shares with others (the engine's), else one of its own; `environ`, the
+        client's environment (the engine passes its front's), else this process's own."""
         self._shares_user = user is not None
         self.user = user or UserState(connection_factory, use_disk_cache)
         """What every client shares: connections, catalogs, credentials, held approvals."""
         self.client = ClientContext(
             self.user,
             notify,
+            environ=os.environ if environ is None else environ,
             workspace=workspace,
             trusted=trusted,
             interactive=interactive,
@@ -75,9 +80,15 @@ class Sidecar:
         self.commands = client.commands
 
     @classmethod
-    def headless(cls, workspace: Path, trust_project: bool, user: UserState | None = None) -> Sidecar:
+    def headless(
+        cls,
+        workspace: Path,
+        trust_project: bool,
+        user: UserState | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> Sidecar:
         """One CLI run: no notifications, no file watching; `--trust-project` grants trust for this run;
-        `user`, the engine's shared state when a front runs it there."""
+        `user` and `environ`, the engine's shared state and the front's environment when a front runs it there."""
         return cls(
             lambda method, params: None,
             workspace=workspace,
@@ -85,6 +96,7 @@ class Sidecar:
             watch_config=False,
             approve_project=trust_project,
             user=user,
+            environ=environ,
         )
 
     # -- what every service needs first ------------------------------------------------------

@@ -1,7 +1,8 @@
 """One client's context: an editor connection, a gateway's host session, a CLI run.
 
-Built per client over the user's state (`services/user_state.py`): its configuration view
-(workspace, trust, approvals waiting for its person), its sessions and active tools, its prompt
+Built per client over the user's state (`services/user_state.py`): its environment (the front's,
+in the engine: `${VAR}`, secret commands and what its stdio servers inherit resolve in it), its
+configuration view (workspace, trust, approvals waiting for its person), its sessions and active tools, its prompt
 previews, watches and roots, what it offers servers, its notifications (its `notify` callable)
 and its hub. Its registry view (`connections/registry.py`) maps its server names to the user's
 connections; the hub carries the events of those connections (routed to it by the user's
@@ -16,6 +17,7 @@ client's notifications for one event (the user's own subscribers, the catalogs, 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from mcp_sidecar.connections.client_hooks import ClientOffer
@@ -50,6 +52,7 @@ class ClientContext:
         user: UserState,
         notify: Notify,
         *,
+        environ: Mapping[str, str],
         workspace: Path | None = None,
         trusted: bool = False,
         interactive: bool = False,
@@ -61,7 +64,9 @@ class ClientContext:
         self.hub = EventHub()
         """This client's events: those of the connections it uses, its own, and its questions' answerers."""
         self.notify = notify
-        self.registry = registry = ServerRegistry(self.hub, shared=user.registry, client=self.id)
+        self.environ = environ
+        """The client's environment: its front's in the engine, this process's `os.environ` in-process."""
+        self.registry = registry = ServerRegistry(self.hub, shared=user.registry, client=self.id, environ=environ)
         """This client's servers: its names mapped to the user's connections (its lookups go through it)."""
         catalogs = user.catalogs
         self.configuration = Configuration(

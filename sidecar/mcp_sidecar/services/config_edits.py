@@ -128,7 +128,7 @@ class ConfigEdits:
         except ConfigProblems as exc:
             raise fail("configuration_invalid", operation, " ".join(exc.problems), name) from None
         try:
-            resolved = resolve(config, self._configuration.workspace)
+            resolved = resolve(config, self._configuration.workspace, self._configuration.environ)
         except MissingVariable as exc:
             raise fail(
                 "configuration_invalid",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -103,6 +104,11 @@ class Configuration:
         self._watch_files = watch_files
         self._watcher: ConfigWatcher | None = None
         self._reload_lock = asyncio.Lock()
+
+    @property
+    def environ(self) -> Mapping[str, str]:
+        """The client's environment, which its definitions resolve in (its registry's)."""
+        return self._registry.environ
 
     @property
     def approved_here(self) -> dict[str, Approval]:

@@ -42,7 +42,7 @@ def _oauth_server(conn: ServerConnection, operation: str) -> ResolvedServer:
             "not_supported", operation, "The server has an Authorization header, which turns OAuth off.", conn.name
         )
     try:
-        resolved = resolve(config, conn.workspace)
+        resolved = resolve(config, conn.workspace, conn.environ)
     except MissingVariable as exc:
         raise fail(
             "configuration_invalid",
@@ -89,7 +89,8 @@ async def with_client_secret(conn: ServerConnection, target: LoginTarget, operat
         return target
     cwd = str(conn.workspace or paths.neutral_dir())
     try:
-        secret = await run_secret_command(target.client_secret_command, cwd, time_limit(conn.config.timeout_ms))
+        timeout_s = time_limit(conn.config.timeout_ms)
+        secret = await run_secret_command(target.client_secret_command, cwd, timeout_s, conn.environ)
     except SecretLookupFailed as exc:
         message = f"The secret command in `oauthClientSecret` {exc.reason}."
         raise fail("secret_lookup_failed", operation, message, conn.name) from None

@@ -16,7 +16,7 @@ state, never the other way round.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -57,10 +57,13 @@ class UserState:
         self.held_approvals = HeldApprovals()
         self.hub.subscribe(RowMayHaveChanged, self._row_may_have_changed)
 
-    def _new_connection(self, server: ServerConfig, run_dir: Path, route: ConnectionRoute) -> Connection:
-        """A connection whose offer, roots and questions are its own clients' (`route.users`)."""
+    def _new_connection(
+        self, server: ServerConfig, run_dir: Path, route: ConnectionRoute, environ: Mapping[str, str]
+    ) -> Connection:
+        """A connection whose offer, roots and questions are its own clients' (`route.users`), resolved in
+        the environment of the client that wanted it first (its sharers' resolves the same)."""
         client_side = self.clients.client_side(route.users)
-        return Connection(server, run_dir, route, self.credentials.connection_auth, client_side)
+        return Connection(server, run_dir, route, self.credentials.connection_auth, client_side, environ=environ)
 
     def _catalog_key(self, conn: ServerConnection) -> Hashable:
         """Catalogs are kept per connection key: two clients' `github` may be two servers."""

@@ -64,3 +64,14 @@ def test_cwd_defaults_to_workspace_and_absolute_cwd_wins(tmp_path: Path) -> None
     assert resolve(parse_server("s", {"command": "x"}, "global"), tmp_path, {}).cwd == str(tmp_path)
     absolute = parse_server("s", {"command": "x", "cwd": "/opt"}, "global")
     assert resolve(absolute, tmp_path, {}).cwd == "/opt"
+
+
+def test_references_resolve_in_the_clients_environment_never_this_processs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In the engine each client's `${VAR}` is its front's: what the engine process has set counts for nothing."""
+    monkeypatch.setenv("TOKEN", "the-engines-token")
+    server = parse_server("s", {"command": "x", "args": ["${TOKEN}"], "env": {"T": "$TOKEN"}}, "global")
+    resolved = resolve(server, None, {"TOKEN": "this-clients-token"})
+    assert (resolved.args, resolved.env) == (("this-clients-token",), {"T": "this-clients-token"})
+    with pytest.raises(MissingVariable) as info:
+        resolve(server, None, {})  # unset in the client's environment: unset, whatever the process has
+    assert info.value.variable == "TOKEN"

@@ -9,22 +9,39 @@ from pathlib import Path
 
 import pytest
 
-from mcp_sidecar.config.secrets import SecretLookupFailed, fill_secrets, run_secret_command, time_limit
+from mcp_sidecar.config.secrets import (
+    SecretLookupFailed,
+    command_environment,
+    fill_secrets,
+    run_secret_command,
+    time_limit,
+)
 
 
 async def test_stdout_is_trimmed_and_stderr_discarded(tmp_path: Path) -> None:
-    value = await run_secret_command("echo '  tok en  '; echo noise >&2", str(tmp_path), 5)
+    value = await run_secret_command("echo '  tok en  '; echo noise >&2", str(tmp_path), 5, os.environ)
     assert value == "tok en"
 
 
-async def test_runs_in_the_cwd_with_the_sidecars_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SIDECAR_SECRET_TEST", "from-env")
-    value = await run_secret_command('printf "%s|%s" "$SIDECAR_SECRET_TEST" "$(pwd)"', str(tmp_path), 5)
-    assert value == f"from-env|{tmp_path}"
+async def test_runs_in_the_cwd_with_the_clients_environment_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SIDECAR_SECRET_OWN", "this-process")
+    client = {"PATH": os.environ["PATH"], "SIDECAR_SECRET_TEST": "from-the-client"}
+    command = 'printf "%s|%s|%s" "$SIDECAR_SECRET_TEST" "${SIDECAR_SECRET_OWN-unset}" "$(pwd)"'
+    value = await run_secret_command(command, str(tmp_path), 5, client)
+    assert value == f"from-the-client|unset|{tmp_path}"
+
+
+def test_the_shells_bookkeeping_is_not_passed_on() -> None:
+    client = {"PATH": "/usr/bin", "PWD": "/front", "OLDPWD": "/before", "SHLVL": "3", "_": "/usr/bin/env", "T": "t"}
+    assert command_environment(client) == {"PATH": "/usr/bin", "T": "t"}
 
 
 async def test_shell_syntax_is_the_commands_own(tmp_path: Path) -> None:
-    value = await run_secret_command("token=$(printf abc) && printf 'Bearer %s' \"$token\"", str(tmp_path), 5)
+    value = await run_secret_command(
+        "token=$(printf abc) && printf 'Bearer %s' \"$token\"", str(tmp_path), 5, os.environ
+    )
     assert value == "Bearer abc"
 
 
@@ -41,18 +58,18 @@ async def test_shell_syntax_is_the_commands_own(tmp_path: Path) -> None:
 )
 async def test_failures_are_described_without_output(tmp_path: Path, command: str, reason: str) -> None:
     with pytest.raises(SecretLookupFailed) as caught:
-        await run_secret_command(command, str(tmp_path), 5)
+        await run_secret_command(command, str(tmp_path), 5, os.environ)
     assert caught.value.reason == reason
 
 
 async def test_exactly_64_kib_is_accepted(tmp_path: Path) -> None:
-    value = await run_secret_command("head -c 65536 /dev/zero | tr '\\0' x", str(tmp_path), 5)
+    value = await run_secret_command("head -c 65536 /dev/zero | tr '\\0' x", str(tmp_path), 5, os.environ)
     assert value == "x" * 65536
 
 
 async def test_a_missing_cwd_fails_cleanly(tmp_path: Path) -> None:
     with pytest.raises(SecretLookupFailed) as caught:
-        await run_secret_command("echo x", str(tmp_path / "missing"), 5)
+        await run_secret_command("echo x", str(tmp_path / "missing"), 5, os.environ)
     assert caught.value.reason == "could not be started (check the working directory)"
 
 
@@ -76,7 +93,7 @@ async def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     pid_file = tmp_path / "child.pid"
     started = time.monotonic()
     with pytest.raises(SecretLookupFailed) as caught:
-        await run_secret_command(f"sleep 30 & echo $! > {pid_file}; wait", str(tmp_path), 0.5)
+        await run_secret_command(f"sleep 30 & echo $! > {pid_file}; wait", str(tmp_path), 0.5, os.environ)
     assert caught.value.reason == "did not finish within 0.5 s"
     assert time.monotonic() - started < 5
     await _wait_dead(int(pid_file.read_text(encoding="utf-8")))
@@ -84,7 +101,9 @@ async def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
 
 async def test_cancellation_kills_the_command(tmp_path: Path) -> None:
     pid_file = tmp_path / "child.pid"
-    task = asyncio.create_task(run_secret_command(f"sleep 30 & echo $! > {pid_file}; wait", str(tmp_path), 10))
+    task = asyncio.create_task(
+        run_secret_command(f"sleep 30 & echo $! > {pid_file}; wait", str(tmp_path), 10, os.environ)
+    )
     deadline = time.monotonic() + 5
     while not pid_file.exists() or not pid_file.read_text(encoding="utf-8").strip():
         assert time.monotonic() < deadline
@@ -112,7 +131,7 @@ async def test_fill_secrets_puts_outputs_in_place_and_masks_them(tmp_path: Path)
     )
     resolved = resolve(config, tmp_path, environ={})
     assert resolved.secret_commands() == {"headers.Authorization": "printf 'Bearer tok-12345678'"}
-    filled = await fill_secrets(resolved, str(tmp_path), 5)
+    filled = await fill_secrets(resolved, str(tmp_path), 5, {})
     assert filled.headers == {"Authorization": "Bearer tok-12345678", "Plain": "v1"}
     assert filled.secret_commands() == {}
     assert {"Bearer tok-12345678", "tok-12345678"} <= filled.secret_values
@@ -129,6 +148,6 @@ async def test_fill_secrets_names_the_failing_field_and_stops_the_others(tmp_pat
         "global",
     )
     with pytest.raises(SecretLookupFailed) as caught:
-        await fill_secrets(resolve(config, tmp_path, environ={}), str(tmp_path), 5)
+        await fill_secrets(resolve(config, tmp_path, environ={}), str(tmp_path), 5, os.environ)
     assert (caught.value.field_name, caught.value.reason) == ("env.BAD", "exited with status 7")
     await _wait_dead(int(pid_file.read_text(encoding="utf-8")))

@@ -155,18 +155,23 @@ async def test_resolving_refuses_before_anything_runs_and_passes_the_chain_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     marker = tmp_path / "ran"
-    definition = {"command": "./gw.sh", "env": {"TOKEN": f"!touch {marker}"}}
+    definition = {"command": "./gw.sh", "env": {"TOKEN": f"!touch {marker} && echo ran"}}
     server = parse_server("gw", definition, "project")
     key = chain_key(definition, str(tmp_path))
-    monkeypatch.setenv(CHAIN_ENV, f"{'1' * 16},{key}")
+    # The chain is the client's (a front started as a server carries it), never this process's.
+    monkeypatch.setenv(CHAIN_ENV, "1" * 16)
+    client = {"PATH": os.environ["PATH"], CHAIN_ENV: f"{'1' * 16},{key}"}
     with pytest.raises(SidecarError) as info:
-        await resolve_server(server, tmp_path, "connect")
+        await resolve_server(server, tmp_path, client, "connect")
     diag = info.value.diagnostic
     assert (diag.code, diag.server, diag.operation) == ("server_starts_itself", "gw", "connect")
     assert "through this same definition" in diag.message
     assert not marker.exists()  # its secret command never ran
-    monkeypatch.setenv(CHAIN_ENV, "1" * 16)
+    monkeypatch.setenv(CHAIN_ENV, f"{'1' * 16},{key}")
+    assert (await resolve_server(server, tmp_path, {"PATH": os.environ["PATH"]}, "connect")).command == "./gw.sh"
+    assert marker.exists()
     plain = parse_server("p", {"command": "node", "args": ["s.js"]}, "global")
-    resolved = await resolve_server(plain, tmp_path, "connect")
-    passed = chain_environment(plain, resolved)[CHAIN_ENV].split(",")
-    assert passed == ["1" * 16, chain_key(plain.raw, str(tmp_path))]
+    client = {CHAIN_ENV: "2" * 16}
+    resolved = await resolve_server(plain, tmp_path, client, "connect")
+    passed = chain_environment(plain, resolved, client)[CHAIN_ENV].split(",")
+    assert passed == ["2" * 16, chain_key(plain.raw, str(tmp_path))]

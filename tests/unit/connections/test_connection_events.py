@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -57,7 +58,7 @@ def _basic(protocol: ProtocolMode = "auto", *options: str) -> ServerConfig:
 
 async def test_connecting_and_closing_publish_each_state_change(tmp_path: Path) -> None:
     recorder = Recorder()
-    conn = Connection(_basic(), tmp_path, recorder.publish)
+    conn = Connection(_basic(), tmp_path, recorder.publish, environ=os.environ)
     try:
         tools = await asyncio.wait_for(conn.list_tools("test"), TIMEOUT)
         assert "echo" in {tool["name"] for tool in tools}
@@ -71,7 +72,7 @@ async def test_connecting_and_closing_publish_each_state_change(tmp_path: Path) 
 async def test_a_server_that_cannot_start_publishes_failed(tmp_path: Path) -> None:
     recorder = Recorder()
     config = ServerConfig(name="missing", scope="global", transport="stdio", command=str(tmp_path / "no-such-server"))
-    conn = Connection(config, tmp_path, recorder.publish)
+    conn = Connection(config, tmp_path, recorder.publish, environ=os.environ)
     with pytest.raises(SidecarError) as raised:
         await asyncio.wait_for(conn.list_tools("test"), TIMEOUT)
     assert raised.value.diagnostic.code == "connection_failed"
@@ -83,7 +84,7 @@ async def test_a_server_that_cannot_start_publishes_failed(tmp_path: Path) -> No
 
 async def test_an_unchanged_state_publishes_nothing(tmp_path: Path) -> None:
     recorder = Recorder()
-    conn = Connection(_basic(), tmp_path, recorder.publish)
+    conn = Connection(_basic(), tmp_path, recorder.publish, environ=os.environ)
     await conn.close()  # idle to idle, no diagnostic either way
     assert recorder.events == []
 
@@ -91,7 +92,7 @@ async def test_an_unchanged_state_publishes_nothing(tmp_path: Path) -> None:
 @pytest.mark.parametrize("protocol", ERAS)
 async def test_a_tools_list_change_publishes_catalog_invalidated(tmp_path: Path, protocol: ProtocolMode) -> None:
     recorder = Recorder()
-    conn = Connection(_basic(protocol), tmp_path, recorder.publish)
+    conn = Connection(_basic(protocol), tmp_path, recorder.publish, environ=os.environ)
     try:
         await asyncio.wait_for(conn.list_tools("test"), TIMEOUT)
         if protocol == "auto":
@@ -112,7 +113,7 @@ async def test_a_tools_list_change_publishes_catalog_invalidated(tmp_path: Path,
 @pytest.mark.parametrize("protocol", ERAS)
 async def test_a_watched_resource_publishes_resource_updated(tmp_path: Path, protocol: ProtocolMode) -> None:
     recorder = Recorder()
-    conn = Connection(_basic(protocol, "--resources", "--watchable"), tmp_path, recorder.publish)
+    conn = Connection(_basic(protocol, "--resources", "--watchable"), tmp_path, recorder.publish, environ=os.environ)
     try:
         generation = await asyncio.wait_for(conn.subscribe_resource("notes://readme", "test"), TIMEOUT)
         assert generation == conn.generation == 1

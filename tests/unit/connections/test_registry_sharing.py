@@ -28,12 +28,16 @@ def config(**servers: dict[str, Any]) -> EffectiveConfig:
 class View:
     """One client: its hub (what reached it) and its view of the user's registry."""
 
-    def __init__(self, shared: SharedRegistry, client: str, run_dir: Path) -> None:
+    def __init__(
+        self, shared: SharedRegistry, client: str, run_dir: Path, environ: dict[str, str] | None = None
+    ) -> None:
         self.hub = EventHub()
         self.heard: list[object] = []
         for kind in (StatusChanged, Reconciled):
             self.hub.subscribe(kind, self.heard.append)
-        self.registry = ServerRegistry(self.hub, shared=shared, client=client)
+        self.registry = ServerRegistry(
+            self.hub, shared=shared, client=client, environ=BASICS if environ is None else environ
+        )
         self.run_dir = run_dir
 
     def load(self, effective: EffectiveConfig, *, close_all: bool = False) -> Reconciled:
@@ -62,6 +66,8 @@ def user(tmp_path: Path) -> User:
 
 
 GIT = {"command": "python3", "args": ["-m", "git_server"]}
+BASICS = {"HOME": "/home/u", "PATH": "/usr/bin:/bin", "USER": "u"}
+"""A client's environment, as a front's hello carries it (the parts a stdio server inherits)."""
 
 
 def test_two_clients_with_the_same_configuration_share_one_connection(user: User) -> None:
@@ -102,8 +108,8 @@ def test_each_part_of_the_key_keeps_two_clients_apart(user: User, tmp_path: Path
     assert (a_key.name, b_key.name) == ("git", "git")  # sharers agree on the name: it stays in the key
 
 
-def test_a_key_holds_no_secret(user: User, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CANARY_TOKEN", "canary-7f3a9c2e")
+def test_a_key_holds_no_secret(user: User) -> None:
+    user.a.registry.environ = {**BASICS, "CANARY_TOKEN": "canary-7f3a9c2e"}
     user.a.load(config(git={**GIT, "env": {"TOKEN": "${CANARY_TOKEN}"}}))
     user.b.load(config(git=GIT))
 
@@ -203,7 +209,7 @@ def test_a_view_of_its_own_makes_its_own_shared_registry(tmp_path: Path) -> None
     hub = EventHub()
     heard: list[object] = []
     hub.subscribe(StatusChanged, heard.append)
-    registry = ServerRegistry(hub, FakeFactory())
+    registry = ServerRegistry(hub, FakeFactory(), environ={})
     registry.reconcile(config(git=GIT), lambda server: tmp_path)
     conn = registry.get("git")
     assert isinstance(conn, FakeConnection)
@@ -222,9 +228,11 @@ def test_shared_must_be_a_boolean() -> None:
 
 def test_the_key_of_a_server_not_shared_names_its_client(tmp_path: Path) -> None:
     server: ServerConfig = parse_server("git", {**GIT, "shared": False}, "global")
-    key = ConnectionKey.of(server, tmp_path, ClientOffer(), [], "client-7")
+    key = ConnectionKey.of(server, tmp_path, ClientOffer(), [], "client-7", {})
     assert key.client == "client-7"
-    assert ConnectionKey.of(parse_server("git", GIT, "global"), tmp_path, ClientOffer(), [], "client-7").client is None
+    assert (
+        ConnectionKey.of(parse_server("git", GIT, "global"), tmp_path, ClientOffer(), [], "client-7", {}).client is None
+    )
 
 
 async def test_a_connection_whose_last_client_left_waits_its_idle_time_for_the_next(user: User) -> None:
@@ -242,9 +250,9 @@ async def test_a_connection_whose_last_client_left_waits_its_idle_time_for_the_n
     assert user.b.registry.close() == []
 
     await wait_until(lambda: first.closed == 1, within=5, what="the idle connection to close itself")
-    assert user.shared.get(ConnectionKey.of(first.config, user.a.run_dir, ClientOffer(), [], "a")) is None
+    assert user.shared.get(ConnectionKey.of(first.config, user.a.run_dir, ClientOffer(), [], "a", BASICS)) is None
     assert [event.released for event in user.released if event.released] == [
-        (ConnectionKey.of(first.config, user.a.run_dir, ClientOffer(), [], "a"),)
+        (ConnectionKey.of(first.config, user.a.run_dir, ClientOffer(), [], "a", BASICS),)
     ]
 
 
@@ -255,3 +263,69 @@ async def test_an_exiting_engine_takes_its_idle_connections_out_at_once(user: Us
     user.a.registry.close()
     assert user.shared.close_idle() == [idle]
     assert list(user.shared) == []
+
+
+# -- the client's environment: the key covers exactly what a server would get of it -----------
+
+HTTP = {"url": "https://mcp.example.test/mcp"}
+
+
+def with_env(view: View, **variables: str) -> None:
+    view.registry.environ = {**BASICS, **variables}
+
+
+@pytest.mark.parametrize(
+    ("definition", "a", "b"),
+    [
+        ({**GIT, "args": ["--token", "${TOKEN}"]}, {"TOKEN": "one"}, {"TOKEN": "two"}),
+        ({**GIT, "env": {"TOKEN": "$TOKEN"}}, {"TOKEN": "one"}, {"TOKEN": "two"}),
+        (GIT, {"PATH": "/opt/a/bin"}, {"PATH": "/opt/b/bin"}),  # what every stdio server inherits
+        (GIT, {"HOME": "/home/a"}, {}),
+        (GIT, {"MCP_SIDECAR_SERVER_CHAIN": "0123456789abcdef"}, {}),  # a front started by a server
+        ({**GIT, "env": {"TOKEN": "!pass show git"}}, {"PASSWORD_STORE_DIR": "/a"}, {}),  # what the command reads
+        ({**HTTP, "headers": {"Authorization": "Bearer ${TOKEN}"}}, {"TOKEN": "one"}, {"TOKEN": "two"}),
+        ({**HTTP, "headers": {"Authorization": "!gh auth token"}}, {"GH_CONFIG_DIR": "/a"}, {}),
+        ({**HTTP, "oauthClientId": "c", "oauthClientSecret": "${SECRET}"}, {"SECRET": "one"}, {"SECRET": "two"}),
+    ],
+)
+def test_clients_whose_server_would_get_different_values_never_share(
+    user: User, definition: dict[str, Any], a: dict[str, str], b: dict[str, str]
+) -> None:
+    with_env(user.a, **a)
+    with_env(user.b, **b)
+    user.a.load(config(s=definition))
+    user.b.load(config(s=definition))
+
+    assert user.a.conn("s") is not user.b.conn("s")
+    # Each connection resolves in the environment of the client it was made for.
+    assert (user.a.conn("s").environ, user.b.conn("s").environ) == (user.a.registry.environ, user.b.registry.environ)
+
+
+@pytest.mark.parametrize(
+    ("definition", "a", "b"),
+    [
+        ({**GIT, "args": ["--token", "${TOKEN}"]}, {"TOKEN": "same", "EDITOR": "vim"}, {"TOKEN": "same"}),
+        (GIT, {"TERM_PROGRAM": "vscode", "VSCODE_PID": "41"}, {"TMUX_PANE": "%3", "GITHUB_TOKEN": "other"}),
+        (HTTP, {"PATH": "/opt/a/bin", "HOME": "/home/a"}, {}),  # an HTTP server inherits nothing
+        ({**GIT, "env": {"TOKEN": "!pass show git"}}, {"PWD": "/a", "SHLVL": "2", "_": "/a/x"}, {"PWD": "/b"}),
+    ],
+)
+def test_clients_whose_environments_differ_only_where_the_server_gets_nothing_share(
+    user: User, definition: dict[str, Any], a: dict[str, str], b: dict[str, str]
+) -> None:
+    with_env(user.a, **a)
+    with_env(user.b, **b)
+    user.a.load(config(s=definition))
+    user.b.load(config(s=definition))
+
+    assert user.a.conn("s") is user.b.conn("s")
+    assert len(user.factory.built) == 1
+
+
+def test_a_client_whose_variable_is_unset_gets_its_own_failing_server(user: User) -> None:
+    with_env(user.a, TOKEN="one")
+    user.a.load(config(s={**GIT, "args": ["${TOKEN}"]}))
+    user.b.load(config(s={**GIT, "args": ["${TOKEN}"]}))
+
+    assert user.a.conn("s") is not user.b.conn("s")
+    assert user.b.conn("s").environ == BASICS  # it fails to start there, naming TOKEN

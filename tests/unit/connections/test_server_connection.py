@@ -16,7 +16,7 @@ from support.fake_connection import FakeConnection
 
 def test_a_connection_and_the_fake_have_every_member_of_server_connection(tmp_path: Path) -> None:
     config = ServerConfig(name="s", scope="global", transport="stdio", command="x")
-    real: ServerConnection = Connection(config, tmp_path, lambda event: None)  # mypy checks this assignment
+    real: ServerConnection = Connection(config, tmp_path, lambda event: None, environ={})  # mypy checks this assignment
     fake: ServerConnection = FakeConnection(config, tmp_path, lambda event: None)
     members = [name for name in vars(ServerConnection) if not name.startswith("_")]
 

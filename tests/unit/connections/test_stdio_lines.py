@@ -45,12 +45,13 @@ def test_parse_line_turns_garbage_and_dropped_lines_into_values() -> None:
     assert isinstance(parse_line(None), OversizedLine)
 
 
-def test_the_server_environment_is_the_basics_plus_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", "/usr/bin")
-    monkeypatch.setenv("SHELL", "() { :; }; echo hi")
-    monkeypatch.setenv("CANARY_SECRET", "must-not-pass")
-    env = server_environment({"TOKEN": "t", "PATH": "/opt/bin"})
-    assert env["PATH"] == "/opt/bin"
-    assert env["TOKEN"] == "t"
-    assert "SHELL" not in env
-    assert "CANARY_SECRET" not in env
+def test_the_server_environment_is_the_clients_basics_plus_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("USER", "this-process")
+    client = {
+        "PATH": "/usr/bin",
+        "HOME": "/home/client",
+        "SHELL": "() { :; }; echo hi",
+        "CANARY_SECRET": "must-not-pass",
+    }
+    env = server_environment({"TOKEN": "t", "PATH": "/opt/bin"}, client)
+    assert env == {"PATH": "/opt/bin", "HOME": "/home/client", "TOKEN": "t"}  # nothing of this process's own

@@ -18,7 +18,14 @@ from typing import Any, BinaryIO
 import pytest
 
 from mcp_sidecar.engine import framing, runtime
-from mcp_sidecar.engine.front import RESUME_ID_PREFIX, Hello, Relay
+from mcp_sidecar.engine.front import (
+    MAX_ENV_BYTES,
+    MAX_HELLO_BYTES,
+    RESUME_ID_PREFIX,
+    Hello,
+    Relay,
+    hello_environment,
+)
 
 FAKE_ENGINE = textwrap.dedent(
     """
@@ -245,3 +252,24 @@ def test_a_front_loads_no_event_loop_no_editor_protocol_and_no_sdk(engine_env: P
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert loaded.stdout.strip() == "[]"
+
+
+def test_the_hello_carries_the_fronts_own_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", "this-terminals-token")
+    sent = json.loads(Hello("lsp", []).line(resume=False))
+    assert sent["env"] == dict(os.environ)
+    assert sent["env"]["GITHUB_TOKEN"] == "this-terminals-token"
+
+
+def test_an_environment_past_its_bound_leaves_out_its_largest_variables(capsys: pytest.CaptureFixture[str]) -> None:
+    environ = {"PATH": "/usr/bin", "HUGE_BLOB": "x" * MAX_ENV_BYTES, "BIG": "y" * (MAX_ENV_BYTES // 2)}
+    environ |= {f"V{i}": "v" * 100 for i in range(100)}
+    env = hello_environment(environ)
+    assert set(environ) - set(env) == {"HUGE_BLOB"}  # the one variable that had to go, nothing more
+    assert len(json.dumps(env)) <= MAX_ENV_BYTES
+    assert len(Hello("lsp", ["serve"], env=env).line(resume=False)) < MAX_HELLO_BYTES
+    warned = capsys.readouterr().err
+    assert "HUGE_BLOB" in warned  # named, never shown
+    assert "xxxx" not in warned
+    small = {"PATH": "/usr/bin", "TOKEN": "t"}
+    assert hello_environment(small) == small

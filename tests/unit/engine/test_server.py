@@ -23,6 +23,13 @@ def test_a_well_formed_hello_is_read() -> None:
     assert (read.kind, read.front, read.resume) == ("lsp", "0123456789abcdef", "0123456789abcdef")
 
 
+def test_the_hellos_environment_is_read_and_never_shown() -> None:
+    read = parse_hello(hello(env={"GITHUB_TOKEN": "canary-3d1f7a", "PATH": "/usr/bin"}))
+    assert isinstance(read, HelloLine)
+    assert read.env == {"GITHUB_TOKEN": "canary-3d1f7a", "PATH": "/usr/bin"}
+    assert "canary-3d1f7a" not in repr(read)  # a log line or a traceback naming the hello shows no value
+
+
 def test_a_hello_that_would_name_files_or_loop_is_refused() -> None:
     """The front id names the session file: anything but 16 hex digits is refused up front (a bad
     one used to fail after the answer, and the front attached again and again)."""

@@ -49,7 +49,7 @@ class Parts:
         self.cleared: list[tuple[str, str]] = []
         self.hub = EventHub()
         self.factory = FakeFactory()
-        self.registry = ServerRegistry(self.hub, self.factory)
+        self.registry = ServerRegistry(self.hub, self.factory, environ={})
         self.configuration = Configuration(
             self.registry, self.hub, workspace=None, trusted=False, interactive=False, watch_files=False, grant=False
         )

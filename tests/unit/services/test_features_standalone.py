@@ -54,7 +54,7 @@ def parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Parts:
     (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
     hub = EventHub()
     factory = FakeFactory()
-    registry = ServerRegistry(hub, factory)
+    registry = ServerRegistry(hub, factory, environ={})
     configuration = Configuration(
         registry, hub, workspace=None, trusted=False, interactive=True, watch_files=False, grant=False
     )

@@ -44,7 +44,11 @@ class Client:
         self.name = name
         self.sent: list[tuple[str, Mapping[str, Any]]] = []
         self.context = ClientContext(
-            user, lambda method, params: self.sent.append((method, params)), interactive=True, watch_config=False
+            user,
+            lambda method, params: self.sent.append((method, params)),
+            environ={},
+            interactive=True,
+            watch_config=False,
         )
         self.asked: list[ElicitationAsked] = []
         self.context.hub.answer(ElicitationAsked, self._answer)

@@ -28,6 +28,7 @@ class Client:
         self.context = ClientContext(
             user,
             lambda method, params: self.sent.append((method, params)),
+            environ={},
             workspace=workspace,
             trusted=trusted,
             interactive=True,
