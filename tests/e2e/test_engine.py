@@ -320,3 +320,95 @@ async def test_the_engine_refuses_another_uid_even_with_its_socket_opened_up(
         assert await asyncio.wait_for(proc.wait(), 30) == 0  # closed without a byte of answer
         assert "refused: the engine serves uid" in engine_log(run)
         assert (await editor.request("mcp/status"))["servers"][0]["name"] == "basic"
+
+
+CANARY = "canary-engine-status-7f3e"
+
+
+async def test_status_shows_the_engine_its_clients_and_each_servers_sharers(
+    tmp_path: Path, engine_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two editors and a host on one engine: `mcp/status` from one lists the three (kinds, workspaces,
+    which is asking) and the server they share counts three; `mcp-sidecar status`, a front too, shows
+    the engine and counts itself; nothing of a definition's environment is shown."""
+    home = tmp_path / "home"
+    write_config(home, {"basic": basic_stdio(env={"STATUS_TOKEN": CANARY}), "alone": basic_stdio(shared=False)})
+    first_ws, second_ws, host_ws = (tmp_path / name for name in ("first", "second", "host"))
+    for workspace in (first_ws, second_ws, host_ws):
+        workspace.mkdir()
+    run = Path(engine_env["XDG_RUNTIME_DIR"])
+    for name, value in engine_env.items():
+        monkeypatch.setenv(name, value)  # the gateway's host starts it with this process's environment
+    async with (
+        start_sidecar(home, project=first_ws, env=engine_env) as first,
+        start_sidecar(home, project=second_ws, env=engine_env) as second,
+        gateway(home, project=host_ws) as (host, _),
+    ):
+        await first.request("mcp/status")  # each loads its configuration: its servers' keys
+        await second.request("mcp/status")
+        await host.list_tools()
+        [pid] = engines(run)
+
+        status = await first.request("mcp/status")
+
+        engine = status["engine"]
+        assert (engine["pid"], engine["version"]) == (pid, mcp_sidecar.__version__)
+        assert engine["uptimeSeconds"] >= 0
+        assert [(c["kind"], c["workspace"], c["thisClient"]) for c in engine["clients"]] == [
+            ("lsp", str(first_ws), True),
+            ("lsp", str(second_ws), False),
+            ("mcp", str(host_ws), False),
+        ]
+        assert all(set(c) == {"kind", "workspace", "since", "thisClient"} for c in engine["clients"])
+        assert {row["name"]: row["sharedBy"] for row in status["servers"]} == {"basic": 3, "alone": 1}
+        assert CANARY not in json.dumps(status)
+        # The first editor's view followed the others joining: its row came again with the count.
+        await wait_until(
+            lambda: any(r["name"] == "basic" and r["sharedBy"] == 3 for r in first.notifications["mcp/serverStatus"]),
+            what="the first editor's basic row counting three sharers",
+        )
+
+        code, out, err = await cli(home, engine_env, "status")
+        assert (code, err) == (0, "")
+        lines = out.splitlines()
+        assert lines[0].split()[-2:] == ["Loaded", "Shared"]
+        assert [line.split()[-1] for line in lines[1:3]] == ["4", "1"]  # basic and alone: the run shares basic
+        assert f"Engine pid {pid} · mcp-sidecar {mcp_sidecar.__version__} · up " in out
+        assert "· 4 clients:" in out
+        assert f"  lsp  {first_ws}\n" in out
+        assert f"  mcp  {host_ws}\n" in out
+        assert out.rstrip().endswith("(this client)")
+        assert lines[-1].startswith("  cli  ")
+        code, out, _ = await cli(home, engine_env, "status", "--json")
+        assert code == 0
+        ran = json.loads(out)
+        assert ran["engine"]["pid"] == pid
+        assert [(c["kind"], c["thisClient"]) for c in ran["engine"]["clients"]] == [
+            ("lsp", False),
+            ("lsp", False),
+            ("mcp", False),
+            ("cli", True),
+        ]
+        assert CANARY not in out
+
+        # The runs are over: the editor sees its three clients again.
+        async def clients() -> int:
+            return len((await first.request("mcp/status"))["engine"]["clients"])
+
+        deadline = asyncio.get_running_loop().time() + 30
+        while await clients() != 3:
+            assert asyncio.get_running_loop().time() < deadline, "the CLI runs stayed attached"
+            await asyncio.sleep(0.05)
+
+
+async def test_in_a_process_of_its_own_status_has_no_engine(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    write_config(home, {"basic": basic_stdio()})
+    async with start_sidecar(home, env={"MCP_SIDECAR_ENGINE": "off"}) as editor:
+        status = await editor.request("mcp/status")
+        assert status["engine"] is None
+        assert [row["sharedBy"] for row in status["servers"]] == [1]
+    code, out, err = await cli(home, {"MCP_SIDECAR_ENGINE": "off"}, "status")
+    assert (code, err) == (0, "")
+    assert "Engine" not in out
+    assert "Shared" not in out.splitlines()[0]
