@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from mcp_sidecar.logs import ForeignRecordScrubber
 
@@ -32,7 +33,7 @@ def test_the_sidecars_own_records_keep_their_arguments() -> None:
     assert _scrubbed("mcp_sidecar.gateway", "server %s", "basic") == "server basic"
 
 
-async def test_each_client_served_by_one_process_gets_the_records_made_for_it(tmp_path) -> None:
+async def test_each_client_served_by_one_process_gets_the_records_made_for_it(tmp_path: Path) -> None:
     """The engine's clients: records made while serving one (its tasks and threads) reach its own
     file and stream at its own level; another client's and the process's own do not."""
     import asyncio
@@ -78,6 +79,8 @@ async def test_each_client_served_by_one_process_gets_the_records_made_for_it(tm
         "thread for b\n",
     ]
     a_file = (tmp_path / "a.log").read_text()
-    assert "warning for a" in a_file and "debug for a" not in a_file and " b" not in a_file
+    assert "warning for a" in a_file
+    assert "debug for a" not in a_file
+    assert " b" not in a_file
     assert "engine's own" not in a_file + (tmp_path / "b.log").read_text()
     assert "debug for b" in (tmp_path / "b.log").read_text()
