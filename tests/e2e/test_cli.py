@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mcp_sidecar import __version__
 from mcp_sidecar.output.activation_text import CALL_HINT
-from support.cli import Run, cli
+from support.cli import Run, check_engine_lines, cli, split_engine, without_engine
 from support.locked_keyring import NO_KEYRING, locked_keyring_env
 from support.servers import basic_stdio, fixture_stdio
 from support.sidecar import write_config
@@ -81,12 +81,21 @@ async def test_without_configuration_the_demo_server_is_configured(home: Path) -
     status, status_json, get, get_json, logs_json = await clis(
         home, ("status",), ("--json", "status"), ("get", "demo"), ("--json", "get", "demo"), ("--json", "logs", "demo")
     )
-    assert status == Run(
-        0,
-        "   Server  State  Scope    Transport  Tools  Resources  Prompts  Loaded\n"
-        "○  demo    idle   builtin  stdio      —      —          —        0\n",
-        "",
-    )
+    matrix, engine = split_engine(status.stdout)
+    if engine:  # the engine's matrix counts each server's sharers
+        assert (status.code, status.stderr) == (0, "")
+        assert matrix == (
+            "   Server  State  Scope    Transport  Tools  Resources  Prompts  Loaded  Shared\n"
+            "○  demo    idle   builtin  stdio      —      —          —        0       1\n"
+        )
+    else:
+        assert Run(status.code, matrix, status.stderr) == Run(
+            0,
+            "   Server  State  Scope    Transport  Tools  Resources  Prompts  Loaded\n"
+            "○  demo    idle   builtin  stdio      —      —          —        0\n",
+            "",
+        )
+    check_engine_lines(engine)
     rows = status_json.json()["servers"]
     assert [(r["name"], r["scope"], r["transport"], r["state"]) for r in rows] == [("demo", "builtin", "stdio", "idle")]
     assert status_json.json()["configFiles"][0] == {
@@ -302,7 +311,7 @@ async def test_global_options_work_after_the_command_too(home: Path) -> None:
     # it writes the global file, which replaces the demo server).
     stdio_args = await cli(home, "run", "add", "--scope", "global", "echoer", "--", "echo", "--json")
     # `before` also shows that a flag given before the command survives the command's own copy of it.
-    assert after == before
+    assert (after.code, without_engine(after.json())) == (before.code, without_engine(before.json()))
     assert after.json()["servers"][0]["name"] == "demo"
     assert (get_after.code, get_after.json()["name"]) == (0, "demo")
     assert activate_after.code == 0
@@ -320,14 +329,18 @@ async def test_an_empty_configuration_says_where_the_file_is_and_how_to_add_a_se
     path = write_config(home, {})
     status, listed = await clis(home, ("status",), ("run", "list"))
     example = "add --scope global docs https://example.com/mcp"
-    assert status == Run(
+    status_text, status_engine = split_engine(status.stdout)
+    listed_text, listed_engine = split_engine(listed.stdout)
+    assert Run(status.code, status_text, status.stderr) == Run(
         0,
         f"No MCP servers are configured.\nGlobal configuration: {path}\nAdd one: mcp-sidecar run '{example}'\n",
         "",
     )
-    assert listed == Run(
+    assert Run(listed.code, listed_text, listed.stderr) == Run(
         0, f"No MCP servers are configured.\nGlobal configuration: {path}\nAdd one: /mcp {example}\n", ""
     )
+    check_engine_lines(status_engine)
+    check_engine_lines(listed_engine)
     # The example is a command that works as it is shown.
     added = await cli(home, "run", example)
     assert added.code == 0

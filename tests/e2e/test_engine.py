@@ -443,18 +443,22 @@ async def test_each_client_resolves_its_variables_in_its_own_environment_and_sha
         assert len(started_pids(secret_counter)) == 3
 
 
-async def test_a_front_started_as_a_server_brings_its_chain_and_the_engine_ends_the_loop(
+async def test_a_sidecar_started_as_a_server_runs_in_its_own_process_and_ends_the_loop(
     tmp_path: Path, engine_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A wrapper script runs the gateway as a project server (`docs/gateway.md`'s runaway, which no
-    command line gives away): its copy is a front of the same engine, and the self-start chain it was
-    started with reaches the engine in its hello, so its client refuses the definition it came
-    through. (Read in the engine's own environment, which has no chain, it was not refused.)"""
+    command line gives away), its definition even asking for this same engine: the engine starts it
+    with the engine off, so the copy runs in its own process with the self-start chain it was given
+    (from the client's environment), refuses the definition it came through, and never becomes a
+    client of the engine that started it."""
     home, project, run = tmp_path / "home", tmp_path / "project", Path(engine_env["XDG_RUNTIME_DIR"])
     home.mkdir()
     project.mkdir()
     wrapper = project / "gw.sh"
-    wrapper.write_text(f'#!/bin/sh\nexec "{SCRIPT}" mcp --project . --trust-project\n', encoding="utf-8")
+    copy_log = tmp_path / "copy.log"
+    wrapper.write_text(
+        f'#!/bin/sh\nexec "{SCRIPT}" --log-file "{copy_log}" mcp --project . --trust-project\n', encoding="utf-8"
+    )
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     async with process_guard(6) as guard:
         # What names the engine (its homes, its keyring), so that the copy attaches to this one.
@@ -479,5 +483,99 @@ async def test_a_front_started_as_a_server_brings_its_chain_and_the_engine_ends_
             assert not inner.is_error, inner
             assert not guard.tripped, f"{guard.most} marked processes at once: the chain did not stop"
         assert len(engines(run)) == 1
-        assert guard.most == 3  # the host's front, the engine, and the one copy's front
-    assert "server gw: not started: it would start this sidecar itself" in engine_log(run)
+        assert guard.most == 3  # the host's front, the engine, and the one copy (in its own process)
+    assert "server gw: not started: it would start this sidecar itself" in copy_log.read_text(encoding="utf-8")
+    assert "attached (mcp" in engine_log(run)
+    assert engine_log(run).count("attached (") == 1  # the host's front only: the copy never attached
+
+
+CANARY = "canary-engine-status-7f3e"
+
+
+async def test_status_shows_the_engine_its_clients_and_each_servers_sharers(
+    tmp_path: Path, engine_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two editors and a host on one engine: `mcp/status` from one lists the three (kinds, workspaces,
+    which is asking) and the server they share counts three; `mcp-sidecar status`, a front too, shows
+    the engine and counts itself; nothing of a definition's environment is shown."""
+    home = tmp_path / "home"
+    write_config(home, {"basic": basic_stdio(env={"STATUS_TOKEN": CANARY}), "alone": basic_stdio(shared=False)})
+    first_ws, second_ws, host_ws = (tmp_path / name for name in ("first", "second", "host"))
+    for workspace in (first_ws, second_ws, host_ws):
+        workspace.mkdir()
+    run = Path(engine_env["XDG_RUNTIME_DIR"])
+    for name, value in engine_env.items():
+        monkeypatch.setenv(name, value)  # the gateway's host starts it with this process's environment
+    async with (
+        start_sidecar(home, project=first_ws, env=engine_env) as first,
+        start_sidecar(home, project=second_ws, env=engine_env) as second,
+        gateway(home, project=host_ws) as (host, _),
+    ):
+        await first.request("mcp/status")  # each loads its configuration: its servers' keys
+        await second.request("mcp/status")
+        await host.list_tools()
+        [pid] = engines(run)
+
+        status = await first.request("mcp/status")
+
+        engine = status["engine"]
+        assert (engine["pid"], engine["version"]) == (pid, mcp_sidecar.__version__)
+        assert engine["uptimeSeconds"] >= 0
+        assert [(c["kind"], c["workspace"], c["thisClient"]) for c in engine["clients"]] == [
+            ("lsp", str(first_ws), True),
+            ("lsp", str(second_ws), False),
+            ("mcp", str(host_ws), False),
+        ]
+        assert all(set(c) == {"kind", "workspace", "since", "thisClient"} for c in engine["clients"])
+        assert {row["name"]: row["sharedBy"] for row in status["servers"]} == {"basic": 3, "alone": 1}
+        assert CANARY not in json.dumps(status)
+        # The first editor's view followed the others joining: its row came again with the count.
+        await wait_until(
+            lambda: any(r["name"] == "basic" and r["sharedBy"] == 3 for r in first.notifications["mcp/serverStatus"]),
+            what="the first editor's basic row counting three sharers",
+        )
+
+        code, out, err = await cli(home, engine_env, "status")
+        assert (code, err) == (0, "")
+        lines = out.splitlines()
+        assert lines[0].split()[-2:] == ["Loaded", "Shared"]
+        assert [line.split()[-1] for line in lines[1:3]] == ["4", "1"]  # basic and alone: the run shares basic
+        assert f"Engine pid {pid} · mcp-sidecar {mcp_sidecar.__version__} · up " in out
+        assert "· 4 clients:" in out
+        assert f"  lsp  {first_ws}\n" in out
+        assert f"  mcp  {host_ws}\n" in out
+        assert out.rstrip().endswith("(this client)")
+        assert lines[-1].startswith("  cli  ")
+        code, out, _ = await cli(home, engine_env, "status", "--json")
+        assert code == 0
+        ran = json.loads(out)
+        assert ran["engine"]["pid"] == pid
+        assert [(c["kind"], c["thisClient"]) for c in ran["engine"]["clients"]] == [
+            ("lsp", False),
+            ("lsp", False),
+            ("mcp", False),
+            ("cli", True),
+        ]
+        assert CANARY not in out
+
+        # The runs are over: the editor sees its three clients again.
+        async def clients() -> int:
+            return len((await first.request("mcp/status"))["engine"]["clients"])
+
+        deadline = asyncio.get_running_loop().time() + 30
+        while await clients() != 3:
+            assert asyncio.get_running_loop().time() < deadline, "the CLI runs stayed attached"
+            await asyncio.sleep(0.05)
+
+
+async def test_in_a_process_of_its_own_status_has_no_engine(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    write_config(home, {"basic": basic_stdio()})
+    async with start_sidecar(home, env={"MCP_SIDECAR_ENGINE": "off"}) as editor:
+        status = await editor.request("mcp/status")
+        assert status["engine"] is None
+        assert [row["sharedBy"] for row in status["servers"]] == [1]
+    code, out, err = await cli(home, {"MCP_SIDECAR_ENGINE": "off"}, "status")
+    assert (code, err) == (0, "")
+    assert "Engine" not in out
+    assert "Shared" not in out.splitlines()[0]

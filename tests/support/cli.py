@@ -5,12 +5,18 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcp_sidecar.engine.kinds import ENGINE_ENV, OFF
+
 CONSOLE_SCRIPT = Path(sys.executable).with_name("mcp-sidecar")
+
+ENGINE_LINE = re.compile(r"Engine pid \d+ · mcp-sidecar \S+ · up \S+(?: \S+)? · \d+ clients?:")
+"""The first of the engine's lines under a status matrix (`output/render.py`'s `engine_lines`)."""
 
 
 @dataclass(frozen=True)
@@ -46,3 +52,37 @@ async def cli(home: Path | str, *args: str, cwd: Path | None = None, env: dict[s
         raise
     assert proc.returncode is not None
     return Run(proc.returncode, out.decode(), err.decode())
+
+
+def engine_on(env: dict[str, str] | None = None) -> bool:
+    """Whether a CLI run with this environment (added to the test's) goes through the engine."""
+    value = {**os.environ, **(env or {})}.get(ENGINE_ENV, "")
+    return value.strip().lower() not in OFF
+
+
+def split_engine(text: str) -> tuple[str, list[str]]:
+    """A status text's matrix, as a process of its own prints it, and the engine's lines under it (none
+    without an engine). The clients they list depend on what else runs at the time."""
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if ENGINE_LINE.fullmatch(line.rstrip("\n")):
+            return "".join(lines[:i]), [rest.rstrip("\n") for rest in lines[i:]]
+    return text, []
+
+
+def check_engine_lines(lines: list[str], env: dict[str, str] | None = None) -> None:
+    """With the engine (the default): its line, then its clients, this CLI run among them, marked;
+    with it off: none."""
+    if not engine_on(env):
+        assert lines == []
+        return
+    assert lines, "no engine lines under the status matrix"
+    assert ENGINE_LINE.fullmatch(lines[0])
+    assert all(line.startswith(("  lsp  ", "  mcp  ", "  cli  ")) for line in lines[1:])
+    [this] = [line for line in lines[1:] if line.endswith(" (this client)")]
+    assert this.startswith("  cli  ")
+
+
+def without_engine(result: dict[str, Any]) -> dict[str, Any]:
+    """A `status --json` result without `engine` (which differs between runs: its uptime, its clients)."""
+    return {key: value for key, value in result.items() if key != "engine"}

@@ -316,7 +316,9 @@ def _top_part(module: str) -> str:
     return ".".join(module.split(".")[:2])
 
 
-PER_USER = tuple(f"mcp_sidecar.services.{name}" for name in ("user_state", "catalogs", "credentials", "questions"))
+PER_USER = tuple(
+    f"mcp_sidecar.services.{name}" for name in ("user_state", "catalogs", "credentials", "questions", "fronts")
+)
 """What every client of the process shares (issue 32 item 1); below services/, the registry, the
 connections, catalog/ and config/ are the user's too and import no service at all."""
 PER_CLIENT = tuple(

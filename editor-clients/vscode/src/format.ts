@@ -1,6 +1,6 @@
 // View models: how status rows, candidates and failures read in the status bar, the servers
 // view, quick picks and messages. Pure functions (no `vscode` import), unit-tested.
-import type { Candidate, CatalogCounts, Diagnostic, ServerToolsResult, StatusRow } from "./protocol";
+import type { Candidate, CatalogCounts, Diagnostic, EngineStatus, ServerToolsResult, StatusRow } from "./protocol";
 import { stripControls } from "./sanitize";
 
 export type ClientState = "stopped" | "starting" | "running" | "failed";
@@ -8,6 +8,8 @@ export type ClientState = "stopped" | "starting" | "running" | "failed";
 export interface StatusBarModel {
   text: string;
   tooltipLines: string[];
+  /** The engine serving this window and its clients (`engineLines`); empty without one. */
+  engineLines: string[];
   severity: "ok" | "warning" | "error";
   /** Servers waiting for the person's approval (clicking the item then reviews them). */
   approvals: number;
@@ -68,9 +70,53 @@ export function catalogSummary(catalog: CatalogCounts | null, source?: string | 
   return parts.join(" · ");
 }
 
+/** "shared by 3" for a server whose process other clients of the engine use too; "" for one of its own. */
+export function sharedText(row: StatusRow): string {
+  const sharers = row.sharedBy ?? 1;
+  return sharers > 1 ? `shared by ${sharers}` : "";
+}
+
+/** "42s", "3m 5s", "2h 4m", "3d 2h": the two largest units (as the sidecar's status text). */
+export function duration(seconds: number): string {
+  const units: [string, number][] = [
+    ["d", 86400],
+    ["h", 3600],
+    ["m", 60],
+    ["s", 1],
+  ];
+  const parts: string[] = [];
+  let rest = Math.max(0, Math.floor(seconds));
+  for (const [name, size] of units) {
+    if (rest >= size || (name === "s" && parts.length === 0)) {
+      parts.push(`${Math.floor(rest / size)}${name}`);
+      rest %= size;
+    } else if (parts.length > 0) {
+      parts.push(`0${name}`);
+    }
+    if (parts.length === 2) break;
+  }
+  return parts.join(" ");
+}
+
+const CLIENT_KIND: Record<string, string> = { lsp: "editor", mcp: "host", cli: "CLI run" };
+
+/** The engine's line, then one line per client attached to it ("this window" marked); none without an engine. */
+export function engineLines(engine: EngineStatus | null | undefined): string[] {
+  if (!engine) return [];
+  const count = `${engine.clients.length} client${engine.clients.length === 1 ? "" : "s"}`;
+  const head = `Engine pid ${engine.pid} · mcp-sidecar ${firstLine(engine.version, 40)} · up ${duration(engine.uptimeSeconds)} · ${count}`;
+  const clients = engine.clients.map((client) => {
+    const kind = CLIENT_KIND[client.kind] ?? firstLine(client.kind, 10);
+    const workspace = client.workspace === null ? "no workspace" : firstLine(client.workspace, 200);
+    return `${kind} · ${workspace}${client.thisClient ? " (this window)" : ""}`;
+  });
+  return [head, ...clients];
+}
+
 /** One line per server, as in the status tooltip and quick pick. */
 export function serverLine(row: StatusRow): string {
-  const loaded = row.loaded > 0 ? ` · ${row.loaded} loaded` : "";
+  const shared = sharedText(row);
+  const loaded = (row.loaded > 0 ? ` · ${row.loaded} loaded` : "") + (shared ? ` · ${shared}` : "");
   const problem =
     row.state === "needs_login"
       ? " — log in to use it"
@@ -84,17 +130,22 @@ export function serverLine(row: StatusRow): string {
 /** The servers view's description next to a server's name. */
 export function serverDescription(row: StatusRow): string {
   const counts = row.catalog ? catalogSummary(row.catalog, row.catalogSource) : "";
-  return [stateText(row), row.scope, counts]
+  return [stateText(row), row.scope, counts, sharedText(row)]
     .filter((part) => part !== "" && part !== "catalog not fetched yet")
     .join(" · ");
 }
 
-/** The status bar item for the client's state and the sidecar's server rows. */
-export function statusBarModel(state: ClientState, rows: StatusRow[]): StatusBarModel {
+/** The status bar item for the client's state, the sidecar's server rows and the engine serving it. */
+export function statusBarModel(
+  state: ClientState,
+  rows: StatusRow[],
+  engine: EngineStatus | null = null,
+): StatusBarModel {
   if (state === "stopped") {
     return {
       text: "$(debug-disconnect) MCP: stopped",
       tooltipLines: ["The sidecar is not running."],
+      engineLines: [],
       severity: "warning",
       approvals: 0,
       logins: [],
@@ -104,6 +155,7 @@ export function statusBarModel(state: ClientState, rows: StatusRow[]): StatusBar
     return {
       text: "$(error) MCP: sidecar failed",
       tooltipLines: ["The sidecar could not start; see the log."],
+      engineLines: [],
       severity: "error",
       approvals: 0,
       logins: [],
@@ -113,6 +165,7 @@ export function statusBarModel(state: ClientState, rows: StatusRow[]): StatusBar
     return {
       text: "$(loading~spin) MCP: starting",
       tooltipLines: ["Starting the sidecar…"],
+      engineLines: [],
       severity: "ok",
       approvals: 0,
       logins: [],
@@ -140,7 +193,7 @@ export function statusBarModel(state: ClientState, rows: StatusRow[]): StatusBar
   const text = rows.length === 0 ? `${icon} MCP: no servers` : `${icon} MCP: ${parts.join(", ")}`;
   const tooltipLines = rows.length === 0 ? ["No MCP servers are configured."] : rows.map(serverLine);
   const severity = failed > 0 || approvals > 0 || logins.length > 0 ? "warning" : "ok";
-  return { text, tooltipLines, severity, approvals, logins };
+  return { text, tooltipLines, engineLines: engineLines(engine), severity, approvals, logins };
 }
 
 /** Merges one `mcp/serverStatus` row into the list, keeping the sidecar's order. */

@@ -56,6 +56,11 @@ export interface StatusRow {
   lastDiagnostic: Diagnostic | null;
   /** A project definition that is new or changed on disk and waits for the person's approval. */
   approvalRequired: boolean;
+  /**
+   * How many clients use this server's connection (its process, when it runs), this one included:
+   * 1 in a sidecar of its own. Absent from sidecars that predate the engine.
+   */
+  sharedBy?: number;
   /** The server's own icons (`serverInfo.icons`), once it connected and declared valid ones. */
   icons?: Icon[];
 }
@@ -137,6 +142,28 @@ export interface ServerParams {
   server: string;
 }
 
+/** One client attached to the engine: its kind and workspace, nothing else of it. */
+export interface EngineClient {
+  /** An editor (`lsp`), a host's stdio gateway (`mcp`) or a CLI run (`cli`). */
+  kind: "lsp" | "mcp" | "cli";
+  workspace: string | null;
+  /** When it attached (ISO 8601, UTC). */
+  since: string;
+  /** The client asking: this window. */
+  thisClient: boolean;
+}
+
+/** The per-user engine serving this window (docs/engine.md). */
+export interface EngineStatus {
+  pid: number;
+  version: string;
+  /** When it started (ISO 8601, UTC). */
+  since: string;
+  uptimeSeconds: number;
+  /** In the order they attached. */
+  clients: EngineClient[];
+}
+
 export interface StatusResult {
   servers: StatusRow[];
   configFiles: { scope: string; path: string; exists: boolean; read: boolean }[];
@@ -144,6 +171,8 @@ export interface StatusResult {
   diagnostics: Diagnostic[];
   /** Absent from sidecars that predate project approvals. */
   pendingApprovals?: PendingApproval[];
+  /** The engine serving this window; null in a sidecar of its own; absent from sidecars that predate it. */
+  engine?: EngineStatus | null;
 }
 
 export interface ServerGetResult {

@@ -3,7 +3,7 @@
 import * as vscode from "vscode";
 import { type Ctx, info, runLine } from "./commandContext";
 import { commandLine, toolsLine } from "./commandLine";
-import { serverLine, toolPickItems } from "./format";
+import { engineLines, serverLine, toolPickItems } from "./format";
 import { finishLogin, type LoginCallback, requestLogin, type ScopeAnswer } from "./login";
 import * as P from "./protocol";
 import { openSearch } from "./search";
@@ -57,6 +57,11 @@ export function status(ctx: Ctx) {
       detail: row.description ?? undefined,
       server: row.name,
     }));
+    const [engine, ...clients] = engineLines(store.engine);
+    if (engine) {
+      // The engine and its clients, first; picking it shows the status table (the same lines).
+      items.unshift({ label: `$(server-process) ${engine}`, detail: clients.join(" · ") });
+    }
     if (store.pendingApprovals.length > 0) {
       const label = `$(shield) Review project server changes (${store.pendingApprovals.length})`;
       items.unshift({ label, description: "new or changed in .mcp.json", review: true });

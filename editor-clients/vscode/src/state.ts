@@ -13,6 +13,10 @@ export class ServerStore implements vscode.Disposable {
   trustedWorkspace = false;
   /** Project definitions waiting for the person's approval (the sidecar's whole current set). */
   pendingApprovals: P.PendingApproval[] = [];
+  /** The engine serving this window (its clients), or null: a sidecar of its own, or not known yet. */
+  engine: P.EngineStatus | null = null;
+  /** A status request for the engine's clients in flight (one at a time; see `engineMayHaveChanged`). */
+  private engineRefresh: Promise<void> | undefined;
   private readonly changeEmitter = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changeEmitter.event;
   private readonly catalogEmitter = new vscode.EventEmitter<string>();
@@ -29,11 +33,15 @@ export class ServerStore implements vscode.Disposable {
       client.onDidChangeState((state) => {
         if (state !== "running") {
           this.watches.clear();
+          this.engine = null;
         }
         this.changeEmitter.fire();
       }),
       client.onServerStatus((row) => {
+        const before = this.row(row.name);
         this.rows = mergeRow(this.rows, row);
+        // Another window or session joined or left this server: the engine's clients changed too.
+        if (this.engine && before && before.sharedBy !== row.sharedBy) this.engineMayHaveChanged();
         this.changeEmitter.fire();
       }),
       client.onCatalogChanged(({ server }) => this.catalogEmitter.fire(server)),
@@ -60,6 +68,7 @@ export class ServerStore implements vscode.Disposable {
       const result = await this.client.request(P.status, {});
       this.rows = result.servers;
       this.trustedWorkspace = result.trustedWorkspace;
+      this.engine = result.engine ?? null;
       this.setPending(result.pendingApprovals ?? []);
       const subs = await this.client.request(P.resourceSubscriptions, {});
       this.watches.clear();
@@ -68,6 +77,22 @@ export class ServerStore implements vscode.Disposable {
       // The state listener re-renders when the sidecar comes back; nothing to show here.
     }
     this.changeEmitter.fire();
+  }
+
+  /** Reads the engine's clients again; rows changing together (a window joined every server) ask once. */
+  private engineMayHaveChanged(): void {
+    if (this.engineRefresh) return;
+    this.engineRefresh = (async () => {
+      try {
+        const result = await this.client.request(P.status, {});
+        this.engine = result.engine ?? null;
+        this.changeEmitter.fire();
+      } catch {
+        // The state listener re-renders when the sidecar comes back.
+      } finally {
+        this.engineRefresh = undefined;
+      }
+    })();
   }
 
   private setPending(pending: P.PendingApproval[]): void {

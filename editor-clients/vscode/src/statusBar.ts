@@ -12,7 +12,7 @@ export function createStatusBar(client: SidecarClient, store: ServerStore): vsco
   item.name = "MCP Servers";
   item.command = "mcpSidecar.status";
   const render = () => {
-    const model = statusBarModel(client.state, store.rows);
+    const model = statusBarModel(client.state, store.rows, store.engine);
     item.text = model.text;
     item.command = itemCommand(model);
     const tooltip = new vscode.MarkdownString(undefined, true);
@@ -27,6 +27,11 @@ export function createStatusBar(client: SidecarClient, store: ServerStore): vsco
     };
     tooltip.appendMarkdown("**MCP servers**\n\n");
     for (const line of model.tooltipLines) tooltip.appendText(line).appendMarkdown("  \n");
+    const [engine, ...clients] = model.engineLines;
+    if (engine) {
+      tooltip.appendMarkdown("\n**").appendText(engine).appendMarkdown("**  \n");
+      for (const line of clients) tooltip.appendText(line).appendMarkdown("  \n");
+    }
     const review = model.approvals > 0 ? "[Review project server changes](command:mcpSidecar.reviewApprovals) · " : "";
     // The link's text is fixed; the server name travels only as the encoded command argument.
     const login = model.logins.length > 0 ? `[Log in](${loginUri(model.logins)}) · ` : "";

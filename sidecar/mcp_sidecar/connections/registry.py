@@ -94,6 +94,11 @@ class ServerRegistry:
     def __len__(self) -> int:
         return len(self._keys)
 
+    def sharers(self, conn: ServerConnection) -> int:
+        """How many clients use `conn`, this one included (1 once it is no longer held: it was this one's)."""
+        key = self.shared.key_of(conn)
+        return max(1, len(self.shared.users(key))) if key is not None else 1
+
     def is_current(self, conn: ServerConnection) -> bool:
         key = self._keys.get(conn.name)
         return key is not None and self.shared.get(key) is conn

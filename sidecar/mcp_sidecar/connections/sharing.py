@@ -14,7 +14,9 @@ view (`connections/registry.py`'s `ServerRegistry`) says which keys it wants now
 
 A connection's events go through its `ConnectionRoute`: to the user hub first (the catalogs),
 then to the clients attached to its key, in the order they attached, and only while it is the
-key's current connection (a replaced connection that is still closing changes nothing).
+key's current connection (a replaced connection that is still closing changes nothing). When a
+client joins or leaves a connection others use, those others hear `RowMayHaveChanged`: their
+status row counts its sharers (`sharedBy`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from mcp_sidecar.config.secrets import command_environment
 from mcp_sidecar.connections.client_hooks import ClientOffer
 from mcp_sidecar.connections.launch import process_environment
 from mcp_sidecar.connections.protocol import ServerConnection
-from mcp_sidecar.events import ConnectionEvent, ConnectionKeysChanged, EventHub
+from mcp_sidecar.events import ConnectionEvent, ConnectionKeysChanged, EventHub, RowMayHaveChanged
 
 ClientId = str
 Roots = list[tuple[str, str]]
@@ -188,13 +190,15 @@ class SharedRegistry:
             closing = self.reconcile_client(client, {})
             self._clients.pop(client, None)
             return closing
-        for key in self.keys_of(client):
+        left = self.keys_of(client)
+        for key in left:
             users = self._users[key]
             users.remove(client)
             if not users:
                 conn = self._connections[key]
                 self._idle[key] = asyncio.get_running_loop().call_later(self.idle_s, self._expire, key, conn)
         self._clients.pop(client, None)
+        self._tell_sharers(left, client)
         return []
 
     def _expire(self, key: ConnectionKey, conn: ServerConnection) -> None:
@@ -239,6 +243,14 @@ class SharedRegistry:
 
     # -- events ------------------------------------------------------------------------------
 
+    def _tell_sharers(self, keys: list[ConnectionKey], but: ClientId) -> None:
+        """`but` joined or left `keys`: each one's other clients hear that their row's sharers changed."""
+        for key in keys:
+            for client in self.users(key):
+                publish = self._clients.get(client)
+                if client != but and publish is not None:
+                    publish(RowMayHaveChanged(key.name, key))
+
     def route(self, key: ConnectionKey, event: ConnectionEvent) -> None:
         """The user hub first (the catalogs), then each client attached to `key`, in attach order."""
         if self._connections.get(key) is not event.conn:
@@ -259,12 +271,14 @@ class SharedRegistry:
         offer or roots change always did); otherwise a new connection is made.
         """
         before = [key for key in self.keys_of(client) if key not in wanted]
+        shared: list[ConnectionKey] = []  # joined or left: their other clients' rows change
         for key, want in wanted.items():
             if key in self._connections:
                 if (idle := self._idle.pop(key, None)) is not None:
                     idle.cancel()  # an idle connection taken again: it stays up
                 if client not in self._users[key]:
                     self._users[key].append(client)
+                    shared.append(key)
                 continue
             previous = next((old for old in before if old.same_process(key) and self._users[old] == [client]), None)
             if previous is not None:
@@ -284,9 +298,12 @@ class SharedRegistry:
             if not users:
                 closing.append(self._drop(key))
                 released.append(key)
+            else:
+                shared.append(key)
         self._moved = []
         if released or moved:
             self._hub.publish(ConnectionKeysChanged(tuple(released), tuple(moved)))
+        self._tell_sharers(shared, client)
         return closing
 
     def _move(self, old: ConnectionKey, new: ConnectionKey) -> None:

@@ -20,6 +20,7 @@ import logging
 import os
 import signal
 import socket
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,6 +84,7 @@ def parse_hello(line: bytes) -> HelloLine | str:
 
 class Engine:
     def __init__(self, grace: float, runtime_dir: Path) -> None:
+        from mcp_sidecar.services.fronts import EngineInfo
         from mcp_sidecar.services.user_state import UserState
 
         self._grace = grace
@@ -90,6 +92,7 @@ class Engine:
         resume.sweep(self._fronts)
         self.user = UserState(server_idle_s=seconds_from(SERVER_IDLE_ENV, DEFAULT_SERVER_IDLE_SECONDS))
         """What every front's client shares: connections, catalogs, credentials."""
+        self.user.engine = EngineInfo(os.getpid(), __version__, time.time())
         self._clients = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -173,7 +176,10 @@ class Engine:
         writer.write(json.dumps({"v": HELLO_VERSION, "engine": engine}).encode() + b"\n")
         self.served += 1
         log.info("front %s attached (%s, resume=%s)", hello.front, hello.kind, bool(hello.resume))
-        with _client_log(hello, writer).serving():
+        from mcp_sidecar.services.fronts import Front, serving
+
+        # The client built for this front is listed as its (`mcp/status`'s `engine.clients`).
+        with _client_log(hello, writer).serving(), serving(Front(hello.kind, time.time())):
             if args is None:
                 await _serve_lsp(hello, reader, writer, self.user, self._fronts)
             elif hello.kind == "mcp":

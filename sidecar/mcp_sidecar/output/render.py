@@ -14,7 +14,7 @@ from mcp_sidecar.output.redact import redaction_note
 from mcp_sidecar.output.sanitize import one_line, removal_note, removed_hidden, strip_controls
 
 if TYPE_CHECKING:
-    from mcp_sidecar.protocol.results import CatalogCounts, ServerToolsResult, StatusResult
+    from mcp_sidecar.protocol.results import CatalogCounts, EngineStatus, ServerToolsResult, StatusResult
 
 GLYPHS = {"idle": "○", "connected": "●", "connecting": "▶", "disabled": "○", "failed": "✘", "needs_login": "⚿"}
 
@@ -39,11 +39,15 @@ ADD_EXAMPLE = "add --scope global docs https://example.com/mcp"
 
 
 def status_matrix(status: StatusResult, add_command: str = f"/mcp {ADD_EXAMPLE}") -> str:
-    """The server table; `add_command` is the one example shown when nothing is configured."""
+    """The server table (with a `Shared` column when an engine serves the client), then what waits, the
+    configuration's problems and the engine; `add_command` is the one example shown when nothing is
+    configured."""
     rows = status["servers"]
+    engine = status.get("engine")
     lines: list[str] = []
     if rows:
-        header = ("", "Server", "State", "Scope", "Transport", "Tools", "Resources", "Prompts", "Loaded")
+        header: tuple[str, ...] = ("", "Server", "State", "Scope", "Transport", "Tools", "Resources", "Prompts")
+        header += ("Loaded", "Shared") if engine else ("Loaded",)
         table = [header]
         for r in rows:
             table.append(
@@ -57,6 +61,7 @@ def status_matrix(status: StatusResult, add_command: str = f"/mcp {ADD_EXAMPLE}"
                     _resources(r["catalog"]),
                     _count(r["catalog"]["prompts"]),
                     str(r["loaded"]),
+                    *((str(r.get("sharedBy", 1)),) if engine else ()),
                 )
             )
         widths = [max(len(row[i]) for row in table) for i in range(len(header))]
@@ -74,7 +79,39 @@ def status_matrix(status: StatusResult, add_command: str = f"/mcp {ADD_EXAMPLE}"
         lines.append(f"{one_line(pending['server'])} waits for approval ({pending['change']}): {pending['summary']}")
     for d in status.get("diagnostics", []):
         lines.append(f"[{d['code']}] {one_line(d['message'])}")
+    if engine:
+        lines += engine_lines(engine)
     return "\n".join(lines)
+
+
+def duration(seconds: int) -> str:
+    """`42s`, `3m 5s`, `2h 4m`, `3d 2h`: the two largest units."""
+    units = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
+    parts: list[str] = []
+    for name, size in units:
+        if seconds >= size or (name == "s" and not parts):
+            parts.append(f"{seconds // size}{name}")
+            seconds %= size
+        elif parts:
+            parts.append(f"0{name}")
+        if len(parts) == 2:
+            break
+    return " ".join(parts)
+
+
+def engine_lines(engine: EngineStatus) -> list[str]:
+    """`Engine pid 4242 · mcp-sidecar 0.1.0 · up 3m 5s · 3 clients:`, then one indented line per client."""
+    clients = engine["clients"]
+    count = f"{len(clients)} client{'' if len(clients) == 1 else 's'}"
+    lines = [
+        f"Engine pid {engine['pid']} · mcp-sidecar {one_line(engine['version'])} · "
+        f"up {duration(engine['uptimeSeconds'])} · {count}:"
+    ]
+    for client in clients:
+        workspace = one_line(client["workspace"]) if client["workspace"] is not None else "(no workspace)"
+        this = " (this client)" if client["thisClient"] else ""
+        lines.append(f"  {client['kind']:<3}  {workspace}{this}")
+    return lines
 
 
 def _config_files(status: StatusResult) -> list[Any]:

@@ -51,6 +51,9 @@ class StatusRow(TypedDict):
     loaded: int
     lastDiagnostic: DiagnosticJson | None
     approvalRequired: bool
+    sharedBy: int
+    """How many clients use this server's connection (its process, when it runs), this one included:
+    1 in a process of its own; in the engine, every window, host session and CLI run sharing it."""
     icons: NotRequired[list[Icon]]
     """The server's own icons (`serverInfo.icons`), once it connected and declared valid ones."""
 
@@ -139,12 +142,38 @@ class ConfigFile(TypedDict):
     read: bool
 
 
+class EngineClient(TypedDict):
+    """One client attached to the engine: its kind and workspace, nothing else of it."""
+
+    kind: str
+    """`lsp`, `mcp` or `cli`: an editor (`lsp`), a host's stdio gateway (`mcp`) or a CLI run (`cli`)."""
+    workspace: str | None
+    since: str
+    """When it attached (ISO 8601, UTC)."""
+    thisClient: bool
+    """The client asking."""
+
+
+class EngineStatus(TypedDict):
+    """The per-user engine serving this client (`docs/engine.md`)."""
+
+    pid: int
+    version: str
+    since: str
+    """When it started (ISO 8601, UTC)."""
+    uptimeSeconds: int
+    clients: list[EngineClient]
+    """In the order they attached."""
+
+
 class StatusResult(TypedDict):
     servers: list[StatusRow]
     configFiles: list[ConfigFile]
     trustedWorkspace: bool
     pendingApprovals: list[PendingApproval]
     diagnostics: list[DiagnosticJson]
+    engine: EngineStatus | None
+    """The engine serving this client; null in a process of its own (`MCP_SIDECAR_ENGINE=off`)."""
 
 
 class ProtocolVersions(TypedDict):

@@ -86,7 +86,9 @@ class ClientContext:
         self.sessions = Sessions(self.hub, registry)
         self.auth = Auth(self.configuration, credentials=user.credentials)
         """OAuth: how to open a URL for this client, its logins waiting for a pasted callback."""
-        self.status = Status(self.configuration, registry, catalogs, self.sessions, self.auth)
+        self.status = Status(
+            self.configuration, registry, catalogs, self.sessions, self.auth, engine=lambda: user.engine_status(self.id)
+        )
         self.notifier = Notifier(
             notify,
             self.hub,
@@ -123,7 +125,7 @@ class ClientContext:
         # What this client offers and discloses is part of each of its connections' keys.
         registry.offer = self.current_offer
         registry.roots = self.current_roots
-        self._detach = user.attach(self)
+        self._detach = user.attach(self, lambda: self.configuration.workspace)
 
     # -- what the user's state asks of its clients (services/questions.py) ------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from mcp_sidecar.connections.registry import ServerRegistry
     from mcp_sidecar.protocol.results import (
         Authentication,
+        EngineStatus,
         ServerGetResult,
         ServerLogsResult,
         ServerToolsResult,
@@ -70,13 +72,22 @@ class Status:
     """Status rows, `get`, a server's tools and logs: read from the registry, the catalogs and the sessions."""
 
     def __init__(
-        self, configuration: Configuration, registry: ServerRegistry, catalogs: Catalogs, sessions: Sessions, auth: Auth
+        self,
+        configuration: Configuration,
+        registry: ServerRegistry,
+        catalogs: Catalogs,
+        sessions: Sessions,
+        auth: Auth,
+        engine: Callable[[], EngineStatus | None] = lambda: None,
     ) -> None:
+        """`engine`: the engine serving this client and its clients, as this client sees them (None in a
+        process of its own)."""
         self._configuration = configuration
         self._registry = registry
         self._catalogs = catalogs
         self._sessions = sessions
         self._auth = auth
+        self._engine = engine
 
     def row(self, conn: ServerConnection) -> StatusRow:
         config = conn.config
@@ -100,6 +111,7 @@ class Status:
             "loaded": self._sessions.loaded_count(conn.name),
             "lastDiagnostic": conn.last_diagnostic.to_json() if conn.last_diagnostic else None,
             "approvalRequired": config.approval_required,
+            "sharedBy": self._registry.sharers(conn),
         }
         if conn.server_icons:
             row["icons"] = conn.server_icons
@@ -117,6 +129,7 @@ class Status:
             "trustedWorkspace": self._configuration.trusted,
             "pendingApprovals": approvals.pending_json(self._configuration),
             "diagnostics": [d.to_json() for d in self._registry.problems],
+            "engine": self._engine(),
         }
 
     async def get_server(self, name: str) -> ServerGetResult:

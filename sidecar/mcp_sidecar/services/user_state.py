@@ -29,10 +29,12 @@ from mcp_sidecar.connections.sharing import ConnectionFactory, ConnectionKey, Co
 from mcp_sidecar.events import EventHub, RowMayHaveChanged
 from mcp_sidecar.services.catalogs import Catalogs
 from mcp_sidecar.services.credentials import Credentials
+from mcp_sidecar.services.fronts import EngineInfo, Fronts, Workspace
 from mcp_sidecar.services.questions import Clients
 
 if TYPE_CHECKING:
     from mcp_sidecar.connections.protocol import ServerConnection
+    from mcp_sidecar.protocol.results import EngineStatus
     from mcp_sidecar.services.questions import Client
 
 MAX_DISCOVERIES_IN_FLIGHT = 4
@@ -48,6 +50,10 @@ class UserState:
         """The user's events: connections (then routed to their clients), the catalogs'. Its
         subscribers run before any client's."""
         self.clients = Clients()
+        self.engine: EngineInfo | None = None
+        """The engine serving this state (set by the engine); None in a process of its own."""
+        self.fronts = Fronts()
+        """The front each client came through, in the engine."""
         self.registry = SharedRegistry(self.hub, connection_factory or self._new_connection, server_idle_s)
         """Every connection, one per key, with the clients using each (each client's view is its own
         `ServerRegistry`, `connections/registry.py`)."""
@@ -76,11 +82,21 @@ class UserState:
         for client in self.clients.of((lambda: users) if users is not None else None):
             client.hub.publish(event)
 
-    def attach(self, client: Client) -> Callable[[], None]:
-        """Route questions to `client` (its connections' events reach its hub through its registry view);
-        returns the detach."""
+    def attach(self, client: Client, workspace: Workspace = lambda: None) -> Callable[[], None]:
+        """Route questions to `client` (its connections' events reach its hub through its registry view)
+        and, in the engine, record the front it came through with its `workspace`; returns the detach."""
         self.clients.attach(client)
-        return lambda: self.clients.detach(client)
+        self.fronts.attach(client.id, workspace)
+
+        def detach() -> None:
+            self.clients.detach(client)
+            self.fronts.detach(client.id)
+
+        return detach
+
+    def engine_status(self, client: str) -> EngineStatus | None:
+        """The engine and its clients as `client` sees them in `mcp/status`; None without an engine."""
+        return self.fronts.status(self.engine, client) if self.engine is not None else None
 
     async def close(self) -> None:
         """Close every connection, idle ones too (the engine is exiting)."""

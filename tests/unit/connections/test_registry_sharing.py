@@ -14,7 +14,7 @@ from mcp_sidecar.config.validate import ConfigProblems, parse_server
 from mcp_sidecar.connections.client_hooks import ClientOffer
 from mcp_sidecar.connections.registry import ServerRegistry
 from mcp_sidecar.connections.sharing import ConnectionKey, ConnectionRoute, SharedRegistry
-from mcp_sidecar.events import ConnectionKeysChanged, EventHub, Reconciled, StatusChanged
+from mcp_sidecar.events import ConnectionKeysChanged, EventHub, Reconciled, RowMayHaveChanged, StatusChanged
 from support.fake_connection import FakeConnection, FakeFactory
 from support.sidecar import wait_until
 
@@ -35,6 +35,9 @@ class View:
         self.heard: list[object] = []
         for kind in (StatusChanged, Reconciled):
             self.hub.subscribe(kind, self.heard.append)
+        self.rows: list[str] = []
+        """The servers whose rows it was told may have changed."""
+        self.hub.subscribe(RowMayHaveChanged, lambda event: self.rows.append(event.server))
         self.registry = ServerRegistry(
             self.hub, shared=shared, client=client, environ=BASICS if environ is None else environ
         )
@@ -141,6 +144,26 @@ def test_one_clients_reload_leaves_the_others_connections_alone(user: User) -> N
     assert user.a.conn("git") is not shared_git
     assert user.b.heard == []  # no Reconciled for b: its previews and active tools stay
     assert user.released == []
+
+
+@pytest.mark.parametrize("idle_s", [0.0, 60.0])
+async def test_a_client_joining_or_leaving_a_connection_tells_its_other_clients(user: User, idle_s: float) -> None:
+    """Their rows count the connection's sharers (`sharedBy`); clients of other connections hear nothing."""
+    user.shared.idle_s = idle_s
+    user.a.load(config(git=GIT, db={"command": "db"}))
+    assert user.a.registry.sharers(user.a.conn("git")) == 1
+
+    user.b.load(config(git=GIT, db={"command": "other-db"}))
+
+    assert user.a.rows == ["git"]  # not db: b's db is another connection
+    assert user.b.rows == []  # the one joining reads its rows itself
+    assert user.a.registry.sharers(user.a.conn("git")) == user.b.registry.sharers(user.b.conn("git")) == 2
+    assert user.a.registry.sharers(user.a.conn("db")) == 1
+
+    user.b.registry.close()
+
+    assert user.a.rows == ["git", "git"]
+    assert user.a.registry.sharers(user.a.conn("git")) == 1
 
 
 def test_a_connection_no_client_wants_is_released_and_closed(user: User) -> None:

@@ -69,7 +69,8 @@ class Two:
         self.b = Client(self.user, "B")
         for client in (self.a, self.b):
             client.context.configuration.ensure_loaded()
-            client.sent.clear()
+        for client in (self.a, self.b):
+            client.sent.clear()  # A heard its rows' sharers grow to two when B loaded
 
     def fake(self, name: str) -> FakeConnection:
         return self.factory.current(name)
@@ -101,7 +102,12 @@ def test_a_connection_event_reaches_every_client_once_and_a_closed_client_no_mor
     assert two.a.methods() == two.b.methods() == [methods.SERVER_STATUS]
     two.b.context.close()
     two.fake("s").set_state("idle")
-    assert two.a.methods() == [methods.SERVER_STATUS] * 2
+    # A hears its rows' sharers drop to itself (s and t), then s going idle; B hears nothing more.
+    assert [(p["name"], p["state"], p["sharedBy"]) for _, p in two.a.sent[1:]] == [
+        ("s", "connected", 1),
+        ("t", "idle", 1),
+        ("s", "idle", 1),
+    ]
     assert two.b.methods() == [methods.SERVER_STATUS]
 
 

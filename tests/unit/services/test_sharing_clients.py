@@ -96,6 +96,7 @@ def test_clients_of_equal_configuration_share_and_hear_only_their_connections(se
     other = Client(setup.user, setup.untrusted.context.configuration.workspace or Path(), trusted=False)
     assert other.conn("g") is setup.untrusted.conn("g")
     setup.trusted.sent.clear()
+    setup.untrusted.sent.clear()
 
     other.conn("g").set_state("connected")
 
@@ -132,7 +133,8 @@ async def test_one_clients_reload_leaves_the_others_previews_and_active_tools(se
     assert shared.closed == 0
     assert list(theirs.context.sessions.active("default")) == ["g.echo"]
     assert theirs.context.prompts.use(preview["previewId"])["accepted"] is True
-    assert theirs.methods() == []  # no tools deactivated, no status change for this client
+    # No tools deactivated and no state change for this client: only its row's sharers, now itself.
+    assert [(m, p["name"], p["sharedBy"]) for m, p in theirs.sent] == [(methods.SERVER_STATUS, "g", 1)]
 
 
 async def test_a_client_leaving_closes_only_what_nobody_else_uses(setup: Setup) -> None:

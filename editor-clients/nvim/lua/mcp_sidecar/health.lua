@@ -2,6 +2,7 @@
 local Client = require("mcp_sidecar.client")
 local Locate = require("mcp_sidecar.locate")
 local P = require("mcp_sidecar.protocol")
+local Text = require("mcp_sidecar.text")
 local Trust = require("mcp_sidecar.trust")
 
 local M = {}
@@ -104,12 +105,34 @@ function M.check()
 
   M.check_capabilities(root)
 
+  start("mcp_sidecar: engine")
+  local engine_lines = M.engine_lines(status.engine)
+  if #engine_lines == 0 then
+    info(
+      "No engine: this sidecar serves this Neovim alone (MCP_SIDECAR_ENGINE=on in opts.env shares one process per server with every window and session; see docs/engine.md)"
+    )
+  end
+  for i, line in ipairs(engine_lines) do
+    if i == 1 then
+      ok(line)
+    else
+      info(line)
+    end
+  end
+
   start("mcp_sidecar: servers")
   if #(status.servers or {}) == 0 then
     warn("No servers configured", { "Add one with :Mcp add --scope global NAME URL" })
   end
   for _, row in ipairs(status.servers or {}) do
-    local line = ("%s: %s (%s, %s)"):format(row.name, row.state, row.scope, row.transport)
+    local shared = M.shared_text(row)
+    local line = ("%s: %s (%s, %s%s)"):format(
+      row.name,
+      row.state,
+      row.scope,
+      row.transport,
+      shared ~= "" and ", " .. shared or ""
+    )
     if row.state == "failed" then
       local d = row.lastDiagnostic or {}
       error(line .. ": " .. (d.message or "failed"), d.hint and { d.hint } or nil)
@@ -126,6 +149,62 @@ function M.check()
       ok(line)
     end
   end
+end
+
+--- "shared by 3" for a server whose process other clients of the engine use too; "" for one of its own.
+---@param row table a status row
+---@return string
+function M.shared_text(row)
+  local sharers = tonumber(row.sharedBy) or 1
+  return sharers > 1 and ("shared by %d"):format(sharers) or ""
+end
+
+--- "42s", "3m 5s", "2h 4m", "3d 2h": the two largest units (as the sidecar's status text).
+---@param seconds number
+---@return string
+function M.duration(seconds)
+  local rest = math.max(0, math.floor(tonumber(seconds) or 0))
+  local parts = {}
+  for _, unit in ipairs({ { "d", 86400 }, { "h", 3600 }, { "m", 60 }, { "s", 1 } }) do
+    local name, size = unit[1], unit[2]
+    if rest >= size or (name == "s" and #parts == 0) then
+      table.insert(parts, math.floor(rest / size) .. name)
+      rest = rest % size
+    elseif #parts > 0 then
+      table.insert(parts, "0" .. name)
+    end
+    if #parts == 2 then
+      break
+    end
+  end
+  return table.concat(parts, " ")
+end
+
+--- The engine's line, then one line per client attached to it (this Neovim marked); none without an engine.
+---@param engine table? `mcp/status`'s `engine` (vim.NIL or nil in a sidecar of its own)
+---@return string[]
+function M.engine_lines(engine)
+  if type(engine) ~= "table" then
+    return {}
+  end
+  local clients = type(engine.clients) == "table" and engine.clients or {}
+  local lines = {
+    ("Engine pid %s · mcp-sidecar %s · up %s · %d client%s"):format(
+      Text.one_line(engine.pid),
+      Text.one_line(engine.version),
+      M.duration(engine.uptimeSeconds),
+      #clients,
+      #clients == 1 and "" or "s"
+    ),
+  }
+  for _, client in ipairs(clients) do
+    local workspace = type(client.workspace) == "string" and Text.one_line(client.workspace) or "(no workspace)"
+    table.insert(
+      lines,
+      ("%s %s%s"):format(Text.one_line(client.kind), workspace, client.thisClient == true and " (this Neovim)" or "")
+    )
+  end
+  return lines
 end
 
 --- What servers may ask (as the running sidecar was told), the roots, and calls in flight.

@@ -1207,6 +1207,106 @@ describe("first sight of a trusted workspace", function()
   end)
 end)
 
+describe("the engine", function()
+  -- Two workspaces of their own, each with its sidecar started with MCP_SIDECAR_ENGINE=on and one
+  -- private runtime directory: two fronts of one engine, sharing the global servers (neither
+  -- workspace is trusted, so both run them in the configuration directory).
+  it(":Mcp and :checkhealth show the engine, its clients and each server's sharers", function()
+    local run = vim.fs.normalize(vim.fn.tempname())
+    vim.fn.mkdir(run, "p", tonumber("700", 8))
+    local one, two = vim.fs.normalize(vim.fn.tempname()), vim.fs.normalize(vim.fn.tempname())
+    vim.fn.mkdir(one, "p")
+    vim.fn.mkdir(two, "p")
+    local env = { MCP_SIDECAR_ENGINE = "on", XDG_RUNTIME_DIR = run, MCP_SIDECAR_ENGINE_GRACE = "1" }
+    mcp.setup({ cmd = SIDECAR, search = { limit = 10 }, env = env })
+    local ok, err = pcall(function()
+      for _, root in ipairs({ two, one }) do -- `one` last: the status float and the health read it
+        check.truthy(Client.ensure(root))
+        local e, result = Client.request_sync("mcp/status", nil, 30000, { root = root })
+        check.eq(nil, e)
+        check.truthy(result.engine ~= vim.NIL and result.engine, "an engine serves " .. root)
+      end
+      local _, status = Client.request_sync("mcp/status", nil, 30000, { root = one })
+      local kinds = {}
+      for _, client in ipairs(status.engine.clients) do
+        table.insert(kinds, { client.kind, client.workspace, client.thisClient })
+      end
+      check.eq({ { "lsp", two, false }, { "lsp", one, true } }, kinds)
+      local shared = {}
+      for _, row in ipairs(status.servers) do
+        shared[row.name] = row.sharedBy
+      end
+      check.eq(2, shared.basic, "both workspaces use one basic")
+
+      async(function(cb)
+        require("mcp_sidecar.ui.status").open(cb)
+      end)
+      local view = require("mcp_sidecar.ui.status").view
+      local float = lines(view.buf)
+      check.matches("Loaded%s+Shared", float)
+      local basic_row = vim.iter(vim.split(float, "\n")):find(function(l)
+        return l:find("^ %S+%s+basic%s")
+      end)
+      check.eq("2", basic_row:match("(%S+)$"), "basic's Shared column")
+      check.matches(("Engine pid %d · mcp%%-sidecar %%S+ · up .- · 2 clients:"):format(status.engine.pid), float)
+      check.matches("lsp  " .. vim.pesc(two) .. "\n", float)
+      check.matches("lsp  " .. vim.pesc(one) .. " %(this client%)", float)
+      for line, server in pairs(view.rows) do
+        check.truthy(not vim.api.nvim_buf_get_lines(view.buf, line - 1, line, false)[1]:find("Engine"), server)
+      end
+      close_extra_windows()
+
+      vim.cmd("checkhealth mcp_sidecar")
+      local health = lines(0)
+      check.matches(("Engine pid %d · mcp%%-sidecar %%S+ · up .- · 2 clients"):format(status.engine.pid), health)
+      check.matches("lsp " .. vim.pesc(one) .. " %(this Neovim%)", health)
+      check.matches("basic: %S+ %(global, stdio, shared by 2%)", health)
+      vim.cmd("bwipeout!")
+    end)
+    for _, root in ipairs({ one, two }) do
+      Client.stop(root)
+      vim.wait(10000, function()
+        return not (Client.roots[root] and Client.roots[root].id)
+      end, 20)
+    end
+    Client.last_root = ROOT
+    mcp.setup({ cmd = SIDECAR, search = { limit = 10 } })
+    State.set_sidecar("running")
+    State.set_servers(status_sync().servers)
+    vim.fn.delete(one, "rf")
+    vim.fn.delete(two, "rf")
+    check.truthy(ok, err)
+  end)
+
+  it("the health says so when no engine serves this Neovim", function()
+    check.eq({}, require("mcp_sidecar.health").engine_lines(vim.NIL))
+    local root = vim.fs.normalize(vim.fn.tempname())
+    vim.fn.mkdir(root, "p")
+    mcp.setup({ cmd = SIDECAR, search = { limit = 10 }, env = { MCP_SIDECAR_ENGINE = "off" } })
+    local ok, err = pcall(function()
+      check.truthy(Client.ensure(root))
+      local _, status = Client.request_sync("mcp/status", nil, 30000, { root = root })
+      check.truthy(status.engine == nil or status.engine == vim.NIL, "engine is null")
+      vim.cmd("checkhealth mcp_sidecar")
+      local health = lines(0)
+      check.matches("No engine: this sidecar serves this Neovim alone", health)
+      check.matches("basic: %S+ %(global, stdio%)", health)
+      check.truthy(not health:find("shared by"), "no server is shared")
+      vim.cmd("bwipeout!")
+    end)
+    Client.stop(root)
+    vim.wait(10000, function()
+      return not (Client.roots[root] and Client.roots[root].id)
+    end, 20)
+    Client.last_root = ROOT
+    mcp.setup({ cmd = SIDECAR, search = { limit = 10 } })
+    State.set_sidecar("running")
+    State.set_servers(status_sync().servers)
+    vim.fn.delete(root, "rf")
+    check.truthy(ok, err)
+  end)
+end)
+
 describe("health", function()
   it(":checkhealth mcp_sidecar reports Neovim, the sidecar, files, trust and servers", function()
     vim.cmd("checkhealth mcp_sidecar")

@@ -2,7 +2,15 @@
 // lists its tools, resources, templates and prompts, fetched only when expanded.
 import * as vscode from "vscode";
 import type { SidecarClient } from "../client";
-import { catalogSummary, describeError, needsApproval, serverDescription, stateIcon, stateText } from "../format";
+import {
+  catalogSummary,
+  describeError,
+  needsApproval,
+  serverDescription,
+  sharedText,
+  stateIcon,
+  stateText,
+} from "../format";
 import { iconPath } from "../icons";
 import * as P from "../protocol";
 import type { ServerStore } from "../state";
@@ -79,6 +87,8 @@ export class ServersView implements vscode.TreeDataProvider<Node>, vscode.Dispos
         if (row.description) tooltip.appendText(`${row.description}\n\n`);
         tooltip.appendText(catalogSummary(row.catalog, row.catalogSource));
         if (row.loaded > 0) tooltip.appendText(` · ${row.loaded} loaded`);
+        const shared = sharedText(row);
+        if (shared) tooltip.appendText(` · ${shared} (windows and sessions on one engine)`);
         if (row.lastDiagnostic)
           tooltip.appendMarkdown("\n\n").appendText(`${row.lastDiagnostic.message} ${row.lastDiagnostic.hint}`);
         item.tooltip = tooltip;

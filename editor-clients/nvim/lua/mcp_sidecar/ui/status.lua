@@ -1,4 +1,5 @@
---- The status float (`:Mcp`): the server matrix, changed project servers waiting for approval,
+--- The status float (`:Mcp`): the server matrix (with the engine's `Shared` column, line and
+--- clients when one serves this Neovim), changed project servers waiting for approval,
 --- configuration files and trust, with keys acting on the server under the cursor. Refreshes
 --- on `mcp/serverStatus`.
 local Client = require("mcp_sidecar.client")
@@ -43,7 +44,8 @@ function M.render(result)
   for _, line in ipairs(vim.split(result.text or "", "\n", { plain = true })) do
     table.insert(lines, " " .. line)
     local second = line:match("^%S+%s+(%S+)")
-    if second and names[second] then
+    -- A table row (its glyph, then the name); not the engine's line (`Engine pid N ...`) under it.
+    if second and names[second] and not line:find("^Engine pid ") then
       rows[#lines] = second
     end
   end

@@ -4,16 +4,19 @@ import {
   candidateItem,
   catalogSummary,
   describeError,
+  duration,
+  engineLines,
   languageFor,
   mergeRow,
   serverDescription,
   serverLine,
+  sharedText,
   stateIcon,
   statusBarModel,
   toolPickItems,
   watchMessage,
 } from "../../format";
-import type { StatusRow } from "../../protocol";
+import type { EngineStatus, StatusRow } from "../../protocol";
 
 function row(name: string, state: StatusRow["state"], extra: Partial<StatusRow> = {}): StatusRow {
   return {
@@ -269,4 +272,51 @@ test("a server that needs a login shows as such in the status bar, offers the lo
   assert.equal(mixed.text, "$(warning) MCP: 0 connected, 1 failed, 2 need login");
   assert.deepEqual(mixed.logins, ["secure", "other"]);
   assert.deepEqual(statusBarModel("running", [row("a", "connected")]).logins, []);
+});
+
+const ENGINE: EngineStatus = {
+  pid: 4242,
+  version: "0.1.0",
+  since: "2026-01-01T00:00:00Z",
+  uptimeSeconds: 185,
+  clients: [
+    { kind: "lsp", workspace: "/work/app", since: "2026-01-01T00:00:01Z", thisClient: true },
+    { kind: "mcp", workspace: "/work/app\u202e\n", since: "2026-01-01T00:00:02Z", thisClient: false },
+    { kind: "cli", workspace: null, since: "2026-01-01T00:00:03Z", thisClient: false },
+  ],
+};
+
+test("a server other clients of the engine use too says by how many; one of its own says nothing", () => {
+  assert.equal(serverLine(row("a", "connected", { sharedBy: 3 })), "● a · connected · global · stdio · shared by 3");
+  assert.equal(serverLine(row("a", "connected", { sharedBy: 1 })), "● a · connected · global · stdio");
+  assert.equal(serverLine(row("a", "connected")), "● a · connected · global · stdio", "an older sidecar sends none");
+  assert.equal(serverDescription(row("a", "idle", { sharedBy: 2 })), "idle · global · shared by 2");
+  assert.equal(sharedText(row("a", "idle", { sharedBy: 1 })), "");
+});
+
+test("the engine's line and its clients, this window marked; nothing without an engine", () => {
+  assert.deepEqual(engineLines(ENGINE), [
+    "Engine pid 4242 · mcp-sidecar 0.1.0 · up 3m 5s · 3 clients",
+    "editor · /work/app (this window)",
+    "host · /work/app", // a workspace's invisible and control characters are not shown
+    "CLI run · no workspace",
+  ]);
+  assert.deepEqual(engineLines(null), []);
+  assert.deepEqual(engineLines(undefined), []);
+  const model = statusBarModel("running", [row("a", "connected", { sharedBy: 3 })], ENGINE);
+  assert.deepEqual(model.tooltipLines, ["● a · connected · global · stdio · shared by 3"]);
+  assert.deepEqual(model.engineLines, engineLines(ENGINE));
+  assert.deepEqual(statusBarModel("running", [row("a", "connected")]).engineLines, []);
+  assert.deepEqual(statusBarModel("stopped", [], ENGINE).engineLines, [], "a stopped sidecar has no engine to show");
+});
+
+test("durations read in their two largest units, as the sidecar's", () => {
+  assert.deepEqual([0, 42, 185, 3600, 7440, 3 * 86400 + 7300].map(duration), [
+    "0s",
+    "42s",
+    "3m 5s",
+    "1h 0m",
+    "2h 4m",
+    "3d 2h",
+  ]);
 });

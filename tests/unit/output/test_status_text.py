@@ -1,0 +1,80 @@
+"""The status matrix as text (`mcp-sidecar status`, `/mcp list`, Neovim's `:Mcp`): with an engine, a
+`Shared` column and the engine's line with its clients; without one, neither."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_sidecar.output.render import duration, status_matrix
+from mcp_sidecar.protocol.results import EngineStatus, StatusResult, StatusRow
+
+
+def row(name: str, shared_by: int) -> StatusRow:
+    return {
+        "name": name,
+        "scope": "global",
+        "transport": "stdio",
+        "state": "connected",
+        "description": None,
+        "protocolVersion": None,
+        "catalog": {"tools": 3, "resources": None, "templates": None, "prompts": None},
+        "catalogSource": "live",
+        "loaded": 1,
+        "lastDiagnostic": None,
+        "approvalRequired": False,
+        "sharedBy": shared_by,
+    }
+
+
+def status(engine: EngineStatus | None) -> StatusResult:
+    return {
+        "servers": [row("basic", 3), row("memory", 1)],
+        "configFiles": [],
+        "trustedWorkspace": False,
+        "pendingApprovals": [],
+        "diagnostics": [],
+        "engine": engine,
+    }
+
+
+ENGINE: EngineStatus = {
+    "pid": 4242,
+    "version": "0.1.0",
+    "since": "2026-01-01T00:00:00Z",
+    "uptimeSeconds": 185,
+    "clients": [
+        {"kind": "lsp", "workspace": "/work/app", "since": "2026-01-01T00:00:01Z", "thisClient": False},
+        {"kind": "mcp", "workspace": "/work/app\x1b[2J", "since": "2026-01-01T00:00:02Z", "thisClient": False},
+        {"kind": "cli", "workspace": None, "since": "2026-01-01T00:00:03Z", "thisClient": True},
+    ],
+}
+
+
+def test_with_an_engine_the_matrix_counts_sharers_and_lists_the_clients() -> None:
+    lines = status_matrix(status(ENGINE)).splitlines()
+
+    assert lines[0].split()[-2:] == ["Loaded", "Shared"]
+    assert lines[1].split()[-2:] == ["1", "3"]
+    assert lines[2].split()[-2:] == ["1", "1"]
+    assert lines[3:] == [
+        "Engine pid 4242 · mcp-sidecar 0.1.0 · up 3m 5s · 3 clients:",
+        "  lsp  /work/app",
+        "  mcp  /work/app",  # a workspace's escape sequence cannot reach the terminal
+        "  cli  (no workspace) (this client)",
+    ]
+
+
+def test_in_a_process_of_its_own_the_matrix_has_no_engine_and_no_shared_column() -> None:
+    text = status_matrix(status(None))
+
+    assert "Shared" not in text.splitlines()[0]
+    assert "Engine" not in text
+    assert text.splitlines()[1].split()[-1] == "1"  # Loaded is the last column
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(0, "0s"), (42, "42s"), (185, "3m 5s"), (3600, "1h 0m"), (7440, "2h 4m"), (3 * 86400 + 7300, "3d 2h")],
+)
+def test_durations_read_in_their_two_largest_units(seconds: int, text: str) -> None:
+    assert duration(seconds) == text
