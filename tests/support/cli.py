@@ -84,5 +84,7 @@ def check_engine_lines(lines: list[str], env: dict[str, str] | None = None) -> N
 
 
 def without_engine(result: dict[str, Any]) -> dict[str, Any]:
-    """A `status --json` result without `engine` (which differs between runs: its uptime, its clients)."""
-    return {key: value for key, value in result.items() if key != "engine"}
+    """A `status --json` result without what differs between runs on one engine: `engine` (its uptime,
+    its clients) and each row's `sharedBy` (how many clients use the server at that moment)."""
+    rows = [{k: v for k, v in row.items() if k != "sharedBy"} for row in result.get("servers", [])]
+    return {key: value for key, value in result.items() if key != "engine"} | {"servers": rows}

@@ -70,8 +70,12 @@ cat >"$WORK/ws/.mcp.json" <<JSON
 {"mcpServers": {"proj": {"command": "$PY", "args": ["$SERVERS/basic.py", "stdio"]}}}
 JSON
 
-echo "==> nvim specs ($("$NVIM" --version | head -1))"
-(cd "$WORK/ws" && "$NVIM" --headless --clean -l "$PLUGIN/tests/minit.lua" "$PLUGIN/tests/spec")
+# The specs run twice: through the per-user engine (the default) and with each sidecar in its
+# own process (MCP_SIDECAR_ENGINE=off), so both modes stay true in an editor.
+for mode in on off; do
+  echo "==> nvim specs, the engine $mode ($("$NVIM" --version | head -1))"
+  (cd "$WORK/ws" && MCP_SIDECAR_ENGINE="$mode" "$NVIM" --headless --clean -l "$PLUGIN/tests/minit.lua" "$PLUGIN/tests/spec")
+done
 
 echo "==> nvim screenshot (tmux)"
 mkdir -p "$ART"

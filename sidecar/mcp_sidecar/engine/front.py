@@ -431,7 +431,7 @@ def main(kind: str, argv: list[str]) -> int | None:
         log.warning("%s; running in this process instead", exc)
         return None
 
-    def start() -> None:
+    def start() -> subprocess.Popen[bytes]:
         command = [
             sys.executable,
             "-m",
@@ -450,6 +450,7 @@ def main(kind: str, argv: list[str]) -> int | None:
         )
         # Reaped when it ends (it outlives this front, or dies and a new one is started): no zombie.
         threading.Thread(target=engine.wait, name="front-engine-reaper", daemon=True).start()
+        return engine
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         # A host stops its gateway with a signal and escalates soon after: end at once, quietly; the

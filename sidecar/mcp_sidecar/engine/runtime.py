@@ -187,8 +187,11 @@ def probe(path: StrPath) -> str:
         return "absent"
 
 
-def connect_or_start(engine: EnginePaths, start: Callable[[], None], timeout: float = 10.0) -> socket.socket:
-    """A connected socket to this user's engine, starting one when none answers; exactly one start among racers."""
+def connect_or_start(engine: EnginePaths, start: Callable[[], object], timeout: float = 60.0) -> socket.socket:
+    """A connected socket to this user's engine, starting one when none answers; exactly one start among racers.
+
+    `start` may return the started process (anything with `poll()`): one that ends before it listens
+    is given up on at once; otherwise the wait is `timeout` (a loaded machine's start-up is slow)."""
     sock = _try_connect(engine.socket)
     if sock is not None:
         return sock
@@ -198,8 +201,8 @@ def connect_or_start(engine: EnginePaths, start: Callable[[], None], timeout: fl
             return sock
         if probe(engine.socket) == "stale":
             remove_socket(engine.socket)
-        start()
-        return _wait_connect(engine.socket, timeout)
+        started = start()
+        return _wait_connect(engine.socket, timeout, getattr(started, "poll", None))
 
 
 @contextmanager
@@ -225,14 +228,20 @@ def _try_connect(path: StrPath) -> socket.socket | None:
     return sock
 
 
-def _wait_connect(path: StrPath, timeout: float) -> socket.socket:
-    """Connect once the started engine listens; backs off from 5 ms to 50 ms, gives up after `timeout`."""
+def _wait_connect(path: StrPath, timeout: float, ended: Callable[[], object] | None = None) -> socket.socket:
+    """Connect once the started engine listens; backs off from 5 ms to 50 ms, gives up after `timeout`
+    or as soon as the started process ended (`ended()` not None) without listening."""
     deadline = time.monotonic() + timeout
     pause = 0.005
     while True:
         sock = _try_connect(path)
         if sock is not None:
             return sock
+        if ended is not None and ended() is not None:
+            sock = _try_connect(path)  # it may have listened just before it ended
+            if sock is not None:
+                return sock
+            raise EngineUnavailable(f"The engine ended before it listened on {path} (its log says why).")
         if time.monotonic() >= deadline:
             raise EngineUnavailable(f"The engine did not start listening on {path} within {timeout:g} s.")
         time.sleep(pause)

@@ -225,3 +225,16 @@ def test_another_credential_session_gets_another_engine(run_dir: Path, monkeypat
     first = runtime.engine_paths()
     monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/tmp/other-bus")
     assert runtime.engine_paths().socket != first.socket
+
+
+def test_an_engine_that_ends_before_it_listens_is_given_up_on_at_once(engine: runtime.EnginePaths) -> None:
+    """Not after the whole wait (a minute, for a loaded machine's start-up): the front then runs in-process."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start() -> subprocess.Popen[bytes]:
+        started.append(subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"]))
+        return started[0]
+
+    with pytest.raises(runtime.EngineUnavailable, match="ended before it listened"):
+        runtime.connect_or_start(engine, start, timeout=3600)
+    assert started[0].wait() == 3
