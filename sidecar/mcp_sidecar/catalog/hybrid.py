@@ -30,6 +30,7 @@ from dataclasses import replace
 from typing import Any
 
 from mcp_sidecar.catalog import index as keywords
+from mcp_sidecar.catalog import rewrite
 from mcp_sidecar.catalog.index import EXACT_BOOST, Hit, Index, Query, Terms, hit_order, parse_query
 from mcp_sidecar.catalog.tokens import stem
 
@@ -59,8 +60,63 @@ def search(
     limit: int = 5,
     model: Any = None,
 ) -> list[Hit]:
-    """The best `limit` entries for `text`, weak ones marked; `model` None ranks by keywords alone."""
+    """The best `limit` entries for `text`, weak ones marked; `model` None ranks by keywords alone.
+
+    A request that names some of the servers is also ranked within them, whole and clause by
+    clause (`catalog/rewrite.py`), and those rankings are fused with the whole query's."""
     pool = [ix for ix in indexes if ix.documents]
+    # Each ranking is the same cut shorter (up to DEPTH): read DEPTH deep once, for fusion.
+    whole = _search(pool, text, kinds, max(limit, DEPTH), model)
+    named = rewrite.named_servers(pool, text)
+    if not named or len(named) == len(pool) or not whole or _steered_by_keywords(pool, text, whole):
+        return whole[:limit]
+    return _rewritten(named, text, whole, kinds, limit, model)
+
+
+def _steered_by_keywords(pool: list[Index], text: str, whole: list[Hit]) -> bool:
+    """An exact name, or a query being typed: keywords alone rank it, no rewrite applies."""
+    query = parse_query(text)
+    if not query.words and not query.prefix:
+        return True
+    if _exact(whole[0]) and len(text.split()) == 1:
+        return True
+    return _being_typed(pool, query, Terms(pool, sum(len(ix.documents) for ix in pool)))
+
+
+def _rewritten(
+    named: list[Index],
+    text: str,
+    whole: list[Hit],
+    kinds: frozenset[str] | None,
+    limit: int,
+    model: Any,
+) -> list[Hit]:
+    """Reciprocal-rank fusion of the whole query's ranking with the query's and each clause's
+    within the named servers. A hit keeps what its first ranking said of it (signal ranks,
+    similarity, weak), the whole query's first; only its score is the fused one."""
+    rankings = [(1.0, whole)]
+    rankings.append((rewrite.SERVER_WEIGHT, _search(named, text, kinds, REWRITE_DEPTH, model)))
+    for clause in rewrite.clauses(text):
+        rankings.append((rewrite.CLAUSE_WEIGHT, _search(named, clause, kinds, REWRITE_DEPTH, model)))
+    found: dict[int, list[Any]] = {}  # id(document) → [hit, fused score]
+    for weight, ranked in rankings:
+        for rank, hit in enumerate(ranked, 1):
+            entry = found.setdefault(id(hit.document), [hit, EXACT_BOOST if _exact(hit) else 0.0])
+            entry[1] += weight / (RRF_K + rank)
+    out = [replace(hit, score=score) for hit, score in found.values()]
+    if any(not h.weak and h.keyword is not None for h in out):
+        # As in `_fuse`: with real keyword matches, an entry only vaguely near in meaning is filler.
+        out = [h for h in out if not (h.weak and h.keyword is None)]
+    out.sort(key=hit_order)
+    return out[:limit]
+
+
+REWRITE_DEPTH = 10
+"""How far down the named servers' rankings fusion reads."""
+
+
+def _search(pool: list[Index], text: str, kinds: frozenset[str] | None, limit: int, model: Any) -> list[Hit]:
+    """One text's ranking over `pool`: keywords and meaning fused (no rewrite)."""
     query = parse_query(text)
     if not query.words and not query.prefix:
         return keywords.search(pool, text, kinds=kinds, limit=limit)
@@ -81,7 +137,7 @@ def search(
         query_vector = model.embed([text])[0]
     except Exception:  # a fault in the model's files: keywords alone still answer
         log.exception("embedding the query failed; ranked by keywords alone")
-        return search(pool, text, kinds=kinds, limit=limit, model=None)
+        return _search(pool, text, kinds, limit, None)
     similarities = _similarities(pool, query_vector, kinds)
     similarity_of = {}
     for hit in by_keywords:

@@ -144,3 +144,42 @@ def test_a_model_that_fails_leaves_keywords_to_rank(model: semantic.Model) -> No
     broken = search(indexes(model), "list issues", limit=3, model=BrokenModel())
     assert ids(broken) == ids(search(indexes(model), "list issues", limit=3))
     assert all(h.semantic is None for h in broken)
+
+
+TWINS = {
+    server: [
+        ("create_issue", "Open a new issue in the tracker."),
+        ("add_comment", "Add a comment to an existing issue."),
+        ("list_labels", "List the labels an issue can carry."),
+    ]
+    for server in ("alpha", "beta")
+}
+
+
+def twin_indexes(model: semantic.Model) -> list[Index]:
+    out = []
+    for server, specs in TWINS.items():
+        docs = [tool_document(server, {"name": n, "description": d}, i) for i, (n, d) in enumerate(specs)]
+        out.append(Index.build(server, docs, model.embed([embedding_text(d) for d in docs])))
+    return out
+
+
+def test_a_named_server_ranks_its_tools_above_its_twins(model: semantic.Model) -> None:
+    # Without the name, twins tie and the server order decides: alpha first.
+    assert ids(search(twin_indexes(model), "open a new issue", limit=2, model=model))[0] == "alpha.create_issue"
+    hits = search(twin_indexes(model), "open a new issue in beta", limit=2, model=model)
+    assert ids(hits)[0] == "beta.create_issue"
+    assert hits[0].keyword is not None  # what the whole query's ranking said of it
+    assert not hits[0].weak
+
+
+def test_each_action_of_a_long_request_finds_a_tool_of_the_named_server(model: semantic.Model) -> None:
+    request = "in beta, open a new issue about the crash and then add a comment to it for the team"
+    hits = search(twin_indexes(model), request, limit=2, model=model)
+    assert set(ids(hits)) == {"beta.create_issue", "beta.add_comment"}
+
+
+def test_a_request_naming_every_server_is_ranked_as_before(model: semantic.Model) -> None:
+    # Naming them all narrows nothing: the whole query's ranking stands.
+    hits = search(twin_indexes(model), "open a new issue in alpha or beta", limit=6, model=model)
+    assert ids(hits)[:2] == ["alpha.create_issue", "beta.create_issue"]
