@@ -172,9 +172,21 @@ def _keyring() -> Importer:
     return load
 
 
+def _encoder() -> Importer:
+    def load() -> None:
+        """onnxruntime and tokenizers, for the optional encoder (`catalog/encoder.py`); a missing
+        package fails this load, and the encoder stays off."""
+        import onnxruntime  # type: ignore[import-untyped]  # noqa: F401
+        import tokenizers  # noqa: F401
+
+    return load
+
+
 SDK = Load("the MCP SDK", _sdk)
 """`mcp`, `mcp_types` and what they import (pydantic, anyio, httpx2); `connections/sdk_import.py`."""
 NUMPY = Load("numpy", _numpy)
 """What ranking and the embedding model compute with (`catalog/`); the model's files are read after it."""
 KEYRING = Load("keyring", _keyring)
 """The OS keyring's package and its backends (`auth/store.py`)."""
+ENCODER = Load("onnxruntime", _encoder)
+"""Only started when the `encoder` extra is installed (`catalog/encoder.installed`)."""

@@ -59,18 +59,23 @@ def search(
     kinds: frozenset[str] | None = None,
     limit: int = 5,
     model: Any = None,
+    encoder: Any = None,
+    rewrite_query: bool = True,
 ) -> list[Hit]:
     """The best `limit` entries for `text`, weak ones marked; `model` None ranks by keywords alone.
 
-    A request that names some of the servers is also ranked within them, whole and clause by
-    clause (`catalog/rewrite.py`), and those rankings are fused with the whole query's."""
+    `encoder` (`catalog/encoder.py`, optional) adds a third ranking where every index has its
+    vectors (`Index.encoded`). A request that names some of the servers is also ranked within
+    them, whole and clause by clause (`catalog/rewrite.py`; `rewrite_query` False, for
+    comparison, does not), and those rankings are fused with the whole query's."""
     pool = [ix for ix in indexes if ix.documents]
+    models = (model, encoder)
     # Each ranking is the same cut shorter (up to DEPTH): read DEPTH deep once, for fusion.
-    whole = _search(pool, text, kinds, max(limit, DEPTH), model)
-    named = rewrite.named_servers(pool, text)
+    whole = _search(pool, text, kinds, max(limit, DEPTH), models)
+    named = rewrite.named_servers(pool, text) if rewrite_query else []
     if not named or len(named) == len(pool) or not whole or _steered_by_keywords(pool, text, whole):
         return whole[:limit]
-    return _rewritten(named, text, whole, kinds, limit, model)
+    return _rewritten(named, text, whole, kinds, limit, models)
 
 
 def _steered_by_keywords(pool: list[Index], text: str, whole: list[Hit]) -> bool:
@@ -89,15 +94,15 @@ def _rewritten(
     whole: list[Hit],
     kinds: frozenset[str] | None,
     limit: int,
-    model: Any,
+    models: tuple[Any, Any],
 ) -> list[Hit]:
     """Reciprocal-rank fusion of the whole query's ranking with the query's and each clause's
     within the named servers. A hit keeps what its first ranking said of it (signal ranks,
     similarity, weak), the whole query's first; only its score is the fused one."""
     rankings = [(1.0, whole)]
-    rankings.append((rewrite.SERVER_WEIGHT, _search(named, text, kinds, REWRITE_DEPTH, model)))
+    rankings.append((rewrite.SERVER_WEIGHT, _search(named, text, kinds, REWRITE_DEPTH, models)))
     for clause in rewrite.clauses(text):
-        rankings.append((rewrite.CLAUSE_WEIGHT, _search(named, clause, kinds, REWRITE_DEPTH, model)))
+        rankings.append((rewrite.CLAUSE_WEIGHT, _search(named, clause, kinds, REWRITE_DEPTH, models)))
     found: dict[int, list[Any]] = {}  # id(document) → [hit, fused score]
     for weight, ranked in rankings:
         for rank, hit in enumerate(ranked, 1):
@@ -115,8 +120,11 @@ REWRITE_DEPTH = 10
 """How far down the named servers' rankings fusion reads."""
 
 
-def _search(pool: list[Index], text: str, kinds: frozenset[str] | None, limit: int, model: Any) -> list[Hit]:
-    """One text's ranking over `pool`: keywords and meaning fused (no rewrite)."""
+def _search(
+    pool: list[Index], text: str, kinds: frozenset[str] | None, limit: int, models: tuple[Any, Any]
+) -> list[Hit]:
+    """One text's ranking over `pool`: keywords and meaning (and the encoder's) fused (no rewrite)."""
+    model, encoder = models
     query = parse_query(text)
     if not query.words and not query.prefix:
         return keywords.search(pool, text, kinds=kinds, limit=limit)
@@ -137,14 +145,44 @@ def _search(pool: list[Index], text: str, kinds: frozenset[str] | None, limit: i
         query_vector = model.embed([text])[0]
     except Exception:  # a fault in the model's files: keywords alone still answer
         log.exception("embedding the query failed; ranked by keywords alone")
-        return _search(pool, text, kinds, limit, None)
+        return _search(pool, text, kinds, limit, (None, None))
     similarities = _similarities(pool, query_vector, kinds)
+    by_encoder = _by_encoder(pool, text, kinds, encoder, similarities)
     similarity_of = {}
-    for hit in by_keywords:
+    for hit in [*by_keywords, *by_encoder]:
         found = _locate(pool, hit)
         if found is not None:
             similarity_of[id(hit.document)] = float(similarities[found[0]][found[1]])
-    return _fuse(by_keywords, _by_similarity(pool, similarities), similarity_of, coverage if judged else None, limit)
+    meaning = _by_similarity(pool, similarities)
+    return _fuse(by_keywords, meaning, similarity_of, coverage if judged else None, limit, by_encoder)
+
+
+ENCODER_WEIGHT = 0.7
+"""The encoder's ranking counts as much as WordLlama's (chosen on the tune halves, issue 34)."""
+ENCODER_SIMILARITY = 0.5
+"""An encoder similarity at least this high vouches for an entry by itself."""
+
+
+def _by_encoder(
+    pool: list[Index], text: str, kinds: frozenset[str] | None, encoder: Any, similarities: list[Any]
+) -> list[Hit]:
+    """The encoder's `DEPTH` nearest entries (`similarity` its own cosine), or [] where an index has
+    no encoder vectors yet (they are made in the background) or the encoder fails."""
+    if encoder is None or not all(ix.encoded is not None for ix in pool):
+        return []
+    try:
+        query_vector = encoder.embed([text])[0]
+    except Exception:  # a fault in the encoder's files: the other signals still answer
+        log.exception("the encoder failed on a query; ranked without it")
+        return []
+    mask = [s > -2.0 for s in similarities]  # the kinds asked for
+    return _by_similarity(pool, [_masked(ix.encoded @ query_vector, m) for ix, m in zip(pool, mask, strict=True)])
+
+
+def _masked(values: Any, keep: Any) -> Any:
+    import numpy as np
+
+    return np.where(keep, values, -2.0)
 
 
 def _exact(hit: Hit) -> bool:
@@ -241,8 +279,9 @@ def _fuse(
     similarity_of: dict[int, float],
     coverage: dict[int, float] | None,
     limit: int,
+    by_encoder: list[Hit] | None = None,
 ) -> list[Hit]:
-    """Reciprocal-rank fusion of the two lists; each entry vouched for, or marked weak (`coverage`
+    """Reciprocal-rank fusion of the lists; each entry vouched for, or marked weak (`coverage`
     None: a query too long to judge, nothing is marked)."""
     found: dict[int, list[Any]] = {}  # id(document) → [hit, keyword rank, semantic rank, score]
     rank = 0
@@ -261,21 +300,44 @@ def _fuse(
             entry = found[key] = [near, None, None, 0.0]
         entry[2] = rank
         entry[3] += SEMANTIC_WEIGHT / (RRF_K + rank)
+    encoded = _add_encoder(found, by_encoder or [])
     out = []
     for key, (hit, keyword, semantic, score) in found.items():
         similarity = similarity_of.get(key, hit.similarity)
         vouched = (
-            coverage is None or _exact(hit) or coverage.get(key, 0.0) >= COVERAGE or (similarity or 0.0) >= SIMILARITY
+            coverage is None
+            or _exact(hit)
+            or coverage.get(key, 0.0) >= COVERAGE
+            or (similarity or 0.0) >= SIMILARITY
+            or encoded.get(key, 0.0) >= ENCODER_SIMILARITY
         )
         out.append(Hit(score, hit.document, keyword, semantic, similarity, not vouched, hit.row))
     if coverage is None:
         # A message too long to judge: an entry only near in meaning must be near enough to vouch.
-        out = [h for h in out if h.keyword is not None or (h.similarity or 0.0) >= SIMILARITY]
+        out = [h for h in out if h.keyword is not None or _near(h, encoded)]
     elif any(not h.weak and h.keyword is not None for h in out):
         # Keywords found real matches: an entry only vaguely near in meaning is filler, not an answer.
         out = [h for h in out if not (h.weak and h.keyword is None)]
     out.sort(key=hit_order)
     return out[:limit]
+
+
+def _add_encoder(found: dict[int, list[Any]], by_encoder: list[Hit]) -> dict[int, float]:
+    """The encoder's ranking added to the fusion; each entry's encoder similarity, by document id()."""
+    encoded: dict[int, float] = {}
+    for rank, near in enumerate(by_encoder, 1):
+        key = id(near.document)
+        encoded[key] = near.similarity or 0.0
+        entry = found.get(key)
+        if entry is None:
+            entry = found[key] = [replace(near, similarity=None), None, None, 0.0]
+        entry[3] += ENCODER_WEIGHT / (RRF_K + rank)
+    return encoded
+
+
+def _near(hit: Hit, encoded: dict[int, float]) -> bool:
+    """Near enough in meaning to vouch for itself, by WordLlama or by the encoder."""
+    return (hit.similarity or 0.0) >= SIMILARITY or encoded.get(id(hit.document), 0.0) >= ENCODER_SIMILARITY
 
 
 def is_judged(text: str) -> bool:

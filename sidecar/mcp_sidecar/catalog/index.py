@@ -97,6 +97,8 @@ class Index:
     exact: Mapping[str, Sequence[int]] = field(default_factory=dict)
     vectors: Any = None
     """One unit vector per document (float32, `catalog/semantic.py`), or None without the model."""
+    encoded: Any = None
+    """One unit vector per document from the optional encoder (`catalog/encoder.py`), or None."""
     kinds: Sequence[str] = field(default_factory=list)
     """Each document's kind, so filters never need the documents themselves."""
     _masks: dict[frozenset[str], Any] = field(default_factory=dict)

@@ -4,8 +4,10 @@ A first discovery after a start reads each server's index as arrays instead of p
 catalog and tokenising every description again: `index-KEY.bin` holds the postings (CSR:
 term offsets, document ids, weighted term frequencies), document lengths, the sorted
 vocabulary, the exact spellings, each visible tool's name and byte span in the catalog file,
-the refusals, and the embeddings (float16). Tool descriptors stay in the catalog file and are
-parsed one by one, only for the candidates a query returns.
+the refusals, and the embeddings (float16), with the optional encoder's (`encoder` in the
+header names its files; `services/catalogs.py` drops them when they are another encoder's).
+Tool descriptors stay in the catalog file and are parsed one by one, only for the candidates a
+query returns.
 
 The file is trusted only when it was made from the very catalog file beside it (its size and
 CRC-32), for the same server, filters, embedding model and sidecar version, in this format,
@@ -128,6 +130,8 @@ def to_bytes(
     }
     if index.vectors is not None:
         arrays["vectors"] = np.ascontiguousarray(index.vectors, np.float16)
+    if index.encoded is not None and meta.get("encoder"):
+        arrays["encoded"] = np.ascontiguousarray(index.encoded, np.float16)
     blobs: list[bytes] = []
     sections: dict[str, list[int]] = {}
     at = 0
@@ -147,6 +151,7 @@ def to_bytes(
         "server": fingerprint.server,
         "documents": len(keys),
         "dimensions": 0 if index.vectors is None else int(index.vectors.shape[1]),
+        "encodedDimensions": int(index.encoded.shape[1]) if "encoded" in arrays else 0,
         "totalLength": index.total_length,
         "sections": sections,
         **meta,
@@ -214,7 +219,7 @@ class _Reader:
         return Fingerprint(h["key"], h["catalog"], h["filters"], h["model"], h["server"])
 
     def meta(self) -> dict[str, Any]:
-        internal = ("sections", "documents", "dimensions", "totalLength", "sidecar")
+        internal = ("sections", "documents", "dimensions", "encodedDimensions", "totalLength", "sidecar")
         return {k: v for k, v in self.header.items() if k not in internal}
 
     def _section(self, name: str) -> memoryview:
@@ -265,6 +270,14 @@ def _index(reader: _Reader, catalog: bytes) -> Index:
         vectors = vectors.astype(np.float32)
         if not np.isfinite(vectors).all():
             raise ValueError("an embedding is not finite")
+    encoded = None
+    if reader.header.get("encoder") and "encoded" in reader.sections:
+        width = int(reader.header.get("encodedDimensions", 0))
+        if width <= 0:
+            raise ValueError("encoder vectors of no width")
+        encoded = reader.array("encoded", np.float16, n_docs * width).reshape(n_docs, width).astype(np.float32)
+        if not np.isfinite(encoded).all():
+            raise ValueError("an encoder vector is not finite")
     starts = np.concatenate(([0], np.cumsum(counts))).tolist()
     return Index(
         server,
@@ -276,6 +289,7 @@ def _index(reader: _Reader, catalog: bytes) -> Index:
         surface=SortedMap(surface_words, reader.strings("surfaceTerms")),
         exact=SortedMap(spellings, Slices(exact_ids, starts)),
         vectors=vectors,
+        encoded=encoded,
         kinds=["tool"] * n_docs,
     )
 

@@ -38,6 +38,7 @@ from mcp_sidecar.catalog.tools import ToolCatalog
 from mcp_sidecar.connections.protocol import ServerConnection
 from mcp_sidecar.events import CatalogInvalidated, ConnectionKeysChanged, EventHub, RowMayHaveChanged, StatusChanged
 from mcp_sidecar.protocol.errors import SidecarError
+from mcp_sidecar.services.encodings import Encodings
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +120,8 @@ class Catalogs:
         self._builds: dict[tuple[Hashable, Group], asyncio.Lock] = {}
         """One index build at a time per catalog (its fetch lock is not held while building)."""
         self._slots_held: dict[Hashable, _ServerSlot] = {}
+        self.encodings = Encodings()
+        """The optional encoder's vectors, made in the background (`services/encodings.py`)."""
         self._hub = hub
         hub.subscribe(StatusChanged, self._status_changed)
         hub.subscribe(CatalogInvalidated, self._invalidated)
@@ -232,6 +235,7 @@ class Catalogs:
         found = stored_index.from_bytes(data, self._fingerprint(conn, key, raw), raw)
         if found is None or not isinstance(found.meta.get("refused"), list):
             return None
+        _own_encoder_only(found)
         catalog = ToolCatalog(
             conn.name,
             None,
@@ -366,17 +370,23 @@ class Catalogs:
         await self.ready_to_rank()
         key = (self.key_of(conn), group)
         entry = self._indexes.get(key)
-        if entry is not None and entry.source is source:
-            return entry.index
-        async with self._builds.setdefault(key, asyncio.Lock()):
-            entry = self._indexes.get(key)
-            if entry is not None and entry.source is source:
-                return entry.index
-            index = self._stored_index(conn, source)
-            if index is None:
-                index = await asyncio.to_thread(self._build, conn, source)
-            self._indexes[key] = _IndexEntry(source, index)
-            return index
+        if entry is None or entry.source is not source:
+            async with self._builds.setdefault(key, asyncio.Lock()):
+                entry = self._indexes.get(key)
+                if entry is None or entry.source is not source:
+                    index = self._stored_index(conn, source)
+                    if index is None:
+                        index = await asyncio.to_thread(self._build, conn, source)
+                    entry = self._indexes[key] = _IndexEntry(source, index)
+        self.encodings.later(key, entry.index, self._keeper(conn, source))
+        return entry.index
+
+    def _keeper(self, conn: ServerConnection, source: ToolCatalog | ListCatalog) -> Callable[[Index], None] | None:
+        """What stores an index again once the encoder's vectors are attached (tool catalogs on disk)."""
+        if not isinstance(source, ToolCatalog) or source.disk is None or self.cache is None:
+            return None
+        raw = source.disk
+        return lambda index: self._keep_index(conn, source, index, raw)
 
     def _stored_index(self, conn: ServerConnection, source: ToolCatalog | ListCatalog) -> Index | None:
         """The index stored beside a disk copy read before numpy was loaded (`cached_tools`)."""
@@ -386,7 +396,10 @@ class Catalogs:
         key = self.key(conn)
         data = self.cache.load_index(key)
         found = stored_index.from_bytes(data, self._fingerprint(conn, key, source.disk), source.disk) if data else None
-        return found.index if found is not None else None
+        if found is None:
+            return None
+        _own_encoder_only(found)
+        return found.index
 
     async def ready_to_rank(self) -> None:
         """numpy (every index computes with it) and the embedding model, loaded on the first need."""
@@ -445,7 +458,9 @@ class Catalogs:
         where = {id(d): span for d, span in zip(catalog.descriptors, spans, strict=True)}
         visible = catalog.visible(conn.config).values()
         key = self.key(conn)
-        meta = {"refused": catalog.refused}
+        meta: dict[str, Any] = {"refused": catalog.refused}
+        if index.encoded is not None:
+            meta["encoder"] = self.encodings.digest()
         data = stored_index.to_bytes(index, self._fingerprint(conn, key, raw), [where[id(d)] for d in visible], meta)
         if data is not None:
             self.cache.store_index(key, data)
@@ -497,3 +512,9 @@ def tools_need_fetch(catalog: ToolCatalog, conn: ServerConnection, live: bool) -
     # Over HTTP a change notice travels on its own stream and can trail the answer that caused
     # it; only stdio's single pipe delivers it first, so calls over HTTP always re-list.
     return live and (not conn.listening or conn.config.transport == "http")
+
+
+def _own_encoder_only(found: stored_index.Stored) -> None:
+    """Encoder vectors stored by other encoder files are never compared with this one's."""
+    if found.index.encoded is not None and found.meta.get("encoder") != Encodings.digest():
+        found.index.encoded = None

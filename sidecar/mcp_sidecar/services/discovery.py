@@ -75,13 +75,20 @@ USABLE_KINDS = frozenset(k.name for k in kinds.KINDS if not k.for_people)
 
 
 def _ranked_hits(
-    indexes: list[Index], query: str, limit: int, hidden: set[tuple[str, str]], *, prompts_last: bool, model: Any
+    indexes: list[Index],
+    query: str,
+    limit: int,
+    hidden: set[tuple[str, str]],
+    *,
+    prompts_last: bool,
+    model: Any,
+    encoder: Any = None,
 ) -> list[Hit]:
     """The best `limit` hits; with `prompts_last`, prompts only fill what tools and resources leave."""
 
     def offered(kinds: frozenset[str] | None, wanted: int) -> list[Hit]:
         # Colliding tools are ranked but not offered: ask for as many more hits as there are of them.
-        hits = hybrid.search(indexes, query, kinds=kinds, limit=wanted + len(hidden), model=model)
+        hits = hybrid.search(indexes, query, kinds=kinds, limit=wanted + len(hidden), model=model, encoder=encoder)
         kept = [h for h in hits if h.document.kind != "tool" or (h.document.server, h.document.key) not in hidden]
         return kept[:wanted]
 
@@ -234,7 +241,9 @@ class Discovery:
         model = self._catalogs.model()
         # A model writes whole words: its last word is not a prefix still being typed ("tea" is not "team").
         words = ranked + " " if for_model and ranked and not ranked[-1].isspace() else ranked
-        hits = _ranked_hits(indexes, words, limit, hidden, prompts_last=for_model and kind == "all", model=model)
+        encoder = self._catalogs.encodings.encoder()
+        prompts_last = for_model and kind == "all"
+        hits = _ranked_hits(indexes, words, limit, hidden, prompts_last=prompts_last, model=model, encoder=encoder)
         active = self._sessions.active(session_id)
         candidates = [candidate(hit, active) for hit in hits]
         result: DiscoverResult = {
