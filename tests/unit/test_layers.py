@@ -317,7 +317,8 @@ def _top_part(module: str) -> str:
 
 
 PER_USER = tuple(
-    f"mcp_sidecar.services.{name}" for name in ("user_state", "catalogs", "credentials", "questions", "fronts")
+    f"mcp_sidecar.services.{name}"
+    for name in ("user_state", "catalogs", "encodings", "credentials", "questions", "fronts")
 )
 """What every client of the process shares (issue 32 item 1); below services/, the registry, the
 connections, catalog/ and config/ are the user's too and import no service at all."""

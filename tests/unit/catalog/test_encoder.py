@@ -4,6 +4,7 @@ fusion, its stored vectors, and its background encoding. The test extras install
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import numpy as np
@@ -120,7 +121,7 @@ def test_the_encoder_waits_until_every_index_has_its_vectors(model: semantic.Mod
 
 def test_stored_encoder_vectors_come_back_only_with_their_files_named() -> None:
     tools = [{"name": n, "description": d} for n, d in TOOLS["geo"]]
-    raw = b'{"tools":[' + b",".join(stored_index.json.dumps(t, separators=(",", ":")).encode() for t in tools) + b"]}"
+    raw = b'{"tools":[' + b",".join(json.dumps(t, separators=(",", ":")).encode() for t in tools) + b"]}"
     spans = stored_index.tool_spans(raw, tools)
     assert spans is not None
     index = Index.build("geo", [tool_document("geo", t, i) for i, t in enumerate(tools)])
