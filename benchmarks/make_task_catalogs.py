@@ -392,7 +392,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=OUTPUT, help=f"default {OUTPUT.relative_to(ROOT)}")
     parser.add_argument("--only", nargs="+", default=None, help="install and list only these servers (a trial run)")
     parser.add_argument("--check", action="store_true", help=f"only check the labels of {QUERIES.name}")
-    parser.add_argument("--queries", type=Path, default=None, help=f"default {QUERIES.relative_to(ROOT)} and the others")
+    parser.add_argument(
+        "--queries", type=Path, default=None, help=f"default {QUERIES.relative_to(ROOT)} and the others"
+    )
     args = parser.parse_args(argv)
     query_files = [args.queries] if args.queries else [QUERIES, *MORE_QUERIES]
     if args.check:
