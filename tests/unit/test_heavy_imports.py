@@ -147,6 +147,7 @@ REASONS: dict[str, str] = {
     "mcp_sidecar.catalog.index": RANKING,
     "mcp_sidecar.catalog.hybrid": RANKING,
     "mcp_sidecar.catalog.semantic": RANKING,
+    "mcp_sidecar.catalog.encoder": RANKING,  # numpy, once ranking awaited it; onnxruntime after heavy.ENCODER
     "mcp_sidecar.catalog.stored_index": RANKING,
     "mcp_sidecar.json_depth:structure": RANKING,
     "mcp_sidecar.json_depth:prune": "only by stdio_pipes.pruned_message, after heavy.NUMPY.wait()",
