@@ -60,14 +60,15 @@ def search(
     limit: int = 5,
     model: Any = None,
     encoder: Any = None,
-    rewrite_query: bool = True,
+    rewrite_query: bool = False,
 ) -> list[Hit]:
     """The best `limit` entries for `text`, weak ones marked; `model` None ranks by keywords alone.
 
     `encoder` (`catalog/encoder.py`, optional) adds a third ranking where every index has its
     vectors (`Index.encoded`). A request that names some of the servers is also ranked within
-    them, whole and clause by clause (`catalog/rewrite.py`; `rewrite_query` False, for
-    comparison, does not), and those rankings are fused with the whole query's."""
+    them, whole and clause by clause, when `rewrite_query` is set (`catalog/rewrite.py`; off by
+    default, the sidecar passes `MCP_SIDECAR_REWRITE`), and those rankings are fused with the
+    whole query's."""
     pool = [ix for ix in indexes if ix.documents]
     models = (model, encoder)
     # Each ranking is the same cut shorter (up to DEPTH): read DEPTH deep once, for fusion.

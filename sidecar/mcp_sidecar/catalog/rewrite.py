@@ -15,10 +15,13 @@ server's tools but their descriptions. Two rewrites are fused with the whole que
 Both were chosen on the tune halves of the task-style and paraphrase sets over the 488-tool
 catalog (`benchmarks/retrieval_quality.py`); clauses ranked over every server, and clauses
 without a named server, helped nothing there and cost a search each, so they are not made.
+Off unless `MCP_SIDECAR_REWRITE=1`: on the held-out halves it did not reach issue 34's adoption
+bar (docs/performance.md), so discovery ranks the whole query alone by default.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
@@ -54,6 +57,11 @@ what's whats let's lets know tell give show make sure then and thanks thank
 """
 FILLER = frozenset(_FILLER_WORDS.split())
 """Words that carry no action or object: dropped from a clause (the whole query keeps them)."""
+
+
+def enabled_by_environment() -> bool:
+    """`MCP_SIDECAR_REWRITE=1` turns the rewrite on for discovery; it is off by default."""
+    return os.environ.get("MCP_SIDECAR_REWRITE", "0").strip().lower() in ("1", "true", "yes", "on")
 
 
 class Named(Protocol):

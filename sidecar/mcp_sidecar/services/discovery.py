@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
-from mcp_sidecar.catalog import hybrid, kinds, names
+from mcp_sidecar.catalog import hybrid, kinds, names, rewrite
 from mcp_sidecar.catalog.candidates import Scored
 from mcp_sidecar.catalog.index import EXACT_BOOST, Hit, Index
 from mcp_sidecar.catalog.kinds import Group
@@ -83,12 +83,21 @@ def _ranked_hits(
     prompts_last: bool,
     model: Any,
     encoder: Any = None,
+    rewrite_query: bool = False,
 ) -> list[Hit]:
     """The best `limit` hits; with `prompts_last`, prompts only fill what tools and resources leave."""
 
     def offered(kinds: frozenset[str] | None, wanted: int) -> list[Hit]:
         # Colliding tools are ranked but not offered: ask for as many more hits as there are of them.
-        hits = hybrid.search(indexes, query, kinds=kinds, limit=wanted + len(hidden), model=model, encoder=encoder)
+        hits = hybrid.search(
+            indexes,
+            query,
+            kinds=kinds,
+            limit=wanted + len(hidden),
+            model=model,
+            encoder=encoder,
+            rewrite_query=rewrite_query,
+        )
         kept = [h for h in hits if h.document.kind != "tool" or (h.document.server, h.document.key) not in hidden]
         return kept[:wanted]
 
@@ -243,7 +252,16 @@ class Discovery:
         words = ranked + " " if for_model and ranked and not ranked[-1].isspace() else ranked
         encoder = self._catalogs.encodings.encoder()
         prompts_last = for_model and kind == "all"
-        hits = _ranked_hits(indexes, words, limit, hidden, prompts_last=prompts_last, model=model, encoder=encoder)
+        hits = _ranked_hits(
+            indexes,
+            words,
+            limit,
+            hidden,
+            prompts_last=prompts_last,
+            model=model,
+            encoder=encoder,
+            rewrite_query=rewrite.enabled_by_environment(),
+        )
         active = self._sessions.active(session_id)
         candidates = [candidate(hit, active) for hit in hits]
         result: DiscoverResult = {

@@ -5,6 +5,7 @@ discovery never waits for it: an index is ranked without the encoder until its v
 in a worker thread, one catalog at a time; then they are attached to the index, and a tool
 catalog's stored index is written again with them, so the next start has them at once. Ranking
 uses the encoder only once every index it searches has its vectors (`catalog/hybrid.py`).
+Nothing of this runs unless the extra is installed and `MCP_SIDECAR_ENCODER=1`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class Encodings:
 
     @staticmethod
     def wanted() -> bool:
+        """The extra is installed and `MCP_SIDECAR_ENCODER=1` turned it on (off by default)."""
         return encoder_module.enabled_by_environment() and encoder_module.installed()
 
     @staticmethod

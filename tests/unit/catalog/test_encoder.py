@@ -140,7 +140,10 @@ def test_stored_encoder_vectors_come_back_only_with_their_files_named() -> None:
     assert again.index.encoded is None
 
 
-async def test_a_catalog_is_encoded_in_the_background_and_kept(model: semantic.Model) -> None:
+async def test_a_catalog_is_encoded_in_the_background_and_kept(
+    model: semantic.Model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCP_SIDECAR_ENCODER", "1")
     index = indexes(model, None)[1]
     kept: list[Any] = []
     encodings = Encodings()
@@ -154,11 +157,23 @@ async def test_a_catalog_is_encoded_in_the_background_and_kept(model: semantic.M
     assert Encodings.encoder() is not None
 
 
-async def test_the_encoder_can_be_turned_off(model: semantic.Model, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MCP_SIDECAR_ENCODER", "0")
+@pytest.mark.parametrize("setting", [None, "0", "off"])
+async def test_the_encoder_is_off_unless_turned_on(
+    model: semantic.Model, found: encoder.Encoder, monkeypatch: pytest.MonkeyPatch, setting: str | None
+) -> None:
+    # Installed (the test extras) and loaded (`found`): still unused without MCP_SIDECAR_ENCODER=1.
+    assert encoder.installed()
+    if setting is None:
+        monkeypatch.delenv("MCP_SIDECAR_ENCODER", raising=False)
+    else:
+        monkeypatch.setenv("MCP_SIDECAR_ENCODER", setting)
     index = indexes(model, None)[0]
     encodings = Encodings()
     encodings.later("files", index, None)
     assert encodings.running() == []
+    assert index.encoded is None
     assert Encodings.encoder() is None
     assert Encodings.digest() is None
+    monkeypatch.setenv("MCP_SIDECAR_ENCODER", "1")
+    assert Encodings.encoder() is found
+    assert Encodings.digest() is not None

@@ -167,7 +167,7 @@ def twin_indexes(model: semantic.Model) -> list[Index]:
 def test_a_named_server_ranks_its_tools_above_its_twins(model: semantic.Model) -> None:
     # Without the name, twins tie and the server order decides: alpha first.
     assert ids(search(twin_indexes(model), "open a new issue", limit=2, model=model))[0] == "alpha.create_issue"
-    hits = search(twin_indexes(model), "open a new issue in beta", limit=2, model=model)
+    hits = search(twin_indexes(model), "open a new issue in beta", limit=2, model=model, rewrite_query=True)
     assert ids(hits)[0] == "beta.create_issue"
     assert hits[0].keyword is not None  # what the whole query's ranking said of it
     assert not hits[0].weak
@@ -175,11 +175,21 @@ def test_a_named_server_ranks_its_tools_above_its_twins(model: semantic.Model) -
 
 def test_each_action_of_a_long_request_finds_a_tool_of_the_named_server(model: semantic.Model) -> None:
     request = "in beta, open a new issue about the crash and then add a comment to it for the team"
-    hits = search(twin_indexes(model), request, limit=2, model=model)
+    hits = search(twin_indexes(model), request, limit=2, model=model, rewrite_query=True)
     assert set(ids(hits)) == {"beta.create_issue", "beta.add_comment"}
+
+
+def test_the_rewrite_is_off_by_default(model: semantic.Model) -> None:
+    # The same request as above, without `rewrite_query`: the whole query alone, as before issue 34.
+    request = "in beta, open a new issue about the crash and then add a comment to it for the team"
+    plain = search(twin_indexes(model), request, limit=2, model=model)
+    off = search(twin_indexes(model), request, limit=2, model=model, rewrite_query=False)
+    assert [(h.score, h.weak) for h in plain] == [(h.score, h.weak) for h in off]
+    assert ids(plain) == ids(off)
+    assert set(ids(plain)) != {"beta.create_issue", "beta.add_comment"}
 
 
 def test_a_request_naming_every_server_is_ranked_as_before(model: semantic.Model) -> None:
     # Naming them all narrows nothing: the whole query's ranking stands.
-    hits = search(twin_indexes(model), "open a new issue in alpha or beta", limit=6, model=model)
+    hits = search(twin_indexes(model), "open a new issue in alpha or beta", limit=6, model=model, rewrite_query=True)
     assert ids(hits)[:2] == ["alpha.create_issue", "beta.create_issue"]

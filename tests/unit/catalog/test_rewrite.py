@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mcp_sidecar.catalog.rewrite import MAX_CLAUSES, clauses, named_servers
+import pytest
+
+from mcp_sidecar.catalog.rewrite import MAX_CLAUSES, clauses, enabled_by_environment, named_servers
 
 
 @dataclass(frozen=True)
@@ -52,3 +54,14 @@ def test_no_server_is_named_by_a_word_that_only_contains_its_name() -> None:
     pool = [Server("time"), Server("fetch"), Server("slack")]
     assert named_servers(pool, "timezone of the slackers") == []
     assert named_servers(pool, "") == []
+
+
+@pytest.mark.parametrize(("setting", "on"), [(None, False), ("0", False), ("", False), ("1", True), ("on", True)])
+def test_the_rewrite_is_off_unless_the_environment_turns_it_on(
+    monkeypatch: pytest.MonkeyPatch, setting: str | None, on: bool
+) -> None:
+    if setting is None:
+        monkeypatch.delenv("MCP_SIDECAR_REWRITE", raising=False)
+    else:
+        monkeypatch.setenv("MCP_SIDECAR_REWRITE", setting)
+    assert enabled_by_environment() is on
