@@ -242,9 +242,9 @@ def false_positive_rate(rank: Ranker, queries: Sequence[Labelled]) -> float:
 
 
 RANKERS = ("bm25", "dense", "today", "fused", "blend", "rank-bm25")
-"""`today`: issue 20's fusion (keywords and WordLlama); `fused`: what `mcp/discover` ranks now, with
-the query rewrite (`catalog/rewrite.py`); `+NAME` and `+NAME+rewrite`: with a candidate encoder
-(`_encoders.py`), without and with the rewrite."""
+"""`today`: issue 20's fusion (keywords and WordLlama), what `mcp/discover` ranks by default; `fused`:
+with the opt-in query rewrite (`catalog/rewrite.py`, `MCP_SIDECAR_REWRITE=1`); `+NAME` and
+`+NAME+rewrite`: with a candidate encoder (`_encoders.py`), without and with the rewrite."""
 
 
 def report_set(name: str, queries: list[Labelled], catalog: Catalog, rankers: Sequence[str]) -> dict[str, float]:
