@@ -150,3 +150,36 @@ def test_the_next_step_when_nothing_fits_widens_a_narrowed_search_first() -> Non
     )
     # A server name is shown on one line, whatever it holds.
     assert "\n" not in nothing_matches(Scope(server="a\nb"))
+
+
+TWIN_TOOLS: list[dict[str, Any]] = [
+    {"name": "create_issue", "description": "Open a new issue in the tracker.", "inputSchema": {"type": "object"}},
+    {"name": "add_comment", "description": "Add a comment to an existing issue.", "inputSchema": {"type": "object"}},
+    {"name": "list_labels", "description": "List the labels an issue can carry.", "inputSchema": {"type": "object"}},
+]
+
+
+@pytest.mark.parametrize(("setting", "rewritten"), [(None, False), ("0", False), ("1", True)])
+async def test_discovery_rewrites_a_request_only_when_the_environment_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str | None, rewritten: bool
+) -> None:
+    """The query rewrite (issue 34) is opt-in: `MCP_SIDECAR_REWRITE=1`, read at each discovery."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("MCP_SIDECAR_HOME", str(home))
+    if setting is None:
+        monkeypatch.delenv("MCP_SIDECAR_REWRITE", raising=False)
+    else:
+        monkeypatch.setenv("MCP_SIDECAR_REWRITE", setting)
+    never = str(tmp_path / "never-run")
+    servers = {"alpha": {"command": never}, "beta": {"command": never}}
+    (home / "mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    app = Sidecar(lambda method, params: None, workspace=tmp_path, use_disk_cache=False)
+    app.ensure_loaded()
+    for name in servers:
+        app.catalogs.tools[app.registry.key(name)] = ToolCatalog(name, TWIN_TOOLS, source="cache", generation=0)
+    request = "in beta, open a new issue about the crash and then add a comment to it for the team"
+    found = await app.discovery.discover(request, "tools", limit=2)
+    chosen = {(c["server"], c["name"]) for c in found["candidates"]}
+    # Twins tie without the rewrite and alpha comes first; naming beta ranks its tools within it.
+    assert (chosen == {("beta", "create_issue"), ("beta", "add_comment")}) is rewritten
