@@ -28,6 +28,10 @@ BASIC_SERVER: Path = ROOT / "tests" / "fixtures" / "servers" / "basic.py"
 BARE_PYGLS: Path = BENCHMARKS / "_bare_pygls.py"
 PYTHON: str = sys.executable
 
+os.environ.setdefault("MCP_SIDECAR_ENGINE", "off")
+"""Every benchmark measures a sidecar in its own process, as the figures recorded before the engine
+did (set MCP_SIDECAR_ENGINE=on to measure through the engine); `engine.py` sets each setup's mode."""
+
 SIDECAR_ARGV: list[str] = [PYTHON, "-m", "mcp_sidecar"]
 BARE_ARGV: list[str] = [PYTHON, str(BARE_PYGLS)]
 

@@ -342,10 +342,13 @@ async def test_a_terminated_engine_closes_its_servers_and_the_window_attaches_to
         await client.request("mcp/activate", {"ids": ["basic.echo"]})
         [server] = started_pids(counter)
         [first] = engines(run)
+        saved = list((run / "mcp-sidecar" / "fronts").glob("*.json"))
+        assert len(saved) == 1
         os.kill(first, signal.SIGTERM)
         await wait_until(lambda: not pid_alive(first), what="the engine to exit")
         assert not pid_alive(server)  # closed by the engine, not left behind
         assert "asked to stop: the engine closes its servers and exits" in engine_log(run)
+        assert saved[0].exists()  # kept for the next engine: the window's sessions come back
 
         async def called() -> bool:
             try:
@@ -361,6 +364,7 @@ async def test_a_terminated_engine_closes_its_servers_and_the_window_attaches_to
         [second] = engines(run)
         assert second != first
         assert len(started_pids(counter)) == 2
+        assert [t["id"] for t in (await client.request("mcp/activeTools"))["tools"]] == ["basic.echo"]
 
 
 async def test_each_window_keeps_its_own_log_file(tmp_path: Path, engine_env: dict[str, str]) -> None:

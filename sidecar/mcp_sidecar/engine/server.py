@@ -46,8 +46,8 @@ DEFAULT_SERVER_IDLE_SECONDS = 30.0
 """A server no front uses stops after this; a window opened meanwhile finds it running."""
 HELLO_SECONDS = 10.0
 KINDS = ("lsp", "mcp", "cli")
-"""What the engine serves so far: editors (LSP) and hosts (the gateway on stdio); the CLI and the
-gateway's HTTP mode still run in their own process."""
+"""What the engine serves: editors (LSP), hosts (the gateway on stdio) and CLI runs; the gateway's
+HTTP mode, `login`, `logout` and `call --elicit` run in their own process."""
 
 
 @dataclass(frozen=True)
@@ -213,8 +213,13 @@ async def _serve_lsp(
     try:
         with contextlib.suppress(SystemExit):
             await run_client(server, app, reader, _StreamWriterAdapter(writer))
-    finally:
-        saved.remove()  # the client is done (a dying engine never gets here: its fronts' files stay)
+    except Exception:
+        saved.remove()  # serving this client failed: it is gone
+        raise
+    # Only here and above: an engine that stops (SIGTERM) or dies leaves its fronts' files for the
+    # next engine, which the fronts attach to with `resume` (a cancelled or closed coroutine is no
+    # client that went away).
+    saved.remove()  # the client is done
 
 
 async def _restore(saved: FrontSessions, app: Sidecar, restore: Saved, restored: asyncio.Event) -> None:
@@ -310,9 +315,12 @@ async def _serve_gateway(
         resume.touch(fronts, f"{gateway_session_name(hello.front)}.json")
     try:
         await serve_front(args, project or hello.cwd, HostPipes(reader, writer), user, durable, hello.env)
-    finally:
+    except Exception:
         if own:
             durable.remove()
+        raise
+    if own:
+        durable.remove()  # the host is done; a stopping engine leaves the file for the next one
 
 
 def _client_log(hello: HelloLine, writer: asyncio.StreamWriter) -> logs.ClientLog:
