@@ -72,9 +72,17 @@ JSON
 
 # The specs run twice: through the per-user engine (the default) and with each sidecar in its
 # own process (MCP_SIDECAR_ENGINE=off), so both modes stay true in an editor.
+# Each run starts from the same files and a state of its own (the specs trust the project with
+# vim.secure, edit the configuration): the second run must not find what the first one left.
+cp -a "$MCP_SIDECAR_HOME" "$WORK/home.pristine"
+cp -a "$WORK/ws" "$WORK/ws.pristine"
 for mode in on off; do
+  rm -rf "$MCP_SIDECAR_HOME" "$WORK/ws"
+  cp -a "$WORK/home.pristine" "$MCP_SIDECAR_HOME"
+  cp -a "$WORK/ws.pristine" "$WORK/ws"
   echo "==> nvim specs, the engine $mode ($("$NVIM" --version | head -1))"
-  (cd "$WORK/ws" && MCP_SIDECAR_ENGINE="$mode" "$NVIM" --headless --clean -l "$PLUGIN/tests/minit.lua" "$PLUGIN/tests/spec")
+  (cd "$WORK/ws" && MCP_SIDECAR_ENGINE="$mode" XDG_STATE_HOME="$WORK/state-$mode" XDG_DATA_HOME="$WORK/data-$mode" \
+    "$NVIM" --headless --clean -l "$PLUGIN/tests/minit.lua" "$PLUGIN/tests/spec")
 done
 
 echo "==> nvim screenshot (tmux)"
