@@ -146,6 +146,10 @@ server() { PATH="$NODE24/bin:$PATH" node "$SERVER_MAIN" "$@"; }
 server --install-extension "$EXT/dist/mcp-sidecar.vsix" --install-extension "$RUN/fake-lm.vsix" --extensions-dir "$RUN/ext" \
   --user-data-dir "$RUN/ud" --server-data-dir "$RUN/sd" >"$RUN/install.log" 2>&1 ||
   { cat "$RUN/install.log"; exit 1; }
+# The sidecars of both phases (the extension-host suite, then the workbench walk) are fronts of one
+# engine (the default); a server whose window went away stops at once instead of idling for the next
+# window, so the walk's window starts with its servers idle, as a first window would.
+export MCP_SIDECAR_SERVER_IDLE=0
 # setsid: killing the group also ends extension hosts and sidecars (they outlive server-main).
 setsid env PATH="$NODE24/bin:$PATH" node "$SERVER_MAIN" --host 127.0.0.1 --port "$PORT" \
   --without-connection-token --accept-server-license-terms --enable-smoke-test-driver \
