@@ -14,7 +14,7 @@ from typing import Any
 
 from mcp_sidecar.output.activation_text import CALL_HINT
 from mcp_sidecar.output.discovery_text import LOADED_NOTE
-from support.cli import cli
+from support.cli import cli, plain_status
 from support.servers import basic_stdio
 from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_config
 
@@ -195,7 +195,7 @@ async def test_the_cli_status_lists_the_valid_server_and_the_broken_definition(h
     assert [(d["server"], d["message"]) for d in status["diagnostics"]] == [("broken", problem)]
     shown = await cli(home, "status")
     assert shown.code == 0
-    assert shown.stdout.splitlines()[-1] == f"[configuration_invalid] {problem}"
+    assert plain_status(shown.stdout).splitlines()[-1] == f"[configuration_invalid] {problem}"
     assert "basic" in shown.stdout.splitlines()[1]
 
 

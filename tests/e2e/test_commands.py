@@ -21,6 +21,7 @@ from lsprotocol import types
 from mcp_sidecar.output.render import status_matrix
 from mcp_sidecar.services.command_line import usage_of
 from support.cli import cli as run_cli
+from support.cli import plain_status
 from support.servers import basic_stdio, pid_alive, started_pids
 from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, wait_until
 
@@ -89,7 +90,7 @@ async def test_list_is_the_status_matrix(env: Env) -> None:
         assert result["text"] == status_matrix(result["data"])
     names = [row["name"] for row in result["data"]["servers"]]
     assert names[:3] == ["toggled", "browse", "shadowed"]
-    assert result["text"].splitlines()[0].split() == [
+    assert plain_status(result["text"]).splitlines()[0].split() == [
         "Server",
         "State",
         "Scope",
@@ -431,7 +432,7 @@ async def test_cli_run(tmp_path: Path) -> None:
     assert trusted[0] == 0
     assert json.loads(trusted[1])["data"]["path"] == str(project / ".mcp.json")
     status = await cli(home, "--trust-project", "run", "list", cwd=project)
-    assert [line.split()[1] for line in status[1].splitlines()[1:]] == ["docs", "x"]
+    assert [line.split()[1] for line in plain_status(status[1]).splitlines()[1:] if line] == ["docs", "x"]
 
 
 async def test_parallel_sidecars_editing_one_file_lose_nothing(tmp_path: Path) -> None:

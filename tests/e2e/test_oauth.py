@@ -22,7 +22,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from support.cli import Run, cli
+from support.cli import Run, cli, plain_status
 from support.keyring_env import secret_service_env
 from support.oauth import egress_attempts, egress_guard, forging_browser, play_browser, redirect_of, with_state
 from support.servers import free_port, http_server
@@ -140,7 +140,7 @@ async def test_a_server_that_asks_for_authentication_needs_login_until_one_succe
             assert (keyed_row["state"], keyed_row["lastDiagnostic"]) == ("failed", header_refused)
             assert client.states("secure")[-1] == "needs_login"
             listed = await client.request("mcp/command", {"line": "list"})
-            assert listed["text"] == (
+            assert plain_status(listed["text"]) == (
                 "   Server  State        Scope   Transport  Tools  Resources  Prompts  Loaded\n"
                 "⚿  secure  needs login  global  http       —      —          —        0\n"
                 "✘  keyed   failed       global  http       —      —          —        0\n"

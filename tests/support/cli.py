@@ -88,3 +88,22 @@ def without_engine(result: dict[str, Any]) -> dict[str, Any]:
     its clients) and each row's `sharedBy` (how many clients use the server at that moment)."""
     rows = [{k: v for k, v in row.items() if k != "sharedBy"} for row in result.get("servers", [])]
     return {key: value for key, value in result.items() if key != "engine"} | {"servers": rows}
+
+
+def plain_status(text: str) -> str:
+    """A status text as a process of its own prints it: without the engine's lines under the matrix
+    and without its `Shared` column (how many clients share each server, which depends on what else
+    is attached to the engine at the time)."""
+    matrix, engine = split_engine(text)
+    if engine and not text.endswith("\n"):
+        matrix = matrix.removesuffix("\n")  # the line break before the engine's lines (an editor's text)
+    lines = matrix.split("\n")
+    if not lines or not lines[0].endswith("  Shared"):
+        return matrix
+    column = len(lines[0]) - len("Shared")
+    out = [lines[0][: column - 2]]
+    for line in lines[1:]:
+        if len(line) > column and line[column - 2 : column] == "  " and line[column:].strip().isdigit():
+            line = line[:column].rstrip()
+        out.append(line)
+    return "\n".join(out)
