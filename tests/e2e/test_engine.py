@@ -25,7 +25,7 @@ from mcp_sidecar.engine import runtime
 from support.gateway import gateway, text_of, tool_names
 from support.process_guard import TOKEN_VAR, process_guard
 from support.servers import basic_stdio, pid_alive, started_pids
-from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, wait_until, write_config
+from support.sidecar import SidecarClient, diagnostic_of, engine_processes, start_sidecar, wait_until, write_config
 
 pytestmark = pytest.mark.asyncio
 
@@ -44,18 +44,7 @@ def engine_env(tmp_path: Path) -> Iterator[dict[str, str]]:
 
 def engines(run_dir: Path) -> list[int]:
     """The engine processes started under this runtime directory."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-            environ = (entry / "environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"mcp_sidecar" in cmdline and b"engine" in cmdline and f"XDG_RUNTIME_DIR={run_dir}".encode() in environ:
-            found.append(int(entry.name))
-    return found
+    return engine_processes(f"XDG_RUNTIME_DIR={run_dir}")
 
 
 def engine_log(run_dir: Path) -> str:

@@ -177,9 +177,10 @@ def diagnostic_of(error: JsonRpcException) -> dict[str, Any]:
     return error.data
 
 
-def engine_pids(home: Path) -> list[int]:
-    """The engines serving `MCP_SIDECAR_HOME=home` (the default mode); none with the engine off."""
+def engine_processes(marker: str) -> list[int]:
+    """The engine processes (`mcp-sidecar engine`) whose environment holds `marker` (`NAME=value`)."""
     found = []
+    needle = marker.encode()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -188,9 +189,14 @@ def engine_pids(home: Path) -> list[int]:
             environ = (entry / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"mcp_sidecar" in cmdline and b"engine" in cmdline and f"MCP_SIDECAR_HOME={home}".encode() in environ:
+        if b"mcp_sidecar" in cmdline and b"engine" in cmdline and needle in environ:
             found.append(int(entry.name))
     return found
+
+
+def engine_pids(home: Path) -> list[int]:
+    """The engines serving `MCP_SIDECAR_HOME=home` (the default mode); none with the engine off."""
+    return engine_processes(f"MCP_SIDECAR_HOME={home}")
 
 
 async def restart_engine(home: Path, within: float = 30) -> None:
