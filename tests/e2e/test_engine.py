@@ -476,7 +476,14 @@ async def test_a_sidecar_started_as_a_server_runs_in_its_own_process_and_ends_th
             assert not inner.is_error, inner
             assert not guard.tripped, f"{guard.most} marked processes at once: the chain did not stop"
         assert len(engines(run)) == 1
-        assert guard.most == 3  # the host's front, the engine, and the one copy (in its own process)
+        # The host's front, the engine, and the one copy in a process of its own (never a front of it).
+        kinds = [
+            "engine" if " -m mcp_sidecar engine " in f" {line} " else "copy" if str(copy_log) in line else "front"
+            for line in guard.seen.values()
+        ]
+        why = (guard.seen, engine_log(run))
+        assert sorted(kinds) == ["copy", "engine", "front"], why
+        assert guard.most == 3, why
     assert "server gw: not started: it would start this sidecar itself" in copy_log.read_text(encoding="utf-8")
     assert "attached (mcp" in engine_log(run)
     assert engine_log(run).count("attached (") == 1  # the host's front only: the copy never attached

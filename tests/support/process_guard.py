@@ -29,15 +29,29 @@ def new_token() -> str:
 
 def marked(token: str) -> list[int]:
     """The pids of this user's processes whose environment holds `TOKEN_VAR=token`."""
-    needle = f"{TOKEN_VAR}={token}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
-                found.append(int(entry.name))
-    return found
+    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and has_mark(p.name, token)]
+
+
+def has_mark(pid: int | str, token: str) -> bool:
+    try:
+        return f"{TOKEN_VAR}={token}".encode() in _proc(pid, "environ").split(b"\0")
+    except OSError:
+        return False
+
+
+def _proc(pid: int | str, name: str) -> bytes:
+    return (Path("/proc") / str(pid) / name).read_bytes()
+
+
+def forked_only(pid: int) -> bool:
+    """A child between fork and exec: its parent's command line and environment, so it carries the
+    parent's mark for a moment (every server a marked process starts does). Not a process of its own
+    yet: counting it would see one process more than runs."""
+    try:
+        parent = int(_proc(pid, "stat").rsplit(b")", 1)[1].split()[1])
+        return _proc(pid, "cmdline") == _proc(parent, "cmdline") and _proc(pid, "environ") == _proc(parent, "environ")
+    except (OSError, IndexError, ValueError):
+        return False
 
 
 def kill_all(pids: list[int]) -> None:
@@ -54,10 +68,16 @@ class Guard:
     """The most marked processes seen alive at once."""
     tripped: bool = False
     """More than `cap` were alive at once: all were killed."""
-    seen: set[int] = field(default_factory=set)
+    seen: dict[int, str] = field(default_factory=dict)
+    """Every marked process counted, with its command line (what a failed count names)."""
 
     def alive(self) -> list[int]:
         return marked(self.token)
+
+    def note(self, pids: list[int]) -> None:
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                self.seen[pid] = _proc(pid, "cmdline").replace(b"\0", b" ").decode(errors="replace")[:300]
 
 
 @asynccontextmanager
@@ -68,9 +88,11 @@ async def process_guard(cap: int, token: str | None = None) -> AsyncIterator[Gua
     async def watch() -> None:
         while True:
             pids = guard.alive()
-            guard.seen.update(pids)
-            guard.most = max(guard.most, len(pids))
-            if len(pids) > guard.cap:
+            # Marked after its exec too (a child read just before it, then compared just after, is not).
+            running = [pid for pid in pids if not forked_only(pid) and has_mark(pid, guard.token)]
+            guard.note(running)
+            guard.most = max(guard.most, len(running))
+            if len(running) > guard.cap:
                 guard.tripped = True
                 kill_all(pids)
             await asyncio.sleep(POLL_S)
