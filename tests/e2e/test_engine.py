@@ -14,8 +14,9 @@ import signal
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
@@ -24,7 +25,7 @@ import mcp_sidecar
 from mcp_sidecar.engine import runtime
 from support.gateway import gateway, text_of, tool_names
 from support.process_guard import TOKEN_VAR, process_guard
-from support.servers import basic_stdio, pid_alive, started_pids
+from support.servers import SERVER_EVERYTHING_JS, basic_stdio, pid_alive, started_pids
 from support.sidecar import SidecarClient, diagnostic_of, engine_processes, start_sidecar, wait_until, write_config
 
 pytestmark = pytest.mark.asyncio
@@ -145,6 +146,35 @@ async def test_a_killed_engine_answers_the_call_in_flight_and_the_front_goes_on(
         assert second != first
         assert engine_log(run).count("attached (lsp, resume=True)") == 1
     await wait_until(lambda: not list((run / "mcp-sidecar" / "fronts").glob("*.json")), what="the file removed")
+
+
+async def test_a_front_killed_mid_call_releases_its_part_and_the_others_go_on(
+    tmp_path: Path, engine_env: dict[str, str]
+) -> None:
+    """`kill -9` of one window's front while its call runs: the engine ends that client (its share of
+    the server released), and the other window's calls go on through the same server process."""
+    home = tmp_path / "home"
+    counter = tmp_path / "starts"
+    write_config(home, {"basic": basic_stdio("--counter-file", str(counter))})
+    run = Path(engine_env["XDG_RUNTIME_DIR"])
+    async with start_sidecar(home, env=engine_env) as a, start_sidecar(home, env=engine_env) as b:
+        await a.request("mcp/activate", {"ids": ["basic.slow"]})
+        await b.request("mcp/activate", {"ids": ["basic.echo"]})
+        assert [row["sharedBy"] for row in (await b.request("mcp/status"))["servers"]] == [2]
+        call = asyncio.ensure_future(a.error("mcp/callTool", {"id": "basic.slow", "arguments": {"seconds": 60}}))
+        await a.request("mcp/status")  # answered after the call was read: the engine has the call
+        assert not call.done()
+        os.kill(a.pid, signal.SIGKILL)
+
+        await wait_until(lambda: "detached" in engine_log(run), what="the engine ending the killed front's client")
+        status = await b.request("mcp/status")
+        assert [c["thisClient"] for c in status["engine"]["clients"]] == [True]
+        assert [row["sharedBy"] for row in status["servers"]] == [1]
+        called = await b.request("mcp/callTool", {"id": "basic.echo", "arguments": {"text": "still here"}})
+        assert "still here" in str(called["content"])
+        assert len(started_pids(counter)) == 1  # the same server process throughout
+        assert len(engines(run)) == 1
+        call.cancel()
 
 
 async def test_an_editor_and_a_host_share_one_engine_and_one_server(
@@ -579,3 +609,66 @@ async def test_in_a_process_of_its_own_status_has_no_engine(tmp_path: Path) -> N
     assert (code, err) == (0, "")
     assert "Engine" not in out
     assert "Shared" not in out.splitlines()[0]
+
+
+def answering(asked: list[dict[str, Any]]) -> Callable[[Any], Awaitable[dict[str, Any]]]:
+    """An editor's person filling in server-everything's form (the defaults, and a name)."""
+
+    async def answer(params: Any) -> dict[str, Any]:
+        asked.append(params)
+        fields = params["requestedSchema"]["properties"]
+        return {
+            "action": "accept",
+            "content": {k: v["default"] for k, v in fields.items() if "default" in v} | {"name": "Ada"},
+        }
+
+    return answer
+
+
+@pytest.mark.skipif(not SERVER_EVERYTHING_JS.is_file(), reason="run `cd tests && npm ci` to install server-everything")
+async def test_a_shared_servers_question_goes_only_to_the_window_whose_call_it_is(
+    tmp_path: Path, engine_env: dict[str, str]
+) -> None:
+    """Two editors offering the same (so they share the server's one process): each one's form is
+    asked of that editor alone; asked while both have a call in flight, it is shown to neither (MCP
+    does not say whose it is)."""
+    home = tmp_path / "home"
+    write_config(home, {"everything": {"command": "node", "args": [str(SERVER_EVERYTHING_JS), "stdio"]}})
+    offer: dict[str, Any] = {"mcpCapabilities": {"elicitation": {"form": {}}}}
+    asked_a: list[dict[str, Any]] = []
+    asked_b: list[dict[str, Any]] = []
+    elicit = {"id": "everything.trigger-elicitation-request", "arguments": {}, "activate": True}
+    async with (
+        start_sidecar(home, env=engine_env, options=offer, answers={"mcp/elicit": answering(asked_a)}) as a,
+        start_sidecar(home, env=engine_env, options=offer, answers={"mcp/elicit": answering(asked_b)}) as b,
+    ):
+        first = await a.request("mcp/callTool", elicit, timeout=90)
+        assert "Ada" in str(first["content"]), first
+        assert (len(asked_a), len(asked_b)) == (1, 0)
+        second = await b.request("mcp/callTool", elicit, timeout=90)
+        assert "Ada" in str(second["content"]), second
+        assert (len(asked_a), len(asked_b)) == (1, 1)
+        status = await a.request("mcp/status")
+        assert [row["sharedBy"] for row in status["servers"]] == [2]  # one process for both
+
+        # B's long call is in flight (its progress has begun to come) when A's call asks.
+        slow = {"duration": 8, "steps": 8}
+        long = {
+            "id": "everything.trigger-long-running-operation",
+            "arguments": slow,
+            "activate": True,
+            "workDoneToken": "slow",
+        }
+        running = asyncio.create_task(b.request("mcp/callTool", long, timeout=90))
+
+        def progressed() -> bool:
+            reports: list[Any] = list(b.lsp.progress_reports.get("slow", []))  # the `value`s of `$/progress`
+            return running.done() or any(report.kind == "report" for report in reports)
+
+        await wait_until(progressed, what="B's call running")
+        assert not running.done(), running.result()
+        third = await a.request("mcp/callTool", elicit, timeout=90)
+        assert not running.done()  # still both in flight when the question came and went
+        assert (len(asked_a), len(asked_b)) == (1, 1), third
+        assert "Ada" not in str(third["content"])
+        assert (await running)["isError"] is False

@@ -38,6 +38,13 @@ class SidecarClient:
         self.shown: list[str] = []
         """URIs the sidecar asked to open with window/showDocument."""
 
+    @property
+    def pid(self) -> int:
+        """The process pytest-lsp started: the sidecar, or with the engine on its front."""
+        process = self.lsp._server  # noqa: SLF001 (pygls keeps the process it started to itself)
+        assert process is not None
+        return process.pid
+
     async def request(self, method: str, params: Params | None = None, timeout: float = 60) -> Any:
         return await asyncio.wait_for(self.lsp.protocol.send_request_async(method, params or {}), timeout)
 

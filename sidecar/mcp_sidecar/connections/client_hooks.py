@@ -105,8 +105,9 @@ class ClientSide:
     """Whose request goes in flight, read in that request's own task (services/questions.py: the
     client whose operation runs). Opaque here."""
     asking_for: Callable[[Any], contextlib.AbstractContextManager[object]] = contextlib.nullcontext
-    """Puts a question to `ask` for what `whose` said of the latest request in flight: a server's
-    question is answered in a task of the connection's, not the request's, so who asks is carried."""
+    """Puts a question to `ask` for what `whose` said of the requests in flight (all of one client,
+    else the question is not shown): a server's question is answered in a task of the connection's,
+    not the request's, so who asks is carried."""
 
 
 class HumanTime:
@@ -263,10 +264,18 @@ class ClientHooks:
             self._open.discard(task)
 
     async def _asked(self, ask: Callable[[object, float], Awaitable[Any]], request: object) -> Any:
+        # MCP does not say which request a server's question belongs to: with requests of two clients
+        # in flight on one shared connection it could be either's, so it is shown to neither.
+        owners = {id(whose): whose for whose in self._in_flight if whose is not None}
+        if len(owners) > 1:
+            self._note(
+                f"a question asked while requests of {len(owners)} clients were in flight was not shown: "
+                "it cannot be told whose it is"
+            )
+            return None
         self.human.begin()
         try:
-            # With requests of two clients in flight on one connection, the latest one's is asked.
-            with self.side.asking_for(self._in_flight[-1] if self._in_flight else None):
+            with self.side.asking_for(next(iter(owners.values()), None)):
                 return await ask(request, ANSWER_TIMEOUT_S)
         except (NoAnswerer, TimeoutError):
             return None
