@@ -84,22 +84,40 @@ class LineFrames:
 
     def __init__(self) -> None:
         self._buffer = bytearray()
+        self._scanned = 0
+        """How much of the buffer is known to hold no newline (a long line is searched once)."""
+        self._passing = False
+        """In an oversized line, passed on as it comes (never held whole) up to its newline."""
 
     def feed(self, data: bytes) -> list[Frame]:
         self._buffer += data
         frames: list[Frame] = []
         while True:
-            end = self._buffer.find(b"\n")
+            end = self._buffer.find(b"\n", self._scanned)
             if end < 0:
+                self._scanned = len(self._buffer)
+                if self._passing or len(self._buffer) > MAX_FRAME_BYTES:
+                    # Too large to hold: passed on as it comes; the engine discards the line and
+                    # answers that the message was too large.
+                    if self._buffer:
+                        frames.append(Frame(bytes(self._buffer), None))
+                    self._buffer.clear()
+                    self._scanned = 0
+                    self._passing = True
                 return frames
             raw = bytes(self._buffer[: end + 1])
             del self._buffer[: end + 1]
-            frames.append(Frame(raw, _parse(raw)))
+            self._scanned = 0
+            frames.append(Frame(raw, None if self._passing else _parse(raw)))
+            self._passing = False
 
     def rest(self) -> list[Frame]:
         """At the end of input: a last line without its newline, which the gateway still reads."""
         raw = bytes(self._buffer)
         self._buffer.clear()
+        self._scanned = 0
+        if self._passing:
+            return [Frame(raw, None)] if raw else []
         return [Frame(raw, _parse(raw))] if raw.strip() else []
 
     @staticmethod

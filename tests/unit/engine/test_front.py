@@ -225,6 +225,29 @@ def test_an_oversized_lsp_body_is_passed_on_as_it_comes_never_held(monkeypatch: 
     assert all(len(f.raw) <= 25 for f in out[:-1])  # the body in the pieces it came in
 
 
+def test_an_oversized_line_is_passed_on_as_it_comes_never_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the bound without its newline, a line goes on in the pieces it came in, unparsed (the
+    engine answers that it was too large); the line after it is whole again."""
+    monkeypatch.setattr(framing, "MAX_FRAME_BYTES", 24)
+    frames = framing.LineFrames()
+    after = framing.LineFrames.frame({"id": 2, "method": "b"})
+    out = frames.feed(b"x" * 20)
+    assert out == []  # within the bound: held for its newline
+    out += frames.feed(b"x" * 10)
+    out += frames.feed(b"y" * 5 + b'"}\n' + after)
+    assert b"".join(f.raw for f in out) == b"x" * 30 + b"y" * 5 + b'"}\n' + after
+    assert [f.message for f in out] == [None, None, {"id": 2, "method": "b"}]
+    assert [len(f.raw) for f in out[:2]] == [30, 8]
+
+
+def test_a_line_fed_byte_by_byte_comes_out_whole() -> None:
+    frames = framing.LineFrames()
+    data = framing.LineFrames.frame({"id": 1, "method": "a", "params": {"text": "z" * 5000}})
+    out = [f for byte in data for f in frames.feed(bytes([byte]))]
+    assert [f.raw for f in out] == [data]
+    assert out[0].message["params"]["text"] == "z" * 5000
+
+
 def test_a_last_line_without_its_newline_still_goes_at_the_end_of_input() -> None:
     lines = framing.LineFrames()
     assert [f.message for f in lines.feed(b'{"id":1}\n{"id":2,"method":"tools/list"}')] == [{"id": 1}]
