@@ -207,8 +207,9 @@ def connect_or_start(engine: EnginePaths, start: Callable[[], object], timeout: 
 
 @contextmanager
 def start_lock(path: StrPath) -> Iterator[None]:
-    """An exclusive `flock` on the lock file (0600), held while one front looks for and starts the engine."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    """An exclusive `flock` on the lock file (0600, never through a link), held while one front looks for
+    and starts the engine."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

@@ -154,6 +154,15 @@ def test_another_uid_cannot_reach_the_real_socket(engine: runtime.EnginePaths) -
         server.close()
 
 
+def test_a_linked_start_lock_is_not_followed(engine: runtime.EnginePaths, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("keep")
+    Path(engine.lock).symlink_to(elsewhere)
+    with pytest.raises(OSError), runtime.start_lock(engine.lock):
+        pass
+    assert elsewhere.read_text() == "keep"
+
+
 def test_racing_fronts_start_exactly_one_engine(engine: runtime.EnginePaths, tmp_path: Path) -> None:
     """Four processes attach at once; each start is logged to a file; one engine serves all four."""
     starts = tmp_path / "starts"
