@@ -196,7 +196,11 @@ class ClientHooks:
     def kwargs(self) -> dict[str, Any]:
         """The SDK `Client`'s keyword arguments: only the callbacks of what is offered."""
         self.new_session()
+        from mcp_sidecar.connections.task_extension import tasks_extension
+
+        # Tasks (2026-07-28's extension): the sidecar follows them itself, for any client of its own.
         out: dict[str, Any] = {"logging_callback": self._logged, "log_level": self.log_level}
+        out["extensions"] = [tasks_extension()]
         if self.offer.elicitation_form or self.offer.elicitation_url:
             out["elicitation_callback"] = self._elicit
         if self.offer.sampling:

@@ -155,13 +155,18 @@ class _LimitReached(Exception):
     """Our own time limit for a call ran out (time a person spent answering left out)."""
 
 
-async def within_limit(session: LiveSession, work: Awaitable[T], timeout_s: float) -> T:
+async def within_limit(
+    session: LiveSession, work: Awaitable[T], timeout_s: float, followed: task_calls.FollowedCall | None = None
+) -> T:
     """`work`'s result, cancelled past `timeout_s`, not counting time the server's questions were open.
 
     `work` runs in the caller's own task (a task of its own would cost a task and two turns of the
     event loop per call): a timer looks at the limit when it may have passed and cancels this task
-    if it has, the way `asyncio.timeout` does, telling that cancellation from the caller's own."""
+    if it has, the way `asyncio.timeout` does, telling that cancellation from the caller's own. A
+    call the server turned into a task (`followed`) stops this limit: the task keeps its own."""
     limit = _Limit(session, timeout_s)
+    if followed is not None:
+        followed.release = limit.stop
     try:
         return await work
     except asyncio.CancelledError:
@@ -274,6 +279,10 @@ async def _call_tool(
 ) -> ToolAnswer:
     as_task = task_calls.runs_as_task(session, name)
     progress = redacting(session, progress)
+    # A 2026-07-28 server may answer with a task (the extension): its resolver follows it with these.
+    human = session.hooks.human if session.hooks is not None else None
+    followed = task_calls.FollowedCall(session.server, timeout_s, progress, human)
+    entered = task_calls.FOLLOWED.set(followed)
     call = _in_flight(
         session,
         task_calls.call_as_task(session, name, arguments, timeout_s, progress)
@@ -288,7 +297,9 @@ async def _call_tool(
     )
     try:
         # A task keeps a time limit of its own (its TTL may lengthen it), paused the same way.
-        result = await (call if as_task else within_limit(session, call, timeout_s))
+        result = await (call if as_task else within_limit(session, call, timeout_s, followed))
+    except task_calls.TaskMisbehaved as exc:
+        raise fail("protocol_error", operation, f"The server's task {exc}.", session.server) from None
     except _LimitReached:
         from mcp import MCPError
         from mcp_types import REQUEST_TIMEOUT
@@ -317,6 +328,8 @@ async def _call_tool(
                 session.server,
             ) from None
         raise await session.failed(exc, operation) from None
+    finally:
+        task_calls.FOLLOWED.reset(entered)
     dumped, count = session.redaction.value(result.model_dump(by_alias=True, mode="json", exclude_none=True))
     dumped.setdefault("isError", False)
     if dumped["isError"] is True:

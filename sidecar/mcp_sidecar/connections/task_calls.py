@@ -19,9 +19,13 @@ the task is never started again.
 The SDK (mcp 2.3) knows the task types but sends none of these requests: `tasks/*` go out through
 `ClientSession.send_request`, and the first `tools/call`, whose answer is a task rather than a
 `CallToolResult` the SDK would validate, unvalidated (`sdk_shim.send_unvalidated`, through the
-session's dispatcher: private API, pinned by `tests/unit/connections/test_sdk_shim.py`). Modern (2026-07-28)
-sessions have tasks only as an extension (`io.modelcontextprotocol/tasks`), which the sidecar does
-not offer, so their servers answer calls directly and nothing here applies.
+session's dispatcher: private API, pinned by `tests/unit/connections/test_sdk_shim.py`).
+
+Modern (2026-07-28) sessions have tasks only as an extension (`io.modelcontextprotocol/tasks`,
+SEP-2663): the server decides per call, the answer is a task or the result. `follow_task` below
+follows such a task to its end (no `tasks/result`: the last `tasks/get` carries the result or the
+error; questions come as `inputRequests` and are answered with `tasks/update`); the SDK's side of
+it, the extension the sessions declare and its requests, is `task_extension.py`.
 """
 
 from __future__ import annotations
@@ -31,15 +35,18 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from mcp_sidecar import tasks
+from mcp_sidecar.output.sanitize import one_line
 
 if TYPE_CHECKING:
     from mcp.shared.dispatcher import CallOptions
     from mcp_types import CallToolResult
 
+    from mcp_sidecar.connections.client_hooks import HumanTime
     from mcp_sidecar.connections.content_requests import ProgressSink
     from mcp_sidecar.connections.live_session import LiveSession
 
@@ -65,6 +72,11 @@ TERMINAL = frozenset({"completed", "failed", "cancelled"})
 RESULT_READY = TERMINAL | {"input_required"}
 """Statuses after which `tasks/result` is fetched: it answers at once, or blocks until the end while
 the server asks its questions (elicitation, sampling) through the session's callbacks."""
+STATUSES = TERMINAL | {"working", "input_required"}
+SHOWN_MESSAGE_CHARS = 300
+"""A task's status message is reported on one line, cut to this."""
+MAX_INPUT_ROUNDS = 20
+"""How many rounds of new questions one task may ask (2026-07-28 `inputRequests`), at most."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +88,12 @@ class TaskState:
     message: str | None = None
     ttl_ms: int | None = None
     poll_ms: int | None = None
+    input_requests: dict[str, Any] = field(default_factory=dict)
+    """2026-07-28: the questions outstanding while `input_required`, by the server's keys."""
+    result: dict[str, Any] | None = None
+    """2026-07-28: a `completed` task's result, as the call would have answered it."""
+    error: dict[str, Any] | None = None
+    """2026-07-28: a `failed` task's JSON-RPC error."""
 
 
 class TaskWire(Protocol):
@@ -139,7 +157,7 @@ async def run_task(
     if not isinstance(created, TaskState):
         return created  # the server ran it as an ordinary call
     state = created
-    limit = _Limit(started + time_limit_s(timeout_s, state.ttl_ms), clock, paused)
+    limit = TaskLimit(started + time_limit_s(timeout_s, state.ttl_ms), clock, paused)
     log.info("server %s: task %r created (%s)", server, state.task_id[:SHOWN_ID_CHARS], state.status)
     try:
         state = await _poll(wire, state, limit, progress, sleep)
@@ -155,26 +173,39 @@ async def run_task(
 async def _poll(
     wire: TaskWire,
     state: TaskState,
-    limit: _Limit,
+    limit: TaskLimit,
     progress: ProgressSink | None,
     sleep: Callable[[float], Awaitable[None]],
 ) -> TaskState:
     """`tasks/get` at the server's pace until the result can be fetched; each change reported once."""
-    reported: tuple[str, str | None] | None = None
+    reporter = StatusReporter(progress)
     while True:
-        if progress is not None and (state.status, state.message) != reported:
-            # A new message, else the new status (a task often ends keeping its last message).
-            fresh = state.message if state.message and (reported is None or state.message != reported[1]) else None
-            reported = (state.status, state.message)
-            progress(None, None, fresh or state.status.replace("_", " "))
+        reporter.report(state)
         if state.status in RESULT_READY:
             return state
         await sleep(min(poll_interval_s(state.poll_ms), max(limit.remaining(), POLL_FLOOR_S)))
         state = await limit.bound(wire.get(state.task_id))
 
 
+@dataclass(slots=True)
+class StatusReporter:
+    """A task's status as progress: each change once, a new message before a new status."""
+
+    progress: ProgressSink | None
+    reported: tuple[str, str | None] | None = None
+
+    def report(self, state: TaskState) -> None:
+        if self.progress is None or (state.status, state.message) == self.reported:
+            return
+        # A new message, else the new status (a task often ends keeping its last message).
+        last = None if self.reported is None else self.reported[1]
+        fresh = state.message if state.message and state.message != last else None
+        self.reported = (state.status, state.message)
+        self.progress(None, None, one_line(fresh)[:SHOWN_MESSAGE_CHARS] if fresh else state.status.replace("_", " "))
+
+
 @dataclass(frozen=True, slots=True)
-class _Limit:
+class TaskLimit:
     deadline: float
     clock: Callable[[], float]
     paused: Callable[[], bool]
@@ -211,6 +242,110 @@ async def _cancel(wire: TaskWire, task_id: str, server: str) -> None:
         log.info("server %s: task %r: tasks/cancel failed (%s)", server, task_id[:SHOWN_ID_CHARS], type(exc).__name__)
         return
     log.info("server %s: task %r: tasks/cancel answered %s", server, task_id[:SHOWN_ID_CHARS], answer.status)
+
+
+# -- 2026-07-28: the tasks extension --------------------------------------------------------------
+
+
+class ModernTaskWire(Protocol):
+    """The extension's requests for one task (the SDK's, or a test's fake)."""
+
+    async def get(self, task_id: str) -> TaskState: ...
+
+    async def answer(self, key: str, request: Any) -> Any:
+        """One of the server's `inputRequests`, put to the person through the session's callbacks;
+        its response as it goes back in `tasks/update`. Raises when no answer can be given."""
+        ...
+
+    async def update(self, task_id: str, responses: dict[str, Any]) -> None: ...
+
+    async def cancel(self, task_id: str, timeout_s: float) -> None: ...
+
+
+class TaskMisbehaved(Exception):
+    """The server broke the extension's rules for a task (a status it does not define, a result that
+    is no result, questions without end); the message says which, in the server's words never."""
+
+
+def _nothing() -> None:
+    return None
+
+
+@dataclass(slots=True)
+class FollowedCall:
+    """The call in flight in this asyncio task, as the extension's resolver (called by the SDK with
+    none of it) needs it: set by `content_requests.call_tool` around the SDK's `call_tool`."""
+
+    server: str
+    timeout_s: float
+    progress: ProgressSink | None
+    human: HumanTime | None
+    release: Callable[[], None] = field(default=_nothing)
+    """Stops the call's own time limit: once the server made a task, the task's limit counts."""
+
+
+FOLLOWED: ContextVar[FollowedCall | None] = ContextVar("mcp_sidecar_followed_call", default=None)
+
+
+async def follow_task(
+    wire: ModernTaskWire,
+    state: TaskState,
+    timeout_s: float,
+    progress: ProgressSink | None,
+    *,
+    server: str = "",
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    paused: Callable[[], bool] = lambda: False,
+) -> TaskState:
+    """Poll a task the server created (`state`) to its end and return that end, its result inside.
+
+    `tasks/get` at the server's `pollIntervalMs` (within POLL_FLOOR_S..POLL_CEILING_S), each new
+    status or message reported once through `progress`; new `inputRequests` keys answered (each key
+    once) and sent back with `tasks/update`. The time limit is the call's, or the task's TTL when
+    longer (as `run_task`'s). The first terminal state ends it: nothing is polled after it, so the
+    result is delivered once. The caller's cancellation, the time limit, and any failure before the
+    end send `tasks/cancel` (best effort: its answer or error is only logged).
+    """
+    limit = TaskLimit(clock() + time_limit_s(timeout_s, state.ttl_ms), clock, paused)
+    log.info("server %s: task %r created (%s)", server, state.task_id[:SHOWN_ID_CHARS], state.status)
+    reporter = StatusReporter(progress)
+    answered: set[str] = set()
+    rounds = 0
+    try:
+        while True:
+            if state.status not in STATUSES:
+                raise TaskMisbehaved("reported a status the tasks extension does not define")
+            reporter.report(state)
+            if state.status in TERMINAL:
+                return state
+            fresh = {k: v for k, v in state.input_requests.items() if k not in answered}
+            if state.status == "input_required" and fresh:
+                rounds += 1
+                if rounds > MAX_INPUT_ROUNDS:
+                    raise TaskMisbehaved(f"asked more than {MAX_INPUT_ROUNDS} rounds of questions")
+                responses = {key: await wire.answer(key, request) for key, request in fresh.items()}
+                answered.update(fresh)
+                await limit.bound(wire.update(state.task_id, responses))
+            await sleep(min(poll_interval_s(state.poll_ms), max(limit.remaining(), POLL_FLOOR_S)))
+            state = await limit.bound(wire.get(state.task_id))
+    except asyncio.CancelledError:
+        tasks.spawn(_cancel_modern(wire, state.task_id, server), f"mcp-task-cancel:{server}")
+        raise
+    except Exception:
+        await _cancel_modern(wire, state.task_id, server)
+        raise
+
+
+async def _cancel_modern(wire: ModernTaskWire, task_id: str, server: str) -> None:
+    """`tasks/cancel` is an acknowledgement only (the task's state is the next `tasks/get`'s)."""
+    shown = task_id[:SHOWN_ID_CHARS]
+    try:
+        await wire.cancel(task_id, CANCEL_TIMEOUT_S)
+    except Exception as exc:
+        log.info("server %s: task %r: tasks/cancel failed (%s)", server, shown, type(exc).__name__)
+        return
+    log.info("server %s: task %r: tasks/cancel acknowledged", server, shown)
 
 
 # -- the SDK's side -------------------------------------------------------------------------------
@@ -309,14 +444,21 @@ async def _send_raw(client: Any, method: str, params: dict[str, Any], timeout_s:
 
 
 __all__ = [
+    "FOLLOWED",
     "LIMIT_CEILING_S",
     "POLL_CEILING_S",
     "POLL_DEFAULT_S",
     "POLL_FLOOR_S",
+    "FollowedCall",
+    "ModernTaskWire",
+    "StatusReporter",
+    "TaskLimit",
+    "TaskMisbehaved",
     "TaskState",
     "TaskTimedOut",
     "TaskWire",
     "call_as_task",
+    "follow_task",
     "poll_interval_s",
     "run_task",
     "runs_as_task",
