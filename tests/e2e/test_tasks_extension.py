@@ -117,7 +117,8 @@ async def test_a_failed_task_answers_what_the_call_would_have(env: Env) -> None:
     )
     reported = await call(env.sidecar, "failing.explode", {"how": "result"})
     assert (text_of(reported), reported["isError"]) == ("database locked", True)
-    assert reported["diagnostic"]["message"] == "The tool reported an error; the result's content is the server's account."
+    account = "The tool reported an error; the result's content is the server's account."
+    assert reported["diagnostic"]["message"] == account
     assert env.heads("failing") == [
         "call explode ext=yes",
         "get task-1 failed",
