@@ -39,7 +39,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from mcp_sidecar import tasks
+from mcp_sidecar import long_calls, tasks
 from mcp_sidecar.output.sanitize import one_line
 
 if TYPE_CHECKING:
@@ -159,6 +159,7 @@ async def run_task(
     state = created
     limit = TaskLimit(started + time_limit_s(timeout_s, state.ttl_ms), clock, paused)
     log.info("server %s: task %r created (%s)", server, state.task_id[:SHOWN_ID_CHARS], state.status)
+    long_calls.task_made()
     try:
         state = await _poll(wire, state, limit, progress, sleep)
         return await limit.bound(wire.result(state.task_id))
@@ -309,6 +310,7 @@ async def follow_task(
     """
     limit = TaskLimit(clock() + time_limit_s(timeout_s, state.ttl_ms), clock, paused)
     log.info("server %s: task %r created (%s)", server, state.task_id[:SHOWN_ID_CHARS], state.status)
+    long_calls.task_made()
     reporter = StatusReporter(progress)
     answered: set[str] = set()
     rounds = 0

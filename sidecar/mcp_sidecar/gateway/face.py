@@ -37,6 +37,7 @@ from mcp_sidecar.gateway import entries, refusals, texts
 from mcp_sidecar.gateway.durable import digest
 from mcp_sidecar.gateway.eras import OPEN_METHOD
 from mcp_sidecar.gateway.forwarding import Forwarding, model_tool_servers
+from mcp_sidecar.gateway.host_tasks import EXTENSION, HostTasks, TaskProgress, follows_tasks
 from mcp_sidecar.gateway.hosts import Host, Hosts, Tell, deliver
 from mcp_sidecar.gateway.prompt_snapshot import PromptSnapshot
 from mcp_sidecar.gateway.prompts import Prompts
@@ -88,6 +89,15 @@ def _failure(error: SidecarError, wording: Wording) -> dict[str, Any]:
 def _refusal(code: DiagnosticCode, message: str, server: str | None = None) -> dict[str, Any]:
     """The gateway's own refusal: its message says what to do, so no general hint follows it."""
     return _text(f"{server + ': ' if server else ''}[{code}] {message}", True)
+
+
+class TaskIdParams(types.RequestParams):
+    task_id: str
+
+
+class UpdateTaskParams(types.RequestParams):
+    task_id: str
+    input_responses: dict[str, Any]
 
 
 class _Server(Server[Any]):
@@ -158,6 +168,12 @@ class Gateway:
         self.server.middleware = []  # no tracing span per message: the face adds as little as it can
         self.forwarding = Forwarding(app, self.server, self.host)
         self.server.add_request_handler(OPEN_METHOD, types.RequestParams, self._opened)
+        # 2026-07-28's tasks extension (host_tasks.py): a long call goes on as a task the host follows.
+        self.host_tasks = HostTasks()
+        self.server.extensions[EXTENSION] = {}
+        self.server.add_request_handler("tasks/get", TaskIdParams, self._get_task)
+        self.server.add_request_handler("tasks/update", UpdateTaskParams, self._update_task)
+        self.server.add_request_handler("tasks/cancel", TaskIdParams, self._cancel_task)
 
     def initialization_options(self) -> InitializationOptions:
         return self.server.create_initialization_options()
@@ -286,8 +302,34 @@ class Gateway:
         self, ctx: ServerRequestContext[Any, Any], host: Host, tool_id: str, arguments: dict[str, Any]
     ) -> dict[str, Any]:
         servers = {ref.server for ref in activation.tool_refs(tool_id, self.app.registry.names())}
-        async with self.forwarding.call(ctx, host, servers) as call:
-            return await self._call(host, tool_id, arguments, call.progress)
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS or not follows_tasks(ctx.meta):
+            async with self.forwarding.call(ctx, host, servers) as call:
+                return await self._call(host, tool_id, arguments, call.progress)
+
+        async def work(progress: TaskProgress) -> dict[str, Any]:  # a job of its own: the context (`acting`) is copied
+            async with self.forwarding.call(ctx, host, servers) as call:
+                return await self._call(host, tool_id, arguments, progress.around(call.progress))
+
+        return await self.host_tasks.run(work)
+
+    # -- tasks (2026-07-28's extension) -------------------------------------------------------
+
+    async def _get_task(self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> dict[str, Any]:
+        task = self.host_tasks.get(params.task_id)
+        if task is None:
+            raise MCPError(INVALID_PARAMS, "Task not found")
+        return task
+
+    async def _update_task(self, ctx: ServerRequestContext[Any, Any], params: UpdateTaskParams) -> dict[str, Any]:
+        """No question is ever outstanding (a 2026-07-28 host is asked none): responses are ignored."""
+        if not self.host_tasks.known(params.task_id):
+            raise MCPError(INVALID_PARAMS, "Task not found")
+        return {"resultType": "complete"}
+
+    async def _cancel_task(self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> dict[str, Any]:
+        if not self.host_tasks.cancel(params.task_id):
+            raise MCPError(INVALID_PARAMS, "Task not found")
+        return {"resultType": "complete"}
 
     def _natively(self, host: Host) -> bool:
         """Whether the host's model calls activated tools by their native names: native mode, and a
@@ -410,5 +452,5 @@ class Gateway:
 def _result(ctx: ServerRequestContext[Any, Any], result: dict[str, Any]) -> dict[str, Any]:
     """A result as the request's era wants it: 2026-07-28 results say they are complete."""
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        result["resultType"] = "complete"
+        result.setdefault("resultType", "complete")  # or "task" (host_tasks.py)
     return result

@@ -44,6 +44,7 @@ CAPABILITIES = {
         "tools": {"listChanged": True},
     },
     "modern": {
+        "extensions": {"io.modelcontextprotocol/tasks": {}},
         "logging": {},
         "prompts": {"listChanged": True},
         "resources": {"listChanged": True, "subscribe": True},
