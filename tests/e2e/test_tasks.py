@@ -31,7 +31,19 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 needs_server_everything = pytest.mark.skipif(
     not SERVER_EVERYTHING_JS.is_file(), reason="run `cd tests && npm ci` to install server-everything"
 )
-FIXTURE_SERVERS = ("research", "failing", "paced", "floor", "optional", "nocap", "short", "long", "asking", "cancel")
+FIXTURE_SERVERS = (
+    "research",
+    "failing",
+    "paced",
+    "floor",
+    "optional",
+    "nocap",
+    "short",
+    "long",
+    "asking",
+    "cancel",
+    "progressing",
+)
 TOOL_ERROR_HINT = "Check the server's tool result and inputs; verify the outcome before retrying."
 
 
@@ -55,6 +67,7 @@ async def env(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Env]:
         "nocap": (["--no-task-capability"], {}),
         "short": (["--ttl-ms", "500"], {"timeoutMs": 1000}),
         "long": (["--ttl-ms", "60000", "--poll-ms", "500"], {"timeoutMs": 1000}),
+        "progressing": (["--progress"], {}),
     }
     servers: dict[str, Any] = {}
     for name in FIXTURE_SERVERS:
@@ -243,6 +256,18 @@ async def test_a_tasks_status_is_reported_on_the_work_done_token(env: Env) -> No
     messages = [getattr(report, "message", None) or report.get("message") for report in reports[1:-1]]
     assert (kinds[0], kinds[-1]) == ("begin", "end")
     assert messages == ["working", "step 1 of 2", "step 2 of 2", "completed"]
+
+
+async def test_progress_the_server_sends_after_the_task_started_reaches_the_client(env: Env) -> None:
+    params = {"id": "progressing.research", "arguments": {"steps": 2}, "activate": True, "workDoneToken": "told"}
+    result = await env.sidecar.request("mcp/callTool", params)
+    assert text_of(result) == "researched in 2 steps"
+    reports: list[Any] = list(env.sidecar.lsp.progress_reports["told"])
+    messages = [getattr(report, "message", None) or report.get("message") for report in reports[1:-1]]
+    # The server's notifications/progress on the call's token, sent while it answered tasks/get,
+    # each before the status that poll brought.
+    assert [m for m in messages if m.startswith("progress ")] == ["progress 1 of 2", "progress 2 of 2"]
+    assert messages[-1] == "completed"
 
 
 async def test_cancel_request_sends_tasks_cancel(env: Env) -> None:

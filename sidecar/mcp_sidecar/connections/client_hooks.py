@@ -162,6 +162,9 @@ class ClientHooks:
     """Elicitation ids this sidecar asked the person about: only their completions are passed on."""
     questions: QuestionBudget = field(default_factory=QuestionBudget)
     """How many questions it may still put to the person (kept across reconnects)."""
+    task_progress: dict[str, Callable[[float | None, float | None, str | None], None]] = field(default_factory=dict)
+    """2025-11-25 tasks' progress tokens -> their calls' progress sinks: a task's token stays valid until
+    its end, past the answer to `tools/call` the SDK follows progress for (`task_calls.py`)."""
     _one_at_a_time: asyncio.Lock = field(default_factory=asyncio.Lock)
     _budget: _LogBudget = field(default_factory=_LogBudget)
     _completions: dict[str, asyncio.Event] = field(default_factory=dict)

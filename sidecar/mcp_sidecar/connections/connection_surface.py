@@ -206,6 +206,12 @@ class ConnectionSurface:
     def _logged(self, level: str, logger: str | None, text: str, notify: bool) -> None:
         self._publish(ServerLogged(self, level, logger, text, notify))
 
+    def _task_progressed(self, params: Any) -> None:
+        """A 2025-11-25 task's progress, after the SDK stopped following its `tools/call`'s (`task_calls.py`)."""
+        sink = self.hooks.task_progress.get(str(params.progress_token))
+        if sink is not None:
+            sink(params.progress, params.total, params.message)
+
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
             return  # garbage lines are counted by the watched stream
@@ -217,6 +223,9 @@ class ConnectionSurface:
         if is_modern(self.protocol_version):
             return  # the SDK also hands listen-stream events here; `_listen` handles them once
         kind = type(message).__name__
+        if kind == "ProgressNotification":
+            self._task_progressed(message.params)
+            return
         if kind == "ResourceUpdatedNotification":
             self._publish(ResourceUpdated(self, str(message.params.uri)))
         elif kind in kinds.LEGACY_CHANGES:

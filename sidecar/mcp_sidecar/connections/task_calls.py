@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
@@ -364,8 +365,13 @@ async def call_as_task(
     from mcp import MCPError
     from mcp_types import REQUEST_TIMEOUT
 
-    human = session.hooks.human if session.hooks is not None else None
-    wire = _SdkWire(session, name, arguments)
+    hooks = session.hooks
+    human = hooks.human if hooks is not None else None
+    token = f"mcp-sidecar-task-{secrets.token_hex(8)}" if progress is not None and hooks is not None else None
+    wire = _SdkWire(session, name, arguments, token)
+    if token is not None and hooks is not None and progress is not None:
+        # The spec keeps the call's progress token valid for the task's whole life (`_on_message`).
+        hooks.task_progress[token] = progress
     try:
         if human is None:
             result = await run_task(wire, timeout_s, progress, server=session.server)
@@ -380,22 +386,28 @@ async def call_as_task(
             )
     except TaskTimedOut:
         raise MCPError(REQUEST_TIMEOUT, "The task did not end within the time limit.") from None
+    finally:
+        if token is not None and hooks is not None:
+            hooks.task_progress.pop(token, None)
     if not result.is_error:
         await session.client.session.validate_tool_result(name, result)
     return result
 
 
 class _SdkWire:
-    def __init__(self, session: LiveSession, name: str, arguments: dict[str, Any]) -> None:
+    def __init__(self, session: LiveSession, name: str, arguments: dict[str, Any], token: str | None) -> None:
         self._client = session.client
         self._name = name
         self._arguments = arguments
+        self._token = token
 
     async def create(self, ttl_ms: int, timeout_s: float) -> TaskState | CallToolResult:
         import mcp_types as types
         from mcp_types import methods
 
-        params = {"name": self._name, "arguments": self._arguments, "task": {"ttl": ttl_ms}}
+        params: dict[str, Any] = {"name": self._name, "arguments": self._arguments, "task": {"ttl": ttl_ms}}
+        if self._token is not None:
+            params["_meta"] = {"progressToken": self._token}
         raw = await _send_raw(self._client, "tools/call", params, timeout_s)
         if "task" in raw:
             return _state(types.CreateTaskResult.model_validate(raw, by_name=False).task)
