@@ -28,7 +28,7 @@ from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, PromptsListChanged, ToolsListChanged
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS
+from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_sidecar import __version__, tasks
@@ -315,6 +315,7 @@ class Gateway:
     # -- tasks (2026-07-28's extension) -------------------------------------------------------
 
     async def _get_task(self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> dict[str, Any]:
+        _modern_only(ctx)
         task = self.host_tasks.get(params.task_id)
         if task is None:
             raise MCPError(INVALID_PARAMS, "Task not found")
@@ -322,11 +323,13 @@ class Gateway:
 
     async def _update_task(self, ctx: ServerRequestContext[Any, Any], params: UpdateTaskParams) -> dict[str, Any]:
         """No question is ever outstanding (a 2026-07-28 host is asked none): responses are ignored."""
+        _modern_only(ctx)
         if not self.host_tasks.known(params.task_id):
             raise MCPError(INVALID_PARAMS, "Task not found")
         return {"resultType": "complete"}
 
     async def _cancel_task(self, ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> dict[str, Any]:
+        _modern_only(ctx)
         if not self.host_tasks.cancel(params.task_id):
             raise MCPError(INVALID_PARAMS, "Task not found")
         return {"resultType": "complete"}
@@ -447,6 +450,12 @@ class Gateway:
         server, uri = self.resources.target(params.uri)
         async with self.forwarding.call(ctx, host, {server}):
             return _result(ctx, await self.resources.read(server, uri, params.uri))
+
+
+def _modern_only(ctx: ServerRequestContext[Any, Any]) -> None:
+    """The tasks extension is not defined on 2025-11-25 (whose own tasks the gateway does not serve)."""
+    if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        raise MCPError(METHOD_NOT_FOUND, "Method not found")
 
 
 def _result(ctx: ServerRequestContext[Any, Any], result: dict[str, Any]) -> dict[str, Any]:

@@ -196,6 +196,11 @@ class HostTasks:
     def known(self, task_id: str) -> bool:
         return task_id in self._tasks
 
+    def job(self, task_id: str) -> asyncio.Task[dict[str, Any]] | None:
+        """The call behind a task, to wait for."""
+        task = self._tasks.get(task_id)
+        return None if task is None else task.job
+
     async def close(self) -> None:
         """The gateway stops: every running call is cancelled (so are their upstream tasks)."""
         running = [t.job for t in self._tasks.values() if not t.job.done()]

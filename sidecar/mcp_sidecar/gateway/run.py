@@ -193,11 +193,13 @@ async def _serve_pipes(
     texts.opening_tools(app.model_tool, args.tools)
     snapshot.listed(modern=False)
     started: list[Router] = []
+    gateways: list[Gateway] = []
 
     async def start() -> Router:
         from mcp_sidecar.gateway.eras import Router
 
         gateway = _gateway(app, args, snapshot, durable)
+        gateways.append(gateway)
         router = Router(gateway.server, pipes, front.unanswered)
         router.start()
         if front.prompts_served:
@@ -212,6 +214,8 @@ async def _serve_pipes(
         sdk.cancel()
         for router in started:
             await router.finish()
+        for gateway in gateways:
+            await gateway.host_tasks.close()  # the host is gone: so are the calls it followed as tasks
 
 
 async def _sdk_loaded(start: Callable[[], Awaitable[Router]]) -> Callable[[], Awaitable[Router]]:
