@@ -183,3 +183,11 @@ async def test_a_host_that_does_not_follow_tasks_gets_the_result(home: Path, log
     assert text_of(result) == "researched in 2 steps"
     # The sidecar followed the upstream task itself: it declares the extension whoever its host.
     assert read_lines(logs / "slow")[0] == "call research ext=yes"
+
+
+async def test_a_handshake_era_host_is_not_offered_the_extension(home: Path) -> None:
+    async with gateway(home) as (host, _):
+        assert host.server_capabilities is not None
+        assert host.server_capabilities.extensions is None
+        with pytest.raises(MCPError, match="Method not found"):
+            await get(host, "any")

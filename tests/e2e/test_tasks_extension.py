@@ -28,7 +28,18 @@ from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_c
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-FIXTURE_SERVERS = ("research", "paced", "failing", "cancel", "short", "asking", "backwards", "legacy", "progress")
+FIXTURE_SERVERS = (
+    "research",
+    "paced",
+    "failing",
+    "cancel",
+    "short",
+    "asking",
+    "backwards",
+    "weird",
+    "legacy",
+    "progress",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +191,20 @@ async def test_a_question_without_an_editor_to_ask_is_declined_by_tasks_update(e
 async def test_a_task_that_goes_back_after_its_end_is_answered_by_its_first_end(env: Env) -> None:
     assert text_of(await call(env.sidecar, "backwards.backwards", {})) == "first end"
     assert env.heads("backwards") == ["call backwards ext=yes", "get task-1 completed"]
+
+
+async def test_a_status_the_extension_does_not_define_is_a_protocol_error_and_the_task_is_cancelled(env: Env) -> None:
+    error = await env.sidecar.error("mcp/callTool", {"id": "weird.weird", "arguments": {}, "activate": True})
+    assert diagnostic_of(error) == {
+        "code": "protocol_error",
+        "operation": "call",
+        "server": "weird",
+        "message": "The server's task reported a status the tasks extension does not define.",
+        "hint": "Check the server's MCP compatibility and the `protocol` setting (auto or legacy).",
+    }
+    assert env.heads("weird") == ["call weird ext=yes", "get task-1 paused", "cancel task-1 paused"]
+    # The session survives.
+    assert text_of(await call(env.sidecar, "weird.quick", {})) == "ran directly"
 
 
 async def test_handshake_era_sessions_are_not_offered_the_extension(env: Env) -> None:
