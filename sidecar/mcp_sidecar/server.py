@@ -28,6 +28,7 @@ from mcp_sidecar.events import ElicitationAsked, SamplingAsked
 from mcp_sidecar.handlers.registry import request_handlers
 from mcp_sidecar.protocol import methods
 from mcp_sidecar.pygls_shim import pending_requests
+from mcp_sidecar.services import background
 from mcp_sidecar.services.app import Sidecar
 from mcp_sidecar.services.user_state import UserState
 
@@ -35,6 +36,7 @@ log = logging.getLogger(__name__)
 
 EOF_DRAIN_SECONDS = 60.0
 WARM_UP_DELAY_SECONDS = 1.0
+MAX_BACKGROUND_AFTER_S = 3600
 
 
 def dict_converter() -> Any:
@@ -120,6 +122,24 @@ def _bool_option(options: Any, name: str, default: bool) -> bool:
     return default
 
 
+def _background_after(options: Any) -> float | None:
+    """`initializationOptions.backgroundAfterSeconds`: a call still running after this many seconds goes to
+    the background (default two minutes); 0 or null: never."""
+    if not isinstance(options, dict) or "backgroundAfterSeconds" not in options:
+        return background.DEFAULT_AFTER_S
+    value = options["backgroundAfterSeconds"]
+    if value is None or (value == 0 and not isinstance(value, bool)):
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= MAX_BACKGROUND_AFTER_S:
+        return float(value)
+    log.warning(
+        "initializationOptions.backgroundAfterSeconds must be seconds from 0 to %d; using %g",
+        MAX_BACKGROUND_AFTER_S,
+        background.DEFAULT_AFTER_S,
+    )
+    return background.DEFAULT_AFTER_S
+
+
 def create_server(
     app_defaults: dict[str, Any] | None = None,
     user: UserState | None = None,
@@ -154,6 +174,7 @@ def create_server(
             granted=_bool_option(options, "trustGranted", False),
         )
         _offer_client_side(app, params)
+        app.background.after = _background_after(options)
         # numpy and the embedding model (about 60 ms) now, when the disk cache holds catalogs a
         # first discovery would rank; otherwise on the first discovery (they cost memory).
         app.catalogs.load_model_if_cached()

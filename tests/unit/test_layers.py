@@ -342,6 +342,7 @@ PER_CLIENT = tuple(
         "reading",
         "completion",
         "model_tool",
+        "background",
         "commands",
         "config_edits",
         "config_imports",

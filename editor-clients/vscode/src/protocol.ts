@@ -261,6 +261,8 @@ export interface CallToolParams {
   forModel?: boolean;
   /** LSP's WorkDoneProgressParams: the sidecar reports the call on it with `$/progress`. */
   workDoneToken?: string;
+  /** Default true: past the client's threshold the call goes on in the background (`mcp/calls/*`). */
+  background?: boolean;
 }
 
 export interface CallToolResult {
@@ -284,6 +286,41 @@ export interface CallToolResult {
   redacted?: number;
   /** Only with `forModel: true`: the result as a model reads it (every block, sanitised). */
   text?: string;
+  /** Only when the call went to the background: the call; its result comes from `mcp/calls/result`. */
+  background?: BackgroundCallView;
+}
+
+export interface BackgroundCallView {
+  callId: string;
+  /** The tool id as called, `server.tool`. */
+  tool: string;
+  session: string;
+  status: "running" | "completed" | "failed" | "cancelled";
+  startedAt: string;
+  endedAt?: string;
+  progress?: { progress?: number; total?: number; message?: string };
+}
+
+export interface CallsParams {
+  session?: string;
+}
+
+export interface CallsListResult {
+  calls: BackgroundCallView[];
+}
+
+export interface CallIdParams {
+  callId: string;
+  /** `mcp/calls/result` only: seconds to wait for a running call (0 to 60, default 0). */
+  wait?: number;
+}
+
+export interface CallsResultResult {
+  call: BackgroundCallView;
+  /** Once the call ended: its result, delivered once. */
+  result?: CallToolResult;
+  /** Once the call failed outright (a timeout, a lost connection): why. */
+  diagnostic?: Diagnostic;
 }
 
 export type DiscoverKind = "all" | "tools" | "resources" | "prompts";
@@ -924,6 +961,9 @@ export const spillClean = new RequestType<SpillCleanParams, SpillCleanResult, vo
 export const promptPreview = new RequestType<PromptPreviewParams, PromptSnapshot, void>("mcp/prompt/preview");
 export const promptUse = new RequestType<PreviewIdParams, PromptUseResult, void>("mcp/prompt/use");
 export const promptDiscard = new RequestType<PreviewIdParams, PromptDiscardResult, void>("mcp/prompt/discard");
+export const callsList = new RequestType<CallsParams, CallsListResult, void>("mcp/calls/list");
+export const callsCancel = new RequestType<CallIdParams, BackgroundCallView, void>("mcp/calls/cancel");
+export const callsResult = new RequestType<CallIdParams, CallsResultResult, void>("mcp/calls/result");
 
 // ---------------------------------------------------------------- notifications, sidecar to client
 
@@ -936,6 +976,9 @@ export const approvalRequired = new NotificationType<ApprovalRequiredParams>("mc
 export const modelToolChanged = new NotificationType<ModelToolChangedParams>("mcp/modelToolChanged");
 export const serverLog = new NotificationType<ServerLogParams>("mcp/serverLog");
 export const elicitationComplete = new NotificationType<ElicitationCompleteParams>("mcp/elicitationComplete");
+export const callBackground = new NotificationType<BackgroundCallView>("mcp/call/background");
+export const callProgress = new NotificationType<BackgroundCallView>("mcp/call/progress");
+export const callFinished = new NotificationType<BackgroundCallView>("mcp/call/finished");
 
 // ---------------------------------------------------------------- requests, sidecar to client
 
@@ -979,6 +1022,9 @@ export const REQUESTS = [
   promptPreview,
   promptUse,
   promptDiscard,
+  callsList,
+  callsCancel,
+  callsResult,
 ].map((type) => type.method);
 
 /** Every notification this file mirrors, for the protocol test. */
@@ -992,6 +1038,9 @@ export const NOTIFICATIONS = [
   modelToolChanged,
   serverLog,
   elicitationComplete,
+  callBackground,
+  callProgress,
+  callFinished,
 ].map((type) => type.method);
 
 /** Every request the sidecar sends this client (a server asks the person), for the protocol test. */

@@ -49,6 +49,7 @@ from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.output.wording import Wording
 from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError
 from mcp_sidecar.services import activation, model_tool
+from mcp_sidecar.services.background import DEFAULT_AFTER_S, BackgroundCall
 from mcp_sidecar.services.questions import acting
 
 if TYPE_CHECKING:
@@ -135,12 +136,15 @@ class Gateway:
         resources: bool = False,
         relist_wait_s: float = RELIST_WAIT_S,
         prompts: PromptSnapshot | None = None,
+        background_after_s: float | None = DEFAULT_AFTER_S,
     ) -> None:
         """`durable`: the session the first host continues (`--session NAME`), else none;
         `resources`: list the servers' resources (`--resources`); `relist_wait_s`: how long an
         activation's answer waits for the host to list its tools again (`--list-wait`);
-        `prompts`: the prompts listed at the last start."""
+        `prompts`: the prompts listed at the last start; `background_after_s`: how long a host's call
+        holds its turn before it goes on in the background (`--background-after`; None: always)."""
         self.app = app
+        app.background.after = background_after_s
         self.mode = mode
         self.relist_wait_s = relist_wait_s
         self.hosts = Hosts(app, lists_active=mode == "native")
@@ -303,8 +307,7 @@ class Gateway:
     ) -> dict[str, Any]:
         servers = {ref.server for ref in activation.tool_refs(tool_id, self.app.registry.names())}
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS or not follows_tasks(ctx.meta):
-            async with self.forwarding.call(ctx, host, servers) as call:
-                return await self._call(host, tool_id, arguments, call.progress)
+            return await self._background_call(ctx, host, tool_id, arguments, servers)
 
         async def work(progress: TaskProgress) -> dict[str, Any]:  # a job of its own: the context (`acting`) is copied
             async with self.forwarding.call(ctx, host, servers) as call:
@@ -389,18 +392,50 @@ class Gateway:
         await asyncio.sleep(RELIST_SETTLE_S)
         return True
 
+    async def _background_call(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        host: Host,
+        tool_id: str,
+        arguments: dict[str, Any],
+        servers: set[str],
+    ) -> dict[str, Any]:
+        """A call that holds the host's turn up to the gateway's threshold (`--background-after`), then goes
+        on in the background: the host's model is told the call id to fetch its result with `mcp_tools`."""
+        forward: list[ProgressSink | None] = [None]
+
+        def relay(value: float | None, total: float | None, message: str | None) -> None:
+            if (sink := forward[0]) is not None:
+                sink(value, total, message)
+
+        async def work(progress: ProgressSink | None) -> CallToolResult:  # a job: the context (`acting`) is copied
+            async with self.forwarding.call(ctx, host, servers) as call:
+                forward[0] = call.progress
+                return await self.app.activation.call_listed_tool(tool_id, arguments, host.session, progress)
+
+        try:
+            ran = await self.app.background.run(tool_id, host.session, work, relay)
+        except SidecarError as exc:
+            return self._refused(host, tool_id, exc)
+        if isinstance(ran, BackgroundCall):
+            return _text(model_text.background_text(ran.view()), False)
+        return self._answer(host, tool_id, ran)
+
+    def _refused(self, host: Host, tool_id: str, exc: SidecarError) -> dict[str, Any]:
+        code = exc.diagnostic.code
+        if code in ("tool_changed", "tool_not_active"):
+            return _refusal(
+                code, refusals.gone(self.app, host, tool_id, code, self._natively(host)), exc.diagnostic.server
+            )
+        return _failure(exc, self.wording(host))
+
     async def _call(
         self, host: Host, tool_id: str, arguments: dict[str, Any], progress: ProgressSink | None = None
     ) -> dict[str, Any]:
         try:
             result = await self.app.activation.call_listed_tool(tool_id, arguments, host.session, progress)
         except SidecarError as exc:
-            code = exc.diagnostic.code
-            if code in ("tool_changed", "tool_not_active"):
-                return _refusal(
-                    code, refusals.gone(self.app, host, tool_id, code, self._natively(host)), exc.diagnostic.server
-                )
-            return _failure(exc, self.wording(host))
+            return self._refused(host, tool_id, exc)
         return self._answer(host, tool_id, result)
 
     def _answer(self, host: Host, tool_id: str, result: CallToolResult) -> dict[str, Any]:

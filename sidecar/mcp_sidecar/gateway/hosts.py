@@ -158,11 +158,13 @@ class Hosts:
         return host
 
     def close(self, host: Host) -> None:
-        """The host disconnected: its session ends, its tools are no longer active anywhere."""
+        """The host disconnected: its session ends, its tools are no longer active anywhere, its background
+        calls are released."""
         host.gone()
         if self._by_session.get(host.session) is host:
             del self._by_session[host.session]
             self._app.sessions.end(host.session)
+            self._app.background.end_session(host.session)  # its calls in the background, cancelled if running
 
     def __iter__(self) -> Iterator[Host]:
         return iter(list(self._by_session.values()))

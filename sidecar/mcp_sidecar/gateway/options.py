@@ -57,6 +57,15 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "them by then is told to call them with mcp_call",
     )
     parser.add_argument(
+        "--background-after",
+        type=_background_seconds,
+        default=120.0,
+        metavar="SECONDS",
+        help="a tool call still running after SECONDS goes on in the background: the host is answered at once "
+        'with the call id, and its model fetches the result with mcp_tools {"result": ID} (default 120; '
+        "0: never). Hosts that follow 2026-07-28 tasks get a task instead",
+    )
+    parser.add_argument(
         "--approved-only",
         action="store_true",
         help="with --trust-project: run only the project servers already approved (in an editor, or by an earlier "
@@ -72,6 +81,16 @@ def _seconds(value: str) -> float:
         seconds = -1.0
     if not 0 <= seconds <= 60:
         raise argparse.ArgumentTypeError(f"expected seconds from 0 to 60 (got {value!r})")
+    return seconds
+
+
+def _background_seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 3600:
+        raise argparse.ArgumentTypeError(f"expected seconds from 0 to 3600 (got {value!r})")
     return seconds
 
 

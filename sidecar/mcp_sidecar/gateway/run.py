@@ -143,6 +143,7 @@ def _gateway(
         durable,
         resources=args.resources,
         relist_wait_s=args.list_wait,
+        background_after_s=args.background_after or None,
         prompts=snapshot or PromptSnapshot(app),
     )
 

@@ -24,9 +24,10 @@ from mcp_sidecar.protocol.config_params import (
     LoginParams,
     SetEnabledParams,
 )
-from mcp_sidecar.protocol.errors import SidecarError
+from mcp_sidecar.protocol.errors import Diagnostic, SidecarError
 from mcp_sidecar.protocol.params import (
     ActivateParams,
+    CallIdParams,
     CallToolParams,
     CompleteParams,
     PreviewIdParams,
@@ -35,6 +36,7 @@ from mcp_sidecar.protocol.params import (
     ServerParams,
 )
 from mcp_sidecar.services import (
+    activation,
     config_edits,
 )
 from mcp_sidecar.services.progress import work_done
@@ -44,6 +46,8 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable
 
     from mcp_sidecar.protocol.results import (
+        BackgroundCallView,
+        CallsResultResult,
         CallToolResult,
         CommandResult,
         ConfigAddDryRunResult,
@@ -51,6 +55,7 @@ if TYPE_CHECKING:
         StatusRow,
     )
     from mcp_sidecar.services.app import Sidecar
+    from mcp_sidecar.services.background import ProgressSink
 
 
 # The calls that are more than one feature call.
@@ -61,13 +66,21 @@ async def _reconnected(app: Sidecar, server: str) -> StatusRow:
 
 
 async def _call_tool(app: Sidecar, p: CallToolParams) -> CallToolResult:
-    """`mcp/callTool`: progress on the client's work-done token, and a model's wording when `forModel`."""
+    """`mcp/callTool`: progress on the client's work-done token, and a model's wording when `forModel`;
+    past the client's threshold, the call goes on in the background (`mcp/calls/*`)."""
+
+    def call(progress: ProgressSink | None) -> Awaitable[CallToolResult]:
+        if p.activate:
+            return app.activation.activate_and_call(p.id, p.arguments, p.session, progress)
+        return app.activation.call_tool(p.id, p.arguments, p.session, progress)
+
     try:
         with work_done(app.notify, p.work_done_token, p.id) as progress:
-            if p.activate:
-                result = await app.activation.activate_and_call(p.id, p.arguments, p.session, progress)
+            if p.background:
+                ran = await app.background.run(p.id, p.session, call, progress)
+                result = ran if isinstance(ran, dict) else _gone_to_background(app, ran.view())
             else:
-                result = await app.activation.call_tool(p.id, p.arguments, p.session, progress)
+                result = await call(progress)
         if p.for_model:
             result["text"] = model_text.call_text(result)
         return result
@@ -75,6 +88,28 @@ async def _call_tool(app: Sidecar, p: CallToolParams) -> CallToolResult:
         if p.for_model:
             exc.diagnostic = model_text.for_model(exc.diagnostic)
         raise
+
+
+def _gone_to_background(app: Sidecar, call: BackgroundCallView) -> CallToolResult:
+    ref = activation.parse_tool_id(call["tool"], app.registry.names())
+    text = model_text.background_text(call)
+    return {
+        "id": call["tool"],
+        "server": ref.server if ref is not None else "",
+        "tool": ref.tool if ref is not None else call["tool"],
+        "isError": False,
+        "content": [{"type": "text", "text": text}],
+        "background": call,
+    }
+
+
+async def _call_result(app: Sidecar, p: CallIdParams) -> CallsResultResult:
+    view, outcome = await app.background.result(p.call_id, p.wait)
+    if outcome is None:
+        return {"call": view}
+    if isinstance(outcome, Diagnostic):
+        return {"call": view, "diagnostic": outcome.to_json()}
+    return {"call": view, "result": outcome}
 
 
 async def _add(app: Sidecar, p: ConfigAddParams) -> ConfigAddResult | ConfigAddDryRunResult:
@@ -210,6 +245,24 @@ _TOOL_ROWS = (
         "mcp_tools",
         params.parse_model_tool,
         call=lambda app, p: app.model_tool.invoke(p.arguments, p.session, include_directory=p.include_directory),
+    ),
+    Operation(
+        methods.CALLS_LIST,
+        "calls",
+        params.parse_calls,
+        call=lambda app, p: {"calls": app.background.list(p.session)},
+    ),
+    Operation(
+        methods.CALLS_CANCEL,
+        "calls cancel",
+        params.parse_call_id,
+        call=lambda app, p: app.background.cancel(p.call_id),
+    ),
+    Operation(
+        methods.CALLS_RESULT,
+        "calls result",
+        params.parse_call_id,
+        call=_call_result,
     ),
     Operation(
         methods.SESSION_END,

@@ -13,12 +13,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from mcp_sidecar.output.redact import redaction_note
-from mcp_sidecar.output.sanitize import removal_note, removed_hidden, strip_controls
+from mcp_sidecar.output.sanitize import one_line, removal_note, removed_hidden, strip_controls
 from mcp_sidecar.output.wording import EDITOR, Wording
 
 if TYPE_CHECKING:
     from mcp_sidecar.protocol.errors import Diagnostic, DiagnosticCode
-    from mcp_sidecar.protocol.results import CallToolResult
+    from mcp_sidecar.protocol.results import BackgroundCallView, CallToolResult
 
 MODEL_HINTS: dict[DiagnosticCode, str] = {
     # Hints written for a model: what to retry with or what to ask the user, never a file to read.
@@ -26,6 +26,10 @@ MODEL_HINTS: dict[DiagnosticCode, str] = {
     "not_supported": "Retry without this operation: this sidecar does not offer it.",
     "server_not_found": "Retry with a server name from a mcp_tools query result; names are case-sensitive.",
     "tool_not_found": "Retry with an exact tool id from a mcp_tools query result.",
+    "call_not_found": (
+        "Retry the tool call itself only if you still need its result: this call's result was delivered "
+        "already, or its session ended."
+    ),
     "server_disabled": "Ask the user to enable the server (/mcp enable {server}); do not retry until they have.",
     "trust_required": (
         "Ask the user to review and approve the server's project definition; do not retry until they have."
@@ -69,3 +73,24 @@ def for_model(diag: Diagnostic, wording: Wording = EDITOR) -> Diagnostic:
     if hint is None:
         return diag
     return replace(diag, hint=wording.person_command(hint.format(server=diag.server or "SERVER")))
+
+
+def background_text(call: BackgroundCallView, *, still: bool = False) -> str:
+    """What a caller reads of a call gone to the background (`still`: asked for its result, it has none yet)."""
+    call_id, tool = strip_controls(call["callId"]), one_line(call["tool"])[:200]
+    fetch = f'mcp_tools({{"result": "{call_id}"}})'
+    if call["status"] == "cancelled":
+        return f"Call {call_id} ({tool}) was cancelled; it has no result."
+    progress = call.get("progress") or {}
+    done = ""
+    if "progress" in progress:
+        done = f" ({progress['progress']:g}" + (f" of {progress['total']:g}" if "total" in progress else "") + ")"
+    if progress.get("message"):
+        done += f": {one_line(progress['message'])}"
+    if still:
+        return f"Call {call_id} ({tool}) is still running{done}. Ask for its result again later with {fetch}."
+    return (
+        f"Tool {tool} is taking long, so it goes on in the background as call {call_id}; the user sees it among "
+        f"the running calls and can cancel it. Get its result with {fetch}: it waits up to 30 s and returns the "
+        "result once, or says the call still runs. Go on with other work meanwhile if you can."
+    )

@@ -60,6 +60,7 @@ DiagnosticCode = Literal[
     "prompt_unsupported",
     "prompt_too_large",
     "preview_not_found",
+    "call_not_found",
     "login_not_found",
     "oauth_refused",
     "directory_unsafe",
@@ -147,6 +148,9 @@ HINTS: dict[DiagnosticCode, str] = {
     "prompt_unsupported": "Only text and embedded text resources in user or assistant messages can be previewed.",
     "prompt_too_large": "Prompts are refused whole, never truncated; use shorter arguments or another prompt.",
     "preview_not_found": "Preview the prompt again: a preview is used once; discard, reload and disconnection end it.",
+    "call_not_found": (
+        "List the background calls: a result is delivered once, and the session's end releases its calls."
+    ),
     "login_not_found": "Start the login again (mcp login <server> --no-browser); a pending login lasts 10 minutes.",
     "oauth_refused": (
         "The server's OAuth setup breaks a rule the sidecar enforces (HTTPS, PKCE S256, no private or "

@@ -42,6 +42,9 @@ SPILL_CLEAN = "mcp/spill/clean"
 PROMPT_PREVIEW = "mcp/prompt/preview"
 PROMPT_USE = "mcp/prompt/use"
 PROMPT_DISCARD = "mcp/prompt/discard"
+CALLS_LIST = "mcp/calls/list"
+CALLS_CANCEL = "mcp/calls/cancel"
+CALLS_RESULT = "mcp/calls/result"
 
 REQUESTS: tuple[str, ...] = (
     STATUS,
@@ -79,6 +82,9 @@ REQUESTS: tuple[str, ...] = (
     PROMPT_PREVIEW,
     PROMPT_USE,
     PROMPT_DISCARD,
+    CALLS_LIST,
+    CALLS_CANCEL,
+    CALLS_RESULT,
 )
 
 EXECUTE_COMMAND = "mcp.command"
@@ -94,6 +100,9 @@ APPROVAL_REQUIRED = "mcp/approvalRequired"
 MODEL_TOOL_CHANGED = "mcp/modelToolChanged"
 ELICITATION_COMPLETE = "mcp/elicitationComplete"
 SERVER_LOG = "mcp/serverLog"
+CALL_BACKGROUND = "mcp/call/background"
+CALL_PROGRESS = "mcp/call/progress"
+CALL_FINISHED = "mcp/call/finished"
 
 NOTIFICATIONS: tuple[str, ...] = (
     SERVER_STATUS,
@@ -105,6 +114,9 @@ NOTIFICATIONS: tuple[str, ...] = (
     MODEL_TOOL_CHANGED,
     ELICITATION_COMPLETE,
     SERVER_LOG,
+    CALL_BACKGROUND,
+    CALL_PROGRESS,
+    CALL_FINISHED,
 )
 
 # Requests, sidecar to client: a server asks the person (MCP elicitation and sampling).

@@ -77,6 +77,8 @@ class CallToolParams:
     """A model reads the failure (a chat's call tool): its diagnostic gets the model's hint."""
     work_done_token: int | str | None = None
     """LSP's `workDoneToken`: the call's progress is reported on it with `$/progress`."""
+    background: bool = True
+    """The call may go to the background past the client's threshold (`mcp/calls/*`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +168,41 @@ def parse_call_tool(operation: str, params: Any) -> CallToolParams:
     token = p.get("workDoneToken")
     if token is not None and (isinstance(token, bool) or not isinstance(token, int | str)):
         raise invalid_params(operation, "`workDoneToken` must be a string or an integer.")
-    return CallToolParams(tool_id, dict(arguments), _session(operation, p), activate, for_model, token)
+    background = p.get("background", True)
+    if not isinstance(background, bool):
+        raise invalid_params(operation, "`background` must be true or false.")
+    return CallToolParams(tool_id, dict(arguments), _session(operation, p), activate, for_model, token, background)
+
+
+@dataclass(frozen=True, slots=True)
+class CallsParams:
+    session: str | None
+    """Only this session's calls; None: every call of the client."""
+
+
+def parse_calls(operation: str, params: Any) -> CallsParams:
+    p = _object(operation, params)
+    return CallsParams(_session(operation, p) if "session" in p else None)
+
+
+@dataclass(frozen=True, slots=True)
+class CallIdParams:
+    call_id: str
+    wait: float
+    """Seconds to wait for a running call (`mcp/calls/result`); 0: answer at once."""
+
+
+MAX_RESULT_WAIT_S = 60.0
+
+
+def parse_call_id(operation: str, params: Any) -> CallIdParams:
+    p = _object(operation, params)
+    call_id = _str(operation, p, "callId")
+    assert call_id is not None
+    wait = p.get("wait", 0)
+    if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait <= MAX_RESULT_WAIT_S:
+        raise invalid_params(operation, f"`wait` must be a number of seconds from 0 to {MAX_RESULT_WAIT_S:g}.")
+    return CallIdParams(call_id, float(wait))
 
 
 @dataclass(frozen=True, slots=True)

@@ -323,6 +323,36 @@ class CallToolResult(ShapedToolResult):
     """Only with `forModel: true`: the result as a model reads it (every block, sanitised)."""
     elicitations: NotRequired[list[UrlStep]]
     """Only with an `elicitation_required` diagnostic: the URL steps the server asked for."""
+    background: NotRequired[BackgroundCallView]
+    """Only when the call went to the background: the call; its result comes from `mcp/calls/result`."""
+
+
+class CallProgress(TypedDict, total=False):
+    progress: float
+    total: float
+    message: str
+
+
+class BackgroundCallView(TypedDict):
+    callId: str
+    tool: str
+    session: str
+    status: Literal["running", "completed", "failed", "cancelled"]
+    startedAt: str
+    endedAt: NotRequired[str]
+    progress: NotRequired[CallProgress]
+
+
+class CallsListResult(TypedDict):
+    calls: list[BackgroundCallView]
+
+
+class CallsResultResult(TypedDict):
+    call: BackgroundCallView
+    result: NotRequired[CallToolResult]
+    """Once the call completed (or failed as a tool): its result, delivered once."""
+    diagnostic: NotRequired[DiagnosticJson]
+    """Once the call failed (a timeout, a lost connection): why."""
 
 
 class UrlStep(TypedDict):
@@ -875,6 +905,9 @@ RESULTS: dict[str, object] = {
     methods.PROMPT_PREVIEW: PromptSnapshot,
     methods.PROMPT_USE: PromptUseResult,
     methods.PROMPT_DISCARD: PromptDiscardResult,
+    methods.CALLS_LIST: CallsListResult,
+    methods.CALLS_CANCEL: BackgroundCallView,
+    methods.CALLS_RESULT: CallsResultResult,
 }
 """Each request method's result type."""
 
@@ -891,5 +924,8 @@ NOTIFICATIONS: dict[str, object] = {
     methods.APPROVAL_REQUIRED: ApprovalRequiredParams,
     methods.SERVER_LOG: ServerLogParams,
     methods.ELICITATION_COMPLETE: ElicitationCompleteParams,
+    methods.CALL_BACKGROUND: BackgroundCallView,
+    methods.CALL_PROGRESS: BackgroundCallView,
+    methods.CALL_FINISHED: BackgroundCallView,
 }
 """Each notification's payload type."""

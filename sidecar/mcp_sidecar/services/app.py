@@ -78,6 +78,7 @@ class Sidecar:
         self.discovery = client.discovery
         self.model_tool = client.model_tool
         self.commands = client.commands
+        self.background = client.background
 
     @classmethod
     def headless(
@@ -116,4 +117,5 @@ class Sidecar:
             closing = self.client.close()
             await asyncio.gather(*(conn.close() for conn in closing), return_exceptions=True)
             return
+        self.background.close()
         await self.lifecycle.shutdown(quick)

@@ -27,6 +27,7 @@ from mcp_sidecar.events import EventHub
 from mcp_sidecar.services.activation import Activation
 from mcp_sidecar.services.approvals import Approvals
 from mcp_sidecar.services.auth import Auth
+from mcp_sidecar.services.background import BackgroundCalls
 from mcp_sidecar.services.commands import Commands
 from mcp_sidecar.services.completion import Completion
 from mcp_sidecar.services.config_edits import ConfigEdits
@@ -110,6 +111,8 @@ class ClientContext:
         self.reading = Reading(self.configuration, registry, catalogs)
         self.completion = Completion(self.configuration, self.reading, self.prompts)
         self.discovery = Discovery(self.configuration, registry, catalogs, self.sessions, self.activation)
+        self.background = BackgroundCalls(notify)
+        """Its calls gone to the background (none until a front sets a threshold): its own, released at its end."""
         self.model_tool = ModelTool(
             self.configuration,
             registry,
@@ -120,6 +123,7 @@ class ClientContext:
             reading=self.reading,
             completion=self.completion,
             prompts=self.prompts,
+            background=self.background,
         )
         self.commands = Commands(self.configuration, registry)
         # What this client offers and discloses is part of each of its connections' keys.
@@ -146,4 +150,5 @@ class ClientContext:
         connections no client uses any more, for the caller to close (none with an idle time: those
         close themselves once it passes, unless a client takes them again)."""
         self._detach()
+        self.background.close()
         return self.registry.close()

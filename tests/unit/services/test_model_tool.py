@@ -32,7 +32,7 @@ TOOLS: list[dict[str, Any]] = [
     },
     {"name": "run_query", "description": "Run a SQL query.", "inputSchema": {"type": "object"}},
 ]
-ONE_OF = "Pass exactly one of `query`, `activate`, `read` or `complete`."
+ONE_OF = "Pass exactly one of `query`, `activate`, `read`, `complete` or `result`."
 QUERY_ONLY = "`kind`, `server` and `limit` apply to `query` only."
 
 
@@ -74,7 +74,7 @@ def test_definition_shape(app: Sidecar) -> None:
     assert schema["additionalProperties"] is False
     assert "required" not in schema  # exactly-one-of is checked by invoke, with a message for the model
     props = schema["properties"]
-    assert list(props) == ["query", "kind", "server", "limit", "activate", "read", "complete"]
+    assert list(props) == ["query", "kind", "server", "limit", "activate", "read", "complete", "result", "wait"]
     assert props["kind"]["enum"] == ["all", "tools", "resources", "prompts"]
     assert (props["limit"]["minimum"], props["limit"]["maximum"]) == (1, 50)
     assert (props["activate"]["minItems"], props["activate"]["maxItems"]) == (1, 50)

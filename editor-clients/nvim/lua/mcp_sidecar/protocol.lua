@@ -40,6 +40,9 @@ M.requests = {
   prompt_preview = "mcp/prompt/preview",
   prompt_use = "mcp/prompt/use",
   prompt_discard = "mcp/prompt/discard",
+  calls_list = "mcp/calls/list",
+  calls_cancel = "mcp/calls/cancel",
+  calls_result = "mcp/calls/result",
 }
 
 -- Notifications, sidecar to client (documented in docs/protocol.md).
@@ -53,6 +56,9 @@ M.notifications = {
   model_tool_changed = "mcp/modelToolChanged",
   elicitation_complete = "mcp/elicitationComplete",
   server_log = "mcp/serverLog",
+  call_background = "mcp/call/background",
+  call_progress = "mcp/call/progress",
+  call_finished = "mcp/call/finished",
 }
 
 -- Requests, sidecar to client: a server asks the person (documented in docs/protocol.md).
