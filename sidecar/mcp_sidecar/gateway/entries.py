@@ -159,6 +159,19 @@ def clean_strings(value: Any) -> Any:
 
 BROWSER_STEP = "The user agreed to finish a step in the browser for this server: call again once they are done."
 TOO_LARGE = "The structured result was too large to pass on: the text above and the spill file hold it."
+IN_BACKGROUND = (
+    "This answer is marked as an error only because the tool's structured result cannot be given before the "
+    "call ends: the call did not fail."
+)
+
+
+def background_answer(text: str, declared_output: bool) -> dict[str, Any]:
+    """A call gone to the background: the text naming it. A tool listed with an output schema owes a
+    structured result it cannot have yet, so the answer reads as an error (a host checks the schema
+    of every other answer), saying that it is none."""
+    if not declared_output:
+        return {"content": [{"type": "text", "text": text}], "isError": False}
+    return {"content": [{"type": "text", "text": text}, {"type": "text", "text": IN_BACKGROUND}], "isError": True}
 
 
 def call_answer(result: CallToolResult, version: str, declared_output: bool) -> dict[str, Any]:

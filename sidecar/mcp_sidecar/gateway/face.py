@@ -418,7 +418,9 @@ class Gateway:
         except SidecarError as exc:
             return self._refused(host, tool_id, exc)
         if isinstance(ran, BackgroundCall):
-            return _text(model_text.background_text(ran.view()), False)
+            return entries.background_answer(
+                model_text.background_text(ran.view()), self._declares_output(host, tool_id)
+            )
         return self._answer(host, tool_id, ran)
 
     def _refused(self, host: Host, tool_id: str, exc: SidecarError) -> dict[str, Any]:
@@ -440,9 +442,13 @@ class Gateway:
 
     def _answer(self, host: Host, tool_id: str, result: CallToolResult) -> dict[str, Any]:
         """The call's result for the host: sanitised, and valid against what its list declared."""
+        return entries.call_answer(result, host.version, self._declares_output(host, tool_id))
+
+    def _declares_output(self, host: Host, tool_id: str) -> bool:
+        """Whether the host's list declared the tool with an output schema (native mode)."""
         active = self.app.sessions.get(host.session, tool_id)
         listed = self._native(host, active) if active is not None and self.mode == "native" else None
-        return entries.call_answer(result, host.version, listed is not None and "outputSchema" in listed)
+        return listed is not None and "outputSchema" in listed
 
     # -- prompts ----------------------------------------------------------------------------
 

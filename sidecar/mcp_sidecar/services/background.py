@@ -2,12 +2,13 @@
 
 A call that may go to the background runs as a job of its own. When it ends within the client's
 threshold (`after`, seconds; None: never) its caller gets the result as ever. When it runs past
-the threshold, or its server makes a task of it (`long_calls.task_made`, either era), the caller
-is answered at once with the call's view (its id, `running`) and the job goes on: its progress is
-kept (the latest value, total and message) and sent to the client at most once per
-PROGRESS_EVERY_S (`mcp/call/progress`), its end is told (`mcp/call/finished`), and its result is
-kept until it is fetched, once (`result`: the editor's `mcp/calls/result`, a model's
-`mcp_tools {"result": id}`), or its session or client ends, which cancels what still runs.
+the threshold (a task its server made of it as any other call: a quick task is no reason to make
+the caller ask again), the caller is answered at once with the call's view (its id, `running`)
+and the job goes on: its progress is kept (the latest value, total and message) and sent to the
+client at most once per PROGRESS_EVERY_S (`mcp/call/progress`), its end is told
+(`mcp/call/finished`), and its result is kept until it is fetched, once (`result`: the editor's
+`mcp/calls/result`, a model's `mcp_tools {"result": id}`), or its session or client ends, which
+cancels what still runs.
 
 What is kept is bounded: a result is shaped like any call's (output limits, the whole of a large
 one in a spill file), and at most MAX_CALLS calls are kept per client; a call past that many runs
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
-from mcp_sidecar import long_calls, tasks
+from mcp_sidecar import tasks
 from mcp_sidecar.output.sanitize import one_line
 from mcp_sidecar.protocol import methods
 from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, diagnostic, fail
@@ -143,7 +144,6 @@ class BackgroundCalls:
             log.info("background calls: %d kept already; this call holds its caller", MAX_CALLS)
             return await work(progress)
         call = BackgroundCall(f"call-{secrets.token_hex(6)}", tool, session)
-        made = asyncio.Event()
 
         def sink(value: float | None, total: float | None, message: str | None) -> None:
             self._progressed(call, value, total, message)
@@ -151,21 +151,17 @@ class BackgroundCalls:
                 progress(value, total, message)
 
         async def job() -> CallToolResult | SidecarError:
-            long_calls.TASK_MADE.set(made.set)
             try:
                 return await work(sink)
             except SidecarError as exc:
                 return exc
 
         running = call.job = tasks.spawn(job(), "background-call")
-        waiting = asyncio.ensure_future(made.wait())
         try:
-            await asyncio.wait({running, waiting}, timeout=self.after, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({running}, timeout=self.after)
         except asyncio.CancelledError:
             running.cancel()
             raise
-        finally:
-            waiting.cancel()
         if running.done():
             ended = running.result()
             if isinstance(ended, SidecarError):

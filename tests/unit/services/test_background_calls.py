@@ -1,7 +1,7 @@
 """One client's background calls (`services/background.py`), with calls that are coroutines of the test.
 
-A call goes to the background when its server makes a task of it (`long_calls.task_made`) or when it
-outlives the threshold; the end-to-end tests (`tests/e2e/test_background_calls.py`) run the same
+A call goes to the background when it outlives the threshold: here a call that ends only when the test
+lets it, so it is running at any threshold; the end-to-end tests (`tests/e2e/test_background_calls.py`) run the same
 registry behind a real sidecar and gateway.
 """
 
@@ -12,21 +12,21 @@ from typing import Any, cast
 
 import pytest
 
-from mcp_sidecar import long_calls
 from mcp_sidecar.protocol import methods
 from mcp_sidecar.protocol.errors import Diagnostic, SidecarError, fail
 from mcp_sidecar.protocol.results import CallToolResult
 from mcp_sidecar.services import background
 from mcp_sidecar.services.background import BackgroundCall, BackgroundCalls, ProgressSink
 
+SOON = 0.01
+"""A threshold every call of these tests outlives: none ends before the test lets it."""
 ANSWER = cast("CallToolResult", {"id": "s.t", "server": "s", "tool": "t", "isError": False, "content": []})
 
 
 class Call:
-    """A call that makes a task of itself (or not), reports what it is told to, then ends when `finish` is set."""
+    """A call that reports what it is told to, then ends when `finish` is set."""
 
-    def __init__(self, *, makes_task: bool = True, fails: SidecarError | None = None) -> None:
-        self.makes_task = makes_task
+    def __init__(self, *, fails: SidecarError | None = None) -> None:
         self.fails = fails
         self.finish = asyncio.Event()
         self.cancelled = asyncio.Event()
@@ -36,8 +36,6 @@ class Call:
     async def __call__(self, progress: ProgressSink | None) -> CallToolResult:
         self.sink = progress
         self.started.set()
-        if self.makes_task:
-            long_calls.task_made()
         try:
             await self.finish.wait()
         except asyncio.CancelledError:
@@ -74,7 +72,7 @@ async def test_without_a_threshold_the_call_holds_its_caller_and_nothing_is_kept
 
 async def test_a_call_that_ends_first_is_answered_as_ever() -> None:
     calls = BackgroundCalls(Sent(), after=60.0)
-    call = Call(makes_task=False)
+    call = Call()
     call.finish.set()
     assert await calls.run("s.t", "chat", call, None) == ANSWER
     assert calls.list() == []
@@ -82,16 +80,16 @@ async def test_a_call_that_ends_first_is_answered_as_ever() -> None:
 
 async def test_a_failure_within_the_threshold_is_raised_as_it_was() -> None:
     calls = BackgroundCalls(Sent(), after=60.0)
-    call = Call(makes_task=False, fails=fail("timeout", "call", "The call timed out.", "s"))
+    call = Call(fails=fail("timeout", "call", "The call timed out.", "s"))
     call.finish.set()
     with pytest.raises(SidecarError) as raised:
         await calls.run("s.t", "chat", call, None)
     assert raised.value.diagnostic.code == "timeout"
 
 
-async def test_a_task_goes_to_the_background_and_its_result_is_delivered_once() -> None:
+async def test_a_call_past_the_threshold_goes_to_the_background_and_its_result_is_delivered_once() -> None:
     sent = Sent()
-    calls = BackgroundCalls(sent, after=60.0)
+    calls = BackgroundCalls(sent, after=SOON)
     call = Call()
     ran = await gone(calls, call)
     assert ran.view()["status"] == "running"
@@ -111,19 +109,10 @@ async def test_a_task_goes_to_the_background_and_its_result_is_delivered_once() 
     assert calls.list() == []
 
 
-async def test_a_call_past_the_threshold_goes_to_the_background() -> None:
-    calls = BackgroundCalls(Sent(), after=0.01)
-    call = Call(makes_task=False)  # it ends only when told: it is still running at the threshold
-    ran = await gone(calls, call)
-    assert [c["callId"] for c in calls.list()] == [ran.call_id]
-    call.finish.set()
-    assert (await calls.result(ran.call_id, 30))[1] == ANSWER
-
-
 async def test_progress_is_kept_and_sent_at_most_once_a_second() -> None:
     sent = Sent()
     now = [100.0]
-    calls = BackgroundCalls(sent, after=60.0, clock=lambda: now[0])
+    calls = BackgroundCalls(sent, after=SOON, clock=lambda: now[0])
     call = Call()
     ran = await gone(calls, call)
     assert call.sink is not None
@@ -146,7 +135,7 @@ async def test_progress_is_kept_and_sent_at_most_once_a_second() -> None:
 async def test_progress_before_the_background_goes_to_the_caller() -> None:
     heard: list[tuple[float | None, float | None, str | None]] = []
     calls = BackgroundCalls(Sent(), after=60.0)
-    call = Call(makes_task=False)
+    call = Call()
     running = asyncio.ensure_future(calls.run("s.t", "chat", call, lambda v, t, m: heard.append((v, t, m))))
     await asyncio.wait_for(call.started.wait(), 5)
     assert call.sink is not None
@@ -158,7 +147,7 @@ async def test_progress_before_the_background_goes_to_the_caller() -> None:
 
 async def test_cancel_stops_the_call_and_leaves_it_cancelled() -> None:
     sent = Sent()
-    calls = BackgroundCalls(sent, after=60.0)
+    calls = BackgroundCalls(sent, after=SOON)
     call = Call()
     ran = await gone(calls, call)
     assert calls.cancel(ran.call_id)["status"] == "running"  # until the job has ended
@@ -169,7 +158,7 @@ async def test_cancel_stops_the_call_and_leaves_it_cancelled() -> None:
 
 
 async def test_a_failure_in_the_background_is_kept_as_its_diagnostic() -> None:
-    calls = BackgroundCalls(Sent(), after=60.0)
+    calls = BackgroundCalls(Sent(), after=SOON)
     call = Call(fails=fail("connection_failed", "call", "The server went away.", "s"))
     ran = await gone(calls, call)
     call.finish.set()
@@ -180,7 +169,7 @@ async def test_a_failure_in_the_background_is_kept_as_its_diagnostic() -> None:
 
 
 async def test_a_session_sees_only_its_own_calls() -> None:
-    calls = BackgroundCalls(Sent(), after=60.0)
+    calls = BackgroundCalls(Sent(), after=SOON)
     mine, theirs = Call(), Call()
     ran = await gone(calls, mine, "mine")
     await gone(calls, theirs, "theirs")
@@ -194,7 +183,7 @@ async def test_a_session_sees_only_its_own_calls() -> None:
 
 
 async def test_a_session_end_releases_its_calls_and_cancels_the_running_ones() -> None:
-    calls = BackgroundCalls(Sent(), after=60.0)
+    calls = BackgroundCalls(Sent(), after=SOON)
     mine, theirs = Call(), Call()
     await gone(calls, mine, "mine")
     await gone(calls, theirs, "theirs")
@@ -207,7 +196,7 @@ async def test_a_session_end_releases_its_calls_and_cancels_the_running_ones() -
 
 
 async def test_past_the_bound_a_call_holds_its_caller() -> None:
-    calls = BackgroundCalls(Sent(), after=60.0)
+    calls = BackgroundCalls(Sent(), after=SOON)
     running = [Call() for _ in range(background.MAX_CALLS)]
     for call in running:
         await gone(calls, call)
@@ -220,7 +209,7 @@ async def test_past_the_bound_a_call_holds_its_caller() -> None:
 
 async def test_the_caller_giving_up_before_the_threshold_cancels_the_call() -> None:
     calls = BackgroundCalls(Sent(), after=60.0)
-    call = Call(makes_task=False)
+    call = Call()
     running = asyncio.ensure_future(calls.run("s.t", "chat", call, None))
     await asyncio.wait_for(call.started.wait(), 5)
     running.cancel()
