@@ -87,13 +87,13 @@ async def test_a_slow_call_goes_to_the_background_and_the_editor_fetches_its_res
     assert (call["tool"], call["session"], call["status"]) == ("basic.slow", "editor", "running")
     assert (answer["server"], answer["tool"], answer["isError"]) == ("basic", "slow", False)
     assert f'mcp_tools({{"result": "{call_id}"}})' in answer["content"][0]["text"]
-    await sidecar.wait_for(lambda: notified(sidecar, "mcp/call/background", call_id), what="mcp/call/background")
+    await sidecar.wait_for(lambda: bool(notified(sidecar, "mcp/call/background", call_id)), what="mcp/call/background")
     listed = await sidecar.request("mcp/calls/list", {})
     assert [c["callId"] for c in listed["calls"]] == [call_id]
     fetched = await sidecar.request("mcp/calls/result", {"callId": call_id, "wait": 60})
     assert fetched["call"]["status"] == "completed"
     assert fetched["result"]["content"] == [{"type": "text", "text": "done"}]
-    await sidecar.wait_for(lambda: notified(sidecar, "mcp/call/finished", call_id), what="mcp/call/finished")
+    await sidecar.wait_for(lambda: bool(notified(sidecar, "mcp/call/finished", call_id)), what="mcp/call/finished")
     assert notified(sidecar, "mcp/call/finished", call_id)[0]["status"] == "completed"
     # Delivered once: the call is gone from the list and a second fetch finds nothing.
     assert (await sidecar.request("mcp/calls/list", {}))["calls"] == []
@@ -142,7 +142,7 @@ async def test_cancel_stops_a_background_task_at_its_server(env: Env) -> None:
     call_id = await env.forever(sidecar, "cancelling")
     cancelled = await sidecar.request("mcp/calls/cancel", {"callId": call_id})
     assert cancelled["callId"] == call_id
-    await sidecar.wait_for(lambda: notified(sidecar, "mcp/call/finished", call_id), what="mcp/call/finished")
+    await sidecar.wait_for(lambda: bool(notified(sidecar, "mcp/call/finished", call_id)), what="mcp/call/finished")
     assert notified(sidecar, "mcp/call/finished", call_id)[0]["status"] == "cancelled"
     await wait_until(lambda: len(env.cancels()) > before, what="tasks/cancel at the server")
     assert env.cancels()[-1].endswith(" working")
