@@ -144,6 +144,8 @@ local function start(root)
       trustGranted = granted,
       interactive = true,
       mcpCapabilities = Offer.mcp_capabilities(),
+      -- A tool call still running after this many seconds goes to the background (:Mcp calls).
+      backgroundAfterSeconds = Config.background_after,
     },
     handlers = Notifications.handlers(root),
     on_exit = function(code, signal, client_id)

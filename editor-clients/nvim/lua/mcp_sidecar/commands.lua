@@ -1,5 +1,5 @@
 --- `:Mcp [line]`: alone it opens the status float; a few subcommands are the plugin's own
---- (search, activate, call, read, trust, review, restart, health, logs, folder, retry); every other line is sent to the
+--- (search, activate, call, calls, read, trust, review, restart, health, logs, folder, retry); every other line is sent to the
 --- sidecar's `mcp/command`, so each documented `/mcp` command works exactly as documented. A login
 --- line's result is carried to its end by login.lua.
 local Client = require("mcp_sidecar.client")
@@ -92,6 +92,11 @@ M.local_commands = {
   trust = {
     run = function()
       M.trust()
+    end,
+  },
+  calls = {
+    run = function(args)
+      require("mcp_sidecar.calls").run(args)
     end,
   },
   logs = {

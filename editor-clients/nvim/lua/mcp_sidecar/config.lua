@@ -16,6 +16,7 @@ local M = {}
 ---@field search? { picker: "auto"|"builtin"|"select", limit: integer, debounce_ms: integer }
 ---@field prompt? { register: string }
 ---@field float? { border: string, width: number, height: number }
+---@field background_after? number
 ---@field icons? { connected: string, failed: string, idle: string, loaded: string, approval: string, login: string, running: string }
 local defaults = {
   cmd = nil, -- string or list: how to start the sidecar (nil: <root>/.venv/bin/mcp-sidecar when the workspace is trusted, then `mcp-sidecar` in an absolute PATH directory; a bare name is looked up there too)
@@ -24,6 +25,7 @@ local defaults = {
   root_markers = { ".mcp.json", ".git" }, -- the workspace root is the nearest directory holding one (else the cwd)
   trust = "ask", -- the project's .mcp.json: "ask" (Neovim's trust database, :h vim.secure), true (always), false (never)
   session = "default", -- the sidecar session tools are activated and called in
+  background_after = 120, -- seconds: a tool call still running then goes to the background (:Mcp calls); 0: never
   restart = {
     max = 3, -- restart a sidecar that died at most this many times ...
     window_ms = 60000, -- ... within this window, then wait for the next use

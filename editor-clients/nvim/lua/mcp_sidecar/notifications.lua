@@ -39,6 +39,9 @@ local function handlers(root)
         require("mcp_sidecar.retry").complete(params)
       end)
     end,
+    [N.call_background] = require("mcp_sidecar.calls").handler("background"),
+    [N.call_progress] = require("mcp_sidecar.calls").handler("progress"),
+    [N.call_finished] = require("mcp_sidecar.calls").handler("finished"),
     [N.server_log] = function(_, params)
       require("mcp_sidecar.logs").add(params)
     end,
