@@ -58,6 +58,10 @@ async def env(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Env]:
     servers = {
         "basic": basic_stdio(),
         "tasks": fixture_stdio("tasks_ext.py", "--log-file", str(logs / "tasks"), timeoutMs=600_000),
+        # A task that never ends, under a time limit: the call fails with `timeout` in the background.
+        "endless": fixture_stdio(
+            "tasks_ext.py", "--log-file", str(logs / "endless"), "--ttl-ms", "500", timeoutMs=6000
+        ),
     }
     write_config(home, servers)
     async with start_sidecar(home, options=THRESHOLD) as sidecar:
@@ -149,6 +153,16 @@ async def test_cancel_stops_a_background_task_at_its_server(env: Env) -> None:
     fetched = await sidecar.request("mcp/calls/result", {"callId": call_id})
     assert fetched == {"call": fetched["call"]}
     assert fetched["call"]["status"] == "cancelled"
+
+
+async def test_a_task_that_never_ends_is_kept_failed_with_its_timeout(env: Env) -> None:
+    sidecar = env.sidecar
+    call_id = (await backgrounded(sidecar, "endless.forever", {}, "endless"))["background"]["callId"]
+    fetched = await sidecar.request("mcp/calls/result", {"callId": call_id, "wait": 60})
+    assert fetched["call"]["status"] == "failed"
+    assert (fetched["diagnostic"]["code"], fetched["diagnostic"]["server"]) == ("timeout", "endless")
+    assert "result" not in fetched
+    assert read_lines(env.logs / "endless")[-1] == "cancel task-1 working"
 
 
 async def test_a_session_end_releases_its_calls_and_cancels_the_running_ones(env: Env) -> None:
