@@ -142,7 +142,7 @@ class Gateway:
         `resources`: list the servers' resources (`--resources`); `relist_wait_s`: how long an
         activation's answer waits for the host to list its tools again (`--list-wait`);
         `prompts`: the prompts listed at the last start; `background_after_s`: how long a host's call
-        holds its turn before it goes on in the background (`--background-after`; None: always)."""
+        holds its turn before it goes on in the background (`--background-after`; None: never)."""
         self.app = app
         app.background.after = background_after_s
         self.mode = mode
