@@ -62,6 +62,9 @@ export class SidecarClient implements vscode.Disposable {
   readonly onApprovalRequired = this.relay(P.approvalRequired);
   readonly onElicitationComplete = this.relay(P.elicitationComplete);
   readonly onServerLog = this.relay(P.serverLog);
+  readonly onCallBackground = this.relay(P.callBackground);
+  readonly onCallProgress = this.relay(P.callProgress);
+  readonly onCallFinished = this.relay(P.callFinished);
 
   constructor(
     private readonly log: vscode.LogOutputChannel,

@@ -9,6 +9,7 @@ import { finishLogin, unfinishedLogin } from "./login";
 import * as P from "./protocol";
 import type { ServerChannels } from "./serverLogs";
 import type { ServerStore } from "./state";
+import type { CallsView } from "./views/calls";
 import type { Node, ServersView } from "./views/servers";
 
 export interface CommandContext {
@@ -17,6 +18,8 @@ export interface CommandContext {
   actions: Actions;
   outputs: OutputDocuments;
   view: ServersView;
+  /** The running-calls view: the calls that went to the background. */
+  calls: CallsView;
   log: vscode.LogOutputChannel;
   bootstrap: { install(): Promise<string | undefined>; resetPrompt(): void };
   approvals: Approvals;

@@ -10,11 +10,15 @@ import * as P from "./protocol";
 import * as servers from "./serverCommands";
 import * as tools from "./toolCommands";
 import { guarded } from "./ui";
+import * as calls from "./views/calls";
 
 export type { CommandContext } from "./commandContext";
 
 const COMMANDS: Record<string, Factory> = {
   "mcpSidecar.status": servers.status,
+  "mcpSidecar.calls": calls.showCalls,
+  "mcpSidecar.cancelCall": calls.cancelCall,
+  "mcpSidecar.showCallResult": calls.showCallResult,
   "mcpSidecar.search": servers.search,
   "mcpSidecar.runCommand": servers.runCommand,
   "mcpSidecar.add": config.add,

@@ -28,6 +28,7 @@ import { ServerChannels } from "./serverLogs";
 import { ServerStore } from "./state";
 import { createStatusBar } from "./statusBar";
 import { currentQuickInput, driveQuickInput, type QuickInputState } from "./ui";
+import { CallsView } from "./views/calls";
 import { ServersView } from "./views/servers";
 
 /** What the extension exports, for tests and other extensions. */
@@ -88,6 +89,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
   const serverChannels = new ServerChannels(client);
   const actions = new Actions(client, resources, outputs, prompts, elicitations);
   const view = new ServersView(client, store);
+  const calls = new CallsView(client);
   const approvals = new Approvals(client, store, log);
   const chat = new ChatSurface(client, log, String(context.extension.packageJSON.version ?? "0"));
 
@@ -101,6 +103,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
     outputs,
     prompts,
     view,
+    calls,
     approvals,
     elicitations,
     sampling,
@@ -110,10 +113,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
     vscode.workspace.registerTextDocumentContentProvider(OUTPUT_SCHEME, outputs),
     vscode.workspace.onDidCloseTextDocument((doc) => doc.uri.scheme === OUTPUT_SCHEME && outputs.forget(doc.uri)),
     vscode.window.createTreeView("mcpSidecar.servers", { treeDataProvider: view, showCollapseAll: true }),
+    vscode.window.createTreeView("mcpSidecar.calls", { treeDataProvider: calls }),
     createStatusBar(client, store),
     registerNotifications(client, actions, log),
     chat,
-    ...registerCommands({ client, store, actions, outputs, view, log, bootstrap, approvals, serverChannels }),
+    ...registerCommands({ client, store, actions, outputs, view, calls, log, bootstrap, approvals, serverChannels }),
     vscode.workspace.onDidGrantWorkspaceTrust(async () => {
       try {
         const summary = await client.grantTrust();

@@ -1,6 +1,14 @@
 // View models: how status rows, candidates and failures read in the status bar, the servers
 // view, quick picks and messages. Pure functions (no `vscode` import), unit-tested.
-import type { Candidate, CatalogCounts, Diagnostic, EngineStatus, ServerToolsResult, StatusRow } from "./protocol";
+import type {
+  BackgroundCallView,
+  Candidate,
+  CatalogCounts,
+  Diagnostic,
+  EngineStatus,
+  ServerToolsResult,
+  StatusRow,
+} from "./protocol";
 import { stripControls } from "./sanitize";
 
 export type ClientState = "stopped" | "starting" | "running" | "failed";
@@ -322,4 +330,24 @@ export function languageFor(mimeType: string | undefined, text: string): string 
 /** The "↻ server · uri changed" line of a watch notification. */
 export function watchMessage(server: string, uri: string): string {
   return `↻ ${server} · ${uri} changed`;
+}
+
+/** A background call's line in the running-calls view: its status, then its progress (`3/10 step 3`). */
+export function callDescription(call: BackgroundCallView): string {
+  const parts: string[] = [call.status];
+  const progress = call.progress ?? {};
+  if (typeof progress.progress === "number") {
+    parts.push(typeof progress.total === "number" ? `${progress.progress}/${progress.total}` : `${progress.progress}`);
+  }
+  if (progress.message) parts.push(stripControls(progress.message).replace(/\s+/g, " "));
+  return parts.join(" · ");
+}
+
+/** The status-bar entry of the background calls: undefined when there are none. */
+export function callsStatusText(calls: BackgroundCallView[]): string | undefined {
+  if (calls.length === 0) return undefined;
+  const running = calls.filter((c) => c.status === "running").length;
+  const ended = calls.length - running;
+  if (running === 0) return `$(check) ${ended} MCP result${ended === 1 ? "" : "s"}`;
+  return `$(sync~spin) ${running} MCP call${running === 1 ? "" : "s"}${ended > 0 ? ` · ${ended} done` : ""}`;
 }

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
+  callDescription,
+  callsStatusText,
   candidateItem,
   catalogSummary,
   describeError,
@@ -319,4 +321,29 @@ test("durations read in their two largest units, as the sidecar's", () => {
     "2h 4m",
     "3d 2h",
   ]);
+});
+
+test("a background call reads as its status, then its progress, on one line", () => {
+  const call = { callId: "call-1", tool: "basic.slow", session: "chat", startedAt: "t" } as const;
+  assert.equal(callDescription({ ...call, status: "running" }), "running");
+  assert.equal(
+    callDescription({ ...call, status: "running", progress: { progress: 3, total: 10, message: "step\n3\u001b[31m" } }),
+    "running · 3/10 · step 3",
+  );
+  assert.equal(callDescription({ ...call, status: "cancelled", progress: { progress: 2 } }), "cancelled · 2");
+});
+
+test("the background calls' status-bar entry counts the running ones, and hides without calls", () => {
+  const call = { callId: "c", tool: "basic.slow", session: "chat", startedAt: "t" } as const;
+  assert.equal(callsStatusText([]), undefined);
+  assert.equal(callsStatusText([{ ...call, status: "running" }]), "$(sync~spin) 1 MCP call");
+  assert.equal(
+    callsStatusText([
+      { ...call, status: "running" },
+      { ...call, status: "running" },
+      { ...call, status: "completed" },
+    ]),
+    "$(sync~spin) 2 MCP calls · 1 done",
+  );
+  assert.equal(callsStatusText([{ ...call, status: "failed" }]), "$(check) 1 MCP result");
 });
