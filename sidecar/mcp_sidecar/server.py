@@ -120,6 +120,22 @@ def _bool_option(options: Any, name: str, default: bool) -> bool:
     return default
 
 
+def _profile_option(options: Any) -> str | None:
+    """`initializationOptions.profile`: a profile's name; anything else is none (logged)."""
+    value = options.get("profile") if isinstance(options, dict) else None
+    if value is None or (isinstance(value, str) and value):
+        return value
+    log.warning("initializationOptions.profile must be a profile's name; no profile is used")
+    return None
+
+
+def _start_profile(app: Sidecar) -> None:
+    """The profile the editor chose at `initialize`: its tools start active in the editor's session (the
+    editor asks `mcp/activeTools`; `mcp/status` names the profile)."""
+    if app.configuration.profile_name is not None:
+        tasks.spawn(app.profiles.start(methods.DEFAULT_SESSION), "profile-start")
+
+
 def create_server(
     app_defaults: dict[str, Any] | None = None,
     user: UserState | None = None,
@@ -154,6 +170,7 @@ def create_server(
             granted=_bool_option(options, "trustGranted", False),
         )
         _offer_client_side(app, params)
+        app.profiles.choose_at_start(_profile_option(options))
         # numpy and the embedding model (about 60 ms) now, when the disk cache holds catalogs a
         # first discovery would rank; otherwise on the first discovery (they cost memory).
         app.catalogs.load_model_if_cached()
@@ -178,6 +195,7 @@ def create_server(
         # The SDK import costs seconds; start it soon, in its owner's thread, not on first use.
         tasks.spawn(_warm_sdk(), "warm-imports")
         initialized_hook(app)
+        _start_profile(app)
 
     @server.feature(lsp.SHUTDOWN)
     async def on_shutdown(params: Any) -> None:

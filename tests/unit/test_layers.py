@@ -343,6 +343,7 @@ PER_CLIENT = tuple(
         "completion",
         "model_tool",
         "commands",
+        "profiles",
         "config_edits",
         "config_imports",
         "app",

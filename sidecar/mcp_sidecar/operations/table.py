@@ -212,6 +212,14 @@ _TOOL_ROWS = (
         call=lambda app, p: app.model_tool.invoke(p.arguments, p.session, include_directory=p.include_directory),
     ),
     Operation(
+        methods.PROFILE,
+        "profile",
+        params.parse_profile,
+        call=lambda app, p: app.profiles.profile(p),
+        text=result_text,
+        command=Command(("profile",), args.profile_params),
+    ),
+    Operation(
         methods.SESSION_END,
         "session",
         params.parse_session_end,

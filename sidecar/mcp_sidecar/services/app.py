@@ -78,6 +78,7 @@ class Sidecar:
         self.discovery = client.discovery
         self.model_tool = client.model_tool
         self.commands = client.commands
+        self.profiles = client.profiles
 
     @classmethod
     def headless(
