@@ -52,7 +52,8 @@ def test_a_valid_profile_is_read_with_its_servers_and_tools(home: Path) -> None:
         ("github.list_pull_requests",),
     )
     assert report.config.profiles["all"].servers is None  # no `servers`: every server
-    assert review.searches("linear") and not review.searches("other")
+    assert review.searches("linear")
+    assert not review.searches("other")
 
 
 @pytest.mark.parametrize(
@@ -100,7 +101,8 @@ def test_a_missing_server_or_tool_server_is_named_and_only_that_profile_is_left_
         [
             f"{path}: profile 'review': `servers` names server 'jira', which is not configured.",
             f"{path}: profile 'tools': `activate` names tool 'slack.post', whose server is not configured.",
-            f"{path}: profile 'narrow': `activate` names tool 'linear.search', whose server 'linear' is not in `servers`.",
+            f"{path}: profile 'narrow': `activate` names tool 'linear.search', whose server 'linear' "
+            "is not in `servers`.",
         ]
     )
     assert list(report.config.profiles) == ["fine"]
@@ -121,7 +123,8 @@ def test_a_trusted_project_profile_replaces_the_global_one_and_an_untrusted_one_
     write(home / "mcp.json", SERVERS, {"review": REVIEW, "global-only": {"servers": ["github"]}})
     write(project / ".mcp.json", {}, {"review": {"servers": ["linear"]}, "mine": {"servers": ["linear"]}})
     trusted = loader.load_report(project, trusted=True).config.profiles
-    assert trusted["review"].scope == "project" and trusted["review"].servers == ("linear",)
+    assert trusted["review"].scope == "project"
+    assert trusted["review"].servers == ("linear",)
     assert trusted["review"].activate == ()  # replaced whole, no field merge
     assert sorted(trusted) == ["global-only", "mine", "review"]
     untrusted = loader.load_report(project, trusted=False).config.profiles
@@ -165,7 +168,8 @@ def test_a_project_profile_waits_for_approval_like_a_definition(home: Path, proj
     assert pending.summary == "profile: searches github, linear; activates github.list_pull_requests"
     cfg.profile_name = "review"
     assert cfg.profile() is None  # not usable until approved: every server is searched
-    assert cfg.searches("linear") and cfg.searches("github")
+    assert cfg.searches("linear")
+    assert cfg.searches("github")
     assert [d.code for d in cfg.profile_diagnostics()] == ["trust_required"]
 
 

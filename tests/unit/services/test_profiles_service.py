@@ -68,7 +68,8 @@ async def test_choosing_a_profile_activates_its_tools_and_narrows_only_this_clie
     mine, theirs = Client(user, tmp_path), Client(user, tmp_path)
     done = await mine.choose("review")
 
-    assert done["profile"]["name"] == "review" and done["changed"] is True
+    assert done["profile"]["name"] == "review"
+    assert done["changed"] is True
     assert [r["status"] for r in done["activation"]["results"]] == ["loaded"]
     assert list(mine.context.sessions.active(methods.DEFAULT_SESSION)) == ["github.list_pull_requests"]
     assert mine.directory() == ["github", "linear"]
@@ -109,7 +110,8 @@ async def test_switching_drops_tools_the_new_profile_leaves_out_and_names_a_tool
     assert "! Profile 'chat' names tool 'slack.nope'" in done["text"]
 
     cleared = await client.choose(None)
-    assert cleared["profile"] is None and cleared["deactivated"] == []
+    assert cleared["profile"] is None
+    assert cleared["deactivated"] == []
     assert client.directory() == ["github", "linear", "slack"]
     assert cleared["diagnostics"] == []
 
@@ -126,7 +128,8 @@ async def test_an_unknown_profile_is_refused_naming_the_defined_ones(user: UserS
 async def test_showing_changes_nothing_and_lists_the_profiles(user: UserState, tmp_path: Path) -> None:
     client = Client(user, tmp_path)
     shown = await client.context.profiles.profile(ProfileParams(None, False, methods.DEFAULT_SESSION))
-    assert shown["profile"] is None and shown["changed"] is False
+    assert shown["profile"] is None
+    assert shown["changed"] is False
     assert [p["name"] for p in shown["profiles"]] == ["chat", "review"]
     assert shown["text"].splitlines()[0] == "Profile: none (every server is searched)"
     assert "  review [global]: searches github, linear; activates github.list_pull_requests" in shown["text"]
