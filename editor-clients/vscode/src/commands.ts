@@ -17,6 +17,7 @@ const COMMANDS: Record<string, Factory> = {
   "mcpSidecar.status": servers.status,
   "mcpSidecar.search": servers.search,
   "mcpSidecar.runCommand": servers.runCommand,
+  "mcpSidecar.profile": servers.profile,
   "mcpSidecar.add": config.add,
   "mcpSidecar.remove": config.remove,
   "mcpSidecar.get": servers.get,

@@ -144,6 +144,8 @@ local function start(root)
       trustGranted = granted,
       interactive = true,
       mcpCapabilities = Offer.mcp_capabilities(),
+      -- profile: the profile (mcp.json "profiles") this Neovim starts with; :Mcp profile switches.
+      profile = Config.profile,
     },
     handlers = Notifications.handlers(root),
     on_exit = function(code, signal, client_id)
@@ -171,7 +173,7 @@ local function start(root)
   vim.schedule(function()
     M.request(P.m.status, nil, function(_, result)
       if result then
-        State.set_servers(result.servers)
+        State.set_servers(result.servers, false, result.profile)
         require("mcp_sidecar.approvals").offer(result.pendingApprovals, root)
       end
     end, { root = root })
