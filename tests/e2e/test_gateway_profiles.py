@@ -21,7 +21,10 @@ def stdio(script: str, *args: str) -> dict[str, Any]:
 
 def write(home: Path, profiles: dict[str, Any]) -> None:
     home.mkdir(parents=True, exist_ok=True)
-    servers = {"basic": stdio("basic.py"), "other": stdio("basic.py", "--tool", "forecast:Weather forecast.")}
+    servers = {
+        "basic": stdio("basic.py", "--prompts"),
+        "other": stdio("basic.py", "--prompts", "--tool", "forecast:Weather forecast."),
+    }
     document = {"mcpServers": servers, "profiles": profiles}
     (home / "mcp.json").write_text(json.dumps(document), encoding="utf-8")
 
@@ -49,6 +52,15 @@ async def test_the_profiles_tools_are_listed_from_the_first_list(home: Path, leg
         assert "other.forecast" not in found
         refused = text_of(await host.call_tool("mcp_tools", {"activate": ["other.forecast"]}))
         assert "Server 'other' is not in profile 'review'." in refused
+
+
+async def test_the_prompts_listed_are_the_profiles_servers_only(home: Path) -> None:
+    async with gateway(home, "--profile", "review") as (host, changes):
+        await host.list_prompts()  # the first may come from the snapshot of an earlier start
+        await changes.prompts.next(0)
+        listed = {p.name for p in (await host.list_prompts()).prompts}
+        assert "basic__review_code" in listed
+        assert not any(name.startswith("other__") for name in listed)
 
 
 async def test_a_gateway_without_the_profile_beside_it_keeps_every_server(home: Path) -> None:
