@@ -56,6 +56,7 @@ async def test_the_profiles_tools_are_listed_from_the_first_list(home: Path, leg
 
 async def test_the_prompts_listed_are_the_profiles_servers_only(home: Path) -> None:
     async with gateway(home, "--profile", "review") as (host, changes):
+        assert changes.prompts is not None
         await host.list_prompts()  # the first may come from the snapshot of an earlier start
         await changes.prompts.next(0)
         listed = {p.name for p in (await host.list_prompts()).prompts}
