@@ -122,7 +122,7 @@ class ClientContext:
             completion=self.completion,
             prompts=self.prompts,
         )
-        self.profiles = Profiles(self.configuration, self.sessions, self.activation, self.notifier)
+        self.profiles = Profiles(self.configuration, self.sessions, self.activation, self.notifier, self.hub)
         """This client's profile: what it searches, and the tools it starts with."""
         self.commands = Commands(self.configuration, registry, self.profiles.choosable)
         # What this client offers and discloses is part of each of its connections' keys.

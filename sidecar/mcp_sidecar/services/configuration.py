@@ -23,7 +23,7 @@ from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.config.profiles import Profile
 from mcp_sidecar.connections.protocol import ServerConnection
 from mcp_sidecar.connections.registry import ServerRegistry
-from mcp_sidecar.events import EventHub, ToolsDeactivated
+from mcp_sidecar.events import EventHub, ProfileChanged, ToolsDeactivated
 from mcp_sidecar.protocol.errors import Diagnostic, DiagnosticJson, diagnostic
 from mcp_sidecar.services import approvals
 from mcp_sidecar.services.config_watch import ConfigWatcher, Signature, signature
@@ -262,9 +262,13 @@ class Configuration:
         """Reconcile the registry with `config`; returns the summary and the connections to close."""
         if config is None:
             return ReloadSummary.not_applied([d.to_json() for d in problems]), ()
+        name = self.profile_name
+        before = self.profiles.get(name) if name is not None else None
         self.profiles = dict(config.profiles)
         with self._hub.collect(ToolsDeactivated) as deactivated:
             done = self._registry.reconcile(config, self.run_dir, close_all=close_all, problems=problems)
+            if name is not None and not done.first_load and before != self.profiles.get(name):
+                self._hub.publish(ProfileChanged(name))  # its tools outside it go (collected above)
         self._valid_in_use = not problems
         summary = ReloadSummary(
             True,

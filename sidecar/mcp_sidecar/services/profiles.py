@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mcp_sidecar.events import EventHub, ProfileChanged, ToolsDeactivated
 from mcp_sidecar.output import profile_text
 from mcp_sidecar.protocol.errors import diagnostic, fail
 
@@ -28,12 +29,19 @@ PROFILE_CHANGED = "profile changed"
 
 class Profiles:
     def __init__(
-        self, configuration: Configuration, sessions: Sessions, activation: Activation, notifier: Notifier
+        self,
+        configuration: Configuration,
+        sessions: Sessions,
+        activation: Activation,
+        notifier: Notifier,
+        hub: EventHub,
     ) -> None:
         self._configuration = configuration
         self._sessions = sessions
         self._activation = activation
         self._notifier = notifier
+        self._hub = hub
+        hub.subscribe(ProfileChanged, self._changed)
 
     async def profile(self, p: ProfileParams) -> ProfileResult:
         """Show (`p.change` False), choose or clear (`p.profile` None) this client's profile."""
@@ -46,10 +54,17 @@ class Profiles:
         changed = p.profile != cfg.profile_name
         cfg.profile_name = p.profile
         cfg.profile_left_out = []
-        deactivated = self._leave_unsearched()
+        with self._hub.collect(ToolsDeactivated) as gone:
+            self._hub.publish(ProfileChanged(p.profile))
         activation = await self.start(p.session)
-        self._notifier.model_tool_changed()
+        deactivated = sorted({tool_id for event in gone for tool_id in event.removed})
         return self._result(changed, activation, deactivated)
+
+    def _changed(self, event: ProfileChanged) -> None:
+        """What the client searches changed: its tools of servers left out go, and the `mcp_tools`
+        definition (its server directory) is sent again when it differs."""
+        self._leave_unsearched()
+        self._notifier.model_tool_changed()
 
     def _check_choosable(self, name: str) -> None:
         cfg = self._configuration

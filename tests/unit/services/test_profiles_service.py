@@ -133,3 +133,26 @@ async def test_showing_changes_nothing_and_lists_the_profiles(user: UserState, t
     assert [p["name"] for p in shown["profiles"]] == ["chat", "review"]
     assert shown["text"].splitlines()[0] == "Profile: none (every server is searched)"
     assert "  review [global]: searches github, linear; activates github.list_pull_requests" in shown["text"]
+
+
+async def test_a_reload_that_changes_the_chosen_profile_applies_at_once(user: UserState, tmp_path: Path) -> None:
+    client = Client(user, tmp_path)
+    await client.choose("review")
+    client.sent.clear()
+    home = tmp_path / "home"
+    document = json.loads((home / "mcp.json").read_text(encoding="utf-8"))
+    document["profiles"]["review"] = {"servers": ["linear"]}
+    (home / "mcp.json").write_text(json.dumps(document), encoding="utf-8")
+
+    summary = await client.context.configuration.reload()
+
+    assert summary.to_json()["deactivated"] == [
+        {"session": "default", "removed": ["github.list_pull_requests"], "reason": "profile changed"}
+    ]
+    assert client.directory() == ["linear"]
+    changed = [params for method, params in client.sent if method == "mcp/modelToolChanged"]
+    assert [s["name"] for s in changed[-1]["definition"]["servers"]] == ["linear"]
+    # A reload that leaves it as it was tells nothing.
+    client.sent.clear()
+    await client.context.configuration.reload()
+    assert "mcp/modelToolChanged" not in [method for method, _ in client.sent]
