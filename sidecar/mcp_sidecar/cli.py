@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         with collector_paused(), attrs_code_cache(cache_dir()), attrs_sources_not_kept():
             from mcp_sidecar.server import serve_stdio
 
-        return serve_stdio({"workspace": project or Path.cwd(), "trusted": args.trust_project})
+        return serve_stdio({"workspace": project or Path.cwd(), "trusted": args.trust_project, "profile": args.profile})
     if args.command == "engine":
         print(
             "mcp-sidecar engine: started by the fronts (unless MCP_SIDECAR_ENGINE=off), through `mcp-sidecar`",

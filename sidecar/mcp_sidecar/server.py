@@ -120,13 +120,16 @@ def _bool_option(options: Any, name: str, default: bool) -> bool:
     return default
 
 
-def _profile_option(options: Any) -> str | None:
-    """`initializationOptions.profile`: a profile's name; anything else is none (logged)."""
-    value = options.get("profile") if isinstance(options, dict) else None
-    if value is None or (isinstance(value, str) and value):
-        return value
-    log.warning("initializationOptions.profile must be a profile's name; no profile is used")
-    return None
+def _choose_profile(app: Sidecar, options: Any) -> None:
+    """`initializationOptions.profile`: a profile's name (null: none); anything else is none (logged).
+    Without it, the command line's `--profile` stays."""
+    if not isinstance(options, dict) or "profile" not in options:
+        return
+    value = options["profile"]
+    if value is not None and not (isinstance(value, str) and value):
+        log.warning("initializationOptions.profile must be a profile's name; no profile is used")
+        value = None
+    app.profiles.choose_at_start(value)
 
 
 def _start_profile(app: Sidecar) -> None:
@@ -158,6 +161,8 @@ def create_server(
         environ=defaults.get("environ"),
     )
 
+    app.profiles.choose_at_start(defaults.get("profile"))
+
     @server.feature(lsp.INITIALIZE)
     def on_initialize(params: lsp.InitializeParams) -> None:
         options = params.initialization_options
@@ -170,7 +175,7 @@ def create_server(
             granted=_bool_option(options, "trustGranted", False),
         )
         _offer_client_side(app, params)
-        app.profiles.choose_at_start(_profile_option(options))
+        _choose_profile(app, options)
         # numpy and the embedding model (about 60 ms) now, when the disk cache holds catalogs a
         # first discovery would rank; otherwise on the first discovery (they cost memory).
         app.catalogs.load_model_if_cached()

@@ -115,3 +115,16 @@ async def test_a_project_profile_is_used_only_once_approved(tmp_path: Path) -> N
         status = await untrusted.request("mcp/status")
         assert status["profiles"] == []
         assert status["pendingApprovals"] == []
+
+
+async def test_the_command_lines_profile_is_the_default_and_initialization_options_win(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    write(home, PROFILES)
+    async with (
+        start_sidecar(home, args=("--profile", "weather")) as from_argv,
+        start_sidecar(home, args=("--profile", "weather"), options={"profile": None}) as overridden,
+    ):
+        assert (await from_argv.request("mcp/status"))["profile"] == "weather"
+        assert await directory(from_argv) == ["other"]
+        assert (await overridden.request("mcp/status"))["profile"] is None
+        assert await directory(overridden) == ["basic", "other"]
