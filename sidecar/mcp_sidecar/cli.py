@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         with collector_paused(), attrs_code_cache(cache_dir()), attrs_sources_not_kept():
             from mcp_sidecar.server import serve_stdio
 
-        return serve_stdio({"workspace": project or Path.cwd(), "trusted": args.trust_project})
+        return serve_stdio({"workspace": project or Path.cwd(), "trusted": args.trust_project, "profile": args.profile})
     if args.command == "engine":
         print(
             "mcp-sidecar engine: started by the fronts (unless MCP_SIDECAR_ENGINE=off), through `mcp-sidecar`",
@@ -111,6 +111,10 @@ async def _run_line(args: argparse.Namespace, project: Path, out: Output | None 
 
     io = out or Output()
     app = Sidecar.headless(project, args.trust_project, io.user, io.environ)
+    if (refused := _profile_refused(app, args)) is not None:
+        await app.shutdown()
+        print(refused, file=io.err)
+        return EXIT_USAGE
     try:
         result = await run_command(app, _command_line(args.line))
     except SidecarError as exc:
@@ -174,7 +178,8 @@ async def _headless(args: argparse.Namespace, project: Path, out: Output | None 
     app = Sidecar.headless(project, args.trust_project, io.user, io.environ)
     app.ensure_loaded()
     row = CLI_ROWS[args.command]
-    if (refused := _usage(app, row, args)) is not None:
+    if (refused := _profile_refused(app, args) or _usage(app, row, args)) is not None:
+        await app.shutdown()
         print(refused, file=io.err)
         return EXIT_USAGE
     try:
@@ -199,6 +204,23 @@ async def _headless(args: argparse.Namespace, project: Path, out: Output | None 
         print(strip_controls(row.cli_text()(result)), file=io.err if failure else io.out)
     failed = failure or bool(result.get("isError")) if isinstance(result, dict) else False
     return EXIT_FAILED if failed else 0
+
+
+def _profile_refused(app: Sidecar, args: argparse.Namespace) -> str | None:
+    """`--profile NAME`: this run's profile (it narrows what is searched and activated); a name that is not
+    a profile the run can use is a usage failure, never a run over every server."""
+    name = getattr(args, "profile", None)
+    if name is None:
+        return None
+    app.ensure_loaded()
+    app.profiles.choose_at_start(name)
+    if app.configuration.profile() is not None:
+        return None
+    problem = next(
+        d for d in app.configuration.profile_diagnostics() if d.code in ("profile_not_found", "trust_required")
+    )
+    choosable = ", ".join(app.profiles.choosable()) or "none"
+    return f"mcp-sidecar: --profile: {problem.message} (profiles: {choosable})"
 
 
 def _usage(app: Sidecar, row: Operation[Any], args: argparse.Namespace) -> str | None:

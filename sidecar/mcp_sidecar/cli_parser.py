@@ -15,6 +15,7 @@ _GLOBAL_DEFAULTS: dict[str, Any] = {
     "project": None,
     "trust_project": False,
     "json": False,
+    "profile": None,
 }
 
 
@@ -109,6 +110,12 @@ def _add_global_options(parser: argparse.ArgumentParser, defaults: dict[str, Any
         "--trust-project", action="store_true", default=default("trust_project"), help="read the project's .mcp.json"
     )
     parser.add_argument("--json", action="store_true", default=default("json"), help="print results as JSON")
+    parser.add_argument(
+        "--profile",
+        default=default("profile"),
+        metavar="NAME",
+        help="a profile of mcp.json: only its servers are searched, and its tools start active (mcp: listed at once)",
+    )
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

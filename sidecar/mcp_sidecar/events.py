@@ -155,6 +155,14 @@ class RowMayHaveChanged:
     """The connection's key when the catalogs say so: only the clients using it hear it."""
 
 
+@dataclass(frozen=True, slots=True)
+class ProfileChanged:
+    """What the client's profile searches changed: it chose another (or none), or a reload changed the
+    definition of the one it chose. Published on the client's hub only."""
+
+    profile: str | None
+
+
 class NoAnswerer(Exception):
     """`ask` found nobody registered to answer this kind of request."""
 

@@ -140,6 +140,25 @@ def _background_after(options: Any) -> float | None:
     return background.DEFAULT_AFTER_S
 
 
+def _choose_profile(app: Sidecar, options: Any) -> None:
+    """`initializationOptions.profile`: a profile's name (null: none); anything else is none (logged).
+    Without it, the command line's `--profile` stays."""
+    if not isinstance(options, dict) or "profile" not in options:
+        return
+    value = options["profile"]
+    if value is not None and not (isinstance(value, str) and value):
+        log.warning("initializationOptions.profile must be a profile's name; no profile is used")
+        value = None
+    app.profiles.choose_at_start(value)
+
+
+def _start_profile(app: Sidecar) -> None:
+    """The profile the editor chose at `initialize`: its tools start active in the editor's session (the
+    editor asks `mcp/activeTools`; `mcp/status` names the profile)."""
+    if app.configuration.profile_name is not None:
+        tasks.spawn(app.profiles.start(methods.DEFAULT_SESSION), "profile-start")
+
+
 def create_server(
     app_defaults: dict[str, Any] | None = None,
     user: UserState | None = None,
@@ -162,6 +181,8 @@ def create_server(
         environ=defaults.get("environ"),
     )
 
+    app.profiles.choose_at_start(defaults.get("profile"))
+
     @server.feature(lsp.INITIALIZE)
     def on_initialize(params: lsp.InitializeParams) -> None:
         options = params.initialization_options
@@ -175,6 +196,7 @@ def create_server(
         )
         _offer_client_side(app, params)
         app.background.after = _background_after(options)
+        _choose_profile(app, options)
         # numpy and the embedding model (about 60 ms) now, when the disk cache holds catalogs a
         # first discovery would rank; otherwise on the first discovery (they cost memory).
         app.catalogs.load_model_if_cached()
@@ -199,6 +221,7 @@ def create_server(
         # The SDK import costs seconds; start it soon, in its owner's thread, not on first use.
         tasks.spawn(_warm_sdk(), "warm-imports")
         initialized_hook(app)
+        _start_profile(app)
 
     @server.feature(lsp.SHUTDOWN)
     async def on_shutdown(params: Any) -> None:

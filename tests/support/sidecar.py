@@ -111,15 +111,18 @@ async def start_sidecar(
     options: dict[str, Any] | None = None,
     answers: Mapping[str, Callable[[Any], Awaitable[Any]]] | None = None,
     folders: list[Path] | None = None,
+    args: tuple[str, ...] = (),
 ) -> AsyncIterator[SidecarClient]:
     """`browser`: declare `window/showDocument` support and answer it by calling browser(uri).
     `options`: more `initializationOptions` (e.g. `trustGranted`, `mcpCapabilities`).
     `answers`: the client's answers to the sidecar's requests (`mcp/elicit`, `mcp/sample`), by method.
-    `folders`: the workspace folders (`workspaceFolders`), besides `rootUri`."""
+    `folders`: the workspace folders (`workspaceFolders`), besides `rootUri`.
+    `args`: more words on the sidecar's command line (`--profile NAME`)."""
     server_env = {**os.environ, "MCP_SIDECAR_HOME": str(home), **(env or {})}
     command = [sys.executable, "-m", "mcp_sidecar", "-v", "--log-file", str(home / "sidecar.log")]
     if project is not None:
         command += ["--project", str(project)]
+    command += list(args)
     config = ClientServerConfig(server_command=command, client_factory=make_client, server_env=server_env)
     lsp = await config.start()
     assert isinstance(lsp, LanguageClient)  # what make_client builds

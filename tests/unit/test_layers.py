@@ -344,6 +344,7 @@ PER_CLIENT = tuple(
         "model_tool",
         "background",
         "commands",
+        "profiles",
         "config_edits",
         "config_imports",
         "app",

@@ -207,6 +207,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("StatusResult", "pendingApprovals"): "optional in TypeScript for sidecars that predate project approvals",
     ("PendingApproval", "changedFields"): "optional in TypeScript for older sidecars, which do not send it",
     ("StatusResult", "engine"): "optional in TypeScript for sidecars that predate the engine",
+    ("StatusResult", "profile"): "optional in TypeScript for sidecars that predate profiles",
+    ("StatusResult", "profiles"): "optional in TypeScript for sidecars that predate profiles",
     ("StatusRow", "sharedBy"): "optional in TypeScript for sidecars that predate the engine",
     ("ToolDefinition", "inputSchema"): (
         "MCP requires one of every tool and the SDK always dumps it; tool_view copies the keys present"

@@ -64,7 +64,8 @@ cat >"$MCP_SIDECAR_HOME/mcp.json" <<JSON
 {"mcpServers": {
   "basic": {"command": "$PY", "args": ["$SERVERS/basic.py", "stdio", "--resources", "--prompts", "--watchable"]},
   "broken": {"command": "$PY", "args": ["$SERVERS/crash_on_start.py"]}
-}}
+},
+ "profiles": {"review": {"servers": ["basic"], "activate": ["basic.echo"]}}}
 JSON
 cat >"$WORK/ws/.mcp.json" <<JSON
 {"mcpServers": {"proj": {"command": "$PY", "args": ["$SERVERS/basic.py", "stdio"]}}}

@@ -108,7 +108,8 @@ cat >"$MCP_SIDECAR_HOME/mcp.json" <<JSON
   "basic": {"command": "$PY", "args": ["$SERVERS/basic.py", "stdio", "--resources", "--prompts", "--watchable", "--completions"]},
   "spare": {"command": "$PY", "args": ["$SERVERS/basic.py", "stdio"]},
   "broken": {"command": "$PY", "args": ["$SERVERS/crash_on_start.py"]}
-}}
+},
+ "profiles": {"review": {"servers": ["basic"], "activate": ["basic.echo"]}}}
 JSON
 cat >"$RUN/ws/.mcp.json" <<JSON
 {"mcpServers": {"proj": {"command": "$PY", "args": ["$SERVERS/basic.py", "stdio"]}}}

@@ -7,7 +7,7 @@
 // (before 1.101) keeps the chat tools.
 import * as vscode from "vscode";
 import { registerChatTools } from "./chatTools";
-import type { SidecarClient } from "./client";
+import { profileOption, type SidecarClient } from "./client";
 import {
   CHAT_TOOLS_CONTEXT,
   CHAT_TOOLS_SETTING,
@@ -90,7 +90,8 @@ export class ChatSurface implements vscode.Disposable {
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (event.affectsConfiguration(`mcpSidecar.${CHAT_TOOLS_SETTING}`)) this.apply();
-        else if (event.affectsConfiguration("mcpSidecar.logLevel")) this.refresh();
+        else if (event.affectsConfiguration("mcpSidecar.logLevel") || event.affectsConfiguration("mcpSidecar.profile"))
+          this.refresh();
       }),
       vscode.workspace.onDidGrantWorkspaceTrust(() => this.refresh()),
       vscode.workspace.onDidChangeWorkspaceFolders(() => this.refresh()),
@@ -146,6 +147,7 @@ export class ChatSurface implements vscode.Disposable {
         logLevel: vscode.workspace.getConfiguration("mcpSidecar").get<string>("logLevel", "warning"),
         folder: folder?.scheme === "file" ? folder.fsPath : undefined,
         trusted: vscode.workspace.isTrusted,
+        ...profileOption(),
       },
       this.extensionVersion,
     );

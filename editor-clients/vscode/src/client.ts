@@ -165,6 +165,8 @@ export class SidecarClient implements vscode.Disposable {
         trustGranted: this.takeTrustGrant(),
         interactive: true,
         mcpCapabilities: this.capabilities(),
+        // The window's profile (mcpSidecar.profile, a workspace setting too); MCP: Choose Profile switches.
+        ...profileOption(),
       },
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue, handled: true }),
@@ -307,4 +309,10 @@ export class SidecarClient implements vscode.Disposable {
     void this.stop();
     for (const d of this.disposables) d.dispose();
   }
+}
+
+/** `initializationOptions.profile` from `mcpSidecar.profile` (empty: none). */
+export function profileOption(): { profile?: string } {
+  const value = vscode.workspace.getConfiguration("mcpSidecar").get<string>("profile", "").trim();
+  return value ? { profile: value } : {};
 }

@@ -21,6 +21,7 @@ const COMMANDS: Record<string, Factory> = {
   "mcpSidecar.showCallResult": calls.showCallResult,
   "mcpSidecar.search": servers.search,
   "mcpSidecar.runCommand": servers.runCommand,
+  "mcpSidecar.profile": servers.profile,
   "mcpSidecar.add": config.add,
   "mcpSidecar.remove": config.remove,
   "mcpSidecar.get": servers.get,

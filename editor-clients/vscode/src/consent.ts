@@ -179,8 +179,27 @@ export function changedFieldsOf(pending: Pick<PendingApproval, "change" | "chang
  * message stays short; the full summary (which may be long: it is never cut) and the changed
  * fields go into the detail.
  */
+/** A project profile (`profile:NAME`): what a window choosing it would search and activate. */
+function profileQuestion(pending: PendingApproval, reviewCommand: string): ApprovalQuestion {
+  const name = oneLine(pending.server.replace(/^profile:/, ""));
+  const message =
+    pending.change === "new"
+      ? `The project's .mcp.json defines a new profile '${name}'. Allow it?`
+      : `The project's .mcp.json changed the profile '${name}'. Allow the new definition?`;
+  const fields = changedFieldsOf(pending);
+  const detail = [
+    "A window choosing it would use:",
+    exactLine(pending.summary),
+    ...(fields.length > 0 ? ["", `Changed since you approved it: ${fields.join(", ")}`] : []),
+    "",
+    `Cancel keeps the profile unusable; run "${reviewCommand}" to be asked again.`,
+  ].join("\n");
+  return { message, detail };
+}
+
 export function approvalQuestion(pending: PendingApproval, reviewCommand: string): ApprovalQuestion {
   const server = oneLine(pending.server);
+  if (pending.transport === "profile") return profileQuestion(pending, reviewCommand);
   const message =
     pending.change === "new"
       ? `The project's .mcp.json defines a new MCP server '${server}'. Start it?`

@@ -6,7 +6,7 @@ import { Approvals } from "./approvals";
 import { Bootstrap, userSidecarPath } from "./bootstrap";
 import { ChatSurface } from "./chatSurface";
 import { prepareCall } from "./chatTools";
-import { SidecarClient } from "./client";
+import { profileOption, SidecarClient } from "./client";
 import { registerCommands } from "./commands";
 import {
   OUTPUT_SCHEME,
@@ -20,7 +20,7 @@ import { Elicitations } from "./elicitation";
 import { registerNotifications } from "./notifications";
 import { onDidRenderProgress, type RenderedProgress } from "./progress";
 import { PromptPreviews } from "./prompts";
-import type * as P from "./protocol";
+import * as P from "./protocol";
 import { languageModelsAvailable, Sampling, samplingEnabled } from "./sampling";
 import { Turns } from "./serial";
 import { mcpCapabilities } from "./serverAsks";
@@ -129,6 +129,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
       }
     }),
     vscode.workspace.onDidChangeConfiguration((event) => {
+      if (event.affectsConfiguration("mcpSidecar.profile") && client.state === "running") {
+        // Applied to the running sidecar: its sessions stay (a start passes it as initializationOptions).
+        const chosen = profileOption().profile ?? null;
+        void client
+          .request(P.profile, { profile: chosen })
+          .then(() => store.refresh())
+          .catch((error: unknown) => {
+            const message = error instanceof Error ? error.message : String(error);
+            void vscode.window.showErrorMessage(`MCP profile: ${message}`);
+          });
+      }
       const restarts = ["mcpSidecar.path", "mcpSidecar.logLevel", "mcpSidecar.sampling.enabled"];
       if (!restarts.some((setting) => event.affectsConfiguration(setting))) return;
       // Only a change of what is used restarts: a workspace's mcpSidecar.path (ignored) does not.

@@ -148,6 +148,7 @@ export function statusBarModel(
   state: ClientState,
   rows: StatusRow[],
   engine: EngineStatus | null = null,
+  profile: string | null = null,
 ): StatusBarModel {
   if (state === "stopped") {
     return {
@@ -198,8 +199,10 @@ export function statusBarModel(
   if (failed > 0) parts.push(`${failed} failed`);
   if (logins.length > 0) parts.push(`${logins.length} ${logins.length === 1 ? "needs" : "need"} login`);
   if (approvals > 0) parts.push(`${approvals} ${approvals === 1 ? "needs" : "need"} approval`);
-  const text = rows.length === 0 ? `${icon} MCP: no servers` : `${icon} MCP: ${parts.join(", ")}`;
+  const label = profile ? `MCP [${stripControls(profile)}]` : "MCP";
+  const text = rows.length === 0 ? `${icon} ${label}: no servers` : `${icon} ${label}: ${parts.join(", ")}`;
   const tooltipLines = rows.length === 0 ? ["No MCP servers are configured."] : rows.map(serverLine);
+  if (profile) tooltipLines.unshift(`Profile: ${stripControls(profile)} (only its servers are searched)`);
   const severity = failed > 0 || approvals > 0 || logins.length > 0 ? "warning" : "ok";
   return { text, tooltipLines, engineLines: engineLines(engine), severity, approvals, logins };
 }

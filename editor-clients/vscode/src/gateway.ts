@@ -64,6 +64,8 @@ export interface GatewayInput {
   folder: string | undefined;
   /** `vscode.workspace.isTrusted`: what the extension tells its own sidecar (`trustedWorkspace`). */
   trusted: boolean;
+  /** `mcpSidecar.profile`: the gateway's `--profile`, so chat lists the profile's tools from the start. */
+  profile?: string;
 }
 
 export interface GatewayLaunch {
@@ -85,6 +87,7 @@ export function gatewayLaunch(input: GatewayInput, extensionVersion: string): Ga
   const args = [...logLevelArgs(input.logLevel), "mcp"];
   if (input.folder !== undefined) args.push("--project", input.folder);
   if (input.folder !== undefined && input.trusted) args.push("--trust-project", "--approved-only");
+  if (input.profile) args.push("--profile", input.profile);
   const digest = createHash("sha256")
     .update(JSON.stringify([input.command, args, input.folder ?? null]))
     .digest("hex")

@@ -77,7 +77,8 @@ export interface PendingApproval {
   server: string;
   change: "new" | "changed";
   definitionHash: string;
-  transport: "stdio" | "http";
+  /** `profile` for a project profile (its `server` is `profile:NAME`). */
+  transport: "stdio" | "http" | "profile";
   summary: string;
   /** For `changed`: the fields that differ from the approved definition (`args`, `env.TOKEN`, `env.X (removed)`). Absent from older sidecars. */
   changedFields?: string[];
@@ -173,6 +174,10 @@ export interface StatusResult {
   pendingApprovals?: PendingApproval[];
   /** The engine serving this window; null in a sidecar of its own; absent from sidecars that predate it. */
   engine?: EngineStatus | null;
+  /** The profile this window chose, or null; absent from sidecars that predate profiles. */
+  profile?: string | null;
+  /** The profiles it can choose (defined, valid, approved); absent from sidecars that predate profiles. */
+  profiles?: string[];
 }
 
 export interface ServerGetResult {
@@ -453,6 +458,32 @@ export interface SessionEndResult {
   previewsDiscarded: number;
 }
 
+export interface ProfileParams {
+  /** Absent: show; null: clear; a name: choose. */
+  profile?: string | null;
+  session?: string;
+}
+
+export interface ProfileJson {
+  name: string;
+  scope: string;
+  description: string | null;
+  /** null: every server. */
+  servers: string[] | null;
+  activate: string[];
+  approvalRequired: boolean;
+}
+
+export interface ProfileResult {
+  profile: ProfileJson | null;
+  changed: boolean;
+  profiles: ProfileJson[];
+  activation: ActivateResult | null;
+  deactivated: string[];
+  diagnostics: Diagnostic[];
+  text: string;
+}
+
 export interface ModelToolInvokeParams {
   arguments: JsonObject;
   session?: string;
@@ -490,7 +521,7 @@ export interface CommandOption {
 
 export interface CommandPositional {
   name: string;
-  completion: "server" | "command" | "file" | "tool" | null;
+  completion: "server" | "command" | "file" | "tool" | "profile" | null;
   values: string[];
   /** May be left out (`tools NAME [TOOL]`); only the last positionals are. */
   optional: boolean;
@@ -935,6 +966,7 @@ export const modelToolInvoke = new RequestType<ModelToolInvokeParams, ModelToolI
   "mcp/modelTool/invoke",
 );
 export const sessionEnd = new RequestType<SessionEndParams, SessionEndResult, void>("mcp/session/end");
+export const profile = new RequestType<ProfileParams, ProfileResult, void>("mcp/profile");
 export const command = new RequestType<CommandParams, CommandResult, void>("mcp/command");
 export const commandSpec = new RequestType<CommandSpecParams, CommandSpecResult, void>("mcp/commandSpec");
 export const configAdd = new RequestType<ConfigAddParams, ConfigAddResult, void>("mcp/config/add");
@@ -1000,6 +1032,7 @@ export const REQUESTS = [
   modelToolDefinition,
   modelToolInvoke,
   sessionEnd,
+  profile,
   command,
   commandSpec,
   configAdd,

@@ -52,11 +52,13 @@ export function status(ctx: Ctx) {
   return async () => {
     const { store } = ctx;
     await store.refresh();
-    const items: (vscode.QuickPickItem & { server?: string; review?: true })[] = store.rows.map((row) => ({
-      label: serverLine(row),
-      detail: row.description ?? undefined,
-      server: row.name,
-    }));
+    const items: (vscode.QuickPickItem & { server?: string; review?: true; profile?: true })[] = store.rows.map(
+      (row) => ({
+        label: serverLine(row),
+        detail: row.description ?? undefined,
+        server: row.name,
+      }),
+    );
     const [engine, ...clients] = engineLines(store.engine);
     if (engine) {
       // The engine and its clients, first; picking it shows the status table (the same lines).
@@ -66,6 +68,10 @@ export function status(ctx: Ctx) {
       const label = `$(shield) Review project server changes (${store.pendingApprovals.length})`;
       items.unshift({ label, description: "new or changed in .mcp.json", review: true });
     }
+    if (store.profile || store.profiles.length > 0) {
+      const label = `$(filter) Profile: ${store.profile ?? "none"}`;
+      items.push({ label, description: "choose another", profile: true });
+    }
     items.push({ label: "$(output) Show the status table", description: "/mcp list" });
     const picked = await vscode.window.showQuickPick(items, {
       title: "MCP servers",
@@ -73,7 +79,31 @@ export function status(ctx: Ctx) {
     });
     if (!picked) return undefined;
     if (picked.review) return ctx.approvals.review();
+    if (picked.profile) return profile(ctx)();
     return picked.server ? serverActions(ctx, picked.server) : runLine(ctx, "list");
+  };
+}
+
+/** MCP: Choose Profile: a profile name (from a script or a test), or picked among the profiles this
+ * window can choose; "None" clears it. Runs `/mcp profile NAME` (or `--clear`), which activates
+ * the profile's tools and narrows what chat searches. */
+export function profile(ctx: Ctx) {
+  return async (arg?: unknown) => {
+    if (typeof arg === "string") return runLine(ctx, arg === "" ? "profile --clear" : commandLine("profile", arg));
+    await ctx.store.refresh();
+    const current = ctx.store.profile;
+    const items: (vscode.QuickPickItem & { name: string | null })[] = ctx.store.profiles.map((name) => ({
+      label: name,
+      description: name === current ? "current" : undefined,
+      name,
+    }));
+    items.push({ label: "$(clear-all) None", description: "every server is searched", name: null });
+    const picked = await pickOne(items, {
+      title: "MCP: Choose Profile",
+      placeHolder: current ? `Profile: ${current}` : "No profile: every server is searched",
+    });
+    if (!picked) return undefined;
+    return runLine(ctx, picked.name === null ? "profile --clear" : commandLine("profile", picked.name));
   };
 }
 

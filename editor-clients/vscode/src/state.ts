@@ -15,6 +15,10 @@ export class ServerStore implements vscode.Disposable {
   pendingApprovals: P.PendingApproval[] = [];
   /** The engine serving this window (its clients), or null: a sidecar of its own, or not known yet. */
   engine: P.EngineStatus | null = null;
+  /** The profile this window chose (`mcpSidecar.profile`, MCP: Choose Profile), or null. */
+  profile: string | null = null;
+  /** The profiles it can choose (defined, valid, approved). */
+  profiles: string[] = [];
   /** A status request for the engine's clients in flight (one at a time; see `engineMayHaveChanged`). */
   private engineRefresh: Promise<void> | undefined;
   private readonly changeEmitter = new vscode.EventEmitter<void>();
@@ -69,6 +73,8 @@ export class ServerStore implements vscode.Disposable {
       this.rows = result.servers;
       this.trustedWorkspace = result.trustedWorkspace;
       this.engine = result.engine ?? null;
+      this.profile = result.profile ?? null;
+      this.profiles = result.profiles ?? [];
       this.setPending(result.pendingApprovals ?? []);
       const subs = await this.client.request(P.resourceSubscriptions, {});
       this.watches.clear();

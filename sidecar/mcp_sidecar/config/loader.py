@@ -14,6 +14,7 @@ from pathlib import Path
 
 from mcp_sidecar.config import paths
 from mcp_sidecar.config.model import ServerConfig
+from mcp_sidecar.config.profiles import Profile, ProfilesRead, check_servers, parse_profiles
 from mcp_sidecar.config.validate import (
     CLIENT_METADATA_URL_RULE,
     SERVER_NAME,
@@ -41,6 +42,8 @@ class EffectiveConfig:
     files: tuple[ConfigFile, ...]
     shadowed: dict[str, ServerConfig] = field(default_factory=dict)
     """Global definitions hidden by a same-named project definition."""
+    profiles: dict[str, Profile] = field(default_factory=dict)
+    """The valid profiles of both files (a project profile replaces a same-named global one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +60,8 @@ class LoadReport:
 
     config: EffectiveConfig
     problems: tuple[ConfigProblem, ...] = ()
+    profile_problems: tuple[str, ...] = ()
+    """Invalid profiles, each left out on its own: they never make the servers' setup invalid."""
 
 
 @dataclass(slots=True)
@@ -65,6 +70,7 @@ class _FileRead:
     problems: list[ConfigProblem] = field(default_factory=list)
     client_metadata_url: str | None = None
     """The global file's top-level `oauthClientMetadataUrl`: every HTTP server's default."""
+    profiles: ProfilesRead = field(default_factory=ProfilesRead)
 
 
 GLOBAL_OPTIONS = ("oauthClientMetadataUrl",)
@@ -82,6 +88,7 @@ def _read(path: Path, scope: str) -> _FileRead:
             raise ConfigProblems([f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}."]) from exc
         servers, broken = parse_servers(document, scope, str(path))  # type: ignore[arg-type]
         option = document.get("oauthClientMetadataUrl") if isinstance(document, dict) else None
+        profiles = parse_profiles(document, scope, str(path))  # type: ignore[arg-type]
     except UnicodeDecodeError:
         return _FileRead(problems=[ConfigProblem(f"{path}: the file is not UTF-8 text.")])
     except OSError as exc:
@@ -105,7 +112,7 @@ def _read(path: Path, scope: str) -> _FileRead:
     elif option is not None and not is_client_metadata_url(option):
         problems.append(ConfigProblem(f"{path}: the top-level `oauthClientMetadataUrl` {CLIENT_METADATA_URL_RULE}"))
         option = None
-    return _FileRead(servers, problems, option)
+    return _FileRead(servers, problems, option, profiles)
 
 
 def demo_server() -> ServerConfig:
@@ -168,7 +175,30 @@ def load_report(project_dir: Path | None, trusted: bool) -> LoadReport:
             else s
             for name, s in merged.items()
         }
-    return LoadReport(EffectiveConfig(servers=merged, files=tuple(files), shadowed=shadowed), problems)
+    profiles, profile_problems = _profiles(global_read, project_read, {*merged, *broken_names(problems)})
+    config = EffectiveConfig(servers=merged, files=tuple(files), shadowed=shadowed, profiles=profiles)
+    return LoadReport(config, problems, profile_problems)
+
+
+def broken_names(problems: tuple[ConfigProblem, ...]) -> set[str]:
+    return {p.server for p in problems if p.server is not None}
+
+
+def _profiles(
+    global_read: _FileRead, project_read: _FileRead, configured: set[str]
+) -> tuple[dict[str, Profile], tuple[str, ...]]:
+    """Both files' profiles merged (project over global), each checked against the configured servers
+    (a server whose definition is invalid counts as configured: its own problem says what is wrong)."""
+    merged = {name: p for name, p in global_read.profiles.profiles.items() if name not in project_read.profiles.broken}
+    merged.update(project_read.profiles.profiles)
+    problems = [*global_read.profiles.problems, *project_read.profiles.problems]
+    valid: dict[str, Profile] = {}
+    for name, profile in merged.items():
+        found = check_servers(profile, configured)
+        problems += found
+        if not found:
+            valid[name] = profile
+    return valid, tuple(problems)
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -194,7 +194,7 @@ async def _serve_lsp(
 ) -> None:
     from mcp_sidecar.server import create_server, run_client
 
-    project, trusted = _project_options(hello)
+    project, trusted, profile = _project_options(hello)
     saved = FrontSessions(fronts, hello.front)
     restore = saved.load() if hello.resume == hello.front else {}
     resume.touch(fronts, f"{hello.front}.json")
@@ -206,7 +206,7 @@ async def _serve_lsp(
         if restore:
             tasks.spawn(_restore(saved, app, restore, restored), "engine-restore")
 
-    defaults = {"workspace": project or hello.cwd, "trusted": trusted, "environ": hello.env}
+    defaults = {"workspace": project or hello.cwd, "trusted": trusted, "environ": hello.env, "profile": profile}
     server, app = create_server(defaults, user, initialized)
     _around_requests(server.fast_handlers, saved, app, restored)
     # pygls' `exit` handler ends the process it thinks it owns: here, only this client's stream.
@@ -275,7 +275,7 @@ async def _serve_cli(hello: HelloLine, args: argparse.Namespace, writer: asyncio
     """One CLI run for a front: what it prints goes back as lines, then its exit status."""
     from mcp_sidecar import cli
 
-    project, _ = _project_options(hello)
+    project, _, _ = _project_options(hello)
     out = cli.Output(_PrintedLines(writer, "out"), _PrintedLines(writer, "err"), user, hello.env)
     code = await cli.run_headless(args, project or hello.cwd, out)
     writer.write(json.dumps({"exit": code}).encode() + b"\n")
@@ -308,7 +308,7 @@ async def _serve_gateway(
     from mcp_sidecar.gateway.run import serve_front
     from mcp_sidecar.gateway.stdio import HostPipes
 
-    project, _ = _project_options(hello)
+    project, _, _ = _project_options(hello)
     own = args.session is None
     durable = DurableSession(gateway_session_name(hello.front), fronts) if own else DurableSession(args.session)
     if own:
@@ -362,9 +362,9 @@ def _in_loop(loop: asyncio.AbstractEventLoop) -> bool:
         return False
 
 
-def _project_options(hello: HelloLine) -> tuple[Path | None, bool]:
+def _project_options(hello: HelloLine) -> tuple[Path | None, bool, str | None]:
     """`--project DIR` (resolved against the front's directory, as the CLI resolves it against its
-    own) and `--trust-project`, read by the command's own parser."""
+    own), `--trust-project` and `--profile NAME`, read by the command's own parser."""
     from mcp_sidecar import cli_parser
 
     errors = io.StringIO()
@@ -372,9 +372,9 @@ def _project_options(hello: HelloLine) -> tuple[Path | None, bool]:
         with contextlib.redirect_stderr(errors):
             args = cli_parser.parse_args(hello.argv)
     except SystemExit:
-        return None, False  # an editor's serve takes no other words; a bad one trusts nothing
+        return None, False, None  # an editor's serve takes no other words; a bad one trusts nothing
     project = (hello.cwd / args.project).resolve() if args.project is not None else None
-    return project, bool(args.trust_project)
+    return project, bool(args.trust_project), args.profile
 
 
 class _StreamWriterAdapter:

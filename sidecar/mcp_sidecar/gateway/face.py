@@ -42,7 +42,15 @@ from mcp_sidecar.gateway.hosts import Host, Hosts, Tell, deliver
 from mcp_sidecar.gateway.prompt_snapshot import PromptSnapshot
 from mcp_sidecar.gateway.prompts import Prompts
 from mcp_sidecar.gateway.resources import Resources
-from mcp_sidecar.gateway.texts import COMMAND, NATIVE_HINT, NATIVE_LOADED, PROXY_HINT, PROXY_LOADED, Mode
+from mcp_sidecar.gateway.texts import (
+    COMMAND,
+    NATIVE_HINT,
+    NATIVE_LOADED,
+    PROXY_HINT,
+    PROXY_LOADED,
+    Mode,
+    profile_tools,
+)
 from mcp_sidecar.operations.row import runner
 from mcp_sidecar.output import activation_text, model_text
 from mcp_sidecar.output.sanitize import one_line, strip_controls
@@ -217,9 +225,21 @@ class Gateway:
         durable, self._durable = self._durable, None
         host = self.hosts.open(tell, durable, tell_prompts)
         host.version = version
-        if durable is not None:
-            host.restoring = tasks.spawn(self._restore(host, durable), "gateway-restore")
+        if durable is not None or profile_tools(self.app):
+            host.restoring = tasks.spawn(self._begin(host, durable), "gateway-restore")
         return host
+
+    async def _begin(self, host: Host, durable: DurableSession | None) -> None:
+        """A new host's first tools: the durable session's, then its profile's (`--profile`), so that its
+        first `tools/list` has them."""
+        if durable is not None:
+            await self._restore(host, durable)
+        if profile_tools(self.app):
+            await self.forwarding.ready(host)
+            await self.app.profiles.start(host.session)
+            for problem in self.app.configuration.profile_left_out:
+                log.warning("gateway profile: %s", one_line(problem.message))
+            self.hosts.changed(host)
 
     async def _restore(self, host: Host, durable: DurableSession) -> None:
         """The durable session's saved tools, active again once the host's roots are known

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_sidecar import tasks
-from mcp_sidecar.events import CatalogInvalidated, Reconciled, ToolsDeactivated
+from mcp_sidecar.events import CatalogInvalidated, ProfileChanged, Reconciled, ToolsDeactivated
 from mcp_sidecar.gateway import native
 from mcp_sidecar.gateway.durable import digest
 
@@ -145,6 +145,7 @@ class Hosts:
         app.hub.subscribe(ToolsDeactivated, self._deactivated)
         app.hub.subscribe(CatalogInvalidated, self._invalidated)
         app.hub.subscribe(Reconciled, self._reconciled)
+        app.hub.subscribe(ProfileChanged, self._profile_changed)
 
     def open(self, tell: Tell, durable: DurableSession | None = None, tell_prompts: Tell | None = None) -> Host:
         """A new host; its session is the durable one's name, or a fresh `gateway-N`."""
@@ -197,6 +198,12 @@ class Hosts:
             for host in list(self._by_session.values()):
                 self.tell(host)  # in any mode: `mcp_tools`' description carries the directory
                 self.prompts_changed(host)
+
+    def _profile_changed(self, event: ProfileChanged) -> None:
+        # Its servers changed: `mcp_tools`' directory and the prompts a host lists may have too.
+        for host in list(self._by_session.values()):
+            self.tell(host)
+            self.prompts_changed(host)
 
     def prompts_changed(self, host: Host) -> None:
         if host.tell_prompts is not None:

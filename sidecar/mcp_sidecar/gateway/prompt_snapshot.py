@@ -49,8 +49,13 @@ class PromptSnapshot:
         """Family → entries, once read (and found to be of the servers configured now)."""
 
     def key(self) -> str:
-        """The servers the prompts come from: each enabled server's catalog cache key."""
-        keys = sorted(self._app.catalogs.key(conn) for conn in self._app.registry if not conn.config.disabled)
+        """The servers the prompts come from: each enabled server's catalog cache key (the profile's only)."""
+        searched = self._app.configuration.searches
+        keys = sorted(
+            self._app.catalogs.key(conn)
+            for conn in self._app.registry
+            if not conn.config.disabled and searched(conn.name)
+        )
         return hashlib.sha256("\n".join(keys).encode()).hexdigest()
 
     def listed(self, modern: bool) -> list[dict[str, Any]]:

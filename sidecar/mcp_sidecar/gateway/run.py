@@ -70,6 +70,18 @@ def gateway_app(
     )
 
 
+def choose_profile(app: Sidecar, args: argparse.Namespace) -> None:
+    """`--profile NAME`: the gateway's profile, for every host it serves. One it cannot use (not defined,
+    invalid, waiting for approval) is logged, and every server is searched: a host still gets its tools."""
+    name = getattr(args, "profile", None)
+    if name is None:
+        return
+    app.profiles.choose_at_start(name)
+    if app.configuration.profile() is None:
+        for problem in app.configuration.profile_diagnostics():
+            log.warning("gateway --profile: %s", problem.message)
+
+
 def usage_error(args: argparse.Namespace) -> str | None:
     """What is wrong with a valid parse of the `mcp` command's options, for the person who typed them."""
     if args.trust_project and args.project is None:
@@ -89,6 +101,7 @@ async def serve(args: argparse.Namespace, workspace: Path) -> int:
     app = gateway_app(workspace, args.trust_project, args.approved_only)
     try:
         app.ensure_loaded()
+        choose_profile(app, args)
         if args.http is not None:
             from mcp_sidecar.gateway import http
 
@@ -162,6 +175,7 @@ async def serve_front(
     app = gateway_app(workspace, args.trust_project, args.approved_only, user, environ)
     try:
         app.ensure_loaded()
+        choose_profile(app, args)
         await _serve_pipes(app, args, pipes, durable)
     finally:
         await app.shutdown()
@@ -184,7 +198,7 @@ async def _serve_pipes(
         args.tools,
         pipes,
         resources=args.resources,
-        restoring=bool(args.session) or durable is not None,
+        restoring=bool(args.session) or durable is not None or texts.profile_tools(app),
         prompts=snapshot,
         prepare=lambda arguments: app.activation.connect_servers_soon(app.model_tool.servers_to_contact(arguments)),
     )

@@ -13,6 +13,7 @@ from mcp_sidecar.output import directory_text
 from mcp_sidecar.services import model_tool
 
 if TYPE_CHECKING:
+    from mcp_sidecar.services.app import Sidecar
     from mcp_sidecar.services.model_tool import ModelTool
 
 Mode = Literal["native", "proxy"]
@@ -35,6 +36,13 @@ INSTRUCTIONS = (
     "(`server` narrows it to one of the servers below), `activate` to load exact tool ids, "
     "then call the loaded tools."
 )
+
+
+def profile_tools(app: Sidecar) -> bool:
+    """Whether the gateway's profile (`--profile`) activates tools: a host's first `tools/list` then waits
+    for them (the SDK side answers it), so that the host lists them from the start."""
+    chosen = app.configuration.profile()
+    return chosen is not None and bool(chosen.activate)
 
 
 def instructions(tool: ModelTool) -> str:

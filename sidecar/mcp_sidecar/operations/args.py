@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from mcp_sidecar.protocol import methods
 from mcp_sidecar.protocol.config_params import ConfigImportParams
 from mcp_sidecar.protocol.errors import command_invalid
-from mcp_sidecar.protocol.params import SessionParams, parse_server
+from mcp_sidecar.protocol.params import ProfileParams, SessionParams, parse_server
 from mcp_sidecar.services.activation import NotActivated
 from mcp_sidecar.services.command_line import usage_of
 
@@ -39,6 +39,15 @@ class ToolsParams:
 
 
 # `/mcp` lines ---------------------------------------------------------------------------------
+
+
+def profile_params(parsed: ParsedCommand) -> ProfileParams:
+    """`profile` shows, `profile NAME` chooses (its tools start active in the default session), `--clear` clears."""
+    if parsed.clear:
+        return ProfileParams(None, True, methods.DEFAULT_SESSION)
+    if parsed.rest:
+        return ProfileParams(parsed.rest[0], True, methods.DEFAULT_SESSION)
+    return ProfileParams(None, False, methods.DEFAULT_SESSION)
 
 
 def server(parsed: ParsedCommand) -> str:

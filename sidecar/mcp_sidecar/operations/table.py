@@ -265,6 +265,14 @@ _TOOL_ROWS = (
         call=_call_result,
     ),
     Operation(
+        methods.PROFILE,
+        "profile",
+        params.parse_profile,
+        call=lambda app, p: app.profiles.profile(p),
+        text=result_text,
+        command=Command(("profile",), args.profile_params),
+    ),
+    Operation(
         methods.SESSION_END,
         "session",
         params.parse_session_end,

@@ -20,6 +20,7 @@ from typing import Any
 
 from mcp_sidecar.config.approvals import UNHASHED_FIELDS
 from mcp_sidecar.config.model import ServerConfig
+from mcp_sidecar.config.profiles import Profile
 from mcp_sidecar.output.command_text import quote_word
 from mcp_sidecar.output.sanitize import strip_controls
 
@@ -122,6 +123,19 @@ def summary(server: ServerConfig, changed: list[str] | None = None) -> str:
     if extras:
         text += f" ({'; '.join(extras)})"
     return visible(text)
+
+
+def profile_summary(profile: Profile, changed: list[str] | None = None) -> str:
+    """A project profile: which servers a client choosing it searches, and which tools it activates."""
+    searched = ", ".join(quote_word(s) for s in profile.servers) if profile.servers is not None else "every server"
+    parts = [f"profile: searches {searched}"]
+    if profile.activate:
+        parts.append("activates " + ", ".join(quote_word(i) for i in profile.activate))
+    if profile.description is not None:
+        parts.append(f"described as {quote_word(profile.description)}")
+    if changed:
+        parts.append("changed: " + ", ".join(changed))
+    return visible("; ".join(parts))
 
 
 _OAUTH_LABELS = {

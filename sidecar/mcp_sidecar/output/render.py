@@ -75,6 +75,8 @@ def status_matrix(status: StatusResult, add_command: str = f"/mcp {ADD_EXAMPLE}"
         lines.append("No MCP servers are configured.")
         lines += [f"{f['scope'].capitalize()} configuration: {one_line(f['path'])}" for f in _config_files(status)]
         lines.append(f"Add one: {add_command}")
+    if status.get("profile") is not None:
+        lines.append(f"Profile: {one_line(str(status['profile']))}")
     for pending in status.get("pendingApprovals", []):
         lines.append(f"{one_line(pending['server'])} waits for approval ({pending['change']}): {pending['summary']}")
     for d in status.get("diagnostics", []):

@@ -69,6 +69,8 @@ DiagnosticCode = Literal[
     "elicitation_required",
     "server_starts_itself",
     "engine_restarted",
+    "profile_not_found",
+    "not_in_profile",
 ]
 """Every diagnostic code; each has exactly one entry in `HINTS` (a unit test checks both ways)."""
 
@@ -183,6 +185,14 @@ HINTS: dict[DiagnosticCode, str] = {
         "The sidecar's engine stopped and a new one took over; nothing was retried. Send the request again if "
         "it is still wanted (a tool call may or may not have reached its server)."
     ),
+    "profile_not_found": (
+        "Check the profile's name with /mcp profile (profiles are defined under `profiles` in the global "
+        "or a trusted project mcp.json), or clear it with /mcp profile --clear."
+    ),
+    "not_in_profile": (
+        "The chosen profile does not search this server: choose a profile that does (/mcp profile NAME), "
+        "or clear it (/mcp profile --clear)."
+    ),
 }
 
 # With a server, these hints name it, so the fix can be copied as it is.
@@ -275,6 +285,11 @@ def refused_disabled(operation: str, server: str, approval_required: bool = Fals
             server,
         )
     return fail("server_disabled", operation, "The server is disabled.", server)
+
+
+def outside_profile(operation: str, server: str, profile: str | None) -> SidecarError:
+    """A request for a server the client's profile does not search."""
+    return fail("not_in_profile", operation, f"Server {server!r} is not in profile {profile!r}.", server)
 
 
 def invalid_params(operation: str, message: str) -> SidecarError:

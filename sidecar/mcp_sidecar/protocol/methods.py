@@ -20,6 +20,7 @@ SERVER_REFRESH = "mcp/server/refresh"
 MODEL_TOOL_DEFINITION = "mcp/modelTool/definition"
 MODEL_TOOL_INVOKE = "mcp/modelTool/invoke"
 SESSION_END = "mcp/session/end"
+PROFILE = "mcp/profile"
 COMMAND = "mcp/command"
 COMMAND_SPEC = "mcp/commandSpec"
 CONFIG_ADD = "mcp/config/add"
@@ -60,6 +61,7 @@ REQUESTS: tuple[str, ...] = (
     MODEL_TOOL_DEFINITION,
     MODEL_TOOL_INVOKE,
     SESSION_END,
+    PROFILE,
     COMMAND,
     COMMAND_SPEC,
     CONFIG_ADD,

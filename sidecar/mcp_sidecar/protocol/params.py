@@ -136,6 +136,23 @@ def parse_session(operation: str, params: Any) -> SessionParams:
     return SessionParams(session=_session(operation, _object(operation, params)))
 
 
+@dataclass(frozen=True, slots=True)
+class ProfileParams:
+    """`mcp/profile`: `profile` absent shows the client's profile; null clears it; a name chooses it."""
+
+    profile: str | None
+    change: bool
+    session: str
+
+
+def parse_profile(operation: str, params: Any) -> ProfileParams:
+    p = _object(operation, params)
+    profile = p.get("profile")
+    if profile is not None and (not isinstance(profile, str) or not profile):
+        raise invalid_params(operation, "`profile` must be a profile's name, or null to clear it.")
+    return ProfileParams(profile, "profile" in p, _session(operation, p))
+
+
 def parse_activate(operation: str, params: Any) -> ActivateParams:
     p = _object(operation, params)
     ids = p.get("ids")

@@ -174,6 +174,10 @@ class StatusResult(TypedDict):
     diagnostics: list[DiagnosticJson]
     engine: EngineStatus | None
     """The engine serving this client; null in a process of its own (`MCP_SIDECAR_ENGINE=off`)."""
+    profile: str | None
+    """The profile this client chose (`mcp/profile`), whether or not it is usable (see `diagnostics`)."""
+    profiles: list[str]
+    """The profiles it can choose: defined, valid and approved."""
 
 
 class ProtocolVersions(TypedDict):
@@ -270,6 +274,32 @@ class ActivateResult(TypedDict):
     session: str
     results: list[ActivationEntry]
     tools: list[ToolDefinition]
+    text: str
+
+
+class ProfileJson(TypedDict):
+    """A profile: the servers a client choosing it searches (null: every one) and the tools it activates."""
+
+    name: str
+    scope: str
+    description: str | None
+    servers: list[str] | None
+    activate: list[str]
+    approvalRequired: bool
+    """A project profile new or changed since approved: it cannot be chosen until approved."""
+
+
+class ProfileResult(TypedDict):
+    """`mcp/profile`: the client's profile after the request, and the profiles it can choose from."""
+
+    profile: ProfileJson | None
+    changed: bool
+    profiles: list[ProfileJson]
+    activation: ActivateResult | None
+    """The chosen profile's `activate` tools, activated in the request's session."""
+    deactivated: list[str]
+    """Tools of servers the new profile does not search, dropped from every session of this client."""
+    diagnostics: list[DiagnosticJson]
     text: str
 
 
@@ -593,7 +623,7 @@ class CommandOption(TypedDict):
 
 class CommandPositional(TypedDict):
     name: str
-    completion: Literal["server", "command", "file", "tool"] | None
+    completion: Literal["server", "command", "file", "tool", "profile"] | None
     values: list[str]
     optional: bool
 
@@ -883,6 +913,7 @@ RESULTS: dict[str, object] = {
     methods.MODEL_TOOL_DEFINITION: ModelToolDefinition,
     methods.MODEL_TOOL_INVOKE: ModelToolInvokeResult,
     methods.SESSION_END: SessionEndResult,
+    methods.PROFILE: ProfileResult,
     methods.COMMAND: CommandResult,
     methods.COMMAND_SPEC: CommandSpecResult,
     methods.CONFIG_ADD: ConfigAddResult,

@@ -29,7 +29,15 @@ from mcp_sidecar.catalog.tools import ToolCatalog, tool_view
 from mcp_sidecar.output import activation_text
 from mcp_sidecar.output.shaping import shape_tool_result
 from mcp_sidecar.output.wording import EDITOR, Wording
-from mcp_sidecar.protocol.errors import Diagnostic, DiagnosticCode, SidecarError, diagnostic, fail, refused_disabled
+from mcp_sidecar.protocol.errors import (
+    Diagnostic,
+    DiagnosticCode,
+    SidecarError,
+    diagnostic,
+    fail,
+    outside_profile,
+    refused_disabled,
+)
 from mcp_sidecar.services.sessions import ActiveTool, Sessions
 
 if TYPE_CHECKING:
@@ -235,6 +243,15 @@ class Activation:
         conn = self._registry.connection(ref.server, "activate")
         if conn.config.disabled:
             return _disabled(ref, conn.config.approval_required)
+        if not self._configuration.searches(ref.server):
+            diag = outside_profile("activate", ref.server, self._configuration.profile_name).diagnostic
+            return {
+                "id": ref.id,
+                "status": "not loaded",
+                "reason": diag.message,
+                "diagnostic": diag.to_json(),
+                "nearby": [],
+            }
         try:
             catalog = await self._catalogs.tool_catalog(conn, "activate")
         except SidecarError as exc:

@@ -79,6 +79,7 @@ class Sidecar:
         self.model_tool = client.model_tool
         self.commands = client.commands
         self.background = client.background
+        self.profiles = client.profiles
 
     @classmethod
     def headless(

@@ -19,7 +19,8 @@ from mcp_sidecar.config.approvals import Approval, Change, Pending, changed_fiel
 from mcp_sidecar.config.edit import EditRefused
 from mcp_sidecar.config.loader import EffectiveConfig
 from mcp_sidecar.config.model import ServerConfig
-from mcp_sidecar.output.approval_summary import summary
+from mcp_sidecar.config.profiles import Profile, approval_key, profile_of_key
+from mcp_sidecar.output.approval_summary import profile_summary, summary
 from mcp_sidecar.protocol.errors import fail
 
 if TYPE_CHECKING:
@@ -30,40 +31,52 @@ log = logging.getLogger(__name__)
 
 
 def gate(cfg: Configuration, config: EffectiveConfig) -> EffectiveConfig:
-    """`config` with every unapproved project definition disabled; sets `cfg.pending`.
+    """`config` with every unapproved project definition disabled (and every unapproved project
+    profile marked, not usable); sets `cfg.pending`.
 
     A grant of trust (`cfg.take_grant()`) approves the definitions present now; nothing else
-    approves a definition that the person did not see (see `config/approvals.py`).
+    approves a definition that the person did not see (see `config/approvals.py`). A project
+    profile is a definition too (keyed `profile:NAME`): it decides what a model is shown and
+    which tools start active.
     """
     cfg.pending = {}
     if cfg.workspace is None or not cfg.trusted:
         return config
     project = {name: s for name, s in config.servers.items() if s.scope == "project"}
+    project_profiles = {approval_key(n): p for n, p in config.profiles.items() if p.scope == "project"}
     current = {name: Approval.of(s.raw) for name, s in project.items()}
+    current.update({key: Approval.of(p.raw) for key, p in project_profiles.items()})
     approved = {**approvals.approved(cfg.workspace), **cfg.approved_here}
     if cfg.take_grant():
         # Said once where the grant came from (the CLI prints it): nothing is approved unseen.
         cfg.granted = [
-            _pending(name, project[name], approved.get(name), current[name])
-            for name in project
-            if approved.get(name) is None or approved[name].definition_hash != current[name].definition_hash
+            _pending(key, project.get(key) or project_profiles[key], approved.get(key), current[key])
+            for key in current
+            if approved.get(key) is None or approved[key].definition_hash != current[key].definition_hash
         ]
         _record(cfg, current)
         approved.update(current)
     servers = dict(config.servers)
-    for name, server in project.items():
-        before = approved.get(name)
-        if before is not None and before.definition_hash == current[name].definition_hash:
+    profiles = dict(config.profiles)
+    for key, now in current.items():
+        before = approved.get(key)
+        if before is not None and before.definition_hash == now.definition_hash:
             continue
-        cfg.pending[name] = _pending(name, server, before, current[name])
-        servers[name] = dataclasses.replace(server, disabled=True, approval_required=True)
-    return EffectiveConfig(servers=servers, files=config.files, shadowed=config.shadowed)
+        definition = project.get(key) or project_profiles[key]
+        cfg.pending[key] = _pending(key, definition, before, now)
+        if isinstance(definition, Profile):
+            profiles[definition.name] = dataclasses.replace(definition, approval_required=True)
+        else:
+            servers[key] = dataclasses.replace(definition, disabled=True, approval_required=True)
+    return dataclasses.replace(config, servers=servers, profiles=profiles)
 
 
-def _pending(name: str, server: ServerConfig, before: Approval | None, now: Approval) -> Pending:
+def _pending(key: str, definition: ServerConfig | Profile, before: Approval | None, now: Approval) -> Pending:
     change: Change = "changed" if before is not None else "new"
     fields = changed_fields(before.fields, now.fields) if before is not None else []
-    return Pending(name, change, now.definition_hash, server.transport, summary(server, fields), tuple(fields))
+    if isinstance(definition, Profile):
+        return Pending(key, change, now.definition_hash, "profile", profile_summary(definition, fields), tuple(fields))
+    return Pending(key, change, now.definition_hash, definition.transport, summary(definition, fields), tuple(fields))
 
 
 def _record(cfg: Configuration, entries: dict[str, Approval]) -> None:
@@ -121,11 +134,15 @@ class Approvals:
         # The valid definitions can be approved beside an invalid one (at start they load on their own).
         config = (await asyncio.to_thread(loader.load_report, workspace, True)).config
         current = {name: Approval.of(s.raw) for name, s in config.servers.items() if s.scope == "project"}
+        current.update(
+            {approval_key(n): Approval.of(p.raw) for n, p in config.profiles.items() if p.scope == "project"}
+        )
         approved: dict[str, Approval] = {}
         not_approved: list[NotApproved] = []
         for server, digest in entries:
             if server not in current:
-                not_approved.append({"server": server, "reason": "The project configuration defines no such server."})
+                what = "profile" if profile_of_key(server) is not None else "server"
+                not_approved.append({"server": server, "reason": f"The project configuration defines no such {what}."})
             elif current[server].definition_hash != digest:
                 not_approved.append(
                     {"server": server, "reason": "The definition changed again since it was shown; review it again."}

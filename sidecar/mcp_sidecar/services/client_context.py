@@ -38,6 +38,7 @@ from mcp_sidecar.services.lifecycle import Lifecycle
 from mcp_sidecar.services.model_tool import ModelTool
 from mcp_sidecar.services.notifier import Notifier, Notify
 from mcp_sidecar.services.offers import Offers
+from mcp_sidecar.services.profiles import Profiles
 from mcp_sidecar.services.prompts import Prompts
 from mcp_sidecar.services.reading import Reading
 from mcp_sidecar.services.roots import Roots
@@ -125,7 +126,9 @@ class ClientContext:
             prompts=self.prompts,
             background=self.background,
         )
-        self.commands = Commands(self.configuration, registry)
+        self.profiles = Profiles(self.configuration, self.sessions, self.activation, self.notifier, self.hub)
+        """This client's profile: what it searches, and the tools it starts with."""
+        self.commands = Commands(self.configuration, registry, self.profiles.choosable)
         # What this client offers and discloses is part of each of its connections' keys.
         registry.offer = self.current_offer
         registry.roots = self.current_roots

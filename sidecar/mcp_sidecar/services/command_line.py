@@ -66,6 +66,11 @@ COMMANDS: dict[str, CommandSpec] = {
         "import --scope global|project FILE [--select NAME[,NAME...]] [--confirm] [--replace]",
         "Preview another client's servers (values hidden); write the selection with --confirm.",
     ),
+    "profile": CommandSpec(
+        "profile [PROFILE] [--clear]",
+        "Show this window's profile and the profiles defined; choose one (its servers only are searched, its "
+        "tools start active), or clear it.",
+    ),
     "help": CommandSpec("help [COMMAND]", "Show this help, or one command's usage."),
 }
 
@@ -88,6 +93,7 @@ OPTIONS: dict[str, dict[str, OptionKind]] = {
     "remove": {"--scope": "value"},
     "login": {"--no-browser": "flag"},
     "import": {"--scope": "value", "--select": "multi", "--confirm": "flag", "--replace": "flag"},
+    "profile": {"--clear": "flag"},
 }
 # Positional arguments: (names, variadic last).
 POSITIONALS: dict[str, tuple[tuple[str, ...], bool]] = {
@@ -108,10 +114,11 @@ POSITIONALS: dict[str, tuple[tuple[str, ...], bool]] = {
     "subscriptions": ((), False),
     "prompt": (("NAME", "PROMPT"), True),
     "import": (("FILE",), False),
+    "profile": (("PROFILE",), False),
 }
 # How many of a command's last positionals may be left out (`tools NAME` lists, `tools NAME TOOL` shows one;
 # `help` is parsed by hand, listed for `mcp/commandSpec`).
-OPTIONAL_POSITIONALS: dict[str, int] = {"tools": 1, "help": 1}
+OPTIONAL_POSITIONALS: dict[str, int] = {"tools": 1, "help": 1, "profile": 1}
 
 
 class CommandLineError(Exception):
@@ -141,6 +148,8 @@ class ParsedCommand:
     no_browser: bool = False
     topic: str | None = None
     """`help`: the command asked about."""
+    clear: bool = False
+    """`profile --clear`."""
 
 
 def usage_of(command: str | None = None) -> str:
@@ -240,13 +249,7 @@ def parse_line(line: str) -> ParsedCommand:
     if command == "add":
         return _parse_add(args)
     options, positionals = _split_options(command, args, stop_at_positional=False)
-    names, variadic = POSITIONALS[command]
-    if len(positionals) < len(names) - OPTIONAL_POSITIONALS.get(command, 0):
-        missing = names[len(positionals)]
-        raise CommandLineError(f"{command} needs {missing}.", usage_of(command))
-    if len(positionals) > len(names) and not variadic:
-        extra = positionals[len(names)]
-        raise CommandLineError(f"Unexpected argument {_show(extra)} for {command}.", usage_of(command))
+    names = _check_positionals(command, positionals)
     name = "list" if command == "status" else command
     scope = _scope(command, options) if command in ("remove", "import") else None
     if command == "import":
@@ -260,6 +263,10 @@ def parse_line(line: str) -> ParsedCommand:
             replace=bool(options.get("--replace")),
         )
     server = positionals[0] if names and names[0] == "NAME" else None
+    if command == "profile":
+        if positionals and options.get("--clear"):
+            raise CommandLineError("profile takes a PROFILE or --clear, not both.", usage_of(command))
+        return ParsedCommand("profile", rest=tuple(positionals), clear=bool(options.get("--clear")))
     return ParsedCommand(
         name,
         server=server,
@@ -268,6 +275,18 @@ def parse_line(line: str) -> ParsedCommand:
         rest=tuple(positionals[1:]) if command in ("prompt", "tools") else (),
         no_browser=bool(options.get("--no-browser")),
     )
+
+
+def _check_positionals(command: str, positionals: list[str]) -> tuple[str, ...]:
+    """The command's positional names, once `positionals` fit them (else CommandLineError)."""
+    names, variadic = POSITIONALS[command]
+    if len(positionals) < len(names) - OPTIONAL_POSITIONALS.get(command, 0):
+        missing = names[len(positionals)]
+        raise CommandLineError(f"{command} needs {missing}.", usage_of(command))
+    if len(positionals) > len(names) and not variadic:
+        extra = positionals[len(names)]
+        raise CommandLineError(f"Unexpected argument {_show(extra)} for {command}.", usage_of(command))
+    return names
 
 
 def _show(word: str) -> str:

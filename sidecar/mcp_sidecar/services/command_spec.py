@@ -52,10 +52,13 @@ _CHANGES: dict[str, Literal["config", "status"]] = {
     "refresh": "status",
     "login": "status",
     "logout": "status",
+    "profile": "status",
 }
 
 
-def _positional(command: str, name: str, servers: list[str], optional: bool) -> CommandPositional:
+def _positional(command: str, name: str, servers: list[str], optional: bool, profiles: list[str]) -> CommandPositional:
+    if name == "PROFILE":
+        return {"name": name, "completion": "profile", "values": profiles, "optional": optional}
     if name == _SERVER_POSITIONAL and command != "add":
         return {"name": name, "completion": "server", "values": servers, "optional": optional}
     if name == "COMMAND":
@@ -67,10 +70,10 @@ def _positional(command: str, name: str, servers: list[str], optional: bool) -> 
     return {"name": name, "completion": None, "values": [], "optional": optional}
 
 
-def command_table(servers: list[str]) -> list[CommandEntry]:
+def command_table(servers: list[str], profiles: list[str] | None = None) -> list[CommandEntry]:
     """Every command with its options, positionals and their completions, from the parser's tables.
 
-    `servers` are the completions of a NAME that names an existing server.
+    `servers` are the completions of a NAME that names an existing server, `profiles` of a PROFILE.
     """
     out: list[CommandEntry] = []
     for name, spec in COMMANDS.items():
@@ -93,7 +96,9 @@ def command_table(servers: list[str]) -> list[CommandEntry]:
                 "usage": spec.usage,
                 "summary": spec.summary,
                 "options": options,
-                "positionals": [_positional(name, p, servers, i >= first_optional) for i, p in enumerate(names)],
+                "positionals": [
+                    _positional(name, p, servers, i >= first_optional, profiles or []) for i, p in enumerate(names)
+                ],
                 "variadic": variadic,
                 "changes": _CHANGES.get(name),
             }

@@ -6,6 +6,7 @@ the row of its structured method.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from mcp_sidecar.protocol.errors import command_invalid
@@ -22,9 +23,13 @@ class Commands:
     """The `/mcp` command table with its completions. Reaches the user's registry (server names)
     through one client's configuration view."""
 
-    def __init__(self, configuration: Configuration, registry: ServerRegistry) -> None:
+    def __init__(
+        self, configuration: Configuration, registry: ServerRegistry, profiles: Callable[[], list[str]]
+    ) -> None:
+        """`profiles`: the profiles the client can choose, the completions of `profile PROFILE`."""
         self._configuration = configuration
         self._registry = registry
+        self._profiles = profiles
 
     def command_spec(self, command: str | None = None) -> CommandSpecResult:
         """The command table the parser reads, with completions (`mcp/commandSpec`); connects nothing.
@@ -39,7 +44,7 @@ class Commands:
             raise command_invalid("commandSpec", f"Unknown command {command!r}.", usage_of())
         self._configuration.ensure_loaded()
         servers = sorted(self._registry.names())
-        table = command_table(servers)
+        table = command_table(servers, self._profiles())
         return {
             "commands": [entry for entry in table if command is None or entry["name"] == command],
             "servers": servers,

@@ -20,9 +20,10 @@ from mcp_sidecar.config import loader, paths
 from mcp_sidecar.config.approvals import Approval, HeldApprovals, Pending
 from mcp_sidecar.config.loader import EffectiveConfig
 from mcp_sidecar.config.model import ServerConfig
+from mcp_sidecar.config.profiles import Profile
 from mcp_sidecar.connections.protocol import ServerConnection
 from mcp_sidecar.connections.registry import ServerRegistry
-from mcp_sidecar.events import EventHub, ToolsDeactivated
+from mcp_sidecar.events import EventHub, ProfileChanged, ToolsDeactivated
 from mcp_sidecar.protocol.errors import Diagnostic, DiagnosticJson, diagnostic
 from mcp_sidecar.services import approvals
 from mcp_sidecar.services.config_watch import ConfigWatcher, Signature, signature
@@ -104,6 +105,14 @@ class Configuration:
         self._watch_files = watch_files
         self._watcher: ConfigWatcher | None = None
         self._reload_lock = asyncio.Lock()
+        self.profiles: dict[str, Profile] = {}
+        """The valid profiles of the setup in use (a project one waiting for approval is marked)."""
+        self.profile_problems: list[Diagnostic] = []
+        """The files' invalid profiles (each left out), from the last read."""
+        self.profile_name: str | None = None
+        """The profile this client chose (`initializationOptions.profile`, `--profile`, `/mcp profile`)."""
+        self.profile_left_out: list[Diagnostic] = []
+        """The chosen profile's tools that did not activate when it was chosen, each naming the tool."""
 
     @property
     def environ(self) -> Mapping[str, str]:
@@ -148,6 +157,44 @@ class Configuration:
         if server.scope != "builtin" and self.trusted and self.workspace is not None:
             return self.workspace
         return paths.neutral_dir()
+
+    # -- the client's profile ------------------------------------------------------------------
+
+    def profile(self) -> Profile | None:
+        """The chosen profile when it is defined, valid and approved; None: every server is searched."""
+        self.ensure_loaded()
+        found = self.profiles.get(self.profile_name) if self.profile_name is not None else None
+        return found if found is not None and not found.approval_required else None
+
+    def searches(self, server: str) -> bool:
+        """Whether this client searches and lists `server`: every server unless its profile leaves it out."""
+        chosen = self.profile()
+        return chosen is None or chosen.searches(server)
+
+    def profile_diagnostics(self) -> list[Diagnostic]:
+        """What is wrong with the profiles: the files' invalid ones, a chosen one that is not defined or
+        waits for approval (every server is searched meanwhile: never a silent empty set), and the chosen
+        one's tools that did not activate."""
+        self.ensure_loaded()
+        found = list(self.profile_problems)
+        name = self.profile_name
+        if name is not None and name not in self.profiles:
+            found.append(
+                diagnostic(
+                    "profile_not_found",
+                    "profile",
+                    f"Profile {name!r} is not defined (or is invalid), so every server is searched.",
+                )
+            )
+        elif name is not None and self.profiles[name].approval_required:
+            found.append(
+                diagnostic(
+                    "trust_required",
+                    "profile",
+                    f"Project profile {name!r} waits for approval, so every server is searched until it is approved.",
+                )
+            )
+        return found + self.profile_left_out
 
     # -- loading -----------------------------------------------------------------------------
 
@@ -199,6 +246,7 @@ class Configuration:
         """
         report = loader.load_report(self.workspace, self.trusted)
         problems = [diagnostic("configuration_invalid", "configuration", p.message, p.server) for p in report.problems]
+        self.profile_problems = [diagnostic("configuration_invalid", "profile", p) for p in report.profile_problems]
         if problems:
             log.warning("configuration invalid: %d problem(s)", len(problems))
             if self._valid_in_use:
@@ -214,8 +262,13 @@ class Configuration:
         """Reconcile the registry with `config`; returns the summary and the connections to close."""
         if config is None:
             return ReloadSummary.not_applied([d.to_json() for d in problems]), ()
+        name = self.profile_name
+        before = self.profiles.get(name) if name is not None else None
+        self.profiles = dict(config.profiles)
         with self._hub.collect(ToolsDeactivated) as deactivated:
             done = self._registry.reconcile(config, self.run_dir, close_all=close_all, problems=problems)
+            if name is not None and not done.first_load and before != self.profiles.get(name):
+                self._hub.publish(ProfileChanged(name))  # its tools outside it go (collected above)
         self._valid_in_use = not problems
         summary = ReloadSummary(
             True,

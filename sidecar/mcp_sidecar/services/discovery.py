@@ -29,7 +29,7 @@ from mcp_sidecar.catalog.stored_index import StoredIndexDamaged
 from mcp_sidecar.connections.protocol import ServerConnection
 from mcp_sidecar.output import discovery_text
 from mcp_sidecar.output.wording import EDITOR, Wording
-from mcp_sidecar.protocol.errors import SidecarError, refused_disabled
+from mcp_sidecar.protocol.errors import SidecarError, outside_profile, refused_disabled
 from mcp_sidecar.protocol.params import RANKED_QUERY_CHARS
 from mcp_sidecar.services.activation import tool_refs
 from mcp_sidecar.services.sessions import ActiveTool
@@ -211,9 +211,11 @@ class Discovery:
             conn = self._configuration.connection(server, op)
             if conn.config.disabled:
                 raise refused_disabled(op, server, conn.config.approval_required)
+            if not self._configuration.searches(server):
+                raise outside_profile(op, server, self._configuration.profile_name)
             conns = [conn]
         else:
-            conns = [c for c in self._registry if not c.config.disabled]
+            conns = [c for c in self._registry if not c.config.disabled and self._configuration.searches(c.name)]
         request = _Request(query, kind, server, limit, session_id, for_model, wording)
         for _ in range(len(conns)):
             try:
@@ -233,7 +235,7 @@ class Discovery:
         unavailable = [u for _, missing, _ in outcomes for u in missing]
         if server is None:
             # Waiting for the person's approval: say so, or a model concludes the capability does not exist.
-            waiting = [c for c in self._registry if c.config.approval_required]
+            waiting = [c for c in self._registry if c.config.approval_required and self._configuration.searches(c.name)]
             unavailable += [
                 {"server": c.name, "kind": "all", "diagnostic": refused_disabled(op, c.name, True).diagnostic.to_json()}
                 for c in waiting
@@ -291,6 +293,7 @@ class Discovery:
         rows: list[Unavailable] = [
             {"server": name, "kind": "all", "diagnostic": diag.to_json()}
             for name, diag in self._registry.broken().items()
+            if self._configuration.searches(name)
         ]
         rows += [
             {"server": "", "kind": "all", "diagnostic": problem.to_json()}

@@ -227,7 +227,7 @@ class ModelTool:
         self._configuration.ensure_loaded()
         entries: list[DirectoryEntry] = []
         for conn in self._registry:
-            if conn.config.disabled:
+            if conn.config.disabled or not self._configuration.searches(conn.name):
                 continue
             entry = self._summary_of(conn)
             if conn.state not in ("connected", "idle") and conn.last_diagnostic is not None:
@@ -235,7 +235,7 @@ class ModelTool:
             entries.append(entry)
         listed = {e["name"] for e in entries}
         for name, diag in self._registry.broken().items():
-            if name not in listed:
+            if name not in listed and self._configuration.searches(name):
                 entries.append({"name": name, "summary": "", "source": "none", "unavailable": diag.code})
         return entries
 
@@ -245,10 +245,11 @@ class ModelTool:
         described = [
             f"{conn.name}={short(conn.config.description, 200) if (conn.config.description or '').strip() else ''}"
             for conn in self._registry
-            if not conn.config.disabled
+            if not conn.config.disabled and self._configuration.searches(conn.name)
         ]
         listed = {conn.name for conn in self._registry if not conn.config.disabled}
-        return "\n".join([*described, *(f"{name}=" for name in self._registry.broken() if name not in listed)])
+        broken = [name for name in self._registry.broken() if name not in listed and self._configuration.searches(name)]
+        return "\n".join([*described, *(f"{name}=" for name in broken)])
 
     def _summary_of(self, conn: ServerConnection) -> DirectoryEntry:
         if conn.config.description and conn.config.description.strip():
@@ -284,7 +285,7 @@ class ModelTool:
                 part = arguments.get(key)
                 if isinstance(part, dict) and isinstance(part.get("server"), str):
                     wanted.add(part["server"])
-        return wanted & set(names)
+        return {name for name in wanted & set(names) if self._configuration.searches(name)}
 
     def end_session(self, session: str) -> SessionEndResult:
         """The chat started over: its active tools, pending prompt previews and background calls go (those

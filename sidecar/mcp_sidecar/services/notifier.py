@@ -120,6 +120,10 @@ class Notifier:
         """
         if event.first_load or not (event.added or event.removed or event.changed):
             return
+        self.model_tool_changed()
+
+    def model_tool_changed(self) -> None:
+        """Send the `mcp_tools` definition when it differs from the one last sent (a reload, a new profile)."""
         definition = self._model_tool()
         if definition["description"] != self._sent_model_tool:
             self._sent_model_tool = definition["description"]

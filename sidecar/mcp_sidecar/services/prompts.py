@@ -153,10 +153,10 @@ class Prompts:
         raise fail(missing[0], op, missing[1], conn.name)
 
     async def enabled_prompts(self, operation: str) -> list[tuple[str, list[dict[str, Any]]]]:
-        """Each enabled server with its advertised prompts, in configuration order; a server that cannot list
-        them now has none to offer now."""
+        """Each enabled server (of the client's profile) with its advertised prompts, in configuration order;
+        a server that cannot list them now has none to offer now."""
         self._configuration.ensure_loaded()
-        conns = [c for c in self._registry if not c.config.disabled]
+        conns = [c for c in self._registry if not c.config.disabled and self._configuration.searches(c.name)]
         found = await self._catalogs.listed_by_each(conns, "prompts", operation)
         return [(conn.name, list(c.items) if c is not None else []) for conn, c in zip(conns, found, strict=True)]
 

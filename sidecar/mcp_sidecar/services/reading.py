@@ -139,10 +139,11 @@ class Reading:
         }
 
     async def enabled_resource_catalogs(self, operation: str) -> list[tuple[str, ListCatalog]]:
-        """Each enabled server's resource catalog (resources and templates), in configuration order; a
-        server that cannot list them now is left out: it has nothing to offer now."""
+        """Each enabled server's resource catalog (resources and templates; the client's profile's servers
+        only), in configuration order; a server that cannot list them now is left out: it has nothing to
+        offer now."""
         self._configuration.ensure_loaded()
-        conns = [c for c in self._registry if not c.config.disabled]
+        conns = [c for c in self._registry if not c.config.disabled and self._configuration.searches(c.name)]
         found = await self._catalogs.listed_by_each(conns, "resources", operation)
         return [(conn.name, catalog) for conn, catalog in zip(conns, found, strict=True) if catalog is not None]
 

@@ -128,8 +128,12 @@ class Status:
             "configFiles": [{"scope": f.scope, "path": f.path, "exists": f.exists, "read": f.read} for f in files],
             "trustedWorkspace": self._configuration.trusted,
             "pendingApprovals": approvals.pending_json(self._configuration),
-            "diagnostics": [d.to_json() for d in self._registry.problems],
+            "diagnostics": [
+                d.to_json() for d in [*self._registry.problems, *self._configuration.profile_diagnostics()]
+            ],
             "engine": self._engine(),
+            "profile": self._configuration.profile_name,
+            "profiles": sorted(n for n, p in self._configuration.profiles.items() if not p.approval_required),
         }
 
     async def get_server(self, name: str) -> ServerGetResult:

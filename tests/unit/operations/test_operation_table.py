@@ -33,6 +33,7 @@ from mcp_sidecar.protocol.params import (
     CallToolParams,
     CompleteParams,
     DiscoverParams,
+    ProfileParams,
     PromptPreviewParams,
     ReadParams,
     ResourceParams,
@@ -134,6 +135,7 @@ LINES: dict[str, tuple[str, str, Any]] = {
     "subscriptions": ("subscriptions", methods.RESOURCE_SUBSCRIPTIONS, DEFAULT),
     "login": ("login docs --no-browser", methods.AUTH_LOGIN, LoginParams("docs", True)),
     "logout": ("logout docs", methods.AUTH_LOGOUT, "docs"),
+    "profile": ("profile review", methods.PROFILE, ProfileParams("review", True, methods.DEFAULT_SESSION)),
 }
 """One line per `/mcp` verb: the row it must run and the params it must carry."""
 

@@ -34,6 +34,8 @@ def status(engine: EngineStatus | None) -> StatusResult:
         "pendingApprovals": [],
         "diagnostics": [],
         "engine": engine,
+        "profile": None,
+        "profiles": [],
     }
 
 

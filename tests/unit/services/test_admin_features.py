@@ -141,7 +141,7 @@ async def test_offers_reconnect_only_the_servers_offered_less(parts: Parts) -> N
 
 
 def test_the_command_table_names_the_configured_servers_and_connects_nothing(parts: Parts) -> None:
-    commands = Commands(parts.configuration, parts.registry)
+    commands = Commands(parts.configuration, parts.registry, lambda: [])
 
     spec = commands.command_spec("reconnect")
 

@@ -232,6 +232,9 @@ def test_the_command_table_offers_only_what_the_parser_accepts() -> None:
         words = [name]
         for option in entry["options"]:
             words += _sample(option)
+        if name == "profile":  # its one option, `--clear`, is the other way to call it (no PROFILE with it)
+            assert parse_line(" ".join(words)).clear is True
+            words = [name]
         for positional in entry["positionals"]:
             if name == "add":
                 words += ["new", "https://x.example/mcp"]
@@ -245,6 +248,21 @@ def test_the_command_table_offers_only_what_the_parser_accepts() -> None:
                 without = " ".join(_sample(option))
                 with pytest.raises(CommandLineError, match="needs --scope"):
                     parse_line(line.replace(without, "", 1))
+
+
+def test_profile_shows_chooses_or_clears_and_completes_the_profiles() -> None:
+    assert parse_line("profile") == ParsedCommand("profile")
+    assert parse_line("profile review").rest == ("review",)
+    assert parse_line("profile --clear") == ParsedCommand("profile", clear=True)
+    with pytest.raises(CommandLineError, match="not both"):
+        parse_line("profile review --clear")
+    with pytest.raises(CommandLineError, match="Unexpected argument"):
+        parse_line("profile a b")
+    table = {entry["name"]: entry for entry in command_table(["srv"], ["review", "triage"])}
+    assert table["profile"]["positionals"] == [
+        {"name": "PROFILE", "completion": "profile", "values": ["review", "triage"], "optional": True}
+    ]
+    assert table["profile"]["changes"] == "status"
 
 
 def test_the_table_says_which_positionals_may_be_left_out() -> None:

@@ -15,7 +15,7 @@ M.choices = { "Approve and start", "Keep disabled" }
 ---@field server string
 ---@field change "new"|"changed"
 ---@field definitionHash string
----@field transport "stdio"|"http"
+---@field transport "stdio"|"http"|"profile" "profile": a project profile (its server is `profile:NAME`)
 ---@field summary string one sanitised line of what would run (never truncated): `command args (cwd: X; env: A, B)` or `url (headers: A)`
 ---@field changedFields? string[] for a changed definition: the fields that differ from the approved one (`args`, `env.TOKEN`, `env.X (removed)`)
 ---@field root? string the workspace whose sidecar reported it (set here)
@@ -72,9 +72,18 @@ end
 ---@param p mcp_sidecar.PendingApproval
 ---@return string
 function M.prompt(p)
+  local fields = changed_fields(p)
+  if p.transport == "profile" then
+    local what = p.change == "new" and "defines a new profile" or "changed the profile"
+    return ("The project's .mcp.json %s '%s'%s: %s. Allow it?"):format(
+      what,
+      one_line((tostring(p.server):gsub("^profile:", ""))),
+      fields ~= "" and (" (changed: %s)"):format(fields) or "",
+      exact_line(p.summary)
+    )
+  end
   local what = p.change == "new" and "defines a new MCP server" or "changed the MCP server"
   local verb = p.transport == "http" and "connect to" or "run"
-  local fields = changed_fields(p)
   return ("The project's .mcp.json %s '%s'%s. It would %s: %s. Start it?"):format(
     what,
     one_line(p.server),
@@ -246,7 +255,7 @@ function M.review(server, cb)
       notify(Client.format_error(err), vim.log.levels.ERROR)
       return cb and cb(0)
     end
-    State.set_servers(result.servers, true)
+    State.set_servers(result.servers, true, result.profile)
     M.set_pending(result.pendingApprovals, root)
     local list = {}
     for name, p in pairs(State.pending) do

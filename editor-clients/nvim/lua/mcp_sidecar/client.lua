@@ -146,6 +146,8 @@ local function start(root)
       mcpCapabilities = Offer.mcp_capabilities(),
       -- A tool call still running after this many seconds goes to the background (:Mcp calls).
       backgroundAfterSeconds = Config.background_after,
+      -- profile: the profile (mcp.json "profiles") this Neovim starts with; :Mcp profile switches.
+      profile = Config.profile,
     },
     handlers = Notifications.handlers(root),
     on_exit = function(code, signal, client_id)
@@ -173,7 +175,7 @@ local function start(root)
   vim.schedule(function()
     M.request(P.m.status, nil, function(_, result)
       if result then
-        State.set_servers(result.servers)
+        State.set_servers(result.servers, false, result.profile)
         require("mcp_sidecar.approvals").offer(result.pendingApprovals, root)
       end
     end, { root = root })

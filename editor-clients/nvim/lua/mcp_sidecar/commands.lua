@@ -206,6 +206,11 @@ function M.execute(line, cb)
       notify(text, Client.unsupported(err) and vim.log.levels.WARN or vim.log.levels.ERROR)
     else
       M.after_edit(root, result)
+      if result.command == "profile" and type(result.data) == "table" then
+        local chosen = result.data.profile
+        State.profile = type(chosen) == "table" and chosen.name or nil
+        State.changed()
+      end
       local login = result.command == "login" and type(result.data) == "table" and result.data or nil
       if login and login.status == "needs_approval" then
         -- The question shows what the text says; the login goes on as the person answers.
@@ -260,7 +265,7 @@ local function refresh_caches()
   end)
   Client.request(P.m.status, nil, function(_, result)
     if result then
-      State.set_servers(result.servers, true)
+      State.set_servers(result.servers, true, result.profile)
     end
     require("mcp_sidecar").discover("", { kind = "tools", limit = 50 }, function()
       M._refreshing = false

@@ -8,6 +8,7 @@ local M = {}
 ---@field root_markers? string[]
 ---@field trust? "ask"|boolean
 ---@field session? string
+---@field profile? string a profile of mcp.json to start with (initializationOptions.profile)
 ---@field restart? { max: integer, window_ms: integer, delay_ms: integer }
 ---@field notify? { failures: boolean, resource_updates: boolean, server_errors: boolean }
 ---@field elicitation? false|{ form: boolean, url: boolean }
@@ -26,6 +27,7 @@ local defaults = {
   trust = "ask", -- the project's .mcp.json: "ask" (Neovim's trust database, :h vim.secure), true (always), false (never)
   session = "default", -- the sidecar session tools are activated and called in
   background_after = 120, -- seconds: a tool call still running then goes to the background (:Mcp calls); 0: never
+  profile = nil, -- a profile of mcp.json ("profiles") to start with: only its servers are searched, its tools start active (:Mcp profile NAME switches, :Mcp profile --clear clears)
   restart = {
     max = 3, -- restart a sidecar that died at most this many times ...
     window_ms = 60000, -- ... within this window, then wait for the next use

@@ -96,6 +96,12 @@ function M.check()
     local state = not file.exists and "does not exist" or (file.read and "read" or "not read")
     info(("%s config: %s (%s)"):format(file.scope, file.path, state))
   end
+  local profiles = type(status.profiles) == "table" and table.concat(status.profiles, ", ") or ""
+  if type(status.profile) == "string" then
+    info(("Profile: %s (profiles: %s)"):format(status.profile, profiles ~= "" and profiles or "none"))
+  elseif profiles ~= "" then
+    info("Profile: none (profiles: " .. profiles .. "; :Mcp profile NAME chooses one)")
+  end
   for _, diag in ipairs(status.diagnostics or {}) do
     error(diag.message or diag.code, diag.hint and { diag.hint } or nil)
   end

@@ -187,7 +187,8 @@ function M.review(server, cb)
 end
 
 --- Statusline component: "MCP ●2 ✘1 ⚿1 ⚠1 ⟳1" (connected / failed / needs login / waiting for
---- approval / tool calls running), "" when the sidecar is not running.
+--- approval / tool calls running), "MCP[review] ●2 ..." with a profile chosen, "" when the sidecar is
+--- not running.
 ---@return string
 function M.status()
   if State.sidecar == "missing" then
@@ -221,6 +222,9 @@ function M.status()
   end
   if total == 0 then
     text = "MCP"
+  end
+  if State.profile then
+    text = text:gsub("^MCP", "MCP[" .. State.profile .. "]", 1)
   end
   local running = #require("mcp_sidecar.progress").list()
   if running > 0 then

@@ -18,6 +18,7 @@ M.requests = {
   model_tool_definition = "mcp/modelTool/definition",
   model_tool_invoke = "mcp/modelTool/invoke",
   session_end = "mcp/session/end",
+  profile = "mcp/profile",
   command = "mcp/command",
   command_spec = "mcp/commandSpec",
   config_add = "mcp/config/add",

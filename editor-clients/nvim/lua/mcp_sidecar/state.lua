@@ -11,6 +11,8 @@ M.watched = {}
 ---@type table<string, mcp_sidecar.PendingApproval> server -> the changed project definition waiting for approval
 M.pending = {}
 M.sidecar = "stopped" ---@type "stopped"|"running"|"missing"
+---@type string? the profile this Neovim chose (`mcp/status`'s `profile`; opts.profile, :Mcp profile NAME)
+M.profile = nil
 ---@type table? the sidecar's `mcp/commandSpec` answer: its `/mcp` commands, options and completions
 M.command_spec = nil
 
@@ -24,7 +26,9 @@ M.changed = changed
 
 ---@param rows table[]
 ---@param silent? boolean do not announce (the caller is already showing them)
-function M.set_servers(rows, silent)
+---@param profile? string|userdata the status's `profile` (vim.NIL or nil: none)
+function M.set_servers(rows, silent, profile)
+  M.profile = type(profile) == "string" and profile or nil
   M.servers = {}
   for _, row in ipairs(rows or {}) do
     M.servers[row.name] = row
@@ -73,6 +77,7 @@ function M.set_sidecar(value)
       M.servers = {}
       M.pending = {}
       M.command_spec = nil
+      M.profile = nil
     end
     changed()
   end

@@ -317,6 +317,83 @@ describe("status float", function()
   end)
 end)
 
+describe("profiles", function()
+  after_each(close_extra_windows)
+
+  local function active_ids()
+    local err, result = Client.request_sync("mcp/activeTools", {}, 15000)
+    check.eq(nil, err)
+    local ids = {}
+    for _, tool in ipairs(result.tools) do
+      table.insert(ids, tool.id)
+    end
+    return ids
+  end
+
+  it(":Mcp profile completes, chooses, shows in the statusline, float and health, and clears", function()
+    check.eq({ "review" }, vim.fn.getcompletion("Mcp profile ", "cmdline"))
+    check.eq({ "--clear" }, vim.fn.getcompletion("Mcp profile --", "cmdline"))
+    local err, result = async(function(cb)
+      require("mcp_sidecar.commands").execute("profile review", cb)
+    end)
+    check.eq(nil, err)
+    check.eq("review", result.data.profile.name)
+    check.eq("review", State.profile)
+    check.matches("^MCP%[review%] ", mcp.status())
+    check.eq("review", status_sync().profile)
+    check.eq({ "basic.echo" }, active_ids())
+    vim.cmd("Mcp")
+    local view = require("mcp_sidecar.ui.status").view
+    local text = wait_for(function()
+      local t = lines(view.buf)
+      return t:find("Profile: review") and t
+    end, 10000, "the profile in the status float")
+    check.matches("basic", text)
+    close_extra_windows()
+    vim.cmd("checkhealth mcp_sidecar")
+    check.matches("Profile: review %(profiles: review%)", lines(0))
+    vim.cmd("bwipeout!")
+    err, result = async(function(cb)
+      require("mcp_sidecar.commands").execute("profile --clear", cb)
+    end)
+    check.eq(nil, err)
+    check.eq(nil, result.data.profile) -- JSON null
+    check.eq(nil, State.profile)
+    check.matches("^MCP ", mcp.status())
+    -- What the later specs expect of the default session: nothing active.
+    check.eq(nil, (Client.request_sync("mcp/session/end", { session = "default" }, 15000)))
+    check.eq({}, active_ids())
+  end)
+
+  it("starts with opts.profile (initializationOptions.profile) and its tools active", function()
+    mcp.setup({ cmd = SIDECAR, search = { limit = 10 }, profile = "review" })
+    local old = vim.lsp.get_clients({ name = "mcp_sidecar" })[1]
+    vim.cmd("Mcp restart")
+    local new = wait_for(function()
+      local c = vim.lsp.get_clients({ name = "mcp_sidecar" })[1]
+      return c and c.id ~= old.id and c.initialized and c
+    end, 15000, "the restarted sidecar")
+    check.eq("review", new.config.init_options.profile)
+    check.eq("review", status_sync().profile)
+    wait_for(function()
+      return vim.tbl_contains(active_ids(), "basic.echo")
+    end, 20000, "the profile's tool active")
+    wait_for(function()
+      return State.profile == "review"
+    end, 5000, "the statusline's profile")
+    mcp.setup({ cmd = SIDECAR, search = { limit = 10 } })
+    old = new
+    vim.cmd("Mcp restart")
+    new = wait_for(function()
+      local c = vim.lsp.get_clients({ name = "mcp_sidecar" })[1]
+      return c and c.id ~= old.id and c.initialized and c
+    end, 15000, "the sidecar restarted without a profile")
+    check.eq(nil, new.config.init_options.profile)
+    check.eq(nil, status_sync().profile) -- JSON null
+    check.eq({}, active_ids())
+  end)
+end)
+
 describe("search", function()
   after_each(function()
     Search.close()

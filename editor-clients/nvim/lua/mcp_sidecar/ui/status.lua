@@ -58,7 +58,7 @@ function M.render(result)
   end
   for _, p in ipairs(waiting) do
     local change = p.change == "new" and "new" or "changed"
-    local verb = p.transport == "http" and "connect to" or "run"
+    local verb = p.transport == "http" and "connect to" or (p.transport == "profile" and "apply" or "run")
     local summary = tostring(p.summary or ""):gsub("[%c]", " ")
     table.insert(
       lines,
@@ -103,7 +103,7 @@ function M.refresh(cb)
       Float.set_lines(view.buf, { " " .. Client.format_error(err):gsub("\n", " · ") })
       return cb and cb()
     end
-    State.set_servers(result.data and result.data.servers, true)
+    State.set_servers(result.data and result.data.servers, true, result.data and result.data.profile)
     local lines, rows = M.render(result)
     view.rows = rows
     Float.set_lines(view.buf, lines)

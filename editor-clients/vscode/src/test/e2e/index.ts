@@ -950,6 +950,41 @@ test("a sidecar that dies is restarted with backoff and the state comes back", a
   assert.deepEqual(result.content, [{ type: "text", text: "42" }]);
 });
 
+// ------------------------------------------------------------------ profiles
+
+test("profiles: the workspace setting applies at once, MCP: Choose Profile picks None, the status bar names it", async () => {
+  const config = () => vscode.workspace.getConfiguration("mcpSidecar");
+  await config().update("profile", "review", vscode.ConfigurationTarget.Workspace);
+  try {
+    await waitFor("the window's profile", () => api.store.profile === "review");
+    assert.deepEqual(api.store.profiles, ["review"]);
+    assert.match(
+      statusBarModel(api.client.state, api.store.rows, null, api.store.profile).text,
+      /^\S+ MCP \[review\]: /,
+    );
+    const active = await api.client.request(P.activeTools, {});
+    assert.ok(
+      active.tools.some((t) => t.id === "basic.echo"),
+      active.tools.map((t) => t.id).join(", "),
+    );
+    const definition = await api.client.request(P.modelToolDefinition, {});
+    assert.deepEqual(
+      definition.servers.map((s) => s.name),
+      ["basic"],
+    );
+    await rejectsWithCode(api.client.request(P.discover, { query: "echo", server: "spare" }), "not_in_profile");
+    const picking = vscode.commands.executeCommand("mcpSidecar.profile");
+    const offered = await acceptQuickPick(/None/, "$(clear-all) None");
+    assert.deepEqual(offered, ["review", "$(clear-all) None"]);
+    await picking;
+    await waitFor("no profile", () => api.store.profile === null);
+    const cleared = await api.client.request(P.modelToolDefinition, {});
+    assert.ok(cleared.servers.some((s) => s.name === "spare"));
+  } finally {
+    await config().update("profile", undefined, vscode.ConfigurationTarget.Workspace);
+  }
+});
+
 test("restarts are serialized: a burst runs at most one more restart", async () => {
   let starts = 0;
   const sub = api.client.onDidStart(() => (starts += 1));

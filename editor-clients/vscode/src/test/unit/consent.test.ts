@@ -212,6 +212,25 @@ test("an approval question shows the server, new or changed, and the exact comma
   );
 });
 
+test("a project profile's approval question names the profile and what a window choosing it would use", () => {
+  const question = approvalQuestion(
+    {
+      server: "profile:review",
+      change: "new",
+      definitionHash: "h3",
+      transport: "profile",
+      summary: "profile: searches github, linear; activates github.list_pull_requests",
+    },
+    "R",
+  );
+  assert.deepEqual(question, {
+    message: "The project's .mcp.json defines a new profile 'review'. Allow it?",
+    detail:
+      "A window choosing it would use:\nprofile: searches github, linear; activates github.list_pull_requests\n\n" +
+      'Cancel keeps the profile unusable; run "R" to be asked again.',
+  });
+});
+
 test("an approval question names the changed fields and shows the whole summary, spaces and escapes as sent", () => {
   const summary =
     // biome-ignore lint/suspicious/noTemplateCurlyInString: a literal ${BASE} as a .mcp.json summary carries it

@@ -53,6 +53,16 @@ test("status bar spins while a server connects", () => {
   assert.equal(statusBarModel("running", [row("a", "connected")]).text, "$(plug) MCP: 1 connected");
 });
 
+test("status bar names the window's profile, and its tooltip says what it does", () => {
+  const model = statusBarModel("running", [row("a", "connected")], null, "review");
+  assert.equal(model.text, "$(plug) MCP [review]: 1 connected");
+  assert.deepEqual(model.tooltipLines, [
+    "Profile: review (only its servers are searched)",
+    "● a · connected · global · stdio",
+  ]);
+  assert.equal(statusBarModel("running", [row("a", "connected")], null, null).text, "$(plug) MCP: 1 connected");
+});
+
 test("status bar shows the client's own states", () => {
   assert.equal(statusBarModel("stopped", []).text, "$(debug-disconnect) MCP: stopped");
   assert.equal(statusBarModel("starting", []).text, "$(loading~spin) MCP: starting");

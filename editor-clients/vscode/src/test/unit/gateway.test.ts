@@ -82,6 +82,14 @@ test("the gateway runs the extension's sidecar with mcp and the workspace's --pr
   assert.equal(launch.cwd, "/work/ws");
 });
 
+test("the window's profile is the gateway's --profile, and a new profile is a new version", () => {
+  const base = { command: SIDECAR, logLevel: "warning", folder: "/work/ws", trusted: false };
+  const launch = gatewayLaunch({ ...base, profile: "review" }, "0.1.0");
+  assert.deepEqual(launch.args.slice(-2), ["--profile", "review"]);
+  assert.notEqual(launch.version, gatewayLaunch(base, "0.1.0").version);
+  assert.ok(!gatewayLaunch({ ...base, profile: "" }, "0.1.0").args.includes("--profile"));
+});
+
 test("a trusted workspace: --trust-project with --approved-only, so starting the gateway approves nothing", () => {
   const launch = gatewayLaunch({ command: SIDECAR, logLevel: "warning", folder: "/work/ws", trusted: true }, "0.1.0");
   assert.deepEqual(launch.args, ["mcp", "--project", "/work/ws", "--trust-project", "--approved-only"]);
