@@ -41,6 +41,7 @@ class ToolCatalog:
         "generation",
         "server",
         "source",
+        "tokens",
     )
 
     def __init__(
@@ -76,6 +77,9 @@ class ToolCatalog:
         self._accepted: list[dict[str, Any]] | None = None
         self._refused: list[dict[str, Any]] | None = refused
         self._canonical: dict[str, str] = {}
+        self.tokens: dict[str, int] | None = None
+        """name → token estimate of each accepted tool (`catalog/token_count.py`), once counted or
+        read from beside its disk copy (`services/catalogs.py`)."""
 
     @property
     def descriptors(self) -> list[dict[str, Any]]:
@@ -122,6 +126,12 @@ class ToolCatalog:
                 d["name"]: d for d in self.accepted() if allowed(d["name"], config.include_tools, config.exclude_tools)
             }
         return self._visible
+
+    def visible_tokens(self, config: ServerConfig) -> int | None:
+        """The estimate for every tool the filters expose, together; None until counted."""
+        if self.tokens is None:
+            return None
+        return sum(self.tokens.get(name, 0) for name in self.visible(config))
 
     def all_names(self) -> list[str]:
         """Every accepted tool's name, filtered out or not."""
