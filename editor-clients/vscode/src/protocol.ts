@@ -63,6 +63,11 @@ export interface StatusRow {
   sharedBy?: number;
   /** The server's own icons (`serverInfo.icons`), once it connected and declared valid ones. */
   icons?: Icon[];
+  /**
+   * What the tools its filters expose cost a model's context together, estimated in tokens
+   * (`StatusResult.tokens.tokenizer`); null before its catalog was fetched and counted.
+   */
+  tokens: number | null;
 }
 
 /**
@@ -94,6 +99,8 @@ export interface ToolDefinition {
   outputSchema?: JsonObject | null;
   annotations?: JsonObject | null;
   icons?: Icon[];
+  /** Its definition's cost to a model's context, estimated in tokens; absent without the tokenizer. */
+  tokens?: number;
 }
 
 export interface Watch {
@@ -173,6 +180,22 @@ export interface StatusResult {
   pendingApprovals?: PendingApproval[];
   /** The engine serving this window; null in a sidecar of its own; absent from sidecars that predate it. */
   engine?: EngineStatus | null;
+  /** What the tool definitions cost a model's context; null when the tokenizer's package is not installed. */
+  tokens: ContextTokens | null;
+}
+
+/** What the tool definitions cost a model's context, estimated with one tokenizer (docs/context.md). */
+export interface ContextTokens {
+  /** `llama-2-bpe`: Llama 2's BPE, from the `wordllama` package. */
+  tokenizer: string;
+  /** Every enabled server's exposed tools together (`counted` servers): a host connected to each. */
+  allTools: number;
+  /** How many enabled servers `allTools` covers (the others' catalogs were not fetched or counted yet). */
+  counted: number;
+  /** How many servers are enabled. */
+  enabled: number;
+  /** `mcp_tools` itself; null while the tokenizer loads. */
+  modelTool: number | null;
 }
 
 export interface ServerGetResult {
@@ -207,6 +230,8 @@ export interface ServerToolsResult {
   hiddenByFilters: number;
   tools: ToolDefinition[];
   refused: { name: string; diagnostic: Diagnostic }[];
+  /** The listed tools together, estimated in tokens; null without the tokenizer. */
+  tokens: number | null;
 }
 
 export interface ServerLogsResult {
@@ -240,6 +265,8 @@ export interface ActivateResult {
   results: ActivationEntry[];
   tools: ToolDefinition[];
   text: string;
+  /** What the tools this activation loaded added, and the session's total, in estimated tokens; null without the tokenizer. */
+  tokens: { added: number; session: number } | null;
 }
 
 export interface SessionParams {
@@ -249,6 +276,8 @@ export interface SessionParams {
 export interface ActiveToolsResult {
   session: string;
   tools: ToolDefinition[];
+  /** The session's active tools together, estimated in tokens; null without the tokenizer. */
+  tokens: number | null;
 }
 
 export interface CallToolParams {
@@ -365,6 +394,8 @@ export interface ToolCandidate extends CandidateBase {
   changed?: boolean;
   /** The tool's MCP annotations (`readOnlyHint`, `destructiveHint`, ...), as the server sent them. */
   annotations?: JsonObject;
+  /** What activating it adds to a model's context (its definition), estimated in tokens; absent without the tokenizer. */
+  tokens?: number;
 }
 
 export interface ResourceCandidate extends CandidateBase {
@@ -435,6 +466,8 @@ export interface ModelToolDefinition {
   servers: DirectoryEntry[];
   /** `mcp_call`, the tool a chat calls activated tools with (`mcp/callTool` with `forModel`). */
   call: { name: string; description: string; inputSchema: JsonObject };
+  /** This definition's cost to a model's context, estimated in tokens; null while the tokenizer loads or without it. */
+  tokens: number | null;
 }
 
 /** `mcp/modelToolChanged`: a reload changed the definition; register this one instead. */

@@ -194,9 +194,7 @@ class ToolCache:
     def invalidate(self, key: str, *, index_only: bool = False) -> None:
         """Remove catalog `key` with its index and token estimates (`index_only`: the index alone)."""
         names = (
-            (self._index_name(key),)
-            if index_only
-            else (self._name(key), self._index_name(key), self._tokens_name(key))
+            (self._index_name(key),) if index_only else (self._name(key), self._index_name(key), self._tokens_name(key))
         )
         try:
             with fs.private_directory(self.directory, create=False) as dir_fd:

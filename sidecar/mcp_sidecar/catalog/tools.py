@@ -138,8 +138,9 @@ class ToolCatalog:
         return [d["name"] for d in self.accepted()]
 
 
-def tool_view(server: str, descriptor: dict[str, Any]) -> ToolDefinition:
-    """The wire shape of one tool: exact ids plus the full MCP definition (its icons screened)."""
+def tool_view(server: str, descriptor: dict[str, Any], tokens: int | None = None) -> ToolDefinition:
+    """The wire shape of one tool: exact ids plus the full MCP definition (its icons screened), and
+    its token estimate when known."""
     view: ToolDefinition = {
         "id": f"{server}.{descriptor['name']}",
         "modelName": f"mcp__{server}__{descriptor['name']}",
@@ -158,4 +159,6 @@ def tool_view(server: str, descriptor: dict[str, Any]) -> ToolDefinition:
         view["annotations"] = descriptor["annotations"]
     if icons := safe_icons(descriptor.get("icons")):
         view["icons"] = icons
+    if tokens is not None:
+        view["tokens"] = tokens
     return view

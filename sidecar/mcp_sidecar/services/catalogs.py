@@ -125,6 +125,7 @@ class Catalogs:
         """The optional encoder's vectors, made in the background (`services/encodings.py`)."""
         self._counter: token_count.TokenCounter | None = None
         self._counter_loaded = False
+        self._counter_task: asyncio.Task[token_count.TokenCounter | None] | None = None
         self._tokenizer_digest: str | None = None
         self._counting: dict[Hashable, tuple[ToolCatalog, asyncio.Task[None]]] = {}
         """The tool catalog whose token estimates are being counted, per connection key."""
@@ -297,10 +298,10 @@ class Catalogs:
         """The catalog's token estimates per tool: in memory, else kept beside its disk copy. When
         neither has them they are counted in the background (the server's row is sent again then)
         and None is the answer now."""
-        if catalog.tokens is None:
+        if catalog.tokens is None and self.tokenizer_installed():
             catalog.tokens = self._kept_tokens(conn, catalog)
-        if catalog.tokens is None:
-            self._count_soon(conn, catalog)
+            if catalog.tokens is None:
+                self._count_soon(conn, catalog)
         return catalog.tokens
 
     async def tool_tokens(self, conn: ServerConnection, catalog: ToolCatalog) -> dict[str, int] | None:
@@ -322,8 +323,28 @@ class Catalogs:
         return self._counter
 
     def counter_at_hand(self) -> token_count.TokenCounter | None:
-        """The counter when already loaded (`token_counter`), else None."""
+        """The counter when already loaded (`token_counter`), else None (and it starts loading)."""
+        if not self._counter_loaded:
+            self._load_counter_soon()
         return self._counter
+
+    def tokenizer_installed(self) -> bool:
+        """Whether the tokenizer's files are there (from their sizes and times: nothing is loaded)."""
+        if self._counter_loaded:
+            return self._counter is not None
+        if self._tokenizer_digest is None:
+            self._tokenizer_digest = token_count.files_digest() or ""
+        return bool(self._tokenizer_digest)
+
+    def definition_tokens_at_hand(self, definition: dict[str, Any]) -> int | None:
+        """One definition's estimate, counted here when the counter is loaded (a few tools at most:
+        on the event loop); None while it loads or without it."""
+        counter = self.counter_at_hand()
+        return counter.tool(definition) if counter is not None else None
+
+    def _load_counter_soon(self) -> None:
+        if self._counter_task is None and _in_event_loop():
+            self._counter_task = tasks.spawn(self.token_counter(), "load-token-counter")
 
     async def definition_tokens(self, descriptors: Sequence[dict[str, Any]]) -> list[int] | None:
         """The token estimate of each tool definition, counted in a worker thread; None without the tokenizer."""
@@ -356,15 +377,20 @@ class Catalogs:
             return None
         return token_count.from_kept(data, self._tokenizer_digest, catalog)
 
+    def count_soon(self, conn: ServerConnection, catalog: ToolCatalog) -> None:
+        """Count the catalog's estimates in the background unless they are known or being counted (what
+        is kept on disk is read there, off the event loop)."""
+        if catalog.tokens is None:
+            self._count_soon(conn, catalog)
+
     def _count_soon(self, conn: ServerConnection, catalog: ToolCatalog) -> None:
+        if self._counter_loaded and self._counter is None:
+            return  # no tokenizer: nothing to count with
         key = self.key_of(conn)
         entry = self._counting.get(key)
-        if entry is not None and entry[0] is catalog:
+        if (entry is not None and entry[0] is catalog) or not _in_event_loop():
             return
-        try:
-            task = tasks.spawn(self._count(conn, catalog, key), f"count-tokens:{conn.name}")
-        except RuntimeError:  # no event loop: a synchronous caller outside the sidecar's loop
-            return
+        task = tasks.spawn(self._count(conn, catalog, key), f"count-tokens:{conn.name}")
         self._counting[key] = (catalog, task)
 
     async def _count(self, conn: ServerConnection, catalog: ToolCatalog, key: Hashable) -> None:
@@ -375,7 +401,8 @@ class Catalogs:
             if counter is None:
                 return
             file_key = self.key(conn)
-            earlier = await asyncio.to_thread(self._kept, conn, None)  # an earlier list's, for unchanged tools
+            # What is kept beside the disk copy: this list's, or an earlier one's for its unchanged tools.
+            earlier = await asyncio.to_thread(self._kept, conn, None)
             counted = await asyncio.to_thread(token_count.count_catalog, counter, catalog.accepted(), earlier)
             catalog.tokens = counted.tokens
             raw = catalog.disk
@@ -616,6 +643,15 @@ def tools_need_fetch(catalog: ToolCatalog, conn: ServerConnection, live: bool) -
     # Over HTTP a change notice travels on its own stream and can trail the answer that caused
     # it; only stdio's single pipe delivers it first, so calls over HTTP always re-list.
     return live and (not conn.listening or conn.config.transport == "http")
+
+
+def _in_event_loop() -> bool:
+    """Whether an event loop runs here (a synchronous caller in a test has none: nothing is started)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _own_encoder_only(found: stored_index.Stored) -> None:

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         DiscoverResult,
         Match,
         RefusedEntry,
+        ToolCandidate,
         Unavailable,
     )
     from mcp_sidecar.services.activation import Activation
@@ -264,6 +265,7 @@ class Discovery:
         )
         active = self._sessions.active(session_id)
         candidates = [candidate(hit, active) for hit in hits]
+        await self._add_tokens(hits, candidates)
         result: DiscoverResult = {
             "query": query,
             "kind": kind,
@@ -285,6 +287,29 @@ class Discovery:
         if cut:
             result["rankedQuery"] = ranked
         return result
+
+    async def _add_tokens(self, hits: list[Hit], candidates: list[Candidate]) -> None:
+        """Each tool candidate's token estimate (what activating it adds): its catalog's count when in
+        memory, else counted now (a few definitions, in a worker thread) while its catalog is counted in
+        the background. None are added while the tokenizer loads (it starts loading then)."""
+        if self._catalogs.counter_at_hand() is None:
+            return
+        missing: list[tuple[ToolCandidate, dict[str, Any]]] = []
+        for hit, found in zip(hits, candidates, strict=True):
+            if found["kind"] != "tool":
+                continue
+            conn = self._registry.get(found["server"])
+            catalog = self._catalogs.tools_in_memory(conn) if conn is not None else None
+            known = catalog.tokens if catalog is not None else None
+            if known is not None and found["name"] in known:
+                found["tokens"] = known[found["name"]]
+                continue
+            if conn is not None and catalog is not None:
+                self._catalogs.count_soon(conn, catalog)
+            missing.append((found, hit.document.payload))
+        counted = await self._catalogs.definition_tokens([payload for _, payload in missing]) if missing else None
+        for (found, _), tokens in zip(missing, counted or (), strict=False):
+            found["tokens"] = tokens
 
     def _broken(self) -> list[Unavailable]:
         """Configured but unusable: each invalid definition, and each file whose servers are unknown (`server` "")."""

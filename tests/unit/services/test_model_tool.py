@@ -67,7 +67,7 @@ def invalid(message: str) -> dict[str, Any]:
 
 def test_definition_shape(app: Sidecar) -> None:
     definition = app.model_tool.definition()
-    assert set(definition) == {"name", "description", "inputSchema", "servers", "call"}
+    assert set(definition) == {"name", "description", "inputSchema", "servers", "call", "tokens"}
     assert definition["name"] == "mcp_tools"
     schema = definition["inputSchema"]
     assert schema["type"] == "object"
@@ -291,7 +291,12 @@ async def test_activate_then_query_shows_loaded(app: Sidecar) -> None:
         "     (full schema: mcp/activeTools)",
         " ✘ warehouse.nope · not loaded: Server 'warehouse' has no tool named 'nope'.",
     ]
-    assert activated["text"].splitlines()[-1] == activation_text.CALL_HINT
+    tokens = activated["details"]["tokens"]
+    assert tokens is not None and tokens["added"] == tokens["session"] > 0
+    assert activated["text"].splitlines()[-2:] == [
+        activation_text.CALL_HINT,
+        f"+{tokens['added']} tokens; session now {tokens['session']} (estimated)",
+    ]
     found = await app.model_tool.invoke({"query": "warehouse.list_tables"}, "s")
     [first, *_] = found["details"]["candidates"]
     assert first["loaded"] is True
