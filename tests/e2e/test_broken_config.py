@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcp_sidecar.output.activation_text import CALL_HINT
+from mcp_sidecar.output.activation_text import CALL_HINT, tokens_line
 from mcp_sidecar.output.discovery_text import LOADED_NOTE
 from support.cli import cli, plain_status
 from support.servers import basic_stdio
@@ -60,6 +60,7 @@ async def test_an_invalid_definition_beside_a_valid_one_loads_the_valid_one_at_s
             " ✘ broken.echo · not loaded: Server 'broken' is configured but not loaded."
             f" [configuration_invalid] {problem}",
             CALL_HINT,
+            tokens_line(loaded["details"]["tokens"]),
         ]
         assert loaded["details"]["results"][1]["diagnostic"] == diag
         called = await sidecar.request(

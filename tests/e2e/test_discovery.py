@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from mcp_sidecar.output.activation_text import CALL_HINT
+from mcp_sidecar.output.activation_text import CALL_HINT, tokens_line
 from mcp_sidecar.output.discovery_text import LOADED_NOTE
 from support.discovery import BASIC_TOOLS, HINTS, cache_files, discover, ids, status_row, without_score
 from support.servers import basic_stdio, started_pids
@@ -469,6 +469,7 @@ async def test_model_tool_query_activate_and_read(env: Env) -> None:
         " ✔ warehouse.list_tables · loaded",
         "   warehouse.list_tables(query: string, limit?: integer = 10) — List the tables of a schema.",
         CALL_HINT,
+        tokens_line(loaded["details"]["tokens"]),
     ]
     assert [t["id"] for t in loaded["details"]["tools"]] == ["warehouse.list_tables"]
     again = await env.sidecar.request(invoke, {"arguments": query, "session": session})

@@ -292,7 +292,8 @@ async def test_activate_then_query_shows_loaded(app: Sidecar) -> None:
         " ✘ warehouse.nope · not loaded: Server 'warehouse' has no tool named 'nope'.",
     ]
     tokens = activated["details"]["tokens"]
-    assert tokens is not None and tokens["added"] == tokens["session"] > 0
+    assert tokens is not None
+    assert tokens["added"] == tokens["session"] > 0
     assert activated["text"].splitlines()[-2:] == [
         activation_text.CALL_HINT,
         f"+{tokens['added']} tokens; session now {tokens['session']} (estimated)",
