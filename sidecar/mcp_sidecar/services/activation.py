@@ -256,7 +256,8 @@ class Activation:
             clashing = [r for r in (await self.model_name_owners([model], "activate"))[model] if r != ref]
             if clashing:
                 return _collision(ref.id, [ref, *clashing])
-        tokens = await self._tool_tokens(conn, catalog, descriptor)
+        known = self._catalogs.tokens_at_hand(conn, catalog)  # else counted after, with the others
+        tokens = known.get(ref.tool) if known is not None else None
         text = canonical(descriptor)
         existing = self._sessions.get(session_id, ref.id)
         if existing is not None and existing.canonical == text:
@@ -264,16 +265,6 @@ class Activation:
         tool = ActiveTool(ref.server, ref.tool, descriptor, text, conn.config.fingerprint(), tokens)
         self._sessions.activate(session_id, ref.id, tool)
         return {"id": ref.id, "status": "loaded", "tool": tool_view(ref.server, descriptor, tokens)}
-
-    async def _tool_tokens(
-        self, conn: ServerConnection, catalog: ToolCatalog, descriptor: dict[str, Any]
-    ) -> int | None:
-        """The tool's token estimate: its catalog's when counted, else counted now."""
-        known = self._catalogs.tokens_at_hand(conn, catalog)
-        if known is not None and descriptor["name"] in known:
-            return known[descriptor["name"]]
-        counted = await self._catalogs.definition_tokens([descriptor])
-        return counted[0] if counted else None
 
     async def activate(self, ids: tuple[str, ...], session_id: str, wording: Wording = EDITOR) -> ActivateResult:
         self._configuration.ensure_loaded()
@@ -292,9 +283,19 @@ class Activation:
                 continue  # `server.tool` and `mcp__server__tool` spellings of one tool
             results.append(outcome)
         self._sessions.activated({tool["server"] for tool in tools})  # the Loaded column counts active tools
+        await self._count_missing(tools, session_id)
         tokens = self._activation_tokens(results, tools, session_id)
         text = activation_text.render(results, tools, wording, tokens)
         return {"session": session_id, "results": results, "tools": tools, "text": text, "tokens": tokens}
+
+    async def _count_missing(self, tools: list[ToolDefinition], session_id: str) -> None:
+        """Count the tools whose catalog's estimates were not at hand (in a worker thread, at once), and
+        record them in the session."""
+        missing = [tool for tool in tools if "tokens" not in tool]
+        counted = await self._catalogs.definition_tokens(cast("list[dict[str, Any]]", missing)) if missing else None
+        for tool, tokens in zip(missing, counted or (), strict=False):
+            tool["tokens"] = tokens
+            self._sessions.set_tokens(session_id, tool["id"], tokens)
 
     def _activation_tokens(
         self, results: list[ActivationEntry], tools: list[ToolDefinition], session_id: str

@@ -8,7 +8,7 @@ one `ToolsDeactivated` event per session and reason). Nothing here talks to a se
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.events import EventHub, Reconciled, RowMayHaveChanged, ToolsDeactivated
@@ -56,6 +56,12 @@ class Sessions:
         """Tell the status rows of `servers` that their Loaded count may have changed."""
         for server in sorted(servers):
             self._hub.publish(RowMayHaveChanged(server))
+
+    def set_tokens(self, session: str, tool_id: str, tokens: int) -> None:
+        """Record the estimate of an active tool counted after its activation (its place is kept)."""
+        active = self._by_id.get(session, {})
+        if tool_id in active:
+            active[tool_id] = replace(active[tool_id], tokens=tokens)
 
     def tokens(self, session: str) -> int | None:
         """The session's active tools' estimates together; None when one is not known."""
