@@ -122,6 +122,7 @@ async def test_reload_with_an_invalid_file_keeps_the_previous_setup_and_names_th
             " ✔ basic.echo · loaded",
             "   basic.echo(text: string) — Echo the given text back.",
             CALL_HINT,
+            tokens_line(loaded["details"]["tokens"]),
         ]
 
         broken = {"mcpServers": {"basic": {**basic_stdio(), "timeoutMs": 5}, "extra": basic_stdio()}}
@@ -159,6 +160,7 @@ async def test_reload_with_an_invalid_file_keeps_the_previous_setup_and_names_th
             " ✘ extra.echo · not loaded: Server 'extra' is configured but not loaded."
             f" [configuration_invalid] {waiting}",
             CALL_HINT,
+            tokens_line(more["details"]["tokens"]),
         ]
         status = await sidecar.request("mcp/status")
         assert [row["name"] for row in status["servers"]] == ["basic"]
@@ -226,4 +228,5 @@ async def test_a_valid_project_definition_is_approved_beside_an_invalid_one(home
             " ✔ proj.echo · loaded",
             "   proj.echo(text: string) — Echo the given text back.",
             CALL_HINT,
+            tokens_line(loaded["details"]["tokens"]),
         ]

@@ -66,24 +66,30 @@ def definition_text(descriptor: Mapping[str, Any]) -> str:
 
 def joinable_pairs(tokenizer: semantic.CompiledTokenizer) -> frozenset[str]:
     """Every two characters some token holds side by side: the last of a merge's left part and the
-    first of its right part (every neighbouring pair inside a token meets at one of its merges)."""
-    first: dict[int, str] = {}
-    last: dict[int, str] = {}
-    for code, token in zip(tokenizer.chars.tolist(), tokenizer.char_ids.tolist(), strict=True):
-        first[token] = last[token] = chr(code)
-    keys, merged = tokenizer.pair_keys.tolist(), tokenizer.pair_merged.tolist()
-    ranks = tokenizer.pair_ranks.tolist()
+    first of its right part (every neighbouring pair inside a token meets at one of its merges).
+
+    A token's first and last characters are those of its merge's parts, found for every merge at
+    once and repeated until nothing changes (as many rounds as merges nest, about twenty)."""
+    import numpy as np
+
     width = semantic.CompiledTokenizer.VOCABULARY
-    pairs: set[str] = set()
-    # In rank order: a merge's parts are characters or the results of earlier merges.
-    for at in sorted(range(len(keys)), key=ranks.__getitem__):
-        left, right = divmod(keys[at], width)
-        if left not in last or right not in first:
-            continue  # a byte token: never part of a merge in Llama 2's file
-        pairs.add(last[left] + first[right])
-        first.setdefault(merged[at], first[left])
-        last.setdefault(merged[at], last[right])
-    return frozenset(pairs)
+    first = np.full(width, -1, np.int64)
+    last = np.full(width, -1, np.int64)
+    first[tokenizer.char_ids] = tokenizer.chars
+    last[tokenizer.char_ids] = tokenizer.chars
+    left, right = np.divmod(tokenizer.pair_keys, width)
+    merged = tokenizer.pair_merged
+    for _ in range(width):  # bounded: each round settles at least one token, or ends it
+        new_first = (first[merged] < 0) & (first[left] >= 0)
+        new_last = (last[merged] < 0) & (last[right] >= 0)
+        if not (new_first.any() or new_last.any()):
+            break
+        first[merged[new_first]] = first[left[new_first]]
+        last[merged[new_last]] = last[right[new_last]]
+    # A merge of a byte token (none in Llama 2's file) joins nothing a character can show.
+    known = (last[left] >= 0) & (first[right] >= 0)
+    codes = set(zip(last[left[known]].tolist(), first[right[known]].tolist(), strict=True))
+    return frozenset(chr(a) + chr(b) for a, b in codes)
 
 
 @dataclass(frozen=True, slots=True)

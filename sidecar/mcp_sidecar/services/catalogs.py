@@ -536,6 +536,7 @@ class Catalogs:
         """numpy (every index computes with it) and the embedding model, loaded on the first need."""
         await heavy.NUMPY.ready()
         self.model()
+        self._load_counter_soon()  # the token estimates' counter, in the background (about 0.1 s)
 
     def load_model_if_cached(self) -> None:
         """numpy and the model now, when an earlier discovery left an index in the disk cache: the
@@ -543,6 +544,7 @@ class Catalogs:
         if self.cache is not None and self.cache.holds_indexes():
             heavy.NUMPY.wait()
             self.model()
+            self._load_counter_soon()
 
     def _build(self, conn: ServerConnection, source: ToolCatalog | ListCatalog) -> Index:
         """The documents of every kind in the catalog, numbered in one sequence (templates after resources)."""
