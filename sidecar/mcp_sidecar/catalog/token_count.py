@@ -209,6 +209,8 @@ class Counted:
 
     tokens: dict[str, int]
     texts: dict[str, int]
+    catalog: str | None = None
+    """The catalog file they were kept for (`stored_index.catalog_digest`), when read from one."""
 
 
 def count_catalog(
@@ -260,4 +262,5 @@ def from_kept(data: bytes, digest: str, catalog: str | None = None) -> Counted |
         if not (isinstance(entry, list) and len(entry) == 2 and all(type(v) is int and v >= 0 for v in entry)):
             return None  # a bool is no count: `type(v) is int`
         tokens[name], texts[name] = entry
-    return Counted(tokens, texts)
+    kept_for = found.get("catalog")
+    return Counted(tokens, texts, kept_for if isinstance(kept_for, str) else None)

@@ -377,12 +377,6 @@ class Catalogs:
             return None
         return token_count.from_kept(data, self._tokenizer_digest, catalog)
 
-    def count_soon(self, conn: ServerConnection, catalog: ToolCatalog) -> None:
-        """Count the catalog's estimates in the background unless they are known or being counted (what
-        is kept on disk is read there, off the event loop)."""
-        if catalog.tokens is None:
-            self._count_soon(conn, catalog)
-
     def _count_soon(self, conn: ServerConnection, catalog: ToolCatalog) -> None:
         if self._counter_loaded and self._counter is None:
             return  # no tokenizer: nothing to count with
@@ -403,11 +397,16 @@ class Catalogs:
             file_key = self.key(conn)
             # What is kept beside the disk copy: this list's, or an earlier one's for its unchanged tools.
             earlier = await asyncio.to_thread(self._kept, conn, None)
+            raw = catalog.disk
+            digest = stored_index.catalog_digest(raw) if raw is not None else None
+            if earlier is not None and digest is not None and earlier.catalog == digest:
+                catalog.tokens = earlier.tokens  # counted for this very file: nothing to parse or count
+                self._hub.publish(RowMayHaveChanged(conn.name, key))
+                return
             counted = await asyncio.to_thread(token_count.count_catalog, counter, catalog.accepted(), earlier)
             catalog.tokens = counted.tokens
-            raw = catalog.disk
             if raw is not None and self.cache is not None:
-                data = token_count.kept_bytes(stored_index.catalog_digest(raw), counter.digest, counted)
+                data = token_count.kept_bytes(digest or "", counter.digest, counted)
                 await asyncio.to_thread(self.cache.store_tokens, file_key, data)
             self._hub.publish(RowMayHaveChanged(conn.name, key))
         finally:

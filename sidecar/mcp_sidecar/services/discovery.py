@@ -290,9 +290,10 @@ class Discovery:
 
     async def _add_tokens(self, hits: list[Hit], candidates: list[Candidate]) -> None:
         """Each tool candidate's token estimate (what activating it adds): its catalog's count when in
-        memory, else counted now (a few definitions, in a worker thread) while its catalog is counted in
-        the background. None are added while the tokenizer loads (it starts loading then)."""
-        if self._catalogs.counter_at_hand() is None:
+        memory, else counted now, for the candidates alone (a few definitions, in a worker thread):
+        a catalog read with its stored index keeps its other descriptors unparsed. None without the
+        tokenizer; its first use in a process waits for the counter (about 0.1 s, started earlier)."""
+        if not any(found["kind"] == "tool" for found in candidates) or await self._catalogs.token_counter() is None:
             return
         missing: list[tuple[ToolCandidate, dict[str, Any]]] = []
         for hit, found in zip(hits, candidates, strict=True):
@@ -304,8 +305,6 @@ class Discovery:
             if known is not None and found["name"] in known:
                 found["tokens"] = known[found["name"]]
                 continue
-            if conn is not None and catalog is not None:
-                self._catalogs.count_soon(conn, catalog)
             missing.append((found, hit.document.payload))
         counted = await self._catalogs.definition_tokens([payload for _, payload in missing]) if missing else None
         for (found, _), tokens in zip(missing, counted or (), strict=False):

@@ -19,6 +19,7 @@ from mcp_sidecar.output.model_text import MODEL_HINTS
 from mcp_sidecar.protocol.errors import HINTS, DiagnosticCode
 from mcp_sidecar.services import model_tool
 from mcp_sidecar.services.app import Sidecar
+from support.tokens import definition_tokens
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -245,6 +246,8 @@ async def test_query_returns_text_and_discovery_details(app: Sidecar) -> None:
     # Both signals put it first: its words and its meaning.
     match = first.pop("match")
     assert (match["signals"], match.get("keywordRank"), match.get("semanticRank")) == (["keyword", "semantic"], 1, 1)
+    # What activating it adds, as an independent count of its definition gives it.
+    assert first.pop("tokens") == definition_tokens(TOOLS[0])
     assert first == {
         "kind": "tool",
         "id": "warehouse.list_tables",
