@@ -127,6 +127,10 @@ class ToolCatalog:
             }
         return self._visible
 
+    def listed_as(self, descriptors: list[dict[str, Any]]) -> bool:
+        """Whether a server's new list is this very one (compared only when its own is parsed)."""
+        return self._descriptors is not None and self._descriptors == descriptors
+
     def visible_tokens(self, config: ServerConfig) -> int | None:
         """The estimate for every tool the filters expose, together; None until counted."""
         if self.tokens is None:

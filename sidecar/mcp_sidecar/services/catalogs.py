@@ -275,11 +275,15 @@ class Catalogs:
             hints = conn.lists.hints.get("tools")
             fresh_s = fresh_for(hints, math.inf)
             catalog = ToolCatalog(conn.name, descriptors, source="live", generation=conn.generation, fresh_s=fresh_s)
+            if current is not None and current.tokens is not None and current.listed_as(descriptors):
+                catalog.tokens = current.tokens  # the same list again (a call's re-list): nothing to count
             self.tools[key] = catalog
             self._indexes.pop((key, "tools"), None)
             self._keep_on_disk(conn, catalog, hints)
             self._hub.publish(RowMayHaveChanged(conn.name, key))
-            self._count_soon(conn, catalog)
+            if catalog.tokens is None or catalog.disk is not None:
+                # Kept again for the new disk copy too (its unchanged tools' counts are reused).
+                self._count_soon(conn, catalog)
             return catalog
 
     def _keep_on_disk(self, conn: ServerConnection, catalog: ToolCatalog, hints: CacheHints | None) -> None:
