@@ -33,6 +33,7 @@ function row(name: string, state: StatusRow["state"], extra: Partial<StatusRow> 
     loaded: 0,
     lastDiagnostic: null,
     approvalRequired: false,
+    tokens: null,
     ...extra,
   };
 }
@@ -230,6 +231,7 @@ test("a server's tool picker lists every tool by name after the whole list, serv
   const items = toolPickItems({
     server: "basic",
     source: "live",
+    tokens: null,
     tools: [
       tool("add", "Add two integers.\n\nMore here."),
       tool("evil", "\u001b[31mred\u001b[0m  and\u202e hidden"),
