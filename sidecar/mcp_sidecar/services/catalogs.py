@@ -302,10 +302,15 @@ class Catalogs:
         """The catalog's token estimates per tool: in memory, else kept beside its disk copy. When
         neither has them they are counted in the background (the server's row is sent again then)
         and None is the answer now."""
+        if self.known_tokens(conn, catalog) is None and self.tokenizer_installed():
+            self._count_soon(conn, catalog)
+        return catalog.tokens
+
+    def known_tokens(self, conn: ServerConnection, catalog: ToolCatalog) -> dict[str, int] | None:
+        """The catalog's estimates in memory, else kept beside its disk copy for that very file; never
+        counts (a catalog read with its stored index keeps its descriptors unparsed)."""
         if catalog.tokens is None and self.tokenizer_installed():
             catalog.tokens = self._kept_tokens(conn, catalog)
-            if catalog.tokens is None:
-                self._count_soon(conn, catalog)
         return catalog.tokens
 
     async def tool_tokens(self, conn: ServerConnection, catalog: ToolCatalog) -> dict[str, int] | None:
@@ -539,7 +544,6 @@ class Catalogs:
         """numpy (every index computes with it) and the embedding model, loaded on the first need."""
         await heavy.NUMPY.ready()
         self.model()
-        self._load_counter_soon()  # the token estimates' counter, in the background (about 0.1 s)
 
     def load_model_if_cached(self) -> None:
         """numpy and the model now, when an earlier discovery left an index in the disk cache: the
@@ -547,7 +551,6 @@ class Catalogs:
         if self.cache is not None and self.cache.holds_indexes():
             heavy.NUMPY.wait()
             self.model()
-            self._load_counter_soon()
 
     def _build(self, conn: ServerConnection, source: ToolCatalog | ListCatalog) -> Index:
         """The documents of every kind in the catalog, numbered in one sequence (templates after resources)."""

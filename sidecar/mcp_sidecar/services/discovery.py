@@ -289,19 +289,18 @@ class Discovery:
         return result
 
     async def _add_tokens(self, hits: list[Hit], candidates: list[Candidate]) -> None:
-        """Each tool candidate's token estimate (what activating it adds): its catalog's count when in
-        memory, else counted now, for the candidates alone (a few definitions, in a worker thread):
-        a catalog read with its stored index keeps its other descriptors unparsed. None without the
-        tokenizer; its first use in a process waits for the counter (about 0.1 s, started earlier)."""
-        if not any(found["kind"] == "tool" for found in candidates) or await self._catalogs.token_counter() is None:
-            return
+        """Each tool candidate's token estimate (what activating it adds): its catalog's, in memory or
+        kept beside its disk copy, else counted now for the candidates alone (a few definitions, in a
+        worker thread; a catalog read with its stored index keeps its other descriptors unparsed).
+        None without the tokenizer; the process's first count waits for the counter to load (about
+        0.1 s, in a worker thread)."""
         missing: list[tuple[ToolCandidate, dict[str, Any]]] = []
         for hit, found in zip(hits, candidates, strict=True):
             if found["kind"] != "tool":
                 continue
             conn = self._registry.get(found["server"])
             catalog = self._catalogs.tools_in_memory(conn) if conn is not None else None
-            known = catalog.tokens if catalog is not None else None
+            known = self._catalogs.known_tokens(conn, catalog) if conn is not None and catalog is not None else None
             if known is not None and found["name"] in known:
                 found["tokens"] = known[found["name"]]
                 continue
