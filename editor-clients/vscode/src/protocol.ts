@@ -194,7 +194,7 @@ export interface ContextTokens {
   counted: number;
   /** How many servers are enabled. */
   enabled: number;
-  /** `mcp_tools` itself; null while the tokenizer loads. */
+  /** `mcp_tools` itself; null until a count loaded the counter. */
   modelTool: number | null;
 }
 
@@ -466,7 +466,7 @@ export interface ModelToolDefinition {
   servers: DirectoryEntry[];
   /** `mcp_call`, the tool a chat calls activated tools with (`mcp/callTool` with `forModel`). */
   call: { name: string; description: string; inputSchema: JsonObject };
-  /** This definition's cost to a model's context, estimated in tokens; null while the tokenizer loads or without it. */
+  /** This definition's cost to a model's context, estimated in tokens; null until a count loaded the counter, or without the tokenizer. */
   tokens: number | null;
 }
 

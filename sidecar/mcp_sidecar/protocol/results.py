@@ -184,7 +184,7 @@ class ContextTokens(TypedDict):
     enabled: int
     """How many servers are enabled."""
     modelTool: int | None
-    """`mcp_tools` itself (`mcp/modelTool/definition`); null while the tokenizer loads."""
+    """`mcp_tools` itself (`mcp/modelTool/definition`); null until a count loaded the counter."""
 
 
 class StatusResult(TypedDict):
@@ -556,7 +556,7 @@ class ModelToolDefinition(TypedDict):
     """`mcp_call`, the tool a chat calls activated tools with (`mcp/callTool` with `forModel`)."""
     tokens: int | None
     """This definition's cost to a model's context (name, description, inputSchema), estimated in
-    tokens; null while the tokenizer loads or without it."""
+    tokens; null until a count loaded the counter, or without the tokenizer."""
 
 
 class ModelToolChangedParams(TypedDict):

@@ -125,7 +125,6 @@ class Catalogs:
         """The optional encoder's vectors, made in the background (`services/encodings.py`)."""
         self._counter: token_count.TokenCounter | None = None
         self._counter_loaded = False
-        self._counter_task: asyncio.Task[token_count.TokenCounter | None] | None = None
         self._tokenizer_digest: str | None = None
         self._counting: dict[Hashable, tuple[ToolCatalog, asyncio.Task[None]]] = {}
         """The tool catalog whose token estimates are being counted, per connection key."""
@@ -331,12 +330,6 @@ class Catalogs:
             self._counter_loaded = True
         return self._counter
 
-    def counter_at_hand(self) -> token_count.TokenCounter | None:
-        """The counter when already loaded (`token_counter`), else None (and it starts loading)."""
-        if not self._counter_loaded:
-            self._load_counter_soon()
-        return self._counter
-
     def tokenizer_installed(self) -> bool:
         """Whether the tokenizer's files are there (from their sizes and times: nothing is loaded)."""
         if self._counter_loaded:
@@ -347,13 +340,10 @@ class Catalogs:
 
     def definition_tokens_at_hand(self, definition: dict[str, Any]) -> int | None:
         """One definition's estimate, counted here when the counter is loaded (a few tools at most:
-        on the event loop); None while it loads or without it."""
-        counter = self.counter_at_hand()
+        on the event loop); None until a count loaded it (asking never loads numpy and the counter:
+        `mcp_tools`' definition is built at every start, by clients that may never rank or count)."""
+        counter = self._counter
         return counter.tool(definition) if counter is not None else None
-
-    def _load_counter_soon(self) -> None:
-        if self._counter_task is None and _in_event_loop():
-            self._counter_task = tasks.spawn(self.token_counter(), "load-token-counter")
 
     async def definition_tokens(self, descriptors: Sequence[dict[str, Any]]) -> list[int] | None:
         """The token estimate of each tool definition, counted in a worker thread; None without the tokenizer."""
