@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from mcp_sidecar.output.activation_text import CALL_HINT
+from mcp_sidecar.output.activation_text import CALL_HINT, tokens_line
 from support.servers import basic_stdio, fixture_stdio
 from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_config
 
@@ -106,7 +106,9 @@ async def test_repeat_is_already_loaded_in_either_spelling(sidecar: SidecarClien
         " ✔ basic.cwd · already loaded",
         "   basic.cwd() — Return the server process's working directory.",
         CALL_HINT,
+        tokens_line(again["tokens"]),
     ]
+    assert again["tokens"] == {"added": 0, "session": first["tokens"]["session"]}  # nothing new
     assert await active_ids(sidecar, "repeat") == ["basic.cwd"]
 
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcp_sidecar.output.activation_text import CALL_HINT
+from mcp_sidecar.output.activation_text import CALL_HINT, tokens_line
 from mcp_sidecar.output.discovery_text import LOADED_NOTE
 from support.cli import cli, plain_status
 from support.servers import basic_stdio
@@ -60,6 +60,7 @@ async def test_an_invalid_definition_beside_a_valid_one_loads_the_valid_one_at_s
             " ✘ broken.echo · not loaded: Server 'broken' is configured but not loaded."
             f" [configuration_invalid] {problem}",
             CALL_HINT,
+            tokens_line(loaded["details"]["tokens"]),
         ]
         assert loaded["details"]["results"][1]["diagnostic"] == diag
         called = await sidecar.request(
@@ -121,6 +122,7 @@ async def test_reload_with_an_invalid_file_keeps_the_previous_setup_and_names_th
             " ✔ basic.echo · loaded",
             "   basic.echo(text: string) — Echo the given text back.",
             CALL_HINT,
+            tokens_line(loaded["details"]["tokens"]),
         ]
 
         broken = {"mcpServers": {"basic": {**basic_stdio(), "timeoutMs": 5}, "extra": basic_stdio()}}
@@ -158,6 +160,7 @@ async def test_reload_with_an_invalid_file_keeps_the_previous_setup_and_names_th
             " ✘ extra.echo · not loaded: Server 'extra' is configured but not loaded."
             f" [configuration_invalid] {waiting}",
             CALL_HINT,
+            tokens_line(more["details"]["tokens"]),
         ]
         status = await sidecar.request("mcp/status")
         assert [row["name"] for row in status["servers"]] == ["basic"]
@@ -225,4 +228,5 @@ async def test_a_valid_project_definition_is_approved_beside_an_invalid_one(home
             " ✔ proj.echo · loaded",
             "   proj.echo(text: string) — Echo the given text back.",
             CALL_HINT,
+            tokens_line(loaded["details"]["tokens"]),
         ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from support.cli import Run, check_engine_lines, cli, split_engine, without_engi
 from support.locked_keyring import NO_KEYRING, locked_keyring_env
 from support.servers import basic_stdio, fixture_stdio
 from support.sidecar import write_config
+from support.tokens import definition_tokens
 
 SEARCH_SIGNATURE = (
     "sig.search — Search documents\n"
@@ -85,14 +87,14 @@ async def test_without_configuration_the_demo_server_is_configured(home: Path) -
     if engine:  # the engine's matrix counts each server's sharers
         assert (status.code, status.stderr) == (0, "")
         assert matrix == (
-            "   Server  State  Scope    Transport  Tools  Resources  Prompts  Loaded  Shared\n"
-            "○  demo    idle   builtin  stdio      —      —          —        0       1\n"
+            "   Server  State  Scope    Transport  Tools  Tokens  Resources  Prompts  Loaded  Shared\n"
+            "○  demo    idle   builtin  stdio      —      —       —          —        0       1\n"
         )
     else:
         assert Run(status.code, matrix, status.stderr) == Run(
             0,
-            "   Server  State  Scope    Transport  Tools  Resources  Prompts  Loaded\n"
-            "○  demo    idle   builtin  stdio      —      —          —        0\n",
+            "   Server  State  Scope    Transport  Tools  Tokens  Resources  Prompts  Loaded\n"
+            "○  demo    idle   builtin  stdio      —      —       —          —        0\n",
             "",
         )
     check_engine_lines(engine)
@@ -118,23 +120,27 @@ async def test_without_configuration_the_demo_server_is_configured(home: Path) -
 
 
 async def test_demo_tools_activate_and_call(home: Path) -> None:
-    tools, activate, call, call_json = await clis(
+    tools, listed, activate, call, call_json = await clis(
         home,
         ("tools", "demo"),
+        ("--json", "tools", "demo"),
         ("activate", "demo.add", "demo.ad"),
         ("call", "demo.add", '{"a": 2, "b": 3}'),
         ("--json", "call", "demo.add", '{"a": 2, "b": 3}'),
     )
+    # Each tool's estimate, as an independent count of its definition gives it (support/tokens.py).
+    n = {tool["name"]: definition_tokens(tool) for tool in listed.json()["tools"]}
     assert tools == Run(
         0,
-        "demo · 4 tools (live)\n"
-        "  demo.add(a, b)  Add two numbers and return the sum.\n"
-        "  demo.echo(text)  Echo the given text back unchanged.\n"
-        "  demo.count_words(text)  Count the words, lines and characters of a text.\n"
-        "  demo.current_time()  The current date and time in UTC, in ISO 8601 form.\n",
+        f"demo · 4 tools (live) · {sum(n.values())} tokens (estimated)\n"
+        f"  demo.add(a, b) · {n['add']} tokens  Add two numbers and return the sum.\n"
+        f"  demo.echo(text) · {n['echo']} tokens  Echo the given text back unchanged.\n"
+        f"  demo.count_words(text) · {n['count_words']} tokens  Count the words, lines and characters of a text.\n"
+        f"  demo.current_time() · {n['current_time']} tokens  The current date and time in UTC, in ISO 8601 form.\n",
         "",
     )
-    assert activate == Run(
+    *activated, cost = activate.stdout.splitlines()
+    assert Run(activate.code, "\n".join(activated) + "\n", activate.stderr) == Run(
         0,
         "mcp activate\n"
         " ✔ demo.add · loaded\n"
@@ -143,6 +149,8 @@ async def test_demo_tools_activate_and_call(home: Path) -> None:
         f"{CALL_HINT}\n",
         "",
     )
+    # A CLI run is a session of its own: what it added is all it holds.
+    assert re.fullmatch(r"\+(\d+) tokens; session now \1 \(estimated\)", cost), cost
     assert call == Run(0, "mcp call\n ✔ demo.add\n5\n", "")
     assert call_json.code == 0
     result = call_json.json()

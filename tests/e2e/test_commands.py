@@ -96,6 +96,7 @@ async def test_list_is_the_status_matrix(env: Env) -> None:
         "Scope",
         "Transport",
         "Tools",
+        "Tokens",
         "Resources",
         "Prompts",
         "Loaded",
@@ -256,7 +257,9 @@ async def test_disable_closes_and_deactivates_and_enable_connects_nothing(env: E
 
 async def test_inspection_and_lifecycle_commands(env: Env) -> None:
     tools = await env.run("tools browse")
-    assert tools["text"].splitlines()[0] == "browse · 8 tools (live)"
+    total = tools["data"]["tokens"]
+    assert total == sum(t["tokens"] for t in tools["data"]["tools"]) > 0
+    assert tools["text"].splitlines()[0] == f"browse · 8 tools (live) · {total:,} tokens (estimated)"
     assert [t["id"] for t in tools["data"]["tools"]][:2] == ["browse.echo", "browse.add"]
     reconnected = await env.run("reconnect browse")
     assert (reconnected["data"]["state"], reconnected["text"]) == (

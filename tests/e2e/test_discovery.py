@@ -16,11 +16,12 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from mcp_sidecar.output.activation_text import CALL_HINT
+from mcp_sidecar.output.activation_text import CALL_HINT, tokens_line
 from mcp_sidecar.output.discovery_text import LOADED_NOTE
 from support.discovery import BASIC_TOOLS, HINTS, cache_files, discover, ids, status_row, without_score
 from support.servers import basic_stdio, started_pids
 from support.sidecar import SidecarClient, diagnostic_of, start_sidecar, write_config
+from support.tokens import definition_tokens
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -210,6 +211,9 @@ async def test_kind_filter(env: Env, kind: str, expected: list[str]) -> None:
 
 
 async def test_tool_candidate_shape(env: Env) -> None:
+    # Listing the tools counts them (a candidate has its figure once the tokenizer is loaded).
+    listed = await env.sidecar.request("mcp/server/tools", {"server": "warehouse"})
+    tool = next(t for t in listed["tools"] if t["name"] == "list_tables")
     found = await discover(env.sidecar, "warehouse.list_tables", server="warehouse", limit=1)
     assert [without_score(c) for c in found["candidates"]] == [
         {
@@ -223,6 +227,7 @@ async def test_tool_candidate_shape(env: Env) -> None:
             "next": {"method": "mcp/activate", "params": {"ids": ["warehouse.list_tables"]}},
             # An exact name or URI: ranked by keywords alone, first.
             "match": {"signals": ["exact", "keyword"], "keywordRank": 1},
+            "tokens": definition_tokens(tool),  # what activating it adds
         }
     ]
     assert (found["query"], found["kind"], found["session"]) == ("warehouse.list_tables", "all", "default")
@@ -469,6 +474,7 @@ async def test_model_tool_query_activate_and_read(env: Env) -> None:
         " ✔ warehouse.list_tables · loaded",
         "   warehouse.list_tables(query: string, limit?: integer = 10) — List the tables of a schema.",
         CALL_HINT,
+        tokens_line(loaded["details"]["tokens"]),
     ]
     assert [t["id"] for t in loaded["details"]["tools"]] == ["warehouse.list_tables"]
     again = await env.sidecar.request(invoke, {"arguments": query, "session": session})

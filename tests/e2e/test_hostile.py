@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -70,6 +71,16 @@ COLLIDE = (
     "'{}' and '{}' have the same model name 'mcp__hostile__a__b' (their mcp__server__tool forms collide), "
     "so neither is activated."
 )
+
+
+def without_estimates(text: str) -> list[str]:
+    """The tools list's lines without their token estimates, after checking every tool row has one."""
+    lines = text.splitlines()
+    figure = re.compile(r" · [\d,]+ tokens?(?: \(estimated\))?")
+    assert all(figure.search(line) for line in lines if not line.startswith("  refused")), lines
+    return [figure.sub("", line, count=1) for line in lines]
+
+
 TOOLS_TEXT = [
     "hostile · 6 tools (live)",
     "  hostile.clip()  Copy text. safe",  # the first line of the description
@@ -336,7 +347,7 @@ async def test_command_texts_are_clean(sidecar: SidecarClient) -> None:
         result = await sidecar.request("mcp/command", {"line": line})
         clean(result["text"])
     tools = await sidecar.request("mcp/command", {"line": "tools hostile"})
-    assert tools["text"].splitlines() == TOOLS_TEXT
+    assert without_estimates(tools["text"]) == TOOLS_TEXT
 
 
 async def test_model_tool_query_text_is_clean(sidecar: SidecarClient) -> None:
@@ -386,7 +397,9 @@ async def test_the_cli_prints_nothing_a_terminal_would_obey(tmp_path: Path) -> N
     for command, run in zip(commands, runs, strict=True):
         assert forbidden(run.stdout) == [], command
         assert forbidden(run.stderr) == [], command
-    assert runs[3].stdout.splitlines() == [
+    *activated, cost = runs[3].stdout.splitlines()
+    assert re.fullmatch(r"\+(\d+) tokens; session now \1 \(estimated\)", cost), cost
+    assert activated == [
         "mcp activate",
         " ✔ hostile.clip · loaded",
         # The signature's description is sanitised onto its row: the forged row stays inside it.
@@ -411,7 +424,7 @@ async def test_the_cli_prints_nothing_a_terminal_would_obey(tmp_path: Path) -> N
     clip = runs[4].stdout.splitlines()
     assert clip[:5] == ["mcp call", " ✔ hostile.clip", *CLEAN.splitlines(), FORGED]
     assert clip[-1] == f"(the sidecar removed {HIDDEN + len(TAGS)} hidden characters from this server's text)"
-    assert runs[1].stdout.splitlines() == TOOLS_TEXT
+    assert without_estimates(runs[1].stdout) == TOOLS_TEXT
     assert runs[10].stdout == runs[1].stdout
     found = runs[11].json()
     assert found["candidates"][0]["title"] == "Clip" + HOSTILE  # JSON escapes keep the raw value

@@ -1,5 +1,6 @@
 """A start's first discovery ranks from the index stored beside the disk-cached catalog: the same
-answer as the sidecar that built it, no server started, and the files private."""
+answer (token figures included) as the sidecar that built it, no server started, and the files
+private."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ async def test_a_restart_answers_from_the_stored_index_without_starting_the_serv
     write_config(home, {"basic": basic_stdio("--cache-hints", "0:public", "--counter-file", str(counter))})
     async with start_sidecar(home) as sidecar:
         first = [await sidecar.request("mcp/discover", {"query": q, "kind": "tools"}) for q in QUERIES]
-    assert catalogs(home) == {"index": 0o600, "tools": 0o600}
+        await sidecar.request("mcp/server/tools", {"server": "basic"})  # its token figures counted and kept
+    assert catalogs(home) == {"index": 0o600, "tokens": 0o600, "tools": 0o600}
     started = counter.read_text(encoding="utf-8").split()
     assert len(started) == 1
 

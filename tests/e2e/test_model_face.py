@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from mcp_sidecar.output.activation_text import CALL_HINT
+from mcp_sidecar.output.activation_text import CALL_HINT, tokens_line
 from mcp_sidecar.output.discovery_text import LOADED_NOTE
 from support.discovery import status_row
 from support.servers import basic_stdio, fixture_stdio
@@ -295,7 +295,7 @@ async def test_activation_shows_each_signature_and_summarises_what_does_not_fit(
         ]
         assert len(loaded["text"]) < 12_000
         assert " ✘ sig.serch · not loaded: Server 'sig' has no tool named 'serch'. Nearby: sig.search" in lines
-        assert lines[-1] == CALL_HINT
+        assert lines[-2:] == [CALL_HINT, tokens_line(loaded["details"]["tokens"])]
         # What the summary left out is where it says.
         active = await client.request("mcp/activeTools", {"session": "s"})
         wide = next(t for t in active["tools"] if t["id"] == "sig.wide")

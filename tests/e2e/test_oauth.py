@@ -141,9 +141,9 @@ async def test_a_server_that_asks_for_authentication_needs_login_until_one_succe
             assert client.states("secure")[-1] == "needs_login"
             listed = await client.request("mcp/command", {"line": "list"})
             assert plain_status(listed["text"]) == (
-                "   Server  State        Scope   Transport  Tools  Resources  Prompts  Loaded\n"
-                "⚿  secure  needs login  global  http       —      —          —        0\n"
-                "✘  keyed   failed       global  http       —      —          —        0\n"
+                "   Server  State        Scope   Transport  Tools  Tokens  Resources  Prompts  Loaded\n"
+                "⚿  secure  needs login  global  http       —      —       —          —        0\n"
+                "✘  keyed   failed       global  http       —      —       —          —        0\n"
                 f"secure: [authentication_required] {message} {LOGIN_HINT}\n"
                 f"keyed: [authentication_required] {message} {header_refused['hint']}"
             )

@@ -33,12 +33,14 @@ def cached(home: Path, pattern: str) -> Path:
 
 
 async def warmed(tmp_path: Path) -> Path:
-    """A home whose cache holds a catalog, its index, the compiled tokenizer and the code cache."""
+    """A home whose cache holds a catalog, its index and token figures, the compiled tokenizer and the
+    code cache."""
     home = tmp_path / "home"
     write_config(home, {"basic": basic_stdio("--cache-hints", "0:public")})
     async with start_sidecar(home) as sidecar:
         await sidecar.request("mcp/discover", {"query": "echo", "kind": "tools"})
-    for pattern in ("tools-*.json", "index-*.bin", "tokenizer-*.bin"):
+        await sidecar.request("mcp/server/tools", {"server": "basic"})  # its token figures counted and kept
+    for pattern in ("tools-*.json", "index-*.bin", "tokens-*.json", "tokenizer-*.bin"):
         cached(home, pattern)
     # The code cache is written only where bytecode may be (not under PYTHONDONTWRITEBYTECODE).
     (home / "cache" / FILE_NAME).touch(mode=0o600)
@@ -67,7 +69,7 @@ async def answers_everything(home: Path) -> None:
 
 async def test_a_fifo_in_place_of_any_cache_file_is_refused_not_waited_on(tmp_path: Path) -> None:
     home = await warmed(tmp_path)
-    for pattern in ("tools-*.json", "index-*.bin", "tokenizer-*.bin", FILE_NAME):
+    for pattern in ("tools-*.json", "index-*.bin", "tokens-*.json", "tokenizer-*.bin", FILE_NAME):
         path = cached(home, pattern)
         with fifo_in_place_of(path):
             await answers_everything(home)

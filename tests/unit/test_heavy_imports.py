@@ -149,6 +149,7 @@ REASONS: dict[str, str] = {
     "mcp_sidecar.catalog.semantic": RANKING,
     "mcp_sidecar.catalog.encoder": RANKING,  # numpy, once ranking awaited it; onnxruntime after heavy.ENCODER
     "mcp_sidecar.catalog.stored_index": RANKING,
+    "mcp_sidecar.catalog.token_count": "the counter is built by Catalogs.token_counter, after heavy.NUMPY.ready()",
     "mcp_sidecar.json_depth:structure": RANKING,
     "mcp_sidecar.json_depth:prune": "only by stdio_pipes.pruned_message, after heavy.NUMPY.wait()",
     "mcp_sidecar.cli_conformance": "a login's headless browser: the login awaited heavy.SDK",

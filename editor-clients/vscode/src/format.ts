@@ -78,6 +78,23 @@ export function catalogSummary(catalog: CatalogCounts | null, source?: string | 
   return parts.join(" · ");
 }
 
+/** "1,234 tokens": what the server's exposed tool definitions cost a model's context; "" before they are counted. */
+export function tokensText(row: StatusRow): string {
+  return row.tokens === null || row.tokens === undefined ? "" : `${row.tokens.toLocaleString("en-US")} tokens`;
+}
+
+/**
+ * The status bar tooltip's context line: every counted server's tool definitions together, what a host
+ * connected to each of them directly pays on every turn (docs/context.md); "" before any is counted.
+ */
+export function contextLine(rows: StatusRow[]): string {
+  const counted = rows.filter((r) => r.state !== "disabled" && r.tokens !== null && r.tokens !== undefined);
+  if (counted.length === 0) return "";
+  const total = counted.reduce((sum, r) => sum + (r.tokens ?? 0), 0);
+  const enabled = rows.filter((r) => r.state !== "disabled").length;
+  return `Tool definitions: ${total.toLocaleString("en-US")} tokens (${counted.length} of ${enabled} servers counted, estimated)`;
+}
+
 /** "shared by 3" for a server whose process other clients of the engine use too; "" for one of its own. */
 export function sharedText(row: StatusRow): string {
   const sharers = row.sharedBy ?? 1;
@@ -124,7 +141,9 @@ export function engineLines(engine: EngineStatus | null | undefined): string[] {
 /** One line per server, as in the status tooltip and quick pick. */
 export function serverLine(row: StatusRow): string {
   const shared = sharedText(row);
-  const loaded = (row.loaded > 0 ? ` · ${row.loaded} loaded` : "") + (shared ? ` · ${shared}` : "");
+  const tokens = tokensText(row);
+  const loaded =
+    (tokens ? ` · ${tokens}` : "") + (row.loaded > 0 ? ` · ${row.loaded} loaded` : "") + (shared ? ` · ${shared}` : "");
   const problem =
     row.state === "needs_login"
       ? " — log in to use it"
@@ -138,7 +157,7 @@ export function serverLine(row: StatusRow): string {
 /** The servers view's description next to a server's name. */
 export function serverDescription(row: StatusRow): string {
   const counts = row.catalog ? catalogSummary(row.catalog, row.catalogSource) : "";
-  return [stateText(row), row.scope, counts, sharedText(row)]
+  return [stateText(row), row.scope, counts, tokensText(row), sharedText(row)]
     .filter((part) => part !== "" && part !== "catalog not fetched yet")
     .join(" · ");
 }
@@ -201,7 +220,9 @@ export function statusBarModel(
   if (approvals > 0) parts.push(`${approvals} ${approvals === 1 ? "needs" : "need"} approval`);
   const label = profile ? `MCP [${stripControls(profile)}]` : "MCP";
   const text = rows.length === 0 ? `${icon} ${label}: no servers` : `${icon} ${label}: ${parts.join(", ")}`;
-  const tooltipLines = rows.length === 0 ? ["No MCP servers are configured."] : rows.map(serverLine);
+  const context = contextLine(rows);
+  const tooltipLines =
+    rows.length === 0 ? ["No MCP servers are configured."] : [...rows.map(serverLine), ...(context ? [context] : [])];
   if (profile) tooltipLines.unshift(`Profile: ${stripControls(profile)} (only its servers are searched)`);
   const severity = failed > 0 || approvals > 0 || logins.length > 0 ? "warning" : "ok";
   return { text, tooltipLines, engineLines: engineLines(engine), severity, approvals, logins };

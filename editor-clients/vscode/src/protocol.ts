@@ -63,6 +63,11 @@ export interface StatusRow {
   sharedBy?: number;
   /** The server's own icons (`serverInfo.icons`), once it connected and declared valid ones. */
   icons?: Icon[];
+  /**
+   * What the tools its filters expose cost a model's context together, estimated in tokens
+   * (`StatusResult.tokens.tokenizer`); null before its catalog was fetched and counted.
+   */
+  tokens: number | null;
 }
 
 /**
@@ -95,6 +100,8 @@ export interface ToolDefinition {
   outputSchema?: JsonObject | null;
   annotations?: JsonObject | null;
   icons?: Icon[];
+  /** Its definition's cost to a model's context, estimated in tokens; absent without the tokenizer. */
+  tokens?: number;
 }
 
 export interface Watch {
@@ -178,6 +185,22 @@ export interface StatusResult {
   profile?: string | null;
   /** The profiles it can choose (defined, valid, approved); absent from sidecars that predate profiles. */
   profiles?: string[];
+  /** What the tool definitions cost a model's context; null when the tokenizer's package is not installed. */
+  tokens: ContextTokens | null;
+}
+
+/** What the tool definitions cost a model's context, estimated with one tokenizer (docs/context.md). */
+export interface ContextTokens {
+  /** `llama-2-bpe`: Llama 2's BPE, from the `wordllama` package. */
+  tokenizer: string;
+  /** Every enabled server's exposed tools together (`counted` servers): a host connected to each. */
+  allTools: number;
+  /** How many enabled servers `allTools` covers (the others' catalogs were not fetched or counted yet). */
+  counted: number;
+  /** How many servers are enabled. */
+  enabled: number;
+  /** `mcp_tools` itself; null until a count loaded the counter. */
+  modelTool: number | null;
 }
 
 export interface ServerGetResult {
@@ -212,6 +235,8 @@ export interface ServerToolsResult {
   hiddenByFilters: number;
   tools: ToolDefinition[];
   refused: { name: string; diagnostic: Diagnostic }[];
+  /** The listed tools together, estimated in tokens; null without the tokenizer. */
+  tokens: number | null;
 }
 
 export interface ServerLogsResult {
@@ -245,6 +270,8 @@ export interface ActivateResult {
   results: ActivationEntry[];
   tools: ToolDefinition[];
   text: string;
+  /** What the tools this activation loaded added, and the session's total, in estimated tokens; null without the tokenizer. */
+  tokens: { added: number; session: number } | null;
 }
 
 export interface SessionParams {
@@ -254,6 +281,8 @@ export interface SessionParams {
 export interface ActiveToolsResult {
   session: string;
   tools: ToolDefinition[];
+  /** The session's active tools together, estimated in tokens; null without the tokenizer. */
+  tokens: number | null;
 }
 
 export interface CallToolParams {
@@ -370,6 +399,8 @@ export interface ToolCandidate extends CandidateBase {
   changed?: boolean;
   /** The tool's MCP annotations (`readOnlyHint`, `destructiveHint`, ...), as the server sent them. */
   annotations?: JsonObject;
+  /** What activating it adds to a model's context (its definition), estimated in tokens; absent without the tokenizer. */
+  tokens?: number;
 }
 
 export interface ResourceCandidate extends CandidateBase {
@@ -440,6 +471,8 @@ export interface ModelToolDefinition {
   servers: DirectoryEntry[];
   /** `mcp_call`, the tool a chat calls activated tools with (`mcp/callTool` with `forModel`). */
   call: { name: string; description: string; inputSchema: JsonObject };
+  /** This definition's cost to a model's context, estimated in tokens; null until a count loaded the counter, or without the tokenizer. */
+  tokens: number | null;
 }
 
 /** `mcp/modelToolChanged`: a reload changed the definition; register this one instead. */

@@ -59,6 +59,12 @@ class Scored(TypedDict):
     weak: NotRequired[Literal[True]]
 
 
+class Cost(TypedDict, total=False):
+    """A tool candidate's token estimate: added by discovery, which has the catalogs' counts."""
+
+    tokens: int
+
+
 # -- the exact call each kind offers next -------------------------------------------------------
 
 
@@ -113,6 +119,7 @@ def tool_candidate(doc: Document, active: Mapping[str, Held], scored: Scored) ->
         **_icons(d),
         "next": tool_next(doc, loaded),
         **scored,
+        **Cost(),
     }
 
 

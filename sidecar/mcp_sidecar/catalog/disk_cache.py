@@ -79,6 +79,9 @@ class ToolCache:
     def _index_name(self, key: str) -> str:
         return f"index-{key}.bin"
 
+    def _tokens_name(self, key: str) -> str:
+        return f"tokens-{key}.json"
+
     def _refused(self, exc: fs.UnsafeDirectory) -> None:
         if self._reported == exc.why:
             return
@@ -135,6 +138,13 @@ class ToolCache:
         if self._write(self._index_name(key), data, "a catalog index"):
             self.prune()
 
+    def load_tokens(self, key: str) -> bytes | None:
+        """The token estimates kept beside catalog `key` (`catalog/token_count.py`), unchecked."""
+        return self._read(self._tokens_name(key), quiet=True)
+
+    def store_tokens(self, key: str, data: bytes) -> None:
+        self._write(self._tokens_name(key), data, "token estimates")
+
     def holds_indexes(self) -> bool:
         """Whether an earlier discovery left an index here (a next one will read it): names only."""
         try:
@@ -143,9 +153,9 @@ class ToolCache:
             return False
 
     def prune(self, now: float | None = None) -> None:
-        """Remove what can never be served again: an index whose catalog is gone, and a catalog
-        (with its index) untouched for `STALE_SECONDS`, long past its 24 hours (a definition that
-        changed keys its catalog anew, so nothing replaces the old file)."""
+        """Remove what can never be served again: an index or token estimates whose catalog is gone,
+        and a catalog (with its index and estimates) untouched for `STALE_SECONDS`, long past its 24
+        hours (a definition that changed keys its catalog anew, so nothing replaces the old file)."""
         now = time.time() if now is None else now
         try:
             with fs.private_directory(self.directory, create=False) as dir_fd:
@@ -156,11 +166,12 @@ class ToolCache:
                     key = _key_of(name)
                     if key is None:
                         continue
-                    if name.startswith("index-") and self._name(key) not in names:
+                    if name.startswith(("index-", "tokens-")) and self._name(key) not in names:
                         fs.unlink_own_file(dir_fd, name)
                     elif name.startswith("tools-") and _age(dir_fd, name, now) > STALE_SECONDS:
                         fs.unlink_own_file(dir_fd, name)
                         fs.unlink_own_file(dir_fd, self._index_name(key))
+                        fs.unlink_own_file(dir_fd, self._tokens_name(key))
         except fs.UnsafeDirectory as exc:
             self._refused(exc)
         except OSError as exc:
@@ -181,8 +192,10 @@ class ToolCache:
         return True
 
     def invalidate(self, key: str, *, index_only: bool = False) -> None:
-        """Remove catalog `key` and its index (`index_only`: the index alone)."""
-        names = (self._index_name(key),) if index_only else (self._name(key), self._index_name(key))
+        """Remove catalog `key` with its index and token estimates (`index_only`: the index alone)."""
+        names = (
+            (self._index_name(key),) if index_only else (self._name(key), self._index_name(key), self._tokens_name(key))
+        )
         try:
             with fs.private_directory(self.directory, create=False) as dir_fd:
                 if dir_fd is not None:
@@ -241,7 +254,7 @@ def fresh(fetched_at: Any, fresh_s: Any, now: float | None = None) -> bool:
     return 0 <= age <= fresh_s
 
 
-_CACHE_FILE = re.compile(r"(?:tools|index)-([0-9a-f]{40})\.(?:json|bin)\Z")
+_CACHE_FILE = re.compile(r"(?:tools|index|tokens)-([0-9a-f]{40})\.(?:json|bin)\Z")
 
 
 def _key_of(name: str) -> str | None:

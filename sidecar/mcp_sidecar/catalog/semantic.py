@@ -333,7 +333,8 @@ def _map_weights(path: Path) -> Any:
     return np.memmap(path, dtype=np.float16, mode="r", offset=8 + size + start, shape=(rows, columns))
 
 
-def _files_digest(root: Path) -> str:
+def files_digest(root: Path) -> str:
+    """Names the model files by their sizes and times (stat only): what was made from them says which."""
     parts = []
     for relative in (WEIGHTS, TOKENIZER):
         info = (root / relative).stat()
@@ -385,7 +386,7 @@ def load_model(cache: Path | None = None, root: Path | None = None) -> Model | N
             log.info("semantic ranking off: the %s package is not installed", PACKAGE)
         else:
             try:
-                digest = _files_digest(where)
+                digest = files_digest(where)
                 model = Model(_map_weights(where / WEIGHTS), _compiled_tokenizer(where, digest, cache), digest)
             except (OSError, ValueError, KeyError, TypeError, ModelUnavailable) as exc:
                 log.warning("semantic ranking off: the %s model could not be read (%s)", PACKAGE, type(exc).__name__)

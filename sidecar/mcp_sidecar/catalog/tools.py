@@ -41,6 +41,7 @@ class ToolCatalog:
         "generation",
         "server",
         "source",
+        "tokens",
     )
 
     def __init__(
@@ -76,6 +77,9 @@ class ToolCatalog:
         self._accepted: list[dict[str, Any]] | None = None
         self._refused: list[dict[str, Any]] | None = refused
         self._canonical: dict[str, str] = {}
+        self.tokens: dict[str, int] | None = None
+        """name → token estimate of each accepted tool (`catalog/token_count.py`), once counted or
+        read from beside its disk copy (`services/catalogs.py`)."""
 
     @property
     def descriptors(self) -> list[dict[str, Any]]:
@@ -123,13 +127,24 @@ class ToolCatalog:
             }
         return self._visible
 
+    def listed_as(self, descriptors: list[dict[str, Any]]) -> bool:
+        """Whether a server's new list is this very one (compared only when its own is parsed)."""
+        return self._descriptors is not None and self._descriptors == descriptors
+
+    def visible_tokens(self, config: ServerConfig) -> int | None:
+        """The estimate for every tool the filters expose, together; None until counted."""
+        if self.tokens is None:
+            return None
+        return sum(self.tokens.get(name, 0) for name in self.visible(config))
+
     def all_names(self) -> list[str]:
         """Every accepted tool's name, filtered out or not."""
         return [d["name"] for d in self.accepted()]
 
 
-def tool_view(server: str, descriptor: dict[str, Any]) -> ToolDefinition:
-    """The wire shape of one tool: exact ids plus the full MCP definition (its icons screened)."""
+def tool_view(server: str, descriptor: dict[str, Any], tokens: int | None = None) -> ToolDefinition:
+    """The wire shape of one tool: exact ids plus the full MCP definition (its icons screened), and
+    its token estimate when known."""
     view: ToolDefinition = {
         "id": f"{server}.{descriptor['name']}",
         "modelName": f"mcp__{server}__{descriptor['name']}",
@@ -148,4 +163,6 @@ def tool_view(server: str, descriptor: dict[str, Any]) -> ToolDefinition:
         view["annotations"] = descriptor["annotations"]
     if icons := safe_icons(descriptor.get("icons")):
         view["icons"] = icons
+    if tokens is not None:
+        view["tokens"] = tokens
     return view

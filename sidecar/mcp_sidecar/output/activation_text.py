@@ -1,4 +1,5 @@
-"""The text of an activation for a model: one line per id, then each loaded tool's signature.
+"""The text of an activation for a model: one line per id, then each loaded tool's signature, then
+what the loaded tools cost the context ("+N tokens; session now M", an estimate).
 
 Ids, reasons and nearby names are sanitised (an id may echo the client's input), and so is every
 schema string (`output/signature.py`). Each loaded tool is named as the reader calls it
@@ -14,7 +15,7 @@ from mcp_sidecar.output.sanitize import one_line
 from mcp_sidecar.output.wording import EDITOR, Wording
 
 if TYPE_CHECKING:
-    from mcp_sidecar.protocol.results import ActivationEntry, ToolDefinition
+    from mcp_sidecar.protocol.results import ActivationEntry, ActivationTokens, ToolDefinition
 
 CALL_HINT = (
     "Call each loaded tool by its exact id with arguments that follow its signature: every parameter "
@@ -48,9 +49,20 @@ def _marks(tool: ToolDefinition) -> str:
     return "".join(f" [{word}]" for word in words if word in ("read-only", "destructive"))
 
 
-def render(results: list[ActivationEntry], tools: list[ToolDefinition], wording: Wording = EDITOR) -> str:
-    """One line per id, then each loaded tool's signature; ids, reasons and nearby names are
-    sanitised (an id may echo the client's input), and so is every schema string."""
+def tokens_line(tokens: ActivationTokens) -> str:
+    """What an activation added to the session's context, and the session's total, in estimated tokens."""
+    return f"+{tokens['added']:,} tokens; session now {tokens['session']:,} (estimated)"
+
+
+def render(
+    results: list[ActivationEntry],
+    tools: list[ToolDefinition],
+    wording: Wording = EDITOR,
+    tokens: ActivationTokens | None = None,
+) -> str:
+    """One line per id, then each loaded tool's signature, then (when a tool is loaded and `tokens`
+    known) their cost; ids, reasons and nearby names are sanitised (an id may echo the client's
+    input), and so is every schema string."""
     signatures = _signatures(tools, wording)
     marks = {t["id"]: _marks(t) for t in tools}
     lines = ["mcp activate"]
@@ -72,4 +84,6 @@ def render(results: list[ActivationEntry], tools: list[ToolDefinition], wording:
         lines.append(line)
     if signatures:
         lines.append(wording.call_hint or CALL_HINT)
+    if tools and tokens is not None:
+        lines.append(tokens_line(tokens))
     return "\n".join(lines)

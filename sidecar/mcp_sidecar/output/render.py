@@ -14,7 +14,14 @@ from mcp_sidecar.output.redact import redaction_note
 from mcp_sidecar.output.sanitize import one_line, removal_note, removed_hidden, strip_controls
 
 if TYPE_CHECKING:
-    from mcp_sidecar.protocol.results import CatalogCounts, EngineStatus, ServerToolsResult, StatusResult
+    from mcp_sidecar.protocol.results import (
+        CatalogCounts,
+        ContextTokens,
+        EngineStatus,
+        ServerToolsResult,
+        StatusResult,
+        StatusRow,
+    )
 
 GLYPHS = {"idle": "○", "connected": "●", "connecting": "▶", "disabled": "○", "failed": "✘", "needs_login": "⚿"}
 
@@ -26,6 +33,20 @@ def state_label(state: str) -> str:
 
 def _count(value: int | None) -> str:
     return "—" if value is None else str(value)
+
+
+def tokens(value: int) -> str:
+    """An estimate as a person reads it: `1,234 tokens`."""
+    return f"{value:,} token{'' if value == 1 else 's'}"
+
+
+def context_line(context: ContextTokens | None) -> str | None:
+    """What the tool definitions cost a model's context, once a server's were counted; else None."""
+    if context is None or not context["counted"]:
+        return None
+    servers = f"{context['counted']} of {context['enabled']} enabled servers counted"
+    own = f"; mcp_tools itself {tokens(context['modelTool'])}" if context["modelTool"] is not None else ""
+    return f"Tool definitions: {tokens(context['allTools'])} ({servers}){own} · estimated ({context['tokenizer']})"
 
 
 def _resources(catalog: CatalogCounts) -> str:
@@ -46,31 +67,13 @@ def status_matrix(status: StatusResult, add_command: str = f"/mcp {ADD_EXAMPLE}"
     engine = status.get("engine")
     lines: list[str] = []
     if rows:
-        header: tuple[str, ...] = ("", "Server", "State", "Scope", "Transport", "Tools", "Resources", "Prompts")
-        header += ("Loaded", "Shared") if engine else ("Loaded",)
-        table = [header]
-        for r in rows:
-            table.append(
-                (
-                    GLYPHS.get(r["state"], "?"),
-                    one_line(r["name"]),
-                    state_label(r["state"]),
-                    r["scope"],
-                    r["transport"],
-                    _count(r["catalog"]["tools"]) + (" (cached)" if r.get("catalogSource") == "cache" else ""),
-                    _resources(r["catalog"]),
-                    _count(r["catalog"]["prompts"]),
-                    str(r["loaded"]),
-                    *((str(r.get("sharedBy", 1)),) if engine else ()),
-                )
-            )
-        widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-        for row in table:
-            lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
+        lines += _server_table(rows, shared=engine is not None)
         for r in rows:
             if r["lastDiagnostic"] and (r["state"] in ("failed", "needs_login") or r.get("approvalRequired")):
                 d = r["lastDiagnostic"]
                 lines.append(f"{one_line(r['name'])}: [{d['code']}] {one_line(d['message'])} {d['hint']}")
+        if (context := context_line(status.get("tokens"))) is not None:
+            lines.append(context)
     else:
         lines.append("No MCP servers are configured.")
         lines += [f"{f['scope'].capitalize()} configuration: {one_line(f['path'])}" for f in _config_files(status)]
@@ -84,6 +87,31 @@ def status_matrix(status: StatusResult, add_command: str = f"/mcp {ADD_EXAMPLE}"
     if engine:
         lines += engine_lines(engine)
     return "\n".join(lines)
+
+
+def _server_table(rows: list[StatusRow], shared: bool) -> list[str]:
+    header: tuple[str, ...] = ("", "Server", "State", "Scope", "Transport", "Tools", "Tokens", "Resources")
+    header += ("Prompts",)
+    header += ("Loaded", "Shared") if shared else ("Loaded",)
+    table = [header]
+    for r in rows:
+        table.append(
+            (
+                GLYPHS.get(r["state"], "?"),
+                one_line(r["name"]),
+                state_label(r["state"]),
+                r["scope"],
+                r["transport"],
+                _count(r["catalog"]["tools"]) + (" (cached)" if r.get("catalogSource") == "cache" else ""),
+                "—" if r.get("tokens") is None else f"{r.get('tokens'):,}",
+                _resources(r["catalog"]),
+                _count(r["catalog"]["prompts"]),
+                str(r["loaded"]),
+                *((str(r.get("sharedBy", 1)),) if shared else ()),
+            )
+        )
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    return ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in table]
 
 
 def duration(seconds: int) -> str:
@@ -122,13 +150,18 @@ def _config_files(status: StatusResult) -> list[Any]:
 
 
 def tools_list(result: ServerToolsResult) -> str:
-    lines = [f"{one_line(result['server'])} · {len(result['tools'])} tools ({result['source']})"]
+    """The header (with the tools' estimate together), then one line per tool: its id, required
+    arguments, estimate and the first line of its description."""
+    total = result.get("tokens")
+    cost = f" · {tokens(total)} (estimated)" if total is not None else ""
+    lines = [f"{one_line(result['server'])} · {len(result['tools'])} tools ({result['source']}){cost}"]
     for tool in result["tools"]:
         schema: dict[str, Any] = tool.get("inputSchema", {})
         required = schema.get("required", [])
         sig = f"({one_line(', '.join(str(r) for r in required))})" if required else "()"
+        own = f" · {tokens(tool['tokens'])}" if "tokens" in tool else ""
         desc = strip_controls(tool.get("description") or "").strip().splitlines()
-        lines.append(f"  {one_line(tool['id'])}{sig}  {one_line(desc[0]) if desc else ''}".rstrip())
+        lines.append(f"  {one_line(tool['id'])}{sig}{own}  {one_line(desc[0]) if desc else ''}".rstrip())
     lines += [f"  refused {line}" for line in names.summary(result.get("refused") or [])]
     return "\n".join(lines)
 

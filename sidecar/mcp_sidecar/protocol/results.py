@@ -54,6 +54,9 @@ class StatusRow(TypedDict):
     sharedBy: int
     """How many clients use this server's connection (its process, when it runs), this one included:
     1 in a process of its own; in the engine, every window, host session and CLI run sharing it."""
+    tokens: int | None
+    """What the tools its filters expose cost a model's context together, estimated in tokens
+    (`mcp/status`'s `tokens.tokenizer`); null before its catalog was fetched and counted."""
     icons: NotRequired[list[Icon]]
     """The server's own icons (`serverInfo.icons`), once it connected and declared valid ones."""
 
@@ -80,6 +83,8 @@ class ToolDefinition(TypedDict):
     outputSchema: NotRequired[Json]
     annotations: NotRequired[Json]
     icons: NotRequired[list[Icon]]
+    tokens: NotRequired[int]
+    """Its definition's cost to a model's context, estimated in tokens; absent without the tokenizer."""
 
 
 class Spill(TypedDict):
@@ -166,6 +171,22 @@ class EngineStatus(TypedDict):
     """In the order they attached."""
 
 
+class ContextTokens(TypedDict):
+    """What the tool definitions cost a model's context, estimated with one tokenizer."""
+
+    tokenizer: str
+    """`llama-2-bpe`: Llama 2's BPE, from the `wordllama` package (docs/context.md says how far it is
+    from the tokenizers of the models people use)."""
+    allTools: int
+    """Every enabled server's exposed tools together (`counted` servers): a host connected to each."""
+    counted: int
+    """How many enabled servers `allTools` covers (the others' catalogs were not fetched or counted yet)."""
+    enabled: int
+    """How many servers are enabled."""
+    modelTool: int | None
+    """`mcp_tools` itself (`mcp/modelTool/definition`); null until a count loaded the counter."""
+
+
 class StatusResult(TypedDict):
     servers: list[StatusRow]
     configFiles: list[ConfigFile]
@@ -178,6 +199,8 @@ class StatusResult(TypedDict):
     """The profile this client chose (`mcp/profile`), whether or not it is usable (see `diagnostics`)."""
     profiles: list[str]
     """The profiles it can choose: defined, valid and approved."""
+    tokens: ContextTokens | None
+    """Null when the tokenizer's package is not installed."""
 
 
 class ProtocolVersions(TypedDict):
@@ -228,6 +251,8 @@ class ServerToolsResult(TypedDict):
     tools: list[ToolDefinition]
     hiddenByFilters: int
     refused: list[RefusedTool]
+    tokens: int | None
+    """The listed tools together, estimated in tokens; null without the tokenizer."""
 
 
 class LogLine(TypedDict):
@@ -270,11 +295,20 @@ class ActivationOutcome(ActivationEntry, total=False):
     tool: ToolDefinition
 
 
+class ActivationTokens(TypedDict):
+    added: int
+    """The tools this activation loaded (not those already loaded), estimated in tokens."""
+    session: int
+    """Every tool now active in the session, together."""
+
+
 class ActivateResult(TypedDict):
     session: str
     results: list[ActivationEntry]
     tools: list[ToolDefinition]
     text: str
+    tokens: ActivationTokens | None
+    """Null without the tokenizer."""
 
 
 class ProfileJson(TypedDict):
@@ -306,6 +340,8 @@ class ProfileResult(TypedDict):
 class ActiveToolsResult(TypedDict):
     session: str
     tools: list[ToolDefinition]
+    tokens: int | None
+    """The session's active tools together, estimated in tokens; null without the tokenizer."""
 
 
 class ResourceLink(TypedDict):
@@ -446,6 +482,9 @@ class ToolCandidate(TypedDict):
     """Present for a ranked query (not when browsing with an empty one)."""
     weak: NotRequired[Literal[True]]
     """Neither signal vouches for it: the nearest entry, not a match."""
+    tokens: NotRequired[int]
+    """What activating it adds to a model's context, estimated in tokens (its definition); absent
+    without the tokenizer."""
 
 
 class ResourceCandidate(TypedDict):
@@ -545,6 +584,9 @@ class ModelToolDefinition(TypedDict):
     servers: list[DirectoryEntry]
     call: CallToolDefinition
     """`mcp_call`, the tool a chat calls activated tools with (`mcp/callTool` with `forModel`)."""
+    tokens: int | None
+    """This definition's cost to a model's context (name, description, inputSchema), estimated in
+    tokens; null until a count loaded the counter, or without the tokenizer."""
 
 
 class ModelToolChangedParams(TypedDict):

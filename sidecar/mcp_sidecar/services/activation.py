@@ -48,6 +48,7 @@ if TYPE_CHECKING:
         ActivateResult,
         ActivationEntry,
         ActivationOutcome,
+        ActivationTokens,
         ActiveToolsResult,
         CallToolResult,
         ToolDefinition,
@@ -272,13 +273,15 @@ class Activation:
             clashing = [r for r in (await self.model_name_owners([model], "activate"))[model] if r != ref]
             if clashing:
                 return _collision(ref.id, [ref, *clashing])
+        known = self._catalogs.tokens_at_hand(conn, catalog)  # else counted after, with the others
+        tokens = known.get(ref.tool) if known is not None else None
         text = canonical(descriptor)
         existing = self._sessions.get(session_id, ref.id)
         if existing is not None and existing.canonical == text:
-            return {"id": ref.id, "status": "already loaded", "tool": tool_view(ref.server, descriptor)}
-        tool = ActiveTool(ref.server, ref.tool, descriptor, text, conn.config.fingerprint())
+            return {"id": ref.id, "status": "already loaded", "tool": tool_view(ref.server, descriptor, tokens)}
+        tool = ActiveTool(ref.server, ref.tool, descriptor, text, conn.config.fingerprint(), tokens)
         self._sessions.activate(session_id, ref.id, tool)
-        return {"id": ref.id, "status": "loaded", "tool": tool_view(ref.server, descriptor)}
+        return {"id": ref.id, "status": "loaded", "tool": tool_view(ref.server, descriptor, tokens)}
 
     async def activate(self, ids: tuple[str, ...], session_id: str, wording: Wording = EDITOR) -> ActivateResult:
         self._configuration.ensure_loaded()
@@ -297,8 +300,31 @@ class Activation:
                 continue  # `server.tool` and `mcp__server__tool` spellings of one tool
             results.append(outcome)
         self._sessions.activated({tool["server"] for tool in tools})  # the Loaded column counts active tools
-        text = activation_text.render(results, tools, wording)
-        return {"session": session_id, "results": results, "tools": tools, "text": text}
+        await self._count_missing(tools, session_id)
+        tokens = self._activation_tokens(results, tools, session_id)
+        text = activation_text.render(results, tools, wording, tokens)
+        return {"session": session_id, "results": results, "tools": tools, "text": text, "tokens": tokens}
+
+    async def _count_missing(self, tools: list[ToolDefinition], session_id: str) -> None:
+        """Count the tools whose catalog's estimates were not at hand (in a worker thread, at once), and
+        record them in the session."""
+        missing = [tool for tool in tools if "tokens" not in tool]
+        counted = await self._catalogs.definition_tokens(cast("list[dict[str, Any]]", missing)) if missing else None
+        for tool, tokens in zip(missing, counted or (), strict=False):
+            tool["tokens"] = tokens
+            self._sessions.set_tokens(session_id, tool["id"], tokens)
+
+    def _activation_tokens(
+        self, results: list[ActivationEntry], tools: list[ToolDefinition], session_id: str
+    ) -> ActivationTokens | None:
+        """The estimates of the tools this activation loaded, and of the session's now; None when one is
+        not known (no tokenizer)."""
+        session = self._sessions.tokens(session_id)
+        loaded = {r["id"] for r in results if r["status"] == "loaded"}
+        added = [t.get("tokens") for t in tools if t["id"] in loaded]
+        if session is None or any(n is None for n in added):
+            return None
+        return {"added": sum(n for n in added if n is not None), "session": session}
 
     def connect_soon(self, done: ActivateResult) -> None:
         """Start connecting, in the background and in parallel, the servers of tools just loaded from a
@@ -320,7 +346,11 @@ class Activation:
 
     def active_tools(self, session_id: str) -> ActiveToolsResult:
         session = self._sessions.active(session_id)
-        return {"session": session_id, "tools": [tool_view(t.server, t.descriptor) for t in session.values()]}
+        return {
+            "session": session_id,
+            "tools": [tool_view(t.server, t.descriptor, t.tokens) for t in session.values()],
+            "tokens": self._sessions.tokens(session_id),
+        }
 
     async def call_tool(
         self, tool_id: str, arguments: dict[str, Any], session_id: str, progress: ProgressSink | None = None

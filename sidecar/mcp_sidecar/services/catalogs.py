@@ -26,10 +26,11 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from mcp_sidecar import heavy
-from mcp_sidecar.catalog import disk_cache, documents, kinds, names, semantic, stored_index
+from mcp_sidecar import heavy, tasks
+from mcp_sidecar.catalog import disk_cache, documents, kinds, names, semantic, stored_index, token_count
 from mcp_sidecar.catalog.disk_cache import TTL_SECONDS, ToolCache, cache_key
 from mcp_sidecar.catalog.freshness import CacheHints, combine, fresh_for, may_keep_on_disk
 from mcp_sidecar.catalog.index import Document, Index
@@ -122,6 +123,11 @@ class Catalogs:
         self._slots_held: dict[Hashable, _ServerSlot] = {}
         self.encodings = Encodings()
         """The optional encoder's vectors, made in the background (`services/encodings.py`)."""
+        self._counter: token_count.TokenCounter | None = None
+        self._counter_loaded = False
+        self._tokenizer_digest: str | None = None
+        self._counting: dict[Hashable, tuple[ToolCatalog, asyncio.Task[None]]] = {}
+        """The tool catalog whose token estimates are being counted, per connection key."""
         self._hub = hub
         hub.subscribe(StatusChanged, self._status_changed)
         hub.subscribe(CatalogInvalidated, self._invalidated)
@@ -268,10 +274,15 @@ class Catalogs:
             hints = conn.lists.hints.get("tools")
             fresh_s = fresh_for(hints, math.inf)
             catalog = ToolCatalog(conn.name, descriptors, source="live", generation=conn.generation, fresh_s=fresh_s)
+            if current is not None and current.tokens is not None and current.listed_as(descriptors):
+                catalog.tokens = current.tokens  # the same list again (a call's re-list): nothing to count
             self.tools[key] = catalog
             self._indexes.pop((key, "tools"), None)
             self._keep_on_disk(conn, catalog, hints)
             self._hub.publish(RowMayHaveChanged(conn.name, key))
+            if catalog.tokens is None or catalog.disk is not None:
+                # Kept again for the new disk copy too (its unchanged tools' counts are reused).
+                self._count_soon(conn, catalog)
             return catalog
 
     def _keep_on_disk(self, conn: ServerConnection, catalog: ToolCatalog, hints: CacheHints | None) -> None:
@@ -283,6 +294,124 @@ class Catalogs:
             return
         fresh_s = fresh_for(hints, TTL_SECONDS)
         catalog.disk = self.cache.store(self.key(conn), conn.name, catalog.descriptors, catalog.fetched_at, fresh_s)
+
+    # -- token estimates (catalog/token_count.py) --------------------------------------------
+
+    def tokens_at_hand(self, conn: ServerConnection, catalog: ToolCatalog) -> dict[str, int] | None:
+        """The catalog's token estimates per tool: in memory, else kept beside its disk copy. When
+        neither has them they are counted in the background (the server's row is sent again then)
+        and None is the answer now."""
+        if self.known_tokens(conn, catalog) is None and self.tokenizer_installed():
+            self._count_soon(conn, catalog)
+        return catalog.tokens
+
+    def known_tokens(self, conn: ServerConnection, catalog: ToolCatalog) -> dict[str, int] | None:
+        """The catalog's estimates in memory, else kept beside its disk copy for that very file; never
+        counts (a catalog read with its stored index keeps its descriptors unparsed)."""
+        if catalog.tokens is None and self.tokenizer_installed():
+            catalog.tokens = self._kept_tokens(conn, catalog)
+        return catalog.tokens
+
+    async def tool_tokens(self, conn: ServerConnection, catalog: ToolCatalog) -> dict[str, int] | None:
+        """The catalog's token estimates per tool, counted now (in a worker thread) when they are not at
+        hand; None without the tokenizer."""
+        if self.tokens_at_hand(conn, catalog) is None:
+            entry = self._counting.get(self.key_of(conn))
+            if entry is not None and entry[0] is catalog:
+                await asyncio.wait([entry[1]])  # its failure is the task's to log
+        return catalog.tokens
+
+    async def token_counter(self) -> token_count.TokenCounter | None:
+        """The counter, loaded on the first need in a worker thread (with numpy, about 0.3 s); None when
+        the tokenizer's package is not installed."""
+        if not self._counter_loaded:
+            await heavy.NUMPY.ready()
+            self._counter = await asyncio.to_thread(token_count.load_counter, self._models_dir())
+            self._counter_loaded = True
+        return self._counter
+
+    def tokenizer_installed(self) -> bool:
+        """Whether the tokenizer's files are there (from their sizes and times: nothing is loaded)."""
+        if self._counter_loaded:
+            return self._counter is not None
+        if self._tokenizer_digest is None:
+            self._tokenizer_digest = token_count.files_digest() or ""
+        return bool(self._tokenizer_digest)
+
+    def definition_tokens_at_hand(self, definition: dict[str, Any]) -> int | None:
+        """One definition's estimate, counted here when the counter is loaded (a few tools at most:
+        on the event loop); None until a count loaded it (asking never loads numpy and the counter:
+        `mcp_tools`' definition is built at every start, by clients that may never rank or count)."""
+        counter = self._counter
+        return counter.tool(definition) if counter is not None else None
+
+    async def definition_tokens(self, descriptors: Sequence[dict[str, Any]]) -> list[int] | None:
+        """The token estimate of each tool definition, counted in a worker thread; None without the tokenizer."""
+        counter = await self.token_counter()
+        if counter is None:
+            return None
+        if not descriptors:
+            return []
+        return await asyncio.to_thread(lambda: [counter.tool(d) for d in descriptors])
+
+    def _models_dir(self) -> Path | None:
+        return self.cache.directory.parent / "models" if self.cache is not None else None
+
+    def _kept_tokens(self, conn: ServerConnection, catalog: ToolCatalog) -> dict[str, int] | None:
+        """The estimates kept beside the catalog's disk copy, when made from that very file."""
+        if catalog.disk is None:
+            return None
+        kept = self._kept(conn, stored_index.catalog_digest(catalog.disk))
+        return kept.tokens if kept is not None else None
+
+    def _kept(self, conn: ServerConnection, catalog: str | None) -> token_count.Counted | None:
+        """The estimates kept beside the server's disk copy with this tokenizer (for catalog file
+        `catalog`, when given: else whichever copy they were made for)."""
+        if self.cache is None:
+            return None
+        if self._tokenizer_digest is None:
+            self._tokenizer_digest = token_count.files_digest() or ""
+        data = self.cache.load_tokens(self.key(conn))
+        if data is None or not self._tokenizer_digest:
+            return None
+        return token_count.from_kept(data, self._tokenizer_digest, catalog)
+
+    def _count_soon(self, conn: ServerConnection, catalog: ToolCatalog) -> None:
+        if self._counter_loaded and self._counter is None:
+            return  # no tokenizer: nothing to count with
+        key = self.key_of(conn)
+        entry = self._counting.get(key)
+        if (entry is not None and entry[0] is catalog) or not _in_event_loop():
+            return
+        task = tasks.spawn(self._count(conn, catalog, key), f"count-tokens:{conn.name}")
+        self._counting[key] = (catalog, task)
+
+    async def _count(self, conn: ServerConnection, catalog: ToolCatalog, key: Hashable) -> None:
+        """Count the catalog's accepted tools in a worker thread, keep the estimates beside its disk copy,
+        and tell the server's row."""
+        try:
+            counter = await self.token_counter()
+            if counter is None:
+                return
+            file_key = self.key(conn)
+            # What is kept beside the disk copy: this list's, or an earlier one's for its unchanged tools.
+            earlier = await asyncio.to_thread(self._kept, conn, None)
+            raw = catalog.disk
+            digest = stored_index.catalog_digest(raw) if raw is not None else None
+            if earlier is not None and digest is not None and earlier.catalog == digest:
+                catalog.tokens = earlier.tokens  # counted for this very file: nothing to parse or count
+                self._hub.publish(RowMayHaveChanged(conn.name, key))
+                return
+            counted = await asyncio.to_thread(token_count.count_catalog, counter, catalog.accepted(), earlier)
+            catalog.tokens = counted.tokens
+            if raw is not None and self.cache is not None:
+                data = token_count.kept_bytes(digest or "", counter.digest, counted)
+                await asyncio.to_thread(self.cache.store_tokens, file_key, data)
+            self._hub.publish(RowMayHaveChanged(conn.name, key))
+        finally:
+            entry = self._counting.get(key)
+            if entry is not None and entry[0] is catalog:
+                del self._counting[key]
 
     # -- resources and prompts ---------------------------------------------------------------
 
@@ -447,7 +576,7 @@ class Catalogs:
         Reads its files with numpy: for callers after `ready_to_rank` (or in a build it started)."""
         if not semantic.enabled_by_environment():
             return None
-        return semantic.load_model(self.cache.directory.parent / "models" if self.cache is not None else None)
+        return semantic.load_model(self._models_dir())
 
     def _keep_index(self, conn: ServerConnection, catalog: ToolCatalog, index: Index, raw: bytes) -> None:
         """Store a tool catalog's index beside its disk copy, for the next start's first discovery."""
@@ -512,6 +641,15 @@ def tools_need_fetch(catalog: ToolCatalog, conn: ServerConnection, live: bool) -
     # Over HTTP a change notice travels on its own stream and can trail the answer that caused
     # it; only stdio's single pipe delivers it first, so calls over HTTP always re-list.
     return live and (not conn.listening or conn.config.transport == "http")
+
+
+def _in_event_loop() -> bool:
+    """Whether an event loop runs here (a synchronous caller in a test has none: nothing is started)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _own_encoder_only(found: stored_index.Stored) -> None:

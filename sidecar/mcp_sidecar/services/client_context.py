@@ -89,7 +89,13 @@ class ClientContext:
         self.auth = Auth(self.configuration, credentials=user.credentials)
         """OAuth: how to open a URL for this client, its logins waiting for a pasted callback."""
         self.status = Status(
-            self.configuration, registry, catalogs, self.sessions, self.auth, engine=lambda: user.engine_status(self.id)
+            self.configuration,
+            registry,
+            catalogs,
+            self.sessions,
+            self.auth,
+            engine=lambda: user.engine_status(self.id),
+            model_tool_tokens=lambda: self.model_tool.definition()["tokens"],  # built below; asked later
         )
         self.notifier = Notifier(
             notify,

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         DiscoverResult,
         Match,
         RefusedEntry,
+        ToolCandidate,
         Unavailable,
     )
     from mcp_sidecar.services.activation import Activation
@@ -266,6 +267,7 @@ class Discovery:
         )
         active = self._sessions.active(session_id)
         candidates = [candidate(hit, active) for hit in hits]
+        await self._add_tokens(hits, candidates)
         result: DiscoverResult = {
             "query": query,
             "kind": kind,
@@ -287,6 +289,27 @@ class Discovery:
         if cut:
             result["rankedQuery"] = ranked
         return result
+
+    async def _add_tokens(self, hits: list[Hit], candidates: list[Candidate]) -> None:
+        """Each tool candidate's token estimate (what activating it adds): its catalog's, in memory or
+        kept beside its disk copy, else counted now for the candidates alone (a few definitions, in a
+        worker thread; a catalog read with its stored index keeps its other descriptors unparsed).
+        None without the tokenizer; the process's first count waits for the counter to load (about
+        0.1 s, in a worker thread)."""
+        missing: list[tuple[ToolCandidate, dict[str, Any]]] = []
+        for hit, found in zip(hits, candidates, strict=True):
+            if found["kind"] != "tool":
+                continue
+            conn = self._registry.get(found["server"])
+            catalog = self._catalogs.tools_in_memory(conn) if conn is not None else None
+            known = self._catalogs.known_tokens(conn, catalog) if conn is not None and catalog is not None else None
+            if known is not None and found["name"] in known:
+                found["tokens"] = known[found["name"]]
+                continue
+            missing.append((found, hit.document.payload))
+        counted = await self._catalogs.definition_tokens([payload for _, payload in missing]) if missing else None
+        for (found, _), tokens in zip(missing, counted or (), strict=False):
+            found["tokens"] = tokens
 
     def _broken(self) -> list[Unavailable]:
         """Configured but unusable: each invalid definition, and each file whose servers are unknown (`server` "")."""

@@ -209,12 +209,15 @@ class ModelTool:
         """The tool to register: the fixed description, then the directory of the enabled servers."""
         servers = self.directory()
         text = directory_text.render(servers)
+        description = f"{DESCRIPTION}\n\n{text}" if text else DESCRIPTION
+        registered = {"name": NAME, "description": description, "inputSchema": INPUT_SCHEMA}
         return {
             "name": NAME,
-            "description": f"{DESCRIPTION}\n\n{text}" if text else DESCRIPTION,
+            "description": description,
             "inputSchema": INPUT_SCHEMA,
             "servers": servers,
             "call": {"name": CALL_NAME, "description": CALL_DESCRIPTION, "inputSchema": CALL_SCHEMA},
+            "tokens": self._catalogs.definition_tokens_at_hand(registered),
         }
 
     def directory(self) -> list[DirectoryEntry]:

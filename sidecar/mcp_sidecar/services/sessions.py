@@ -8,7 +8,7 @@ one `ToolsDeactivated` event per session and reason). Nothing here talks to a se
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.events import EventHub, Reconciled, RowMayHaveChanged, ToolsDeactivated
@@ -25,6 +25,8 @@ class ActiveTool:
     canonical: str
     """The descriptor's canonical text at activation: a call refuses a tool whose live one differs."""
     config_fingerprint: str
+    tokens: int | None = None
+    """Its definition's token estimate at activation (None without the tokenizer)."""
 
 
 class Sessions:
@@ -54,6 +56,17 @@ class Sessions:
         """Tell the status rows of `servers` that their Loaded count may have changed."""
         for server in sorted(servers):
             self._hub.publish(RowMayHaveChanged(server))
+
+    def set_tokens(self, session: str, tool_id: str, tokens: int) -> None:
+        """Record the estimate of an active tool counted after its activation (its place is kept)."""
+        active = self._by_id.get(session, {})
+        if tool_id in active:
+            active[tool_id] = replace(active[tool_id], tokens=tokens)
+
+    def tokens(self, session: str) -> int | None:
+        """The session's active tools' estimates together; None when one is not known."""
+        counts = [t.tokens for t in self.active(session).values()]
+        return None if any(n is None for n in counts) else sum(n for n in counts if n is not None)
 
     def loaded_count(self, server: str) -> int:
         """How many distinct tool ids of `server` are active in any session."""

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from mcp_sidecar.catalog import token_count
 from mcp_sidecar.catalog.tools import tool_view
 from mcp_sidecar.output.sanitize import quoted
 from mcp_sidecar.protocol.errors import SidecarError, diagnostic
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from mcp_sidecar.connections.registry import ServerRegistry
     from mcp_sidecar.protocol.results import (
         Authentication,
+        ContextTokens,
         EngineStatus,
         ServerGetResult,
         ServerLogsResult,
@@ -79,15 +81,17 @@ class Status:
         sessions: Sessions,
         auth: Auth,
         engine: Callable[[], EngineStatus | None] = lambda: None,
+        model_tool_tokens: Callable[[], int | None] = lambda: None,
     ) -> None:
         """`engine`: the engine serving this client and its clients, as this client sees them (None in a
-        process of its own)."""
+        process of its own); `model_tool_tokens`: the estimate of `mcp_tools`' definition."""
         self._configuration = configuration
         self._registry = registry
         self._catalogs = catalogs
         self._sessions = sessions
         self._auth = auth
         self._engine = engine
+        self._model_tool_tokens = model_tool_tokens
 
     def row(self, conn: ServerConnection) -> StatusRow:
         config = conn.config
@@ -112,10 +116,32 @@ class Status:
             "lastDiagnostic": conn.last_diagnostic.to_json() if conn.last_diagnostic else None,
             "approvalRequired": config.approval_required,
             "sharedBy": self._registry.sharers(conn),
+            "tokens": self._tokens(conn),
         }
         if conn.server_icons:
             row["icons"] = conn.server_icons
         return row
+
+    def _tokens(self, conn: ServerConnection) -> int | None:
+        """The estimate of the server's exposed tools, when its catalog is in memory and counted (a count
+        starts in the background otherwise, and its row is sent again when it is done)."""
+        catalog = self._catalogs.tools_in_memory(conn)
+        if catalog is None or self._catalogs.tokens_at_hand(conn, catalog) is None:
+            return None
+        return catalog.visible_tokens(conn.config)
+
+    def _context_tokens(self, rows: list[StatusRow]) -> ContextTokens | None:
+        if not self._catalogs.tokenizer_installed():
+            return None
+        enabled = [row for conn, row in zip(self._registry, rows, strict=True) if not conn.config.disabled]
+        counted = [row["tokens"] for row in enabled if row["tokens"] is not None]
+        return {
+            "tokenizer": token_count.TOKENIZER,
+            "allTools": sum(counted),
+            "counted": len(counted),
+            "enabled": len(enabled),
+            "modelTool": self._model_tool_tokens(),
+        }
 
     def status(self) -> StatusResult:
         self._configuration.ensure_loaded()
@@ -123,8 +149,9 @@ class Status:
             if not conn.config.disabled:
                 self._catalogs.cached_tools(conn)  # counts from the disk cache; never connects
         files = self._registry.config.files if self._registry.config else ()
+        rows = [self.row(c) for c in self._registry]
         return {
-            "servers": [self.row(c) for c in self._registry],
+            "servers": rows,
             "configFiles": [{"scope": f.scope, "path": f.path, "exists": f.exists, "read": f.read} for f in files],
             "trustedWorkspace": self._configuration.trusted,
             "pendingApprovals": approvals.pending_json(self._configuration),
@@ -134,6 +161,7 @@ class Status:
             "engine": self._engine(),
             "profile": self._configuration.profile_name,
             "profiles": sorted(n for n, p in self._configuration.profiles.items() if not p.approval_required),
+            "tokens": self._context_tokens(rows),
         }
 
     async def get_server(self, name: str) -> ServerGetResult:
@@ -174,12 +202,14 @@ class Status:
         conn = self._configuration.connection(name, "tools")
         catalog = await self._catalogs.tool_catalog(conn, "tools", live=True)
         visible = catalog.visible(conn.config)
+        tokens = await self._catalogs.tool_tokens(conn, catalog) or {}
         return {
             "server": name,
             "source": catalog.source,
-            "tools": [tool_view(name, d) for d in visible.values()],
+            "tools": [tool_view(name, d, tokens.get(d["name"])) for d in visible.values()],
             "hiddenByFilters": len(catalog.accepted()) - len(visible),
             "refused": [{"name": r["name"], "diagnostic": r["diagnostic"]} for r in catalog.refused],
+            "tokens": catalog.visible_tokens(conn.config),
         }
 
     async def server_tool(self, name: str, tool: str) -> ToolDefinition:
@@ -188,7 +218,8 @@ class Status:
         catalog = await self._catalogs.tool_catalog(conn, "tools", live=True)
         visible = catalog.visible(conn.config)
         if tool in visible:
-            return tool_view(name, visible[tool])
+            tokens = await self._catalogs.tool_tokens(conn, catalog) or {}
+            return tool_view(name, visible[tool], tokens.get(tool))
         nearby = difflib.get_close_matches(tool, sorted(visible), n=5, cutoff=0.5)
         if any(d.get("name") == tool for d in catalog.accepted()):
             why = "is hidden by the server's tool filters"

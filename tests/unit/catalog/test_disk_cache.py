@@ -344,3 +344,23 @@ def test_storing_an_index_prunes_what_can_never_be_served_again(cache: ToolCache
         ["notes.txt", f"index-{'0' * 40}.bin", f"tools-{live}.json", f"index-{live}.bin"]
     )
     assert outside.read_bytes() == b"not ours to remove"
+
+
+def test_token_estimates_are_kept_and_removed_with_their_catalog(cache: ToolCache) -> None:
+    live, gone, stale, other = (cache_key(name, "fp", Path("/work")) for name in ("live", "gone", "stale", "other"))
+    for key in (live, stale, other):
+        cache.store(key, "s", TOOLS, NOW)
+        cache.store_tokens(key, b"estimates")
+    cache.store_tokens(gone, b"estimates whose catalog is gone")
+    assert cache.load_tokens(live) == b"estimates"
+
+    cache.invalidate(other, index_only=True)  # a damaged index: the estimates stay
+    assert cache.load_tokens(other) == b"estimates"
+    cache.invalidate(other)  # the catalog goes: so do they
+    assert cache.load_tokens(other) is None
+    now = time.time()
+    old = now - disk_cache.STALE_SECONDS - 60
+    os.utime(cache.directory / f"tools-{stale}.json", (old, old))
+    cache.prune(now=now)
+
+    assert sorted(p.name for p in cache.directory.iterdir()) == sorted([f"tools-{live}.json", f"tokens-{live}.json"])

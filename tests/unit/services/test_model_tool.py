@@ -19,6 +19,7 @@ from mcp_sidecar.output.model_text import MODEL_HINTS
 from mcp_sidecar.protocol.errors import HINTS, DiagnosticCode
 from mcp_sidecar.services import model_tool
 from mcp_sidecar.services.app import Sidecar
+from support.tokens import definition_tokens
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -67,7 +68,7 @@ def invalid(message: str) -> dict[str, Any]:
 
 def test_definition_shape(app: Sidecar) -> None:
     definition = app.model_tool.definition()
-    assert set(definition) == {"name", "description", "inputSchema", "servers", "call"}
+    assert set(definition) == {"name", "description", "inputSchema", "servers", "call", "tokens"}
     assert definition["name"] == "mcp_tools"
     schema = definition["inputSchema"]
     assert schema["type"] == "object"
@@ -245,6 +246,8 @@ async def test_query_returns_text_and_discovery_details(app: Sidecar) -> None:
     # Both signals put it first: its words and its meaning.
     match = first.pop("match")
     assert (match["signals"], match.get("keywordRank"), match.get("semanticRank")) == (["keyword", "semantic"], 1, 1)
+    # What activating it adds, as an independent count of its definition gives it.
+    assert first.pop("tokens") == definition_tokens(TOOLS[0])
     assert first == {
         "kind": "tool",
         "id": "warehouse.list_tables",
@@ -291,7 +294,13 @@ async def test_activate_then_query_shows_loaded(app: Sidecar) -> None:
         "     (full schema: mcp/activeTools)",
         " ✘ warehouse.nope · not loaded: Server 'warehouse' has no tool named 'nope'.",
     ]
-    assert activated["text"].splitlines()[-1] == activation_text.CALL_HINT
+    tokens = activated["details"]["tokens"]
+    assert tokens is not None
+    assert tokens["added"] == tokens["session"] > 0
+    assert activated["text"].splitlines()[-2:] == [
+        activation_text.CALL_HINT,
+        f"+{tokens['added']} tokens; session now {tokens['session']} (estimated)",
+    ]
     found = await app.model_tool.invoke({"query": "warehouse.list_tables"}, "s")
     [first, *_] = found["details"]["candidates"]
     assert first["loaded"] is True

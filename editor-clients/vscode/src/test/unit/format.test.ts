@@ -5,6 +5,7 @@ import {
   callsStatusText,
   candidateItem,
   catalogSummary,
+  contextLine,
   describeError,
   duration,
   engineLines,
@@ -15,6 +16,7 @@ import {
   sharedText,
   stateIcon,
   statusBarModel,
+  tokensText,
   toolPickItems,
   watchMessage,
 } from "../../format";
@@ -33,6 +35,7 @@ function row(name: string, state: StatusRow["state"], extra: Partial<StatusRow> 
     loaded: 0,
     lastDiagnostic: null,
     approvalRequired: false,
+    tokens: null,
     ...extra,
   };
 }
@@ -240,6 +243,7 @@ test("a server's tool picker lists every tool by name after the whole list, serv
   const items = toolPickItems({
     server: "basic",
     source: "live",
+    tokens: null,
     tools: [
       tool("add", "Add two integers.\n\nMore here."),
       tool("evil", "\u001b[31mred\u001b[0m  and\u202e hidden"),
@@ -356,4 +360,18 @@ test("the background calls' status-bar entry counts the running ones, and hides 
     "$(sync~spin) 2 MCP calls · 1 done",
   );
   assert.equal(callsStatusText([{ ...call, status: "failed" }]), "$(check) 1 MCP result");
+});
+
+test("a counted server shows what its tool definitions cost; the tooltip adds every counted server's", () => {
+  const counted = row("a", "connected", {
+    tokens: 1234,
+    loaded: 2,
+    catalog: { tools: 3, resources: null, templates: null, prompts: null },
+  });
+  assert.equal(serverLine(counted), "● a · connected · global · stdio · 1,234 tokens · 2 loaded");
+  assert.equal(serverDescription(counted), "connected · global · 3 tools · 1,234 tokens");
+  assert.equal(tokensText(row("b", "idle")), "", "not counted yet");
+  const model = statusBarModel("running", [counted, row("b", "idle"), row("c", "disabled", { tokens: 50 })]);
+  assert.equal(model.tooltipLines.at(-1), "Tool definitions: 1,234 tokens (1 of 2 servers counted, estimated)");
+  assert.equal(contextLine([row("b", "idle")]), "");
 });
