@@ -94,6 +94,13 @@ export interface ToolDefinition {
   outputSchema?: JsonObject | null;
   annotations?: JsonObject | null;
   icons?: Icon[];
+  ui?: ToolUi;
+}
+
+/** MCP Apps (SEP-1865): a tool's app (`mcp/app/resource` serves it) and who may call it. */
+export interface ToolUi {
+  resourceUri?: string;
+  visibility: ("model" | "app")[];
 }
 
 export interface Watch {
@@ -670,6 +677,18 @@ export interface ResourceParams {
   uri: string;
 }
 
+/** `mcp/app/resource`: one MCP App's HTML document, checked by the sidecar; untrusted. */
+export interface AppResourceResult {
+  server: string;
+  uri: string;
+  mimeType: "text/html;profile=mcp-app";
+  html: string;
+  bytes: number;
+  tools: string[];
+  ui?: JsonObject;
+  untrusted: true;
+}
+
 export interface SubscribeResult {
   watch: Watch;
   created: boolean;
@@ -964,6 +983,7 @@ export const promptDiscard = new RequestType<PreviewIdParams, PromptDiscardResul
 export const callsList = new RequestType<CallsParams, CallsListResult, void>("mcp/calls/list");
 export const callsCancel = new RequestType<CallIdParams, BackgroundCallView, void>("mcp/calls/cancel");
 export const callsResult = new RequestType<CallIdParams, CallsResultResult, void>("mcp/calls/result");
+export const appResource = new RequestType<ResourceParams, AppResourceResult, void>("mcp/app/resource");
 
 // ---------------------------------------------------------------- notifications, sidecar to client
 

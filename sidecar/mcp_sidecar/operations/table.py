@@ -374,8 +374,16 @@ READ = Operation(
     cli=Cli("read", lambda a: params.parse_read("read", args.read_request(a)), usage=args.read_usage),
 )
 
+APP_RESOURCE = Operation(
+    methods.APP_RESOURCE,
+    "app",
+    params.parse_resource,
+    call=lambda app, p: app.apps.resource(p.server, p.uri),
+)
+
 _RESOURCE_ROWS = (
     READ,
+    APP_RESOURCE,
     Operation(
         methods.COMPLETE,
         "complete",

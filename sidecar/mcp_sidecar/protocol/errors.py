@@ -69,6 +69,9 @@ DiagnosticCode = Literal[
     "elicitation_required",
     "server_starts_itself",
     "engine_restarted",
+    "apps_not_offered",
+    "app_not_declared",
+    "app_resource_invalid",
 ]
 """Every diagnostic code; each has exactly one entry in `HINTS` (a unit test checks both ways)."""
 
@@ -182,6 +185,14 @@ HINTS: dict[DiagnosticCode, str] = {
     "engine_restarted": (
         "The sidecar's engine stopped and a new one took over; nothing was retried. Send the request again if "
         "it is still wanted (a tool call may or may not have reached its server)."
+    ),
+    "apps_not_offered": (
+        "Declare MCP Apps in initializationOptions.mcpCapabilities "
+        '(extensions: {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}).'
+    ),
+    "app_not_declared": "Open the app a tool of that server names (ui.resourceUri in mcp/server/tools).",
+    "app_resource_invalid": (
+        "Only the server can fix its app: one HTML document served as text/html;profile=mcp-app, at most 4 MiB."
     ),
 }
 

@@ -45,6 +45,7 @@ PROMPT_DISCARD = "mcp/prompt/discard"
 CALLS_LIST = "mcp/calls/list"
 CALLS_CANCEL = "mcp/calls/cancel"
 CALLS_RESULT = "mcp/calls/result"
+APP_RESOURCE = "mcp/app/resource"
 
 REQUESTS: tuple[str, ...] = (
     STATUS,
@@ -85,6 +86,7 @@ REQUESTS: tuple[str, ...] = (
     CALLS_LIST,
     CALLS_CANCEL,
     CALLS_RESULT,
+    APP_RESOURCE,
 )
 
 EXECUTE_COMMAND = "mcp.command"

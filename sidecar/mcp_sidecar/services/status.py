@@ -169,7 +169,7 @@ class Status:
     async def server_tools(self, name: str) -> ServerToolsResult:
         conn = self._configuration.connection(name, "tools")
         catalog = await self._catalogs.tool_catalog(conn, "tools", live=True)
-        visible = catalog.visible(conn.config)
+        visible = catalog.allowed(conn.config)  # an app's own tools too: a person sees every tool
         return {
             "server": name,
             "source": catalog.source,
@@ -182,7 +182,7 @@ class Status:
         """One tool of `server_tools` by its exact name; `tool_not_found` with the nearby names otherwise."""
         conn = self._configuration.connection(name, "tools")
         catalog = await self._catalogs.tool_catalog(conn, "tools", live=True)
-        visible = catalog.visible(conn.config)
+        visible = catalog.allowed(conn.config)
         if tool in visible:
             return tool_view(name, visible[tool])
         nearby = difflib.get_close_matches(tool, sorted(visible), n=5, cutoff=0.5)

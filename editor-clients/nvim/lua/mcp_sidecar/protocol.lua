@@ -43,6 +43,7 @@ M.requests = {
   calls_list = "mcp/calls/list",
   calls_cancel = "mcp/calls/cancel",
   calls_result = "mcp/calls/result",
+  app_resource = "mcp/app/resource",
 }
 
 -- Notifications, sidecar to client (documented in docs/protocol.md).
