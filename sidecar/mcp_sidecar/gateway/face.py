@@ -33,7 +33,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_sidecar import __version__, tasks
 from mcp_sidecar.connections.sdk_shim import host_connection
-from mcp_sidecar.gateway import entries, refusals, texts
+from mcp_sidecar.gateway import apps, entries, refusals, texts
 from mcp_sidecar.gateway.durable import digest
 from mcp_sidecar.gateway.eras import OPEN_METHOD
 from mcp_sidecar.gateway.forwarding import Forwarding, model_tool_servers
@@ -47,6 +47,7 @@ from mcp_sidecar.operations.row import runner
 from mcp_sidecar.output import activation_text, model_text
 from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.output.wording import Wording
+from mcp_sidecar.protocol.apps import SCHEME
 from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError
 from mcp_sidecar.services import activation, model_tool
 from mcp_sidecar.services.background import DEFAULT_AFTER_S, BackgroundCall
@@ -186,6 +187,9 @@ class Gateway:
 
     def host(self, ctx: ServerRequestContext[Any, Any]) -> Host:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            offer = self.app.offers.current
+            if not offer.apps and apps.declares(ctx):  # a handshake host's is offered in `forwarding.opened`
+                self.app.offers.change(replace(offer, apps=True))
             if self._modern is None:
                 self._modern = self._open(self._tell_modern, ctx.protocol_version, self._tell_modern_prompts)
             return self._modern
@@ -252,16 +256,18 @@ class Gateway:
 
     # -- tools ------------------------------------------------------------------------------
 
-    def _native(self, host: Host, tool: ActiveTool) -> dict[str, Any] | None:
+    def _native(self, host: Host, tool: ActiveTool, with_apps: bool = False) -> dict[str, Any] | None:
         name = host.native_name(tool.server, tool.name)
-        return entries.tool_entry(name, tool.server, tool.descriptor, host.version)
+        meta = apps.tool_meta(tool.server, tool.descriptor) if with_apps else None
+        return entries.tool_entry(name, tool.server, tool.descriptor, host.version, meta)
 
-    def tools_of(self, host: Host) -> list[dict[str, Any]]:
-        """`mcp_tools` and `mcp_call`, then in native mode the host's active tools."""
+    def tools_of(self, host: Host, with_apps: bool = False) -> list[dict[str, Any]]:
+        """`mcp_tools` and `mcp_call`, then in native mode the host's active tools (with their MCP
+        Apps `_meta.ui` when `with_apps`: the host declared the extension)."""
         tools = texts.opening_tools(self.app.model_tool, self.mode)
         if self.mode == "proxy":
             return tools
-        natives = [self._native(host, t) for t in self.app.sessions.active(host.session).values()]
+        natives = [self._native(host, t, with_apps) for t in self.app.sessions.active(host.session).values()]
         return tools + [entry for entry in natives if entry is not None]
 
     async def _list_tools(
@@ -270,7 +276,7 @@ class Gateway:
         self.app.ensure_loaded()
         host = await self._host(ctx)
         await self._restored(host)
-        listed = self.tools_of(host)
+        listed = self.tools_of(host, apps.declares(ctx))
         host.listed()
         return _result(ctx, {"tools": listed})
 
@@ -488,6 +494,15 @@ class Gateway:
 
     async def _read_resource(self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> Any:
         host = await self._host(ctx)
+        if params.uri.startswith(SCHEME):  # an MCP App (`gateway/apps.py`), with or without --resources
+            if not apps.declares(ctx):
+                raise MCPError(apps.RESOURCE_NOT_FOUND, apps.NOT_DECLARED, {"uri": params.uri})
+            found = apps.split(params.uri, self.app.registry.names())
+            if found is None:
+                why = "Not an app of this gateway: its app URIs are ui://<server>/<the rest of the server's URI>."
+                raise MCPError(apps.RESOURCE_NOT_FOUND, why, {"uri": params.uri})
+            async with self.forwarding.call(ctx, host, {found[0]}):
+                return _result(ctx, await apps.read(self.app.apps, found[0], found[1], params.uri))
         server, uri = self.resources.target(params.uri)
         async with self.forwarding.call(ctx, host, {server}):
             return _result(ctx, await self.resources.read(server, uri, params.uri))
