@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_sidecar.catalog import apps as app_meta
+from mcp_sidecar.gateway.wire import CAPABILITIES_KEY
 from mcp_sidecar.output.sanitize import one_line
 from mcp_sidecar.protocol import apps
 from mcp_sidecar.protocol.errors import SidecarError
@@ -33,7 +35,11 @@ NOT_DECLARED = "This host did not declare MCP Apps (io.modelcontextprotocol/ui),
 
 
 def declares(ctx: ServerRequestContext[Any, Any]) -> bool:
-    """The request's host declared the extension with the app MIME type."""
+    """The request's host declared the extension with the app MIME type: a 2026-07-28 request in
+    its own `_meta` (as `host_tasks.follows_tasks` reads it), a handshake-era host at `initialize`."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        meta = ctx.meta
+        return apps.declared(meta.get(CAPABILITIES_KEY) if isinstance(meta, dict) else None)
     capabilities = ctx.session.client_capabilities
     if capabilities is None:
         return False

@@ -502,16 +502,24 @@ class Gateway:
                 why = "Not an app of this gateway: its app URIs are ui://<server>/<the rest of the server's URI>."
                 raise MCPError(apps.RESOURCE_NOT_FOUND, why, {"uri": params.uri})
             async with self.forwarding.call(ctx, host, {found[0]}):
-                return _result(ctx, await apps.read(self.app.apps, found[0], found[1], params.uri))
+                return _fresh(ctx, await apps.read(self.app.apps, found[0], found[1], params.uri))
         server, uri = self.resources.target(params.uri)
         async with self.forwarding.call(ctx, host, {server}):
-            return _result(ctx, await self.resources.read(server, uri, params.uri))
+            return _fresh(ctx, await self.resources.read(server, uri, params.uri))
 
 
 def _modern_only(ctx: ServerRequestContext[Any, Any]) -> None:
     """The tasks extension is not defined on 2025-11-25 (whose own tasks the gateway does not serve)."""
     if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
         raise MCPError(METHOD_NOT_FOUND, "Method not found")
+
+
+def _fresh(ctx: ServerRequestContext[Any, Any], read: dict[str, Any]) -> dict[str, Any]:
+    """A `resources/read` result: on 2026-07-28 it must say how long it stays fresh (never, here: every
+    read is fresh), or the SDK's result sieve answers the host a read without its contents."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        read.update(ttlMs=0, cacheScope="private")
+    return _result(ctx, read)
 
 
 def _result(ctx: ServerRequestContext[Any, Any], result: dict[str, Any]) -> dict[str, Any]:
