@@ -53,7 +53,8 @@ async def test_the_extension_is_offered_only_to_servers_of_a_client_that_declare
     async with sidecar_for(home, tmp_path, APPS) as sidecar:
         assert json.loads(await offered(sidecar)) == {"mimeTypes": [APP_MIME]}
     other_mime = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html"]}}}
-    for capabilities in (None, {"sampling": {}}, other_mime):
+    undeclared: list[dict[str, Any] | None] = [None, {"sampling": {}}, other_mime]
+    for capabilities in undeclared:
         async with sidecar_for(home, tmp_path, capabilities) as sidecar:
             assert await offered(sidecar) == "none", capabilities
 
