@@ -190,7 +190,7 @@ HINTS: dict[DiagnosticCode, str] = {
         "Declare MCP Apps in initializationOptions.mcpCapabilities "
         '(extensions: {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}).'
     ),
-    "app_not_declared": "Open the app a tool of that server names (ui.resourceUri in mcp/server/tools).",
+    "app_not_declared": "Open the app a tool of that server names (the ui.resourceUri of its tool).",
     "app_resource_invalid": (
         "Only the server can fix its app: one HTML document served as text/html;profile=mcp-app, at most 4 MiB."
     ),
