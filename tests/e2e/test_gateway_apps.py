@@ -82,3 +82,12 @@ async def test_a_host_that_does_not_declare_apps_gets_neither_ui_nor_apps(home: 
         assert text_of(await host.call_tool("weather__offered", {})) == "none"  # nor was the server offered it
         with pytest.raises(MCPError, match="did not declare MCP Apps"):
             await host.read_resource(HOST_URI)
+
+
+async def test_a_2026_07_28_hosts_resource_read_keeps_its_contents(home: Path) -> None:
+    """Any `resources/read` (here `--resources`, of an app's resource as a plain one) on 2026-07-28
+    says how long it stays fresh: without it the SDK's result sieve dropped the contents."""
+    async with gateway(home, "--resources", legacy=False) as (host, _):
+        read = await host.read_resource("mcp-sidecar://weather/ui://apps/not-html")
+    [content] = read.contents
+    assert getattr(content, "text", None) == '{"not": "html"}'
