@@ -131,3 +131,34 @@ async def test_a_client_that_did_not_declare_apps_gets_none_served(home: Path, t
         diagnostic = await refused(sidecar, DASHBOARD)
     assert diagnostic["code"] == "apps_not_offered"
     assert "io.modelcontextprotocol/ui" in diagnostic["hint"]
+
+
+async def app_call(sidecar: SidecarClient, name: str, uri: str = DASHBOARD, **arguments: Any) -> dict[str, Any]:
+    params = {"server": "apps", "uri": uri, "name": name, "arguments": arguments}
+    result: dict[str, Any] = await sidecar.request("mcp/app/callTool", params)
+    return result
+
+
+async def test_an_app_calls_its_servers_tools_that_allow_apps_and_no_others(home: Path, tmp_path: Path) -> None:
+    config(home)
+    async with sidecar_for(home, tmp_path, APPS) as sidecar:
+        refreshed = await app_call(sidecar, "refresh")  # app-only: no model may, the app may, unactivated
+        assert [block["text"] for block in refreshed["content"]] == ["refreshed"]
+        assert (refreshed["id"], refreshed["isError"]) == ("apps.refresh", False)
+        shown = await app_call(sidecar, "dashboard", city="Oslo")
+        assert shown["structuredContent"] == {"city": "Oslo", "temperature": 21}
+        params = {"server": "apps", "uri": DASHBOARD, "name": "model_only", "arguments": {}}
+        model_only = diagnostic_of(await sidecar.error("mcp/app/callTool", params))
+        assert (model_only["code"], model_only["operation"]) == ("app_call_refused", "app call")
+        params = {"server": "apps", "uri": DASHBOARD, "name": "nope", "arguments": {}}
+        assert diagnostic_of(await sidecar.error("mcp/app/callTool", params))["code"] == "tool_not_found"
+        params = {"server": "apps", "uri": "ui://apps/undeclared", "name": "refresh", "arguments": {}}
+        assert diagnostic_of(await sidecar.error("mcp/app/callTool", params))["code"] == "app_not_declared"
+    write_config(home, {"apps": fixture_stdio("apps.py", "stdio", excludeTools=["refresh"])})
+    async with sidecar_for(home, tmp_path, APPS) as sidecar:
+        params = {"server": "apps", "uri": DASHBOARD, "name": "refresh", "arguments": {}}
+        hidden = diagnostic_of(await sidecar.error("mcp/app/callTool", params))
+        assert hidden["code"] == "tool_not_found"  # the person's filters hold for apps too
+    async with sidecar_for(home, tmp_path, None) as sidecar:
+        params = {"server": "apps", "uri": DASHBOARD, "name": "dashboard", "arguments": {"city": "Oslo"}}
+        assert diagnostic_of(await sidecar.error("mcp/app/callTool", params))["code"] == "apps_not_offered"

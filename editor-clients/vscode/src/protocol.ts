@@ -677,6 +677,14 @@ export interface ResourceParams {
   uri: string;
 }
 
+/** `mcp/app/callTool`: an app's own call of a tool of its server (the server the app was read from). */
+export interface AppCallParams {
+  server: string;
+  uri: string;
+  name: string;
+  arguments?: JsonObject;
+}
+
 /** `mcp/app/resource`: one MCP App's HTML document, checked by the sidecar; untrusted. */
 export interface AppResourceResult {
   server: string;
@@ -984,6 +992,7 @@ export const callsList = new RequestType<CallsParams, CallsListResult, void>("mc
 export const callsCancel = new RequestType<CallIdParams, BackgroundCallView, void>("mcp/calls/cancel");
 export const callsResult = new RequestType<CallIdParams, CallsResultResult, void>("mcp/calls/result");
 export const appResource = new RequestType<ResourceParams, AppResourceResult, void>("mcp/app/resource");
+export const appCallTool = new RequestType<AppCallParams, CallToolResult, void>("mcp/app/callTool");
 
 // ---------------------------------------------------------------- notifications, sidecar to client
 

@@ -380,10 +380,17 @@ APP_RESOURCE = Operation(
     params.parse_resource,
     call=lambda app, p: app.apps.resource(p.server, p.uri),
 )
+APP_CALL_TOOL = Operation(
+    methods.APP_CALL_TOOL,
+    "app call",
+    params.parse_app_call,
+    call=lambda app, p: app.apps.call_tool(p.server, p.uri, p.name, p.arguments),
+)
 
 _RESOURCE_ROWS = (
     READ,
     APP_RESOURCE,
+    APP_CALL_TOOL,
     Operation(
         methods.COMPLETE,
         "complete",

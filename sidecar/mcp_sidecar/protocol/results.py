@@ -936,6 +936,7 @@ RESULTS: dict[str, object] = {
     methods.CALLS_CANCEL: BackgroundCallView,
     methods.CALLS_RESULT: CallsResultResult,
     methods.APP_RESOURCE: AppResourceResult,
+    methods.APP_CALL_TOOL: CallToolResult,
 }
 """Each request method's result type."""
 

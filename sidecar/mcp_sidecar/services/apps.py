@@ -22,21 +22,25 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mcp_sidecar.catalog import apps as app_meta
 from mcp_sidecar.json_depth import nesting
 from mcp_sidecar.output.sanitize import quoted
+from mcp_sidecar.output.shaping import shape_tool_result
 from mcp_sidecar.protocol import apps
 from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError, fail, refused_disabled
 
 if TYPE_CHECKING:
-    from mcp_sidecar.protocol.results import AppResourceResult
+    from mcp_sidecar.catalog.tools import ToolCatalog
+    from mcp_sidecar.connections.protocol import ServerConnection
+    from mcp_sidecar.protocol.results import AppResourceResult, CallToolResult
     from mcp_sidecar.services.catalogs import Catalogs
     from mcp_sidecar.services.configuration import Configuration
     from mcp_sidecar.services.offers import Offers
 
 OPERATION = "app"
+CALL_OPERATION = "app call"
 MAX_UI_META_DEPTH = 16
 _LEADING = re.compile(r"(?:\s+|<!--.*?-->)*", re.DOTALL)
 _DOCUMENT = re.compile(r"<!doctype\s+html[\s>]|<html[\s>]", re.IGNORECASE)
@@ -108,29 +112,55 @@ def pick(contents: object, uri: str, server: str) -> dict[str, Any]:
 
 
 class Apps:
-    """The `ui://` apps of the servers, served to a client that declared the extension."""
+    """The `ui://` apps of the servers, served to a client that declared the extension, and their calls."""
 
     def __init__(self, configuration: Configuration, catalogs: Catalogs, offers: Offers) -> None:
         self._configuration = configuration
         self._catalogs = catalogs
         self._offers = offers
 
-    async def resource(self, server: str, uri: str) -> AppResourceResult:
+    async def _app(self, server: str, uri: str, operation: str) -> tuple[ServerConnection, ToolCatalog, list[str]]:
+        """The server's connection, live tool catalog and the tools naming `uri` as their app (one at least)."""
         self._configuration.ensure_loaded()
         if not self._offers.current.apps:
             raise fail(
-                "apps_not_offered", OPERATION, "This client did not declare MCP Apps, so no server serves it apps."
+                "apps_not_offered", operation, "This client did not declare MCP Apps, so no server serves it apps."
             )
-        conn = self._configuration.connection(server, OPERATION)
+        conn = self._configuration.connection(server, operation)
         if conn.config.disabled:
-            raise refused_disabled(OPERATION, server, conn.config.approval_required)
+            raise refused_disabled(operation, server, conn.config.approval_required)
         if not app_meta.valid_uri(uri):
-            raise fail("app_not_declared", OPERATION, "An app's URI is a ui:// URI.", server)
-        catalog = await self._catalogs.tool_catalog(conn, OPERATION, live=True)
+            raise fail("app_not_declared", operation, "An app's URI is a ui:// URI.", server)
+        catalog = await self._catalogs.tool_catalog(conn, operation, live=True)
         tools = app_meta.declaring(catalog.allowed(conn.config).values(), uri)
         if not tools:
             why = f"No tool of the server names {quoted(uri)} as its app (_meta.ui.resourceUri)."
-            raise fail("app_not_declared", OPERATION, why, server)
+            raise fail("app_not_declared", operation, why, server)
+        return conn, catalog, tools
+
+    async def call_tool(self, server: str, uri: str, name: str, arguments: dict[str, Any]) -> CallToolResult:
+        """An app's `tools/call`: a tool of the app's own server whose visibility allows apps, as the live
+        catalog has it now (its filters applied), called and shaped as `mcp/callTool` does. The editor asks
+        the person first, as for any call; no session or activation is involved (an app is no model)."""
+        op = CALL_OPERATION
+        conn, catalog, _ = await self._app(server, uri, op)
+        descriptor = catalog.allowed(conn.config).get(name)
+        if descriptor is None:
+            raise fail("tool_not_found", op, f"The server has no tool {quoted(name)} (or its filters hide it).", server)
+        if "app" not in app_meta.visibility(descriptor):
+            why = f"The tool {quoted(name)} is for the model only (_meta.ui.visibility), not for apps."
+            raise fail("app_call_refused", op, why, server)
+        answer = await conn.call_tool(name, arguments, op, None)
+        shaped = shape_tool_result(answer.result, server, f"{server}.{name}")
+        result = cast("CallToolResult", {"id": f"{server}.{name}", "server": server, "tool": name, **shaped})
+        if answer.diagnostic is not None:
+            result["diagnostic"] = answer.diagnostic.to_json()
+        if answer.redacted:
+            result["redacted"] = answer.redacted
+        return result
+
+    async def resource(self, server: str, uri: str) -> AppResourceResult:
+        conn, _, tools = await self._app(server, uri, OPERATION)
         answer = await conn.read_resource(uri, OPERATION)
         content = pick(answer.result.get("contents"), uri, server)
         if not same_mime(content.get("mimeType")):
