@@ -19,6 +19,10 @@ SERVER_EVERYTHING_JS: Path = (
     TESTS_DIR / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 )
 
+APP_SERVERS: Path = TESTS_DIR / "node_modules" / "@modelcontextprotocol"
+"""The official MCP Apps example servers (`server-basic-vanillajs`, `server-system-monitor`): each
+`APP_SERVERS / name / "dist" / "index.js"`, run with `--stdio`."""
+
 _POLL_INTERVAL = 0.05
 
 

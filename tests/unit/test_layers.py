@@ -340,6 +340,7 @@ PER_CLIENT = tuple(
         "activation",
         "discovery",
         "reading",
+        "apps",
         "completion",
         "model_tool",
         "background",

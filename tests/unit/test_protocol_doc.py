@@ -77,6 +77,8 @@ def test_every_method_refusing_a_disabled_server_names_the_approval_wait_too() -
             "mcp/complete",
             "mcp/resource/subscribe",
             "mcp/prompt/preview",
+            "mcp/app/resource",
+            "mcp/app/callTool",
         ]
     )
     for method in refusing:

@@ -102,6 +102,13 @@ export interface ToolDefinition {
   icons?: Icon[];
   /** Its definition's cost to a model's context, estimated in tokens; absent without the tokenizer. */
   tokens?: number;
+  ui?: ToolUi;
+}
+
+/** MCP Apps (SEP-1865): a tool's app (`mcp/app/resource` serves it) and who may call it. */
+export interface ToolUi {
+  resourceUri?: string;
+  visibility: ("model" | "app")[];
 }
 
 export interface Watch {
@@ -734,6 +741,26 @@ export interface ResourceParams {
   uri: string;
 }
 
+/** `mcp/app/callTool`: an app's own call of a tool of its server (the server the app was read from). */
+export interface AppCallParams {
+  server: string;
+  uri: string;
+  name: string;
+  arguments?: JsonObject;
+}
+
+/** `mcp/app/resource`: one MCP App's HTML document, checked by the sidecar; untrusted. */
+export interface AppResourceResult {
+  server: string;
+  uri: string;
+  mimeType: "text/html;profile=mcp-app";
+  html: string;
+  bytes: number;
+  tools: string[];
+  ui?: JsonObject;
+  untrusted: true;
+}
+
 export interface SubscribeResult {
   watch: Watch;
   created: boolean;
@@ -1029,6 +1056,8 @@ export const promptDiscard = new RequestType<PreviewIdParams, PromptDiscardResul
 export const callsList = new RequestType<CallsParams, CallsListResult, void>("mcp/calls/list");
 export const callsCancel = new RequestType<CallIdParams, BackgroundCallView, void>("mcp/calls/cancel");
 export const callsResult = new RequestType<CallIdParams, CallsResultResult, void>("mcp/calls/result");
+export const appResource = new RequestType<ResourceParams, AppResourceResult, void>("mcp/app/resource");
+export const appCallTool = new RequestType<AppCallParams, CallToolResult, void>("mcp/app/callTool");
 
 // ---------------------------------------------------------------- notifications, sidecar to client
 

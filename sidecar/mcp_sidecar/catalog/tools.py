@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from mcp_sidecar.catalog import names
+from mcp_sidecar.catalog import apps, names
 from mcp_sidecar.catalog.documents import canonical
 from mcp_sidecar.catalog.filters import allowed
 from mcp_sidecar.catalog.icons import safe_icons
@@ -32,6 +32,7 @@ class ToolCatalog:
         "_accepted",
         "_canonical",
         "_descriptors",
+        "_for_people",
         "_loader",
         "_refused",
         "_visible",
@@ -74,6 +75,7 @@ class ToolCatalog:
         """The bytes of its copy in the disk cache (a private list never has one), so its index
         may be kept there too (`catalog/stored_index.py`)."""
         self._visible: dict[str, dict[str, Any]] | None = None
+        self._for_people: dict[str, dict[str, Any]] | None = None
         self._accepted: list[dict[str, Any]] | None = None
         self._refused: list[dict[str, Any]] | None = refused
         self._canonical: dict[str, str] = {}
@@ -120,12 +122,19 @@ class ToolCatalog:
         return names.find(self.refused, name)
 
     def visible(self, config: ServerConfig) -> dict[str, dict[str, Any]]:
-        """name → descriptor for the accepted tools the server's filters expose, in server order."""
+        """name → descriptor for the accepted tools the server's filters expose to the model, in server
+        order: an app's own tools (`_meta.ui.visibility` without `"model"`, `catalog/apps.py`) are not."""
         if self._visible is None:
-            self._visible = {
+            self._visible = {n: d for n, d in self.allowed(config).items() if apps.for_model(d)}
+        return self._visible
+
+    def allowed(self, config: ServerConfig) -> dict[str, dict[str, Any]]:
+        """name → descriptor for the accepted tools the server's filters expose, apps' own tools too."""
+        if self._for_people is None:
+            self._for_people = {
                 d["name"]: d for d in self.accepted() if allowed(d["name"], config.include_tools, config.exclude_tools)
             }
-        return self._visible
+        return self._for_people
 
     def listed_as(self, descriptors: list[dict[str, Any]]) -> bool:
         """Whether a server's new list is this very one (compared only when its own is parsed)."""
@@ -165,4 +174,6 @@ def tool_view(server: str, descriptor: dict[str, Any], tokens: int | None = None
         view["icons"] = icons
     if tokens is not None:
         view["tokens"] = tokens
+    if (ui := apps.tool_ui(descriptor)) is not None:
+        view["ui"] = ui
     return view

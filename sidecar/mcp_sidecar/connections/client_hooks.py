@@ -23,6 +23,7 @@ from mcp_sidecar.events import ElicitationAsked, NoAnswerer, SamplingAsked
 from mcp_sidecar.output import elicitation
 from mcp_sidecar.output.redact import Redactor
 from mcp_sidecar.output.sanitize import one_line, strip_controls
+from mcp_sidecar.protocol import apps
 
 if TYPE_CHECKING:
     from mcp_sidecar.connections.stderr_log import StderrLog
@@ -63,10 +64,13 @@ class ClientOffer:
     elicitation_form: bool = False
     elicitation_url: bool = False
     sampling: bool = False
+    apps: bool = False
+    """MCP Apps (`protocol/apps.py`): the client renders `ui://` app resources."""
 
     @classmethod
     def from_capabilities(cls, capabilities: Any) -> ClientOffer:
-        """`initializationOptions.mcpCapabilities`: `{"elicitation": {"form": {}, "url": {}}, "sampling": {}}`."""
+        """`initializationOptions.mcpCapabilities`: `{"elicitation": {"form": {}, "url": {}}, "sampling": {},
+        "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}`."""
         if not isinstance(capabilities, dict):
             return cls()
         elicit = capabilities.get("elicitation")
@@ -75,7 +79,12 @@ class ClientOffer:
             form = isinstance(elicit.get("form"), dict)
             url = isinstance(elicit.get("url"), dict)
             form = form or not url  # MCP: an elicitation capability without modes means form
-        return cls(elicitation_form=form, elicitation_url=url, sampling=isinstance(capabilities.get("sampling"), dict))
+        return cls(
+            elicitation_form=form,
+            elicitation_url=url,
+            sampling=isinstance(capabilities.get("sampling"), dict),
+            apps=apps.declared(capabilities),
+        )
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -86,6 +95,8 @@ class ClientOffer:
             out["elicitation"] = modes
         if self.sampling:
             out["sampling"] = {}
+        if self.apps:
+            out["extensions"] = {apps.EXTENSION: apps.SETTINGS}
         return out
 
 
@@ -199,11 +210,13 @@ class ClientHooks:
     def kwargs(self) -> dict[str, Any]:
         """The SDK `Client`'s keyword arguments: only the callbacks of what is offered."""
         self.new_session()
-        from mcp_sidecar.connections.task_extension import tasks_extension
+        from mcp_sidecar.connections.task_extension import apps_extension, tasks_extension
 
         # Tasks (2026-07-28's extension): the sidecar follows them itself, for any client of its own.
         out: dict[str, Any] = {"logging_callback": self._logged, "log_level": self.log_level}
         out["extensions"] = [tasks_extension()]
+        if self.offer.apps:
+            out["extensions"].append(apps_extension())
         if self.offer.elicitation_form or self.offer.elicitation_url:
             out["elicitation_callback"] = self._elicit
         if self.offer.sampling:

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from mcp import MCPError
 from mcp.client.context import ClientRequestContext
-from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim, advertise
 from mcp_types import (
     INTERNAL_ERROR,
     REQUEST_TIMEOUT,
@@ -51,6 +51,7 @@ from mcp_sidecar.connections.task_calls import (
     TaskTimedOut,
     follow_task,
 )
+from mcp_sidecar.protocol import apps
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 DEFAULT_TIMEOUT_S = 30.0
@@ -212,3 +213,13 @@ def _outcome(end: TaskState) -> CallToolResult:
 
 
 __all__ = ["EXTENSION", "TasksExtension", "tasks_extension"]
+
+
+def apps_extension() -> ClientExtension:
+    """MCP Apps' declaration (`protocol/apps.py`), offered only for a client that renders apps.
+
+    It claims no result shape, so the SDK declares it on handshake-era sessions too (where the
+    official app servers look for it) as on 2026-07-28 ones. Kept beside the tasks extension:
+    both are the SDK's extension objects, built where the SDK is already imported.
+    """
+    return advertise(apps.EXTENSION, {"mimeTypes": [apps.MIME_TYPE]})

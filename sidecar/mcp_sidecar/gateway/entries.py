@@ -87,8 +87,11 @@ def _cut(text: str) -> str:
     return text if len(text) <= MAX_DESCRIPTION_CHARS else text[: MAX_DESCRIPTION_CHARS - 1] + "…"
 
 
-def tool_entry(name: str, server: str, descriptor: dict[str, Any], version: str) -> dict[str, Any] | None:
-    """The native tool a host lists, or None (logged) when it cannot be listed safely."""
+def tool_entry(
+    name: str, server: str, descriptor: dict[str, Any], version: str, meta: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """The native tool a host lists, or None (logged) when it cannot be listed safely; `meta`: its
+    `_meta` for this host (MCP Apps' `ui`, `gateway/apps.py`), already made safe."""
     schema = clean_prose(descriptor.get("inputSchema") or {"type": "object"})
     if hides_text(schema) or _size(schema) > MAX_SCHEMA_BYTES:
         log.warning("gateway: %s.%s is not listed: its input schema is too large or hides characters", server, name)
@@ -97,6 +100,8 @@ def tool_entry(name: str, server: str, descriptor: dict[str, Any], version: str)
     entry: dict[str, Any] = {"name": name, "description": _cut(strip_controls(description)), "inputSchema": schema}
     if isinstance(descriptor.get("title"), str):
         entry["title"] = one_line(descriptor["title"])[:200]
+    if meta is not None:
+        entry["_meta"] = meta
     if isinstance(descriptor.get("annotations"), dict) and not hides_text(clean_prose(descriptor["annotations"])):
         entry["annotations"] = clean_prose(descriptor["annotations"])
     output = descriptor.get("outputSchema")

@@ -33,7 +33,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_sidecar import __version__, tasks
 from mcp_sidecar.connections.sdk_shim import host_connection
-from mcp_sidecar.gateway import entries, refusals, texts
+from mcp_sidecar.gateway import apps, entries, refusals, texts
 from mcp_sidecar.gateway.durable import digest
 from mcp_sidecar.gateway.eras import OPEN_METHOD
 from mcp_sidecar.gateway.forwarding import Forwarding, model_tool_servers
@@ -55,6 +55,7 @@ from mcp_sidecar.operations.row import runner
 from mcp_sidecar.output import activation_text, model_text
 from mcp_sidecar.output.sanitize import one_line, strip_controls
 from mcp_sidecar.output.wording import Wording
+from mcp_sidecar.protocol.apps import SCHEME
 from mcp_sidecar.protocol.errors import DiagnosticCode, SidecarError
 from mcp_sidecar.services import activation, model_tool
 from mcp_sidecar.services.background import DEFAULT_AFTER_S, BackgroundCall
@@ -194,6 +195,9 @@ class Gateway:
 
     def host(self, ctx: ServerRequestContext[Any, Any]) -> Host:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            offer = self.app.offers.current
+            if not offer.apps and apps.declares(ctx):  # a handshake host's is offered in `forwarding.opened`
+                self.app.offers.change(replace(offer, apps=True))
             if self._modern is None:
                 self._modern = self._open(self._tell_modern, ctx.protocol_version, self._tell_modern_prompts)
             return self._modern
@@ -272,16 +276,18 @@ class Gateway:
 
     # -- tools ------------------------------------------------------------------------------
 
-    def _native(self, host: Host, tool: ActiveTool) -> dict[str, Any] | None:
+    def _native(self, host: Host, tool: ActiveTool, with_apps: bool = False) -> dict[str, Any] | None:
         name = host.native_name(tool.server, tool.name)
-        return entries.tool_entry(name, tool.server, tool.descriptor, host.version)
+        meta = apps.tool_meta(tool.server, tool.descriptor) if with_apps else None
+        return entries.tool_entry(name, tool.server, tool.descriptor, host.version, meta)
 
-    def tools_of(self, host: Host) -> list[dict[str, Any]]:
-        """`mcp_tools` and `mcp_call`, then in native mode the host's active tools."""
+    def tools_of(self, host: Host, with_apps: bool = False) -> list[dict[str, Any]]:
+        """`mcp_tools` and `mcp_call`, then in native mode the host's active tools (with their MCP
+        Apps `_meta.ui` when `with_apps`: the host declared the extension)."""
         tools = texts.opening_tools(self.app.model_tool, self.mode)
         if self.mode == "proxy":
             return tools
-        natives = [self._native(host, t) for t in self.app.sessions.active(host.session).values()]
+        natives = [self._native(host, t, with_apps) for t in self.app.sessions.active(host.session).values()]
         return tools + [entry for entry in natives if entry is not None]
 
     async def _list_tools(
@@ -290,7 +296,7 @@ class Gateway:
         self.app.ensure_loaded()
         host = await self._host(ctx)
         await self._restored(host)
-        listed = self.tools_of(host)
+        listed = self.tools_of(host, apps.declares(ctx))
         host.listed()
         return _result(ctx, {"tools": listed})
 
@@ -508,15 +514,32 @@ class Gateway:
 
     async def _read_resource(self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> Any:
         host = await self._host(ctx)
+        if params.uri.startswith(SCHEME):  # an MCP App (`gateway/apps.py`), with or without --resources
+            if not apps.declares(ctx):
+                raise MCPError(apps.RESOURCE_NOT_FOUND, apps.NOT_DECLARED, {"uri": params.uri})
+            found = apps.split(params.uri, self.app.registry.names())
+            if found is None:
+                why = "Not an app of this gateway: its app URIs are ui://<server>/<the rest of the server's URI>."
+                raise MCPError(apps.RESOURCE_NOT_FOUND, why, {"uri": params.uri})
+            async with self.forwarding.call(ctx, host, {found[0]}):
+                return _fresh(ctx, await apps.read(self.app.apps, found[0], found[1], params.uri))
         server, uri = self.resources.target(params.uri)
         async with self.forwarding.call(ctx, host, {server}):
-            return _result(ctx, await self.resources.read(server, uri, params.uri))
+            return _fresh(ctx, await self.resources.read(server, uri, params.uri))
 
 
 def _modern_only(ctx: ServerRequestContext[Any, Any]) -> None:
     """The tasks extension is not defined on 2025-11-25 (whose own tasks the gateway does not serve)."""
     if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
         raise MCPError(METHOD_NOT_FOUND, "Method not found")
+
+
+def _fresh(ctx: ServerRequestContext[Any, Any], read: dict[str, Any]) -> dict[str, Any]:
+    """A `resources/read` result: on 2026-07-28 it must say how long it stays fresh (never, here: every
+    read is fresh), or the SDK's result sieve answers the host a read without its contents."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        read.update(ttlMs=0, cacheScope="private")
+    return _result(ctx, read)
 
 
 def _result(ctx: ServerRequestContext[Any, Any], result: dict[str, Any]) -> dict[str, Any]:

@@ -22,9 +22,11 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.gateway import stdio, texts, wire
+from mcp_sidecar.protocol import apps
 from mcp_sidecar.services import offers
 
 if TYPE_CHECKING:
@@ -188,6 +190,8 @@ class Front:
         if method == "subscriptions/listen":
             return _acknowledged(message) if wire.modern_version(message) is not None else None
         version = wire.modern_version(message)
+        if version is not None:
+            self._offer_apps(message)
         if version is None and wire.has_envelope(message):
             return None  # an envelope the SDK refuses, with the reason
         if version is None and self._opened is None:
@@ -220,6 +224,14 @@ class Front:
             "instructions": texts.instructions(self.app.model_tool),
         }
         return wire.response(message["id"], result)
+
+    def _offer_apps(self, message: Message) -> None:
+        """A 2026-07-28 request declaring MCP Apps: the servers are offered them before any starts (the
+        SDK side does the same at each request, `face.host`); the offer only grows."""
+        meta = wire.params_of(message).get("_meta")
+        capabilities = meta.get(wire.CAPABILITIES_KEY) if isinstance(meta, dict) else None
+        if not self.app.offers.current.apps and apps.declared(capabilities):
+            self.app.offers.change(replace(self.app.offers.current, apps=True))
 
     def _result(self, method: str, params: dict[str, Any], version: str | None) -> dict[str, Any] | None:
         if "cursor" in params:

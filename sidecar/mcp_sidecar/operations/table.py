@@ -382,8 +382,23 @@ READ = Operation(
     cli=Cli("read", lambda a: params.parse_read("read", args.read_request(a)), usage=args.read_usage),
 )
 
+APP_RESOURCE = Operation(
+    methods.APP_RESOURCE,
+    "app",
+    params.parse_resource,
+    call=lambda app, p: app.apps.resource(p.server, p.uri),
+)
+APP_CALL_TOOL = Operation(
+    methods.APP_CALL_TOOL,
+    "app call",
+    params.parse_app_call,
+    call=lambda app, p: app.apps.call_tool(p.server, p.uri, p.name, p.arguments),
+)
+
 _RESOURCE_ROWS = (
     READ,
+    APP_RESOURCE,
+    APP_CALL_TOOL,
     Operation(
         methods.COMPLETE,
         "complete",

@@ -71,6 +71,10 @@ DiagnosticCode = Literal[
     "engine_restarted",
     "profile_not_found",
     "not_in_profile",
+    "apps_not_offered",
+    "app_not_declared",
+    "app_resource_invalid",
+    "app_call_refused",
 ]
 """Every diagnostic code; each has exactly one entry in `HINTS` (a unit test checks both ways)."""
 
@@ -192,6 +196,15 @@ HINTS: dict[DiagnosticCode, str] = {
     "not_in_profile": (
         "The chosen profile does not search this server: choose a profile that does (/mcp profile NAME), "
         "or clear it (/mcp profile --clear)."
+    ),
+    "apps_not_offered": (
+        "Declare MCP Apps in initializationOptions.mcpCapabilities "
+        '(extensions: {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}).'
+    ),
+    "app_not_declared": "Open the app a tool of that server names (the ui.resourceUri of its tool).",
+    "app_call_refused": "An app may call only its own server's tools that allow apps (visibility with app).",
+    "app_resource_invalid": (
+        "Only the server can fix its app: one HTML document served as text/html;profile=mcp-app, at most 4 MiB."
     ),
 }
 

@@ -46,6 +46,8 @@ PROMPT_DISCARD = "mcp/prompt/discard"
 CALLS_LIST = "mcp/calls/list"
 CALLS_CANCEL = "mcp/calls/cancel"
 CALLS_RESULT = "mcp/calls/result"
+APP_RESOURCE = "mcp/app/resource"
+APP_CALL_TOOL = "mcp/app/callTool"
 
 REQUESTS: tuple[str, ...] = (
     STATUS,
@@ -87,6 +89,8 @@ REQUESTS: tuple[str, ...] = (
     CALLS_LIST,
     CALLS_CANCEL,
     CALLS_RESULT,
+    APP_RESOURCE,
+    APP_CALL_TOOL,
 )
 
 EXECUTE_COMMAND = "mcp.command"

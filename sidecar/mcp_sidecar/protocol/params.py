@@ -248,6 +248,16 @@ class ResourceParams:
 
 
 @dataclass(frozen=True, slots=True)
+class AppCallParams:
+    server: str
+    uri: str
+    """The app that calls: a `ui://` URI a tool of `server` names."""
+    name: str
+    """The server's own tool name, as the app's `tools/call` names it."""
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class SpillCleanParams:
     older_than_days: float | None
 
@@ -347,6 +357,21 @@ def parse_resource(operation: str, params: Any) -> ResourceParams:
     assert server is not None
     assert uri is not None
     return ResourceParams(server=server, uri=uri)
+
+
+def parse_app_call(operation: str, params: Any) -> AppCallParams:
+    """`{server, uri, name, arguments?}`."""
+    p = _object(operation, params)
+    server, uri, name = (_str(operation, p, key) for key in ("server", "uri", "name"))
+    assert server is not None
+    assert uri is not None
+    assert name is not None
+    arguments = p.get("arguments", {})
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, Mapping):
+        raise invalid_params(operation, "`arguments` must be a JSON object.")
+    return AppCallParams(server, uri, name, dict(arguments))
 
 
 def parse_spill_clean(operation: str, params: Any) -> SpillCleanParams:

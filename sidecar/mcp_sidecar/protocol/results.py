@@ -70,6 +70,15 @@ class PendingApproval(TypedDict):
     changedFields: list[str]
 
 
+class ToolUi(TypedDict):
+    """A tool's MCP Apps metadata (`_meta.ui`, read by `catalog/apps.py`)."""
+
+    resourceUri: NotRequired[str]
+    """The tool's app: a `ui://` resource of the same server (`mcp/app/resource` serves it)."""
+    visibility: list[Literal["model", "app"]]
+    """Who may call the tool: the model, the server's app, or both (the default)."""
+
+
 class ToolDefinition(TypedDict):
     """One tool: exact ids plus the keys of the server's MCP definition that it has."""
 
@@ -85,6 +94,8 @@ class ToolDefinition(TypedDict):
     icons: NotRequired[list[Icon]]
     tokens: NotRequired[int]
     """Its definition's cost to a model's context, estimated in tokens; absent without the tokenizer."""
+    ui: NotRequired[ToolUi]
+    """MCP Apps: the tool's app and who may call it; absent when the server sent no `_meta.ui`."""
 
 
 class Spill(TypedDict):
@@ -795,6 +806,22 @@ class ReadResult(TypedDict):
     text: str
 
 
+class AppResourceResult(TypedDict):
+    """`mcp/app/resource`: one MCP App's document, checked (`services/apps.py`), for the editor to render."""
+
+    server: str
+    uri: str
+    mimeType: Literal["text/html;profile=mcp-app"]
+    html: str
+    """The whole document (a blob decoded as UTF-8), at most 4 MiB, never truncated; the server's, untrusted."""
+    bytes: int
+    tools: list[str]
+    """The server's tools whose app it is (their names), app-only tools included."""
+    ui: NotRequired[dict[str, Json]]
+    """The server's `_meta.ui` of the content (csp, permissions, domain, prefersBorder), as it sent it."""
+    untrusted: Literal[True]
+
+
 class CompletionArgument(TypedDict):
     name: str
     value: str
@@ -981,6 +1008,8 @@ RESULTS: dict[str, object] = {
     methods.CALLS_LIST: CallsListResult,
     methods.CALLS_CANCEL: BackgroundCallView,
     methods.CALLS_RESULT: CallsResultResult,
+    methods.APP_RESOURCE: AppResourceResult,
+    methods.APP_CALL_TOOL: CallToolResult,
 }
 """Each request method's result type."""
 

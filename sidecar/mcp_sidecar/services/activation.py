@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from mcp_sidecar import tasks
-from mcp_sidecar.catalog import names
+from mcp_sidecar.catalog import apps, names
 from mcp_sidecar.catalog.documents import canonical
 from mcp_sidecar.catalog.names import nfc
 from mcp_sidecar.catalog.tools import ToolCatalog, tool_view
@@ -133,6 +133,8 @@ def _absent(ref: ToolRef, catalog: ToolCatalog, visible: list[str]) -> Activatio
         return _not_loaded(ref.id, ref.server, refused["diagnostic"]["message"])
     if ref.tool in catalog.all_names():
         reason = f"Tool {ref.tool!r} is excluded by the server's tool filters."
+        if any(d["name"] == ref.tool and not apps.for_model(d) for d in catalog.accepted()):
+            reason = f"Tool {ref.tool!r} is for the server's app only (_meta.ui.visibility), not for the model."
     else:
         reason = f"Server {ref.server!r} has no tool named {ref.tool!r}."
     return {

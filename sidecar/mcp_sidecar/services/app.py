@@ -74,6 +74,7 @@ class Sidecar:
         self.config_imports = client.config_imports
         self.activation = client.activation
         self.reading = client.reading
+        self.apps = client.apps
         self.completion = client.completion
         self.discovery = client.discovery
         self.model_tool = client.model_tool

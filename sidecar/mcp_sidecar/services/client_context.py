@@ -26,6 +26,7 @@ from mcp_sidecar.connections.registry import ServerRegistry
 from mcp_sidecar.events import EventHub
 from mcp_sidecar.services.activation import Activation
 from mcp_sidecar.services.approvals import Approvals
+from mcp_sidecar.services.apps import Apps
 from mcp_sidecar.services.auth import Auth
 from mcp_sidecar.services.background import BackgroundCalls
 from mcp_sidecar.services.commands import Commands
@@ -116,6 +117,7 @@ class ClientContext:
         # The discovery side's features, lower ones first.
         self.activation = Activation(self.configuration, registry, catalogs, self.sessions)
         self.reading = Reading(self.configuration, registry, catalogs)
+        self.apps = Apps(self.configuration, catalogs, self.offers)
         self.completion = Completion(self.configuration, self.reading, self.prompts)
         self.discovery = Discovery(self.configuration, registry, catalogs, self.sessions, self.activation)
         self.background = BackgroundCalls(notify)

@@ -33,7 +33,7 @@ class Declined(Exception):
 
 
 def declared(capabilities: object) -> ClientOffer:
-    """The offer for a client's MCP `ClientCapabilities` (as JSON): elicitation modes and sampling."""
+    """The offer for a client's MCP `ClientCapabilities` (as JSON): elicitation modes, sampling and apps."""
     return ClientOffer.from_capabilities(capabilities)
 
 
@@ -44,6 +44,7 @@ def union(offers: Iterable[ClientOffer]) -> ClientOffer:
         elicitation_form=any(o.elicitation_form for o in listed),
         elicitation_url=any(o.elicitation_url for o in listed),
         sampling=any(o.sampling for o in listed),
+        apps=any(o.apps for o in listed),
     )
 
 
@@ -53,6 +54,7 @@ def covers(offer: ClientOffer, wanted: ClientOffer) -> bool:
         (offer.elicitation_form or not wanted.elicitation_form)
         and (offer.elicitation_url or not wanted.elicitation_url)
         and (offer.sampling or not wanted.sampling)
+        and (offer.apps or not wanted.apps)
     )
 
 

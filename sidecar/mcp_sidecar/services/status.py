@@ -201,7 +201,7 @@ class Status:
     async def server_tools(self, name: str) -> ServerToolsResult:
         conn = self._configuration.connection(name, "tools")
         catalog = await self._catalogs.tool_catalog(conn, "tools", live=True)
-        visible = catalog.visible(conn.config)
+        visible = catalog.allowed(conn.config)  # an app's own tools too: a person sees every tool
         tokens = await self._catalogs.tool_tokens(conn, catalog) or {}
         return {
             "server": name,
@@ -216,7 +216,7 @@ class Status:
         """One tool of `server_tools` by its exact name; `tool_not_found` with the nearby names otherwise."""
         conn = self._configuration.connection(name, "tools")
         catalog = await self._catalogs.tool_catalog(conn, "tools", live=True)
-        visible = catalog.visible(conn.config)
+        visible = catalog.allowed(conn.config)
         if tool in visible:
             tokens = await self._catalogs.tool_tokens(conn, catalog) or {}
             return tool_view(name, visible[tool], tokens.get(tool))

@@ -44,6 +44,8 @@ M.requests = {
   calls_list = "mcp/calls/list",
   calls_cancel = "mcp/calls/cancel",
   calls_result = "mcp/calls/result",
+  app_resource = "mcp/app/resource",
+  app_call_tool = "mcp/app/callTool",
 }
 
 -- Notifications, sidecar to client (documented in docs/protocol.md).
