@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from lsprotocol import types
-from pygls.exceptions import JsonRpcRequestCancelled
+from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
 
 from mcp_sidecar.pygls_shim import is_tracked
 from support.discovery import read_lines
@@ -163,6 +163,15 @@ async def test_cancel_request_sends_tasks_cancel(env: Env) -> None:
 
 
 async def test_the_time_limit_is_timeout_ms_and_the_task_is_cancelled(env: Env) -> None:
+    # Connected first: on a loaded box the server's start alone can take longer than its time limit.
+    deadline = asyncio.get_running_loop().time() + 60
+    while True:
+        try:
+            await env.sidecar.request("mcp/server/tools", {"server": "short"})
+            break
+        except JsonRpcException:
+            if asyncio.get_running_loop().time() > deadline:
+                raise
     error = await env.sidecar.error("mcp/callTool", {"id": "short.forever", "arguments": {}, "activate": True})
     assert diagnostic_of(error) == {
         "code": "timeout",

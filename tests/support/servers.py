@@ -62,7 +62,7 @@ def http_server(
     script: str,
     *args: str,
     env: dict[str, str] | None = None,
-    timeout: float = 20,
+    timeout: float = 60,
     port: int | None = None,
 ) -> Iterator[str]:
     """Run `python FIXTURES/script http --port P *args`; yield `http://127.0.0.1:P/mcp`.
@@ -78,7 +78,7 @@ def http_server(
 
 
 @contextmanager
-def server_everything_http(timeout: float = 30) -> Iterator[str]:
+def server_everything_http(timeout: float = 60) -> Iterator[str]:
     """Run `PORT=P node SERVER_EVERYTHING_JS streamableHttp`; yield `http://127.0.0.1:P/mcp`.
 
     Needs the pinned package installed (`cd tests && npm ci`); readiness as for `http_server`.
