@@ -449,6 +449,8 @@ async def test_model_tool_definition(env: Env) -> None:
         "activate",
         "read",
         "complete",
+        "result",
+        "wait",
     }
     assert definition["inputSchema"]["additionalProperties"] is False
 
