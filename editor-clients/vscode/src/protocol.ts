@@ -1120,6 +1120,8 @@ export const REQUESTS = [
   callsList,
   callsCancel,
   callsResult,
+  appResource,
+  appCallTool,
 ].map((type) => type.method);
 
 /** Every notification this file mirrors, for the protocol test. */
