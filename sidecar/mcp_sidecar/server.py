@@ -290,19 +290,31 @@ async def _run(server: SidecarServer, app: Sidecar) -> None:
     await run_client(server, app, reader, StdoutWriter(sys.stdout.buffer))
 
 
-async def run_client(server: SidecarServer, app: Sidecar, reader: asyncio.StreamReader, writer: Any) -> None:
+async def run_client(
+    server: SidecarServer,
+    app: Sidecar,
+    reader: asyncio.StreamReader,
+    writer: Any,
+    hung_up: Callable[[], bool] = lambda: False,
+) -> None:
     """Serve one client's stream until its end of input: stdin here, or a front's socket in the engine.
 
-    `writer` is pygls' (write, flush, close).
+    `writer` is pygls' (write, flush, close); `hung_up` tells, at the end of input, whether the client
+    is gone for good (nobody left to read an answer) rather than only done asking.
     """
     from mcp_sidecar.rpc_io import serve
 
     server.protocol.set_writer(writer)
     try:
         await serve(reader, server.protocol, server.fast_handlers)
-        # End of input: answer what was already asked (a script may pipe requests and close).
         pending = list(pending_requests(server.protocol))
-        if pending:
+        if pending and hung_up():
+            # Nobody reads the answers: end the requests now (a call is cancelled at its server).
+            for request in pending:
+                request.cancel()
+            await asyncio.wait(pending, timeout=EOF_DRAIN_SECONDS)
+        elif pending:
+            # End of input: answer what was already asked (a script may pipe requests and close).
             await asyncio.wait(pending, timeout=EOF_DRAIN_SECONDS)
     finally:
         # End of input without `exit`: still close every server process cleanly.

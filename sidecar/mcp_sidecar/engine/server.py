@@ -18,6 +18,7 @@ import io
 import json
 import logging
 import os
+import select
 import signal
 import socket
 import time
@@ -212,7 +213,7 @@ async def _serve_lsp(
     # pygls' `exit` handler ends the process it thinks it owns: here, only this client's stream.
     try:
         with contextlib.suppress(SystemExit):
-            await run_client(server, app, reader, _StreamWriterAdapter(writer))
+            await run_client(server, app, reader, _StreamWriterAdapter(writer), lambda: _hung_up(writer))
     except Exception:
         saved.remove()  # serving this client failed: it is gone
         raise
@@ -375,6 +376,20 @@ def _project_options(hello: HelloLine) -> tuple[Path | None, bool, str | None]:
         return None, False, None  # an editor's serve takes no other words; a bad one trusts nothing
     project = (hello.cwd / args.project).resolve() if args.project is not None else None
     return project, bool(args.trust_project), args.profile
+
+
+def _hung_up(writer: asyncio.StreamWriter) -> bool:
+    """Whether the front closed its socket both ways (killed, or gone) rather than only its sending
+    half (its host's input ended, but it still reads the answers)."""
+    sock = writer.get_extra_info("socket")
+    if sock is None:
+        return True
+    poller = select.poll()
+    poller.register(sock.fileno(), select.POLLHUP)
+    try:
+        return any(events & (select.POLLHUP | select.POLLERR) for _, events in poller.poll(0))
+    except OSError:
+        return True
 
 
 class _StreamWriterAdapter:
