@@ -20,9 +20,14 @@ def pytest_report_header() -> str:
 
 FIGURES: list[tuple[str, str]] = []
 """The reliability suite's figures as its reports carried them (tests/reliability/conftest.py)."""
+FILE_SECONDS: dict[str, float] = {}
+"""Each test file's time, setup to teardown: with files spread over workers (`--dist loadfile`), the
+longest file is the least the run can take; printed for whoever balances them."""
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    file = report.nodeid.split("::", 1)[0]
+    FILE_SECONDS[file] = FILE_SECONDS.get(file, 0.0) + report.duration
     for name, value in report.user_properties:
         if name == "reliability figure" and isinstance(value, list | tuple):
             scenario, text = value
@@ -30,7 +35,12 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """The figures docs/reliability.md reports: inputs tried, RSS, counts (never asserted as timings)."""
+    """The figures docs/reliability.md reports: inputs tried, RSS, counts (never asserted as timings);
+    and the slowest files, with a duration report asked for (`--durations`)."""
+    if terminalreporter.config.getoption("durations", None) and len(FILE_SECONDS) > 1:
+        terminalreporter.section("slowest 10 files")
+        for file, seconds in sorted(FILE_SECONDS.items(), key=lambda item: -item[1])[:10]:
+            terminalreporter.write_line(f"{seconds:8.1f}s {file}")
     if not FIGURES:
         return
     terminalreporter.section("reliability figures")
