@@ -46,7 +46,8 @@ if [ ! -f "$SERVER_MAIN" ]; then
   echo "installing code-server $CODE_SERVER_VERSION into $TOOLS/cs (builds native modules; a few minutes)"
   mkdir -p "$TOOLS/cs"
   echo '{"private":true}' >"$TOOLS/cs/package.json"
-  (cd "$TOOLS/cs" && PATH="$NODE24/bin:$PATH" npm_config_nodedir="$NODE24" npm install -s "code-server@$CODE_SERVER_VERSION")
+  # JOBS: node-gyp compiles each native module with every core (its default is one).
+  (cd "$TOOLS/cs" && PATH="$NODE24/bin:$PATH" JOBS=max npm_config_nodedir="$NODE24" npm install -s "code-server@$CODE_SERVER_VERSION")
 fi
 
 # @modelcontextprotocol/server-everything (tests/package.json): the suites' elicitation,
