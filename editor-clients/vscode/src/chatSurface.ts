@@ -7,7 +7,7 @@
 // (before 1.101) keeps the chat tools.
 import * as vscode from "vscode";
 import { registerChatTools } from "./chatTools";
-import { profileOption, type SidecarClient } from "./client";
+import { backgroundAfterSeconds, profileOption, type SidecarClient } from "./client";
 import {
   CHAT_TOOLS_CONTEXT,
   CHAT_TOOLS_SETTING,
@@ -90,7 +90,9 @@ export class ChatSurface implements vscode.Disposable {
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (event.affectsConfiguration(`mcpSidecar.${CHAT_TOOLS_SETTING}`)) this.apply();
-        else if (event.affectsConfiguration("mcpSidecar.logLevel") || event.affectsConfiguration("mcpSidecar.profile"))
+        else if (
+          ["logLevel", "profile", "backgroundAfterSeconds"].some((s) => event.affectsConfiguration(`mcpSidecar.${s}`))
+        )
           this.refresh();
       }),
       vscode.workspace.onDidGrantWorkspaceTrust(() => this.refresh()),
@@ -148,6 +150,7 @@ export class ChatSurface implements vscode.Disposable {
         folder: folder?.scheme === "file" ? folder.fsPath : undefined,
         trusted: vscode.workspace.isTrusted,
         ...profileOption(),
+        backgroundAfterSeconds: backgroundAfterSeconds(),
       },
       this.extensionVersion,
     );

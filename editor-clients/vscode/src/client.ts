@@ -26,6 +26,11 @@ import { Backoff, Serializer } from "./serial";
 
 export class SidecarUnavailableError extends Error {}
 
+/** Requests whose answer may mean a session's active tools changed (the Context view reads them again). */
+const SESSION_CHANGES = new Set(
+  [P.activate, P.callTool, P.modelToolInvoke, P.command, P.sessionEnd, P.profile].map((t) => t.method),
+);
+
 type RequestHandler = (params: unknown, token: vscode.CancellationToken) => Promise<unknown>;
 
 export interface Launch {
@@ -50,6 +55,9 @@ export class SidecarClient implements vscode.Disposable {
   private readonly startEmitter = new vscode.EventEmitter<void>();
   /** Fires after every successful (re)start: a new sidecar knows nothing of the old one. */
   readonly onDidStart = this.startEmitter.event;
+  private readonly sessionEmitter = new vscode.EventEmitter<void>();
+  /** A request that may have changed a session's active tools was answered (or failed). */
+  readonly onDidChangeSession = this.sessionEmitter.event;
 
   private readonly relays: { type: NotificationType<unknown>; emitter: vscode.EventEmitter<unknown> }[] = [];
   /** Requests the sidecar sends (a server asks the person), answered by whoever registered. */
@@ -59,6 +67,7 @@ export class SidecarClient implements vscode.Disposable {
   readonly onResourceUpdated = this.relay(P.resourceUpdated);
   readonly onWatchesCleared = this.relay(P.watchesCleared);
   readonly onActiveToolsChanged = this.relay(P.activeToolsChanged);
+  readonly onModelToolChanged = this.relay(P.modelToolChanged);
   readonly onApprovalRequired = this.relay(P.approvalRequired);
   readonly onElicitationComplete = this.relay(P.elicitationComplete);
   readonly onServerLog = this.relay(P.serverLog);
@@ -74,7 +83,12 @@ export class SidecarClient implements vscode.Disposable {
     /** What the editor can render for servers, read at each start (`initializationOptions.mcpCapabilities`). */
     private readonly capabilities: () => P.McpCapabilities = () => ({}),
   ) {
-    this.disposables.push(this.stateEmitter, this.startEmitter, ...this.relays.map((r) => r.emitter));
+    this.disposables.push(
+      this.stateEmitter,
+      this.startEmitter,
+      this.sessionEmitter,
+      ...this.relays.map((r) => r.emitter),
+    );
   }
 
   private relay<T>(type: NotificationType<T>): vscode.Event<T> {
@@ -167,6 +181,8 @@ export class SidecarClient implements vscode.Disposable {
         mcpCapabilities: this.capabilities(),
         // The window's profile (mcpSidecar.profile, a workspace setting too); MCP: Choose Profile switches.
         ...profileOption(),
+        // A tool call still running after this many seconds goes on in the background (Background Calls).
+        backgroundAfterSeconds: backgroundAfterSeconds(),
       },
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue, handled: true }),
@@ -277,9 +293,11 @@ export class SidecarClient implements vscode.Disposable {
       );
     }
     // By method name: a RequestType from another bundle (tests, other extensions) is fine too.
-    return (
+    const answer = (
       token ? client.sendRequest(type.method, params, token) : client.sendRequest(type.method, params)
     ) as Promise<Result>;
+    if (!SESSION_CHANGES.has(type.method)) return answer;
+    return answer.finally(() => this.sessionEmitter.fire());
   }
 
   /**
@@ -315,4 +333,10 @@ export class SidecarClient implements vscode.Disposable {
 export function profileOption(): { profile?: string } {
   const value = vscode.workspace.getConfiguration("mcpSidecar").get<string>("profile", "").trim();
   return value ? { profile: value } : {};
+}
+
+/** `mcpSidecar.backgroundAfterSeconds`, within what the sidecar takes (0 to 3600; 0: never). */
+export function backgroundAfterSeconds(): number {
+  const value = vscode.workspace.getConfiguration("mcpSidecar").get<number>("backgroundAfterSeconds", 120);
+  return typeof value === "number" && Number.isFinite(value) ? Math.min(Math.max(value, 0), 3600) : 120;
 }

@@ -6,7 +6,7 @@ import { Approvals } from "./approvals";
 import { Bootstrap, userSidecarPath } from "./bootstrap";
 import { ChatSurface } from "./chatSurface";
 import { prepareCall } from "./chatTools";
-import { profileOption, SidecarClient } from "./client";
+import { backgroundAfterSeconds, profileOption, SidecarClient } from "./client";
 import { registerCommands } from "./commands";
 import {
   OUTPUT_SCHEME,
@@ -29,6 +29,7 @@ import { ServerStore } from "./state";
 import { createStatusBar } from "./statusBar";
 import { currentQuickInput, driveQuickInput, type QuickInputState } from "./ui";
 import { CallsView } from "./views/calls";
+import { ContextView } from "./views/context";
 import { ServersView } from "./views/servers";
 
 /** What the extension exports, for tests and other extensions. */
@@ -37,6 +38,10 @@ export interface McpSidecarApi {
   store: ServerStore;
   actions: Actions;
   view: ServersView;
+  /** The Background Calls view's calls. */
+  calls: CallsView;
+  /** The Context view: what tool definitions cost a model's context. */
+  context: ContextView;
   /** Asks about changed project servers; tests replace its `ask` to answer the modal. */
   approvals: Approvals;
   /** Finds the sidecar; asks before a workspace's own .venv sidecar runs (tests replace its `ask`). */
@@ -70,6 +75,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
       userSidecarPath(),
       vscode.workspace.getConfiguration("mcpSidecar").get<string>("logLevel", "warning"),
       samplingEnabled(),
+      backgroundAfterSeconds(),
     ]);
   let launchedWith = launchSettings();
   // What servers may ask through the sidecar; sampling needs VS Code's language models.
@@ -90,6 +96,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
   const actions = new Actions(client, resources, outputs, prompts, elicitations);
   const view = new ServersView(client, store);
   const calls = new CallsView(client);
+  const contextView = new ContextView(store);
   const approvals = new Approvals(client, store, log);
   const chat = new ChatSurface(client, log, String(context.extension.packageJSON.version ?? "0"));
 
@@ -104,6 +111,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
     prompts,
     view,
     calls,
+    contextView,
     approvals,
     elicitations,
     sampling,
@@ -114,6 +122,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
     vscode.workspace.onDidCloseTextDocument((doc) => doc.uri.scheme === OUTPUT_SCHEME && outputs.forget(doc.uri)),
     vscode.window.createTreeView("mcpSidecar.servers", { treeDataProvider: view, showCollapseAll: true }),
     vscode.window.createTreeView("mcpSidecar.calls", { treeDataProvider: calls }),
+    vscode.window.createTreeView("mcpSidecar.context", { treeDataProvider: contextView }),
     createStatusBar(client, store),
     registerNotifications(client, actions, log),
     chat,
@@ -140,7 +149,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
             void vscode.window.showErrorMessage(`MCP profile: ${message}`);
           });
       }
-      const restarts = ["mcpSidecar.path", "mcpSidecar.logLevel", "mcpSidecar.sampling.enabled"];
+      const restarts = [
+        "mcpSidecar.path",
+        "mcpSidecar.logLevel",
+        "mcpSidecar.sampling.enabled",
+        "mcpSidecar.backgroundAfterSeconds",
+      ];
       if (!restarts.some((setting) => event.affectsConfiguration(setting))) return;
       // Only a change of what is used restarts: a workspace's mcpSidecar.path (ignored) does not.
       const now = launchSettings();
@@ -164,6 +178,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
     store,
     actions,
     view,
+    calls,
+    context: contextView,
     approvals,
     bootstrap,
     quickInput: () => currentQuickInput,

@@ -10,6 +10,7 @@ import type {
   StatusRow,
 } from "./protocol";
 import { stripControls } from "./sanitize";
+import { type ContextFigures, sessionLines } from "./tokens";
 
 export type ClientState = "stopped" | "starting" | "running" | "failed";
 
@@ -168,6 +169,7 @@ export function statusBarModel(
   rows: StatusRow[],
   engine: EngineStatus | null = null,
   profile: string | null = null,
+  context?: ContextFigures,
 ): StatusBarModel {
   if (state === "stopped") {
     return {
@@ -220,9 +222,11 @@ export function statusBarModel(
   if (approvals > 0) parts.push(`${approvals} ${approvals === 1 ? "needs" : "need"} approval`);
   const label = profile ? `MCP [${stripControls(profile)}]` : "MCP";
   const text = rows.length === 0 ? `${icon} ${label}: no servers` : `${icon} ${label}: ${parts.join(", ")}`;
-  const context = contextLine(rows);
+  const servers = contextLine(rows);
   const tooltipLines =
-    rows.length === 0 ? ["No MCP servers are configured."] : [...rows.map(serverLine), ...(context ? [context] : [])];
+    rows.length === 0
+      ? ["No MCP servers are configured."]
+      : [...rows.map(serverLine), ...(servers ? [servers] : []), ...(context ? sessionLines(context) : [])];
   if (profile) tooltipLines.unshift(`Profile: ${stripControls(profile)} (only its servers are searched)`);
   const severity = failed > 0 || approvals > 0 || logins.length > 0 ? "warning" : "ok";
   return { text, tooltipLines, engineLines: engineLines(engine), severity, approvals, logins };

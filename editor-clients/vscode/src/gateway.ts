@@ -66,6 +66,8 @@ export interface GatewayInput {
   trusted: boolean;
   /** `mcpSidecar.profile`: the gateway's `--profile`, so chat lists the profile's tools from the start. */
   profile?: string;
+  /** `mcpSidecar.backgroundAfterSeconds`: the gateway's `--background-after` when not its default (120). */
+  backgroundAfterSeconds?: number;
 }
 
 export interface GatewayLaunch {
@@ -88,6 +90,8 @@ export function gatewayLaunch(input: GatewayInput, extensionVersion: string): Ga
   if (input.folder !== undefined) args.push("--project", input.folder);
   if (input.folder !== undefined && input.trusted) args.push("--trust-project", "--approved-only");
   if (input.profile) args.push("--profile", input.profile);
+  const after = input.backgroundAfterSeconds;
+  if (after !== undefined && after !== 120) args.push("--background-after", String(after));
   const digest = createHash("sha256")
     .update(JSON.stringify([input.command, args, input.folder ?? null]))
     .digest("hex")

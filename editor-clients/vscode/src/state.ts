@@ -5,6 +5,7 @@ import * as vscode from "vscode";
 import type { SidecarClient } from "./client";
 import { mergeRow } from "./format";
 import * as P from "./protocol";
+import type { ContextFigures } from "./tokens";
 
 export class ServerStore implements vscode.Disposable {
   rows: P.StatusRow[] = [];
@@ -19,6 +20,11 @@ export class ServerStore implements vscode.Disposable {
   profile: string | null = null;
   /** The profiles it can choose (defined, valid, approved). */
   profiles: string[] = [];
+  /** What tool definitions cost a model's context (`mcp/status`'s tokens, the chat session's active tools, `mcp_tools`). */
+  context: ContextFigures = { tokens: undefined, active: undefined, modelTool: null };
+  /** An `mcp/activeTools` request in flight, and whether another is due once it answers. */
+  private contextRefresh: Promise<void> | undefined;
+  private contextStale = false;
   /** A status request for the engine's clients in flight (one at a time; see `engineMayHaveChanged`). */
   private engineRefresh: Promise<void> | undefined;
   private readonly changeEmitter = new vscode.EventEmitter<void>();
@@ -38,6 +44,7 @@ export class ServerStore implements vscode.Disposable {
         if (state !== "running") {
           this.watches.clear();
           this.engine = null;
+          this.context = { tokens: undefined, active: undefined, modelTool: null };
         }
         this.changeEmitter.fire();
       }),
@@ -46,6 +53,14 @@ export class ServerStore implements vscode.Disposable {
         this.rows = mergeRow(this.rows, row);
         // Another window or session joined or left this server: the engine's clients changed too.
         if (this.engine && before && before.sharedBy !== row.sharedBy) this.engineMayHaveChanged();
+        // A Loaded count or a server's figure changed: the session's tools (or their count) may have too.
+        if (before?.loaded !== row.loaded || before?.tokens !== row.tokens) this.contextMayHaveChanged();
+        this.changeEmitter.fire();
+      }),
+      client.onActiveToolsChanged(() => this.contextMayHaveChanged()),
+      client.onDidChangeSession(() => this.contextMayHaveChanged()),
+      client.onModelToolChanged(({ definition }) => {
+        if (typeof definition?.tokens === "number") this.context.modelTool = definition.tokens;
         this.changeEmitter.fire();
       }),
       client.onCatalogChanged(({ server }) => this.catalogEmitter.fire(server)),
@@ -76,6 +91,9 @@ export class ServerStore implements vscode.Disposable {
       this.profile = result.profile ?? null;
       this.profiles = result.profiles ?? [];
       this.setPending(result.pendingApprovals ?? []);
+      this.context.tokens = result.tokens ?? null;
+      if (typeof result.tokens?.modelTool === "number") this.context.modelTool = result.tokens.modelTool;
+      this.contextMayHaveChanged();
       const subs = await this.client.request(P.resourceSubscriptions, {});
       this.watches.clear();
       for (const watch of subs.watches) this.watches.set(key(watch.server, watch.uri), watch);
@@ -97,6 +115,37 @@ export class ServerStore implements vscode.Disposable {
         // The state listener re-renders when the sidecar comes back.
       } finally {
         this.engineRefresh = undefined;
+      }
+    })();
+  }
+
+  /**
+   * Reads the chat session's active tools again (and `mcp_tools`' figure while it is not known): after
+   * a start, an activation the extension made, a Loaded count that changed, tools deactivated. One
+   * request at a time; a change meanwhile asks once more when it answers.
+   */
+  contextMayHaveChanged(): void {
+    if (this.contextRefresh) {
+      this.contextStale = true;
+      return;
+    }
+    this.contextRefresh = (async () => {
+      try {
+        do {
+          this.contextStale = false;
+          if (this.client.state !== "running") return;
+          this.context.active = await this.client.request(P.activeTools, { session: P.DEFAULT_SESSION });
+          if (this.context.modelTool === null && this.context.tokens) {
+            // Known once the sidecar counted a catalog (which loads its counter); asking never loads it.
+            const definition = await this.client.request(P.modelToolDefinition, {});
+            this.context.modelTool = definition.tokens;
+          }
+          this.changeEmitter.fire();
+        } while (this.contextStale);
+      } catch {
+        // The state listener re-renders when the sidecar comes back.
+      } finally {
+        this.contextRefresh = undefined;
       }
     })();
   }

@@ -12,7 +12,7 @@ export function createStatusBar(client: SidecarClient, store: ServerStore): vsco
   item.name = "MCP Servers";
   item.command = "mcpSidecar.status";
   const render = () => {
-    const model = statusBarModel(client.state, store.rows, store.engine, store.profile);
+    const model = statusBarModel(client.state, store.rows, store.engine, store.profile, store.context);
     item.text = model.text;
     item.command = itemCommand(model);
     const tooltip = new vscode.MarkdownString(undefined, true);

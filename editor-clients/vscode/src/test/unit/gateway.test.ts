@@ -90,6 +90,19 @@ test("the window's profile is the gateway's --profile, and a new profile is a ne
   assert.ok(!gatewayLaunch({ ...base, profile: "" }, "0.1.0").args.includes("--profile"));
 });
 
+test("mcpSidecar.backgroundAfterSeconds is the gateway's --background-after unless it is the default", () => {
+  const base = { command: SIDECAR, logLevel: "warning", folder: "/work/ws", trusted: false };
+  assert.deepEqual(gatewayLaunch({ ...base, backgroundAfterSeconds: 5 }, "0.1.0").args.slice(-2), [
+    "--background-after",
+    "5",
+  ]);
+  assert.deepEqual(gatewayLaunch({ ...base, backgroundAfterSeconds: 0 }, "0.1.0").args.slice(-2), [
+    "--background-after",
+    "0",
+  ]);
+  assert.ok(!gatewayLaunch({ ...base, backgroundAfterSeconds: 120 }, "0.1.0").args.includes("--background-after"));
+});
+
 test("a trusted workspace: --trust-project with --approved-only, so starting the gateway approves nothing", () => {
   const launch = gatewayLaunch({ command: SIDECAR, logLevel: "warning", folder: "/work/ws", trusted: true }, "0.1.0");
   assert.deepEqual(launch.args, ["mcp", "--project", "/work/ws", "--trust-project", "--approved-only"]);
