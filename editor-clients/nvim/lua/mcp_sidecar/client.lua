@@ -178,6 +178,8 @@ local function start(root)
         State.set_servers(result.servers, false, result.profile)
         require("mcp_sidecar.approvals").offer(result.pendingApprovals, root)
       end
+      -- A profile's tools may be active from the start.
+      require("mcp_sidecar.context").refresh()
     end, { root = root })
     -- The command table `:Mcp` completes from (and tells edits apart with).
     M.request(P.m.command_spec, nil, function(_, spec)
@@ -221,8 +223,12 @@ function M.request(method, params, cb, opts)
   if params == nil or (type(params) == "table" and next(params) == nil) then
     params = vim.empty_dict()
   end
+  local changes_session = require("mcp_sidecar.context").session_changes[method]
   local handler = function(e, result)
     cb(e and normalize(e) or nil, result)
+    if changes_session then
+      require("mcp_sidecar.context").refresh()
+    end
   end
   local ok
   if has_011 then

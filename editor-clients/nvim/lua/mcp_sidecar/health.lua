@@ -1,5 +1,6 @@
 --- :checkhealth mcp_sidecar
 local Client = require("mcp_sidecar.client")
+local Config = require("mcp_sidecar.config")
 local Locate = require("mcp_sidecar.locate")
 local P = require("mcp_sidecar.protocol")
 local Text = require("mcp_sidecar.text")
@@ -154,6 +155,14 @@ function M.check()
     else
       ok(line)
     end
+  end
+
+  start("mcp_sidecar: what tools cost the context")
+  local Context = require("mcp_sidecar.context")
+  local _, active = Client.request_sync(P.m.active_tools, { session = Config.session }, 10000, { root = root })
+  local report = { ok = ok, info = info, warn = warn }
+  for _, line in ipairs(Context.health_lines(status.tokens, active)) do
+    report[line[1]](line[2], line[3])
   end
 end
 

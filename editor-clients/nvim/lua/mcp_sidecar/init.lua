@@ -186,9 +186,10 @@ function M.review(server, cb)
   require("mcp_sidecar.approvals").review(server, cb)
 end
 
---- Statusline component: "MCP ●2 ✘1 ⚿1 ⚠1 ⟳1" (connected / failed / needs login / waiting for
---- approval / tool calls running), "MCP[review] ●2 ..." with a profile chosen, "" when the sidecar is
---- not running.
+--- Statusline component: "MCP ●2 ✘1 ⚿1 ⚠1 ⟳1 ⚙3 1,215 tok" (connected / failed / needs login /
+--- waiting for approval / tool calls running / the session's active tools and what their definitions
+--- cost a model's context, estimated), "MCP[review] ●2 ..." with a profile chosen, "" when the sidecar
+--- is not running.
 ---@return string
 function M.status()
   if State.sidecar == "missing" then
@@ -230,7 +231,18 @@ function M.status()
   if running > 0 then
     text = text .. (" %s%d"):format(Config.icons.running, running)
   end
+  local context = M.context()
+  if context ~= "" then
+    text = text .. " " .. context
+  end
   return text
+end
+
+--- Statusline component of its own: "⚙3 1,215 tok", the session's active tools and their definitions'
+--- estimated cost to a model's context (docs/context.md); "" with none active. status() ends with it.
+---@return string
+function M.context()
+  return require("mcp_sidecar.context").status()
 end
 
 --- Ready-made `mcp_tools` definitions for chat plugins (see :h mcp_sidecar-chat).

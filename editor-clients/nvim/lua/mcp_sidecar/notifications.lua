@@ -50,6 +50,9 @@ local function handlers(root)
         return
       end
       local previous = State.update_server(row)
+      if not previous or previous.loaded ~= row.loaded or previous.tokens ~= row.tokens then
+        require("mcp_sidecar.context").refresh() -- the session's tools (or their figures) may have changed
+      end
       if row.state ~= "connected" then
         Questions.server_closed(row.name)
       end
@@ -87,6 +90,7 @@ local function handlers(root)
       end
     end,
     [N.active_tools_changed] = function(_, params)
+      require("mcp_sidecar.context").refresh()
       if type(params) == "table" and params.removed and #params.removed > 0 then
         notify(("Tools deactivated (%s): %s"):format(params.reason or "changed", table.concat(params.removed, ", ")))
       end

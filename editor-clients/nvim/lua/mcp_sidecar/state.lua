@@ -13,6 +13,8 @@ M.pending = {}
 M.sidecar = "stopped" ---@type "stopped"|"running"|"missing"
 ---@type string? the profile this Neovim chose (`mcp/status`'s `profile`; opts.profile, :Mcp profile NAME)
 M.profile = nil
+---@type {session: string, count: integer, tokens: integer?}? the session's active tools (context.lua)
+M.active = nil
 ---@type table? the sidecar's `mcp/commandSpec` answer: its `/mcp` commands, options and completions
 M.command_spec = nil
 
@@ -56,6 +58,20 @@ function M.remember_tools(tools)
   end
 end
 
+--- The session's active tools, from an `mcp/activeTools` answer; redraws the statusline when they changed.
+---@param result table
+function M.set_active(result)
+  local active = {
+    session = tostring(result.session),
+    count = #(result.tools or {}),
+    tokens = type(result.tokens) == "number" and result.tokens or nil,
+  }
+  if not vim.deep_equal(active, M.active) then
+    M.active = active
+    changed()
+  end
+end
+
 ---@return string[]
 function M.server_names()
   local names = vim.tbl_keys(M.servers)
@@ -78,6 +94,7 @@ function M.set_sidecar(value)
       M.pending = {}
       M.command_spec = nil
       M.profile = nil
+      M.active = nil
     end
     changed()
   end

@@ -470,8 +470,16 @@ describe("tools", function()
     wait_for(function()
       return State.servers.basic.state == "connected"
     end, 5000, "mcp/serverStatus")
-    -- the completion test's discovery connected proj and failed broken already
-    check.eq("MCP ●2 ✘1", mcp.status())
+    -- the completion test's discovery connected proj and failed broken already; basic.echo and
+    -- basic.add are active in the default session, with the sidecar's estimate of their definitions
+    local err, active = Client.request_sync("mcp/activeTools", { session = "default" }, 15000)
+    check.eq(nil, err)
+    check.eq(2, #active.tools)
+    check.truthy(type(active.tokens) == "number" and active.tokens > 0, "counted")
+    local expected = ("MCP ●2 ✘1 ⚙2 %s tok"):format(require("mcp_sidecar.context").thousands(active.tokens))
+    wait_for(function()
+      return mcp.status() == expected
+    end, 5000, "the statusline " .. expected .. " (it reads " .. mcp.status() .. ")")
   end)
 
   it("calls through mcp/callTool with activate: an unknown tool fails with the activation's reason", function()
@@ -495,6 +503,43 @@ describe("tools", function()
       return b ~= -1 and b
     end, 15000, "call buffer")
     check.eq("hi there", lines(buf))
+  end)
+
+  it(":checkhealth shows the tokenizer and what the servers, mcp_tools and the active tools cost", function()
+    local _, active = Client.request_sync("mcp/activeTools", { session = "default" }, 15000)
+    local _, status = Client.request_sync("mcp/status", nil, 15000)
+    local Context = require("mcp_sidecar.context")
+    check.eq("1,234,567", Context.thousands(1234567))
+    check.eq("999", Context.thousands(999))
+    vim.cmd("checkhealth mcp_sidecar")
+    local text = lines(0)
+    vim.cmd("bwipeout!")
+    check.matches("Token estimates with llama%-2%-bpe", text)
+    check.matches(
+      ("Every server's tools, as a host connected to each directly lists them: %s tokens %%(%d of %d enabled servers counted%%)"):format(
+        Context.thousands(status.tokens.allTools),
+        status.tokens.counted,
+        status.tokens.enabled
+      ),
+      text
+    )
+    check.truthy(status.tokens.counted >= 1, "basic was counted")
+    check.matches(("mcp_tools itself: %s tokens"):format(Context.thousands(status.tokens.modelTool)), text)
+    check.matches(
+      ("Active tools %%(session default%%): %d, %s tokens"):format(#active.tools, Context.thousands(active.tokens)),
+      text
+    )
+    -- Without the tokenizer (`tokens: null`) health says so, and the statusline has no figure.
+    local none = Context.health_lines(vim.NIL, active)
+    check.eq(1, #none)
+    check.eq("warn", none[1][1])
+    check.matches("tokenizer .* is not installed", none[1][2])
+    local saved = State.active
+    State.active = { session = "default", count = 2 }
+    check.eq("⚙2", mcp.context())
+    State.active = { session = "default", count = 0, tokens = 0 }
+    check.eq("", mcp.context(), "nothing active: nothing shown")
+    State.active = saved
   end)
 
   it("shows a tool's schema as JSON", function()
@@ -694,7 +739,11 @@ describe("a server that needs a login", function()
   it("shows ⚿ in the statusline, is not counted as failed, and offers :Mcp login", function()
     local port
     proc, port = oauth_fixture()
-    local before = mcp.status()
+    -- The session's active tools end the statusline; the login glyph comes before them.
+    local function servers_part()
+      return (mcp.status():gsub(" " .. vim.pesc(require("mcp_sidecar.config").icons.loaded) .. ".*$", ""))
+    end
+    local before = servers_part()
     local added = async(function(cb)
       require("mcp_sidecar.commands").execute(
         ("add --scope global secure http://127.0.0.1:%d/mcp"):format(port),
@@ -711,7 +760,7 @@ describe("a server that needs a login", function()
     wait_for(function()
       return State.servers.secure and State.servers.secure.state == "needs_login"
     end, 10000, "needs_login row")
-    check.eq(before .. " ⚿1", mcp.status(), "its own glyph; the failed count is unchanged")
+    check.eq(before .. " ⚿1", servers_part(), "its own glyph; the failed count is unchanged")
     local note = wait_for(function()
       return find_note("⚿ secure needs a login")
     end, 5000, "login note")
@@ -734,7 +783,7 @@ describe("a server that needs a login", function()
       require("mcp_sidecar.ui.status").open(cb)
     end)
     close_extra_windows()
-    check.eq(before, mcp.status(), "the removed server leaves the statusline")
+    check.eq(before, servers_part(), "the removed server leaves the statusline")
   end)
 end)
 

@@ -599,8 +599,9 @@ describe("server questions", function()
 
   describe("progress of a tool call", function()
     it("follows $/progress begin, report and end, for :Mcp and the statusline", function()
-      local saved = State.sidecar
+      local saved, saved_active = State.sidecar, State.active
       State.sidecar = "running"
+      State.active = nil -- the running glyph ends the statusline when no tool is active
       local token = Progress.token()
       check.matches("^mcp_sidecar/%d+/%d+$", token)
       check.truthy(token ~= Progress.token(), "a fresh token per call")
@@ -613,7 +614,7 @@ describe("server questions", function()
       Progress.track({ token = token, value = { kind = "end" } })
       check.eq(0, #Progress.list())
       check.eq(nil, require("mcp_sidecar").status():find("⟳"))
-      State.sidecar = saved
+      State.sidecar, State.active = saved, saved_active
     end)
   end)
 
