@@ -17,6 +17,7 @@ import type { ScopeDecision, ScopeQuestion } from "../../loginScopes";
 import * as P from "../../protocol";
 import type { Node } from "../../views/servers";
 import { registerServerAskTests } from "./asks";
+import { registerContextTests } from "./context";
 import { registerGatewayTests } from "./gateway";
 import { activeText, cases, EXTENSION_ID, rejectsWithCode, setApi, test, waitFor } from "./harness";
 
@@ -906,6 +907,10 @@ test("mcp_call asks before a read-only tool unless the user listed its server; a
     await api.store.refresh();
   }
 });
+
+// ------------------------------------------------------------------ what tools cost the context; background calls
+
+registerContextTests();
 
 // ------------------------------------------------------------------ the gateway for VS Code's chat (mcpSidecar.chat.tools)
 
