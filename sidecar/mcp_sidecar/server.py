@@ -23,6 +23,8 @@ from pygls.protocol import (
 from pygls.uris import to_fs_path
 
 from mcp_sidecar import __version__, heavy, tasks
+from mcp_sidecar.config import budget
+from mcp_sidecar.config.budget import Budget
 from mcp_sidecar.connections.client_hooks import ClientOffer
 from mcp_sidecar.events import ElicitationAsked, SamplingAsked
 from mcp_sidecar.handlers.registry import request_handlers
@@ -140,6 +142,26 @@ def _background_after(options: Any) -> float | None:
     return background.DEFAULT_AFTER_S
 
 
+def _session_budget(options: Any) -> Budget:
+    """`initializationOptions.sessionBudget`: `{maxTools?, maxTokens?}`, each a whole number (0: no limit) or
+    null (the config files' limit); a field that is neither is left to the files (logged)."""
+    given = options.get("sessionBudget") if isinstance(options, dict) else None
+    if given is None:
+        return Budget()
+    if not isinstance(given, dict):
+        log.warning("initializationOptions.sessionBudget must be an object (maxTools, maxTokens); ignored")
+        return Budget()
+    values: dict[str, int | None] = {}
+    for field, attribute in budget.FIELDS.items():
+        value = given.get(field)
+        wrong = budget.limit_problem(field, value, allow_zero=True) if value is not None else None
+        if wrong is not None:
+            log.warning("initializationOptions.sessionBudget.%s %s (0: no limit); the files' limit holds", field, wrong)
+            value = None
+        values[attribute] = value
+    return Budget(**values)
+
+
 def _choose_profile(app: Sidecar, options: Any) -> None:
     """`initializationOptions.profile`: a profile's name (null: none); anything else is none (logged).
     Without it, the command line's `--profile` stays."""
@@ -197,6 +219,7 @@ def create_server(
         _offer_client_side(app, params)
         app.background.after = _background_after(options)
         _choose_profile(app, options)
+        app.configuration.budget_setting = _session_budget(options)
         # numpy and the embedding model (about 60 ms) now, when the disk cache holds catalogs a
         # first discovery would rank; otherwise on the first discovery (they cost memory).
         app.catalogs.load_model_if_cached()

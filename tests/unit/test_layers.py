@@ -376,7 +376,7 @@ def test_the_users_state_imports_no_clients(module: str) -> None:
 
 def test_every_service_has_a_scope() -> None:
     """A new service module says whose it is (or it is a helper with no state of its own)."""
-    helpers = {"app", "command_line", "command_spec", "config_watch", "progress"}
+    helpers = {"app", "budget", "command_line", "command_spec", "config_watch", "progress"}
     services = {p.stem for p in (PACKAGE / "services").glob("*.py")} - {"__init__"}
     scoped = {m.rpartition(".")[2] for m in PER_USER + PER_CLIENT}
     assert sorted(services - scoped - helpers) == []

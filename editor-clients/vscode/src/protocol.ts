@@ -194,6 +194,8 @@ export interface StatusResult {
   profiles?: string[];
   /** What the tool definitions cost a model's context; null when the tokenizer's package is not installed. */
   tokens: ContextTokens | null;
+  /** The session budget this window's sessions keep to; null when off (the default). */
+  budget: SessionBudget | null;
 }
 
 /** What the tool definitions cost a model's context, estimated with one tokenizer (docs/context.md). */
@@ -279,6 +281,18 @@ export interface ActivateResult {
   text: string;
   /** What the tools this activation loaded added, and the session's total, in estimated tokens; null without the tokenizer. */
   tokens: { added: number; session: number } | null;
+  /** The ids the session budget deactivated to make room (least recently used first); `text` names them. */
+  evicted: string[];
+  /** The session budget; null when off. */
+  budget: SessionBudget | null;
+  /** The tools this activation asked for exceed the budget on their own: active all the same. */
+  overBudget: boolean;
+}
+
+/** The most tools, and the most tokens of tool definitions, a session keeps active; null: no limit. */
+export interface SessionBudget {
+  maxTools: number | null;
+  maxTokens: number | null;
 }
 
 export interface SessionParams {
@@ -290,6 +304,8 @@ export interface ActiveToolsResult {
   tools: ToolDefinition[];
   /** The session's active tools together, estimated in tokens; null without the tokenizer. */
   tokens: number | null;
+  /** The session budget; null when off. */
+  budget: SessionBudget | null;
 }
 
 export interface CallToolParams {

@@ -12,7 +12,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mcp_sidecar.config import paths
+from mcp_sidecar.config import budget, paths
+from mcp_sidecar.config.budget import Budget, BudgetRead
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.config.profiles import Profile, ProfilesRead, check_servers, parse_profiles
 from mcp_sidecar.config.validate import (
@@ -44,6 +45,8 @@ class EffectiveConfig:
     """Global definitions hidden by a same-named project definition."""
     profiles: dict[str, Profile] = field(default_factory=dict)
     """The valid profiles of both files (a project profile replaces a same-named global one)."""
+    budget: Budget = field(default_factory=Budget)
+    """The files' session budget (`sessionBudget`; the project's fields over the global's): off by default."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,8 @@ class LoadReport:
     problems: tuple[ConfigProblem, ...] = ()
     profile_problems: tuple[str, ...] = ()
     """Invalid profiles, each left out on its own: they never make the servers' setup invalid."""
+    budget_problems: tuple[str, ...] = ()
+    """Invalid `sessionBudget` fields, each off: they never make the servers' setup invalid either."""
 
 
 @dataclass(slots=True)
@@ -71,6 +76,7 @@ class _FileRead:
     client_metadata_url: str | None = None
     """The global file's top-level `oauthClientMetadataUrl`: every HTTP server's default."""
     profiles: ProfilesRead = field(default_factory=ProfilesRead)
+    budget: BudgetRead = field(default_factory=BudgetRead)
 
 
 GLOBAL_OPTIONS = ("oauthClientMetadataUrl",)
@@ -89,6 +95,7 @@ def _read(path: Path, scope: str) -> _FileRead:
         servers, broken = parse_servers(document, scope, str(path))  # type: ignore[arg-type]
         option = document.get("oauthClientMetadataUrl") if isinstance(document, dict) else None
         profiles = parse_profiles(document, scope, str(path))  # type: ignore[arg-type]
+        session_budget = budget.parse_budget(document, str(path))
     except UnicodeDecodeError:
         return _FileRead(problems=[ConfigProblem(f"{path}: the file is not UTF-8 text.")])
     except OSError as exc:
@@ -112,7 +119,7 @@ def _read(path: Path, scope: str) -> _FileRead:
     elif option is not None and not is_client_metadata_url(option):
         problems.append(ConfigProblem(f"{path}: the top-level `oauthClientMetadataUrl` {CLIENT_METADATA_URL_RULE}"))
         option = None
-    return _FileRead(servers, problems, option, profiles)
+    return _FileRead(servers, problems, option, profiles, session_budget)
 
 
 def demo_server() -> ServerConfig:
@@ -176,8 +183,11 @@ def load_report(project_dir: Path | None, trusted: bool) -> LoadReport:
             for name, s in merged.items()
         }
     profiles, profile_problems = _profiles(global_read, project_read, {*merged, *broken_names(problems)})
-    config = EffectiveConfig(servers=merged, files=tuple(files), shadowed=shadowed, profiles=profiles)
-    return LoadReport(config, problems, profile_problems)
+    limits = budget.merged(global_read.budget, project_read.budget)
+    config = EffectiveConfig(
+        servers=merged, files=tuple(files), shadowed=shadowed, profiles=profiles, budget=limits.budget
+    )
+    return LoadReport(config, problems, profile_problems, limits.problems)
 
 
 def broken_names(problems: tuple[ConfigProblem, ...]) -> set[str]:

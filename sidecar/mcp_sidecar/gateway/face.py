@@ -405,7 +405,7 @@ class Gateway:
         loaded = [r["id"] for r in done["results"] if r["status"] != "not loaded"]
         log.info("gateway: host %s did not list its tools again within %.1f s", host.session, self.relist_wait_s)
         told = replace(self.wording(host), call_hint=texts.not_listed(loaded))
-        text = activation_text.render(done["results"], done["tools"], told, done.get("tokens"))
+        text = activation_text.render_result(done, told)
         return _text(text, result["isError"])
 
     async def _relisted(self, host: Host, since: int) -> bool:

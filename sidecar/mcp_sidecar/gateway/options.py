@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcp_sidecar.config import budget
+from mcp_sidecar.config.budget import Budget
+
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
@@ -66,12 +69,42 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "0: never). Hosts that follow 2026-07-28 tasks get a task instead",
     )
     parser.add_argument(
+        "--max-active-tools",
+        type=_limit("maxTools"),
+        metavar="N",
+        help="the session budget: at most N tools active at once; activating more deactivates the least recently "
+        "used ones, and the model is told which (default: the config file's sessionBudget, else no limit; 0: none)",
+    )
+    parser.add_argument(
+        "--max-active-tokens",
+        type=_limit("maxTokens"),
+        metavar="N",
+        help="the session budget: at most N tokens of active tool definitions (estimated), as --max-active-tools "
+        "(default: the config file's sessionBudget, else no limit; 0: none)",
+    )
+    parser.add_argument(
         "--approved-only",
         action="store_true",
         help="with --trust-project: run only the project servers already approved (in an editor, or by an earlier "
         "--trust-project); new or changed definitions wait for approval instead of being approved by this start",
     )
     return parser
+
+
+def _limit(field: str) -> Any:
+    def parse(value: str) -> int:
+        number = int(value) if value.isdigit() else -1
+        wrong = budget.limit_problem(field, number, allow_zero=True)
+        if wrong is not None:
+            raise argparse.ArgumentTypeError(f"{wrong} (0: no limit), got {value!r}")
+        return number
+
+    return parse
+
+
+def budget_of(args: argparse.Namespace) -> Budget:
+    """The host's own session budget from `--max-active-tools` / `--max-active-tokens` (None: the files')."""
+    return Budget(getattr(args, "max_active_tools", None), getattr(args, "max_active_tokens", None))
 
 
 def _seconds(value: str) -> float:

@@ -13,6 +13,7 @@ from mcp_sidecar.gateway.texts import COMMAND
 from mcp_sidecar.output.sanitize import one_line
 from mcp_sidecar.output.shaping import model_call
 from mcp_sidecar.services import activation
+from mcp_sidecar.services.sessions import BUDGET
 
 if TYPE_CHECKING:
     from mcp_sidecar.gateway.hosts import Host
@@ -50,6 +51,11 @@ def gone(app: Sidecar, host: Host, tool_id: str, code: str, natively: bool) -> s
         return f"{name} was removed: its server was disabled. Ask the user to run `{COMMAND} enable {server}`."
     if reason == "server removed":
         return f"{name} was removed: its server is no longer configured. Query for another tool."
+    if reason == BUDGET:
+        return (
+            f"{name} was deactivated by the session budget (the least recently used tools go first to make room). "
+            f"Activate it again: {again}"
+        )
     if reason in ("tool changed", "definition changed"):
         return f"{name} was removed: its server changed it. Activate it again to see what it takes now: {again}"
     return f"{name} is not activated: {again}"

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mcp_sidecar import heavy, tasks
-from mcp_sidecar.gateway import stdio, texts
+from mcp_sidecar.gateway import options, stdio, texts
 from mcp_sidecar.gateway.durable import DurableSession
 from mcp_sidecar.gateway.front import Front
 from mcp_sidecar.gateway.prompt_snapshot import PromptSnapshot
@@ -72,7 +72,9 @@ def gateway_app(
 
 def choose_profile(app: Sidecar, args: argparse.Namespace) -> None:
     """`--profile NAME`: the gateway's profile, for every host it serves. One it cannot use (not defined,
-    invalid, waiting for approval) is logged, and every server is searched: a host still gets its tools."""
+    invalid, waiting for approval) is logged, and every server is searched: a host still gets its tools.
+    And `--max-active-tools` / `--max-active-tokens`, its session budget over the files'."""
+    app.configuration.budget_setting = options.budget_of(args)  # a client's own setting, as its profile is
     name = getattr(args, "profile", None)
     if name is None:
         return

@@ -8,6 +8,7 @@ schema string (`output/signature.py`). Each loaded tool is named as the reader c
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any, cast
 
 from mcp_sidecar.output import signature
@@ -15,7 +16,13 @@ from mcp_sidecar.output.sanitize import one_line
 from mcp_sidecar.output.wording import EDITOR, Wording
 
 if TYPE_CHECKING:
-    from mcp_sidecar.protocol.results import ActivationEntry, ActivationTokens, ToolDefinition
+    from mcp_sidecar.protocol.results import (
+        ActivateResult,
+        ActivationEntry,
+        ActivationTokens,
+        SessionBudget,
+        ToolDefinition,
+    )
 
 CALL_HINT = (
     "Call each loaded tool by its exact id with arguments that follow its signature: every parameter "
@@ -54,15 +61,55 @@ def tokens_line(tokens: ActivationTokens) -> str:
     return f"+{tokens['added']:,} tokens; session now {tokens['session']:,} (estimated)"
 
 
+def budget_words(budget: SessionBudget) -> str:
+    """`at most 5 tools and 4,000 tokens`."""
+    parts = []
+    if (tools := budget["maxTools"]) is not None:
+        parts.append(f"{tools:,} tool{'' if tools == 1 else 's'}")
+    if (tokens := budget["maxTokens"]) is not None:
+        parts.append(f"{tokens:,} tokens")
+    return "at most " + " and ".join(parts)
+
+
+def budget_lines(evicted: list[str], budget: SessionBudget | None, over: bool, wording: Wording = EDITOR) -> list[str]:
+    """What the session budget did: the tools it deactivated (each by id, and by the name the reader
+    called it when that differs) and how to get one back; or that this activation alone exceeds it."""
+    if budget is None:
+        return []
+    lines = []
+    if evicted:
+        names = [
+            f"{one_line(i)} ({one_line(wording.call_name(i))})" if wording.call_name else one_line(i) for i in evicted
+        ]
+        lines.append(
+            f"Session budget ({budget_words(budget)}): deactivated the least recently used: {', '.join(names)}. "
+            f"To use one again, activate it again by its id (activate [{json_ids(evicted[:1])}])."
+        )
+    if over:
+        lines.append(
+            f"The tools of this activation alone exceed the session budget ({budget_words(budget)}): they are "
+            "active all the same, and every other tool was deactivated."
+        )
+    return lines
+
+
+def json_ids(ids: list[str]) -> str:
+    return ", ".join(json.dumps(one_line(i), ensure_ascii=False) for i in ids)
+
+
 def render(
     results: list[ActivationEntry],
     tools: list[ToolDefinition],
     wording: Wording = EDITOR,
     tokens: ActivationTokens | None = None,
+    *,
+    evicted: list[str] | None = None,
+    budget: SessionBudget | None = None,
+    over: bool = False,
 ) -> str:
     """One line per id, then each loaded tool's signature, then (when a tool is loaded and `tokens`
-    known) their cost; ids, reasons and nearby names are sanitised (an id may echo the client's
-    input), and so is every schema string."""
+    known) their cost, then what the session budget deactivated to make room; ids, reasons and nearby
+    names are sanitised (an id may echo the client's input), and so is every schema string."""
     signatures = _signatures(tools, wording)
     marks = {t["id"]: _marks(t) for t in tools}
     lines = ["mcp activate"]
@@ -86,4 +133,18 @@ def render(
         lines.append(wording.call_hint or CALL_HINT)
     if tools and tokens is not None:
         lines.append(tokens_line(tokens))
+    lines += budget_lines(evicted or [], budget, over, wording)
     return "\n".join(lines)
+
+
+def render_result(result: ActivateResult, wording: Wording = EDITOR) -> str:
+    """An activation's whole text, from its result."""
+    return render(
+        result["results"],
+        result["tools"],
+        wording,
+        result["tokens"],
+        evicted=result["evicted"],
+        budget=result["budget"],
+        over=result["overBudget"],
+    )

@@ -212,6 +212,8 @@ class StatusResult(TypedDict):
     """The profiles it can choose: defined, valid and approved."""
     tokens: ContextTokens | None
     """Null when the tokenizer's package is not installed."""
+    budget: SessionBudget | None
+    """The session budget this client's sessions keep to; null when off (the default)."""
 
 
 class ProtocolVersions(TypedDict):
@@ -313,6 +315,13 @@ class ActivationTokens(TypedDict):
     """Every tool now active in the session, together."""
 
 
+class SessionBudget(TypedDict):
+    """The most tools, and the most tokens of tool definitions, a session keeps active; null: no limit."""
+
+    maxTools: int | None
+    maxTokens: int | None
+
+
 class ActivateResult(TypedDict):
     session: str
     results: list[ActivationEntry]
@@ -320,6 +329,12 @@ class ActivateResult(TypedDict):
     text: str
     tokens: ActivationTokens | None
     """Null without the tokenizer."""
+    evicted: list[str]
+    """The ids the session budget deactivated to make room (least recently used first); `text` names them."""
+    budget: SessionBudget | None
+    """The session budget (null: off)."""
+    overBudget: bool
+    """The tools this activation asked for exceed the budget on their own: active all the same."""
 
 
 class ProfileJson(TypedDict):
@@ -353,6 +368,8 @@ class ActiveToolsResult(TypedDict):
     tools: list[ToolDefinition]
     tokens: int | None
     """The session's active tools together, estimated in tokens; null without the tokenizer."""
+    budget: SessionBudget | None
+    """The session budget (null: off)."""
 
 
 class ResourceLink(TypedDict):

@@ -38,9 +38,11 @@ from mcp_sidecar.protocol.errors import (
     outside_profile,
     refused_disabled,
 )
+from mcp_sidecar.services import budget
 from mcp_sidecar.services.sessions import ActiveTool, Sessions
 
 if TYPE_CHECKING:
+    from mcp_sidecar.config.budget import Budget
     from mcp_sidecar.connections.content_requests import ProgressSink
     from mcp_sidecar.connections.protocol import ServerConnection
     from mcp_sidecar.connections.registry import ServerRegistry
@@ -280,6 +282,7 @@ class Activation:
         text = canonical(descriptor)
         existing = self._sessions.get(session_id, ref.id)
         if existing is not None and existing.canonical == text:
+            self._sessions.touch(session_id, ref.id)  # asked for again: used now, as far as the budget goes
             return {"id": ref.id, "status": "already loaded", "tool": tool_view(ref.server, descriptor, tokens)}
         tool = ActiveTool(ref.server, ref.tool, descriptor, text, conn.config.fingerprint(), tokens)
         self._sessions.activate(session_id, ref.id, tool)
@@ -303,9 +306,30 @@ class Activation:
             results.append(outcome)
         self._sessions.activated({tool["server"] for tool in tools})  # the Loaded column counts active tools
         await self._count_missing(tools, session_id)
+        limits = self._configuration.budget()
+        asked = {r["id"] for r in results if r["status"] != "not loaded"}
+        evicted = self._keep_to_budget(session_id, limits, asked)
         tokens = self._activation_tokens(results, tools, session_id)
-        text = activation_text.render(results, tools, wording, tokens)
-        return {"session": session_id, "results": results, "tools": tools, "text": text, "tokens": tokens}
+        over = not budget.fits(limits, len(self._sessions.active(session_id)), self._sessions.tokens(session_id))
+        result: ActivateResult = {
+            "session": session_id,
+            "results": results,
+            "tools": tools,
+            "text": "",
+            "tokens": tokens,
+            "evicted": evicted,
+            "budget": budget.to_json(limits),
+            "overBudget": over,
+        }
+        result["text"] = activation_text.render_result(result, wording)
+        return result
+
+    def _keep_to_budget(self, session_id: str, limits: Budget, asked: set[str]) -> list[str]:
+        """Deactivate the session's least recently used tools, other than `asked`, until it fits `limits`."""
+        active = self._sessions.active(session_id)
+        uses = budget.uses(self._sessions.last_used(session_id), {i: t.tokens for i, t in active.items()})
+        gone = budget.evictions(limits, uses, asked)
+        return self._sessions.evict(session_id, gone) if gone else []
 
     async def _count_missing(self, tools: list[ToolDefinition], session_id: str) -> None:
         """Count the tools whose catalog's estimates were not at hand (in a worker thread, at once), and
@@ -352,6 +376,7 @@ class Activation:
             "session": session_id,
             "tools": [tool_view(t.server, t.descriptor, t.tokens) for t in session.values()],
             "tokens": self._sessions.tokens(session_id),
+            "budget": budget.to_json(self._configuration.budget()),
         }
 
     async def call_tool(
@@ -366,8 +391,12 @@ class Activation:
         # An id that several servers could own means the one active in this session.
         ref = next((r for r in refs if r.id in session), refs[0])
         active = session.get(ref.id)
+        if active is None and self._sessions.evicted(session_id, ref.id):
+            why = f"Tool {ref.id!r} was deactivated by the session budget (least recently used): activate it again."
+            raise fail("tool_not_active", op, why, ref.server)
         if active is None:
             raise fail("tool_not_active", op, f"Tool {ref.id!r} is not active in session {session_id!r}.", ref.server)
+        self._sessions.touch(session_id, ref.id)
         conn = self._configuration.connection(ref.server, op)
         if conn.config.disabled:
             raise refused_disabled(op, ref.server, conn.config.approval_required)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from mcp_sidecar import tasks
 from mcp_sidecar.config import loader, paths
 from mcp_sidecar.config.approvals import Approval, HeldApprovals, Pending
+from mcp_sidecar.config.budget import Budget
 from mcp_sidecar.config.loader import EffectiveConfig
 from mcp_sidecar.config.model import ServerConfig
 from mcp_sidecar.config.profiles import Profile
@@ -113,6 +114,11 @@ class Configuration:
         """The profile this client chose (`initializationOptions.profile`, `--profile`, `/mcp profile`)."""
         self.profile_left_out: list[Diagnostic] = []
         """The chosen profile's tools that did not activate when it was chosen, each naming the tool."""
+        self.budget_setting = Budget()
+        """This client's own session budget (`--max-active-tools`, `initializationOptions.sessionBudget`), over
+        the files' field by field (0: off)."""
+        self.budget_problems: list[Diagnostic] = []
+        """The files' invalid `sessionBudget` fields (each off), from the last read."""
 
     @property
     def environ(self) -> Mapping[str, str]:
@@ -196,6 +202,14 @@ class Configuration:
             )
         return found + self.profile_left_out
 
+    # -- the session budget ----------------------------------------------------------------------
+
+    def budget(self) -> Budget:
+        """The session budget this client's sessions keep to: its own setting over the files' (off by default)."""
+        self.ensure_loaded()
+        files = self._registry.config.budget if self._registry.config is not None else Budget()
+        return self.budget_setting.over(files)
+
     # -- loading -----------------------------------------------------------------------------
 
     def connection(self, name: str, operation: str) -> ServerConnection:
@@ -247,6 +261,7 @@ class Configuration:
         report = loader.load_report(self.workspace, self.trusted)
         problems = [diagnostic("configuration_invalid", "configuration", p.message, p.server) for p in report.problems]
         self.profile_problems = [diagnostic("configuration_invalid", "profile", p) for p in report.profile_problems]
+        self.budget_problems = [diagnostic("configuration_invalid", "configuration", p) for p in report.budget_problems]
         if problems:
             log.warning("configuration invalid: %d problem(s)", len(problems))
             if self._valid_in_use:

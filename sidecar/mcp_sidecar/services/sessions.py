@@ -2,11 +2,15 @@
 
 A tool is active in a session from its activation until the session ends (`mcp/session/end`),
 its server's definition changes, or the server is removed or disabled (a reconcile drops it, with
-one `ToolsDeactivated` event per session and reason). Nothing here talks to a server.
+one `ToolsDeactivated` event per session and reason), or the session budget deactivates it to make
+room (`BUDGET`). Each session keeps the order its tools were last used in (activated or called),
+apart from the order they are listed in, which a use never changes (a host's list stays as its
+model's prompt cache saw it). Nothing here talks to a server.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -15,6 +19,9 @@ from mcp_sidecar.events import EventHub, Reconciled, RowMayHaveChanged, ToolsDea
 
 if TYPE_CHECKING:
     from mcp_sidecar.connections.registry import ServerRegistry
+
+BUDGET = "session budget"
+"""The reason of tools deactivated to keep a session within its budget (`ToolsDeactivated`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +43,11 @@ class Sessions:
         self._by_id: dict[str, dict[str, ActiveTool]] = {}
         self._directories: dict[str, str] = {}
         """The server directory each session's model was last shown in a result (`includeDirectory`)."""
+        self._clock = itertools.count(1)
+        self._used: dict[str, dict[str, int]] = {}
+        """Each session's active tools' places in the order of use (higher: more recent)."""
+        self._evicted: dict[str, set[str]] = {}
+        """Each session's tools the budget deactivated, until activated again (a call is told why)."""
         hub.subscribe(Reconciled, self._reconciled)
 
     def active(self, session: str) -> Mapping[str, ActiveTool]:
@@ -51,6 +63,28 @@ class Sessions:
 
     def activate(self, session: str, tool_id: str, tool: ActiveTool) -> None:
         self._by_id.setdefault(session, {})[tool_id] = tool
+        self.touch(session, tool_id)
+
+    def touch(self, session: str, tool_id: str) -> None:
+        """The tool was just used (activated, or called): the budget deactivates it last."""
+        if tool_id in self._by_id.get(session, {}):
+            self._used.setdefault(session, {})[tool_id] = next(self._clock)
+            self._evicted.get(session, set()).discard(tool_id)
+
+    def last_used(self, session: str) -> Mapping[str, int]:
+        """The session's active tools' places in the order of use (higher: more recent)."""
+        return self._used.get(session, {})
+
+    def evict(self, session: str, ids: list[str]) -> list[str]:
+        """Deactivate `ids` to keep the session within its budget (reason `BUDGET`); a later call of one is
+        told so (`evicted`)."""
+        gone = self.deactivate(session, ids, BUDGET)
+        self._evicted.setdefault(session, set()).update(gone)
+        return gone
+
+    def evicted(self, session: str, tool_id: str) -> bool:
+        """Whether the budget deactivated the tool and it was not activated since."""
+        return tool_id in self._evicted.get(session, set())
 
     def activated(self, servers: set[str]) -> None:
         """Tell the status rows of `servers` that their Loaded count may have changed."""
@@ -82,6 +116,8 @@ class Sessions:
     def end(self, session: str) -> list[str]:
         """Forget the session: its active tools are dropped (one `ToolsDeactivated`, "session ended")."""
         self._directories.pop(session, None)
+        self._used.pop(session, None)
+        self._evicted.pop(session, None)
         active = self._by_id.pop(session, {})
         if active:
             self._hub.publish(ToolsDeactivated(session, tuple(active), "session ended"))
@@ -93,6 +129,9 @@ class Sessions:
         tool whose live definition changed, so its list never shows a stale schema."""
         active = self._by_id.get(session, {})
         gone = {tool_id: tool for tool_id in ids if (tool := active.pop(tool_id, None)) is not None}
+        used = self._used.get(session, {})
+        for tool_id in gone:
+            used.pop(tool_id, None)
         if gone:
             self._hub.publish(ToolsDeactivated(session, tuple(gone), reason))
             self.activated({tool.server for tool in gone.values()})

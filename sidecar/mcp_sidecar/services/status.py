@@ -11,7 +11,7 @@ from mcp_sidecar.catalog import token_count
 from mcp_sidecar.catalog.tools import tool_view
 from mcp_sidecar.output.sanitize import quoted
 from mcp_sidecar.protocol.errors import SidecarError, diagnostic
-from mcp_sidecar.services import approvals
+from mcp_sidecar.services import approvals, budget
 
 if TYPE_CHECKING:
     from mcp_sidecar.connections.protocol import ServerConnection
@@ -156,12 +156,18 @@ class Status:
             "trustedWorkspace": self._configuration.trusted,
             "pendingApprovals": approvals.pending_json(self._configuration),
             "diagnostics": [
-                d.to_json() for d in [*self._registry.problems, *self._configuration.profile_diagnostics()]
+                d.to_json()
+                for d in [
+                    *self._registry.problems,
+                    *self._configuration.profile_diagnostics(),
+                    *self._configuration.budget_problems,
+                ]
             ],
             "engine": self._engine(),
             "profile": self._configuration.profile_name,
             "profiles": sorted(n for n, p in self._configuration.profiles.items() if not p.approval_required),
             "tokens": self._context_tokens(rows),
+            "budget": budget.to_json(self._configuration.budget()),
         }
 
     async def get_server(self, name: str) -> ServerGetResult:
