@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcp_sidecar.catalog import names
+from mcp_sidecar.output import activation_text
 from mcp_sidecar.output.redact import redaction_note
 from mcp_sidecar.output.sanitize import one_line, removal_note, removed_hidden, strip_controls
 
@@ -80,6 +81,8 @@ def status_matrix(status: StatusResult, add_command: str = f"/mcp {ADD_EXAMPLE}"
         lines.append(f"Add one: {add_command}")
     if status.get("profile") is not None:
         lines.append(f"Profile: {one_line(str(status['profile']))}")
+    if (budget := status.get("budget")) is not None:
+        lines.append(f"Session budget: {activation_text.budget_words(budget)} active at once")
     for pending in status.get("pendingApprovals", []):
         lines.append(f"{one_line(pending['server'])} waits for approval ({pending['change']}): {pending['summary']}")
     for d in status.get("diagnostics", []):

@@ -39,6 +39,7 @@ def status(engine: EngineStatus | None, context: ContextTokens | None = None) ->
         "profile": None,
         "profiles": [],
         "tokens": context,
+        "budget": None,
     }
 
 
@@ -108,6 +109,15 @@ def test_nothing_counted_yet_or_no_tokenizer_adds_no_line() -> None:
     nothing: ContextTokens = {"tokenizer": "llama-2-bpe", "allTools": 0, "counted": 0, "enabled": 2, "modelTool": None}
     assert len(status_matrix(status(None, nothing)).splitlines()) == 3
     assert len(status_matrix(status(None, None)).splitlines()) == 3
+
+
+def test_a_session_budget_is_one_line_and_none_adds_nothing() -> None:
+    limited = status(None)
+    limited["budget"] = {"maxTools": 12, "maxTokens": 6000}
+    assert status_matrix(limited).splitlines()[-1] == "Session budget: at most 12 tools and 6,000 tokens active at once"
+    limited["budget"] = {"maxTools": 1, "maxTokens": None}
+    assert status_matrix(limited).splitlines()[-1] == "Session budget: at most 1 tool active at once"
+    assert "budget" not in status_matrix(status(None))
 
 
 def test_a_servers_tools_show_their_estimates() -> None:
