@@ -15,6 +15,7 @@ import pytest
 
 from mcp_sidecar.config.budget import Budget
 from mcp_sidecar.protocol.errors import SidecarError
+from mcp_sidecar.protocol.params import ProfileParams
 from mcp_sidecar.services import budget
 from mcp_sidecar.services.budget import Use
 from mcp_sidecar.services.client_context import ClientContext
@@ -222,3 +223,18 @@ async def test_an_invalid_budget_is_a_diagnostic_and_that_limit_is_off(
         "that limit is off."
     ]
     assert [row["name"] for row in status["servers"]] == ["srv"]  # the servers stay valid
+
+
+async def test_a_profile_s_tools_make_room_as_an_activation_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    document = {"sessionBudget": {"maxTools": 2}, "profiles": {"p": {"activate": ["srv.d", "srv.e"]}}}
+    client = Client(user_with(tmp_path, monkeypatch, document), tmp_path)
+    await client.activate("a", "b")
+
+    chosen = await client.context.profiles.profile(ProfileParams("p", True, SESSION))
+
+    assert chosen["activation"] is not None
+    assert chosen["activation"]["evicted"] == ["srv.a", "srv.b"]
+    assert client.active() == ["srv.d", "srv.e"]
+    assert client.changes()[-1] == {"session": SESSION, "removed": ["srv.a", "srv.b"], "reason": BUDGET}
