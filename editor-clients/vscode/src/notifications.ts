@@ -27,6 +27,8 @@ export function registerNotifications(
     }),
     client.onActiveToolsChanged(({ removed, reason }) => {
       log.info(`Deactivated (${reason}): ${removed.join(", ")}`);
+      // The session budget making room is routine, and the activation's answer tells the model: no warning.
+      if (reason === "session budget") return;
       void vscode.window.showWarningMessage(
         `MCP: ${removed.join(", ")} ${removed.length === 1 ? "is" : "are"} no longer active (${reason}).`,
       );
