@@ -13,6 +13,7 @@ from typing import Any
 
 from mcp_sidecar.protocol import methods
 from support.gateway import gateway, text_of, tool_names
+from support.rawhost import raw_gateway
 from support.servers import basic_stdio
 from support.sidecar import diagnostic_of, start_sidecar, write_config
 
@@ -144,3 +145,36 @@ async def test_a_gateway_without_a_budget_keeps_every_tool(tmp_path: Path) -> No
             "basic__cwd",
             "basic__get_env",
         ]
+
+
+def raw_text(result: dict[str, Any]) -> str:
+    return "\n".join(block["text"] for block in result["content"] if block["type"] == "text")
+
+
+async def test_a_host_that_does_not_relist_is_told_too(tmp_path: Path) -> None:
+    """A host that never lists its tools again: the answer re-worded for `mcp_call` keeps the budget's lines."""
+    home = tmp_path / "home"
+    write_home(home, {})
+    async with raw_gateway(home, "--list-wait", "0.3", "--max-active-tools", "1") as host:
+        await host.handshake()
+        await host.result("tools/list")
+        activate = {"name": "mcp_tools", "arguments": {"activate": ["basic.echo", "basic.add"]}}
+
+        first = raw_text(await host.result("tools/call", activate))
+
+        assert "Your host has not added the loaded tools to your tools: call each with mcp_call" in first
+        assert first.splitlines()[-1] == (
+            "The tools of this activation alone exceed the session budget (at most 1 tool): they are active all "
+            "the same, and every other tool was deactivated."
+        )
+        activate = {"name": "mcp_tools", "arguments": {"activate": ["basic.cwd"]}}
+        second = raw_text(await host.result("tools/call", activate))
+        went = next(line for line in second.splitlines() if line.startswith("Session budget (at most 1 tool)"))
+        assert sorted(went.split(": ", 2)[2].split(". To use")[0].split(", ")) == ["basic.add", "basic.echo"]
+        call = {"name": "mcp_call", "arguments": {"id": "basic.echo", "arguments": {"text": "hi"}}}
+        refused = await host.result("tools/call", call)
+        assert refused["isError"] is True
+        assert raw_text(refused) == (
+            "basic: [tool_not_active] basic.echo was deactivated by the session budget (the least recently used "
+            'tools go first to make room). Activate it again: mcp_tools({"activate": ["basic.echo"]})'
+        )
