@@ -148,6 +148,8 @@ local function start(root)
       backgroundAfterSeconds = Config.background_after,
       -- profile: the profile (mcp.json "profiles") this Neovim starts with; :Mcp profile switches.
       profile = Config.profile,
+      -- The session budget (most tools / tokens active at once), over mcp.json's sessionBudget.
+      sessionBudget = Config.session_budget,
     },
     handlers = Notifications.handlers(root),
     on_exit = function(code, signal, client_id)

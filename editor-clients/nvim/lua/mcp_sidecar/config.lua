@@ -9,6 +9,7 @@ local M = {}
 ---@field trust? "ask"|boolean
 ---@field session? string
 ---@field profile? string a profile of mcp.json to start with (initializationOptions.profile)
+---@field session_budget? { maxTools?: integer, maxTokens?: integer } the session budget over mcp.json's sessionBudget (initializationOptions.sessionBudget)
 ---@field restart? { max: integer, window_ms: integer, delay_ms: integer }
 ---@field notify? { failures: boolean, resource_updates: boolean, server_errors: boolean }
 ---@field elicitation? false|{ form: boolean, url: boolean }
@@ -28,6 +29,7 @@ local defaults = {
   session = "default", -- the sidecar session tools are activated and called in
   background_after = 120, -- seconds: a tool call still running then goes to the background (:Mcp calls); 0: never
   profile = nil, -- a profile of mcp.json ("profiles") to start with: only its servers are searched, its tools start active (:Mcp profile NAME switches, :Mcp profile --clear clears)
+  session_budget = nil, -- e.g. { maxTools = 12, maxTokens = 6000 }: at most that many tools (or tokens of tool definitions) active in a session; more deactivates the least recently used (nil: mcp.json's "sessionBudget", else none; 0: no limit)
   restart = {
     max = 3, -- restart a sidecar that died at most this many times ...
     window_ms = 60000, -- ... within this window, then wait for the next use
