@@ -7,7 +7,7 @@
 // (before 1.101) keeps the chat tools.
 import * as vscode from "vscode";
 import { registerChatTools } from "./chatTools";
-import { backgroundAfterSeconds, profileOption, type SidecarClient } from "./client";
+import { backgroundAfterSeconds, budgetSetting, profileOption, type SidecarClient } from "./client";
 import {
   CHAT_TOOLS_CONTEXT,
   CHAT_TOOLS_SETTING,
@@ -91,7 +91,9 @@ export class ChatSurface implements vscode.Disposable {
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (event.affectsConfiguration(`mcpSidecar.${CHAT_TOOLS_SETTING}`)) this.apply();
         else if (
-          ["logLevel", "profile", "backgroundAfterSeconds"].some((s) => event.affectsConfiguration(`mcpSidecar.${s}`))
+          ["logLevel", "profile", "backgroundAfterSeconds", "sessionBudget"].some((s) =>
+            event.affectsConfiguration(`mcpSidecar.${s}`),
+          )
         )
           this.refresh();
       }),
@@ -151,6 +153,7 @@ export class ChatSurface implements vscode.Disposable {
         trusted: vscode.workspace.isTrusted,
         ...profileOption(),
         backgroundAfterSeconds: backgroundAfterSeconds(),
+        budget: budgetSetting(),
       },
       this.extensionVersion,
     );

@@ -183,6 +183,8 @@ export class SidecarClient implements vscode.Disposable {
         ...profileOption(),
         // A tool call still running after this many seconds goes on in the background (Background Calls).
         backgroundAfterSeconds: backgroundAfterSeconds(),
+        // The window's session budget (mcpSidecar.sessionBudget.*), over mcp.json's sessionBudget.
+        ...budgetOption(),
       },
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue, handled: true }),
@@ -327,6 +329,33 @@ export class SidecarClient implements vscode.Disposable {
     void this.stop();
     for (const d of this.disposables) d.dispose();
   }
+}
+
+/** The window's own session budget (`mcpSidecar.sessionBudget.maxTools` / `.maxTokens`); unset: mcp.json's. */
+export interface BudgetSetting {
+  maxTools?: number;
+  maxTokens?: number;
+}
+
+/** A whole number from 0 up, else unset (VS Code validates the settings' ranges; the sidecar checks them again). */
+function limit(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isInteger(value) && value >= 0 ? value : undefined;
+}
+
+export function budgetSetting(): BudgetSetting {
+  const settings = vscode.workspace.getConfiguration("mcpSidecar.sessionBudget");
+  const budget: BudgetSetting = {};
+  const tools = limit(settings.get<unknown>("maxTools"));
+  const tokens = limit(settings.get<unknown>("maxTokens"));
+  if (tools !== undefined) budget.maxTools = tools;
+  if (tokens !== undefined) budget.maxTokens = tokens;
+  return budget;
+}
+
+/** `initializationOptions.sessionBudget` from the settings; nothing when neither is set. */
+export function budgetOption(): { sessionBudget?: BudgetSetting } {
+  const budget = budgetSetting();
+  return Object.keys(budget).length ? { sessionBudget: budget } : {};
 }
 
 /** `initializationOptions.profile` from `mcpSidecar.profile` (empty: none). */

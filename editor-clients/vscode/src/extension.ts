@@ -6,7 +6,7 @@ import { Approvals } from "./approvals";
 import { Bootstrap, userSidecarPath } from "./bootstrap";
 import { ChatSurface } from "./chatSurface";
 import { prepareCall } from "./chatTools";
-import { backgroundAfterSeconds, profileOption, SidecarClient } from "./client";
+import { backgroundAfterSeconds, budgetSetting, profileOption, SidecarClient } from "./client";
 import { registerCommands } from "./commands";
 import {
   OUTPUT_SCHEME,
@@ -76,6 +76,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
       vscode.workspace.getConfiguration("mcpSidecar").get<string>("logLevel", "warning"),
       samplingEnabled(),
       backgroundAfterSeconds(),
+      budgetSetting(),
     ]);
   let launchedWith = launchSettings();
   // What servers may ask through the sidecar; sampling needs VS Code's language models.
@@ -154,6 +155,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
         "mcpSidecar.logLevel",
         "mcpSidecar.sampling.enabled",
         "mcpSidecar.backgroundAfterSeconds",
+        "mcpSidecar.sessionBudget",
       ];
       if (!restarts.some((setting) => event.affectsConfiguration(setting))) return;
       // Only a change of what is used restarts: a workspace's mcpSidecar.path (ignored) does not.

@@ -68,6 +68,8 @@ export interface GatewayInput {
   profile?: string;
   /** `mcpSidecar.backgroundAfterSeconds`: the gateway's `--background-after` when not its default (120). */
   backgroundAfterSeconds?: number;
+  /** `mcpSidecar.sessionBudget.*`: the gateway's `--max-active-tools` / `--max-active-tokens`. */
+  budget?: { maxTools?: number; maxTokens?: number };
 }
 
 export interface GatewayLaunch {
@@ -92,6 +94,8 @@ export function gatewayLaunch(input: GatewayInput, extensionVersion: string): Ga
   if (input.profile) args.push("--profile", input.profile);
   const after = input.backgroundAfterSeconds;
   if (after !== undefined && after !== 120) args.push("--background-after", String(after));
+  if (input.budget?.maxTools !== undefined) args.push("--max-active-tools", String(input.budget.maxTools));
+  if (input.budget?.maxTokens !== undefined) args.push("--max-active-tokens", String(input.budget.maxTokens));
   const digest = createHash("sha256")
     .update(JSON.stringify([input.command, args, input.folder ?? null]))
     .digest("hex")

@@ -2,7 +2,7 @@
 // status bar tooltip show it: this window's session's active tools, `mcp_tools` itself, both
 // together, and every server's tools as a host connected to each directly would list them.
 // Pure functions (no `vscode` import), unit-tested; the figures are the sidecar's estimates.
-import type { ActiveToolsResult, ContextTokens, StatusRow } from "./protocol";
+import type { ActiveToolsResult, ContextTokens, SessionBudget, StatusRow } from "./protocol";
 
 /** What the extension knows of the figures; each is refreshed by the store (state.ts). */
 export interface ContextFigures {
@@ -32,12 +32,22 @@ export function tokenCount(value: number): string {
 const ESTIMATE =
   "Estimated with Llama 2's tokenizer: a little more than Claude's or GPT-4o's count (see docs/context.md).";
 
-/** "3 tools · 1,030 tokens", or "no active tools"; "not counted" when a figure is missing. */
+/** "at most 12 tools and 6,000 tokens": the session budget (docs/configuration.md#session-budget). */
+export function budgetWords(budget: SessionBudget): string {
+  const parts: string[] = [];
+  if (budget.maxTools !== null) parts.push(`${budget.maxTools} tool${budget.maxTools === 1 ? "" : "s"}`);
+  if (budget.maxTokens !== null) parts.push(tokenCount(budget.maxTokens));
+  return `at most ${parts.join(" and ")}`;
+}
+
+/** "3 tools · 1,030 tokens", or "no active tools"; "not counted" when a figure is missing; the session
+ * budget after it when there is one. */
 export function activeSummary(active: ActiveToolsResult): string {
   const count = active.tools.length;
-  if (count === 0) return "no active tools";
+  const budget = active.budget ? ` (budget: ${budgetWords(active.budget)})` : "";
+  if (count === 0) return `no active tools${budget}`;
   const tools = `${count} tool${count === 1 ? "" : "s"}`;
-  return active.tokens === null ? `${tools} · not counted` : `${tools} · ${tokenCount(active.tokens)}`;
+  return (active.tokens === null ? `${tools} · not counted` : `${tools} · ${tokenCount(active.tokens)}`) + budget;
 }
 
 /** The status bar tooltip's lines for the session and `mcp_tools`; none before they are known or without a tokenizer. */

@@ -103,6 +103,27 @@ test("mcpSidecar.backgroundAfterSeconds is the gateway's --background-after unle
   assert.ok(!gatewayLaunch({ ...base, backgroundAfterSeconds: 120 }, "0.1.0").args.includes("--background-after"));
 });
 
+test("the window's session budget is the gateway's --max-active-tools and --max-active-tokens", () => {
+  const base = { command: SIDECAR, logLevel: "warning", folder: undefined, trusted: false };
+  assert.deepEqual(gatewayLaunch({ ...base, budget: { maxTools: 8 } }, "0.1.0").args, [
+    "mcp",
+    "--max-active-tools",
+    "8",
+  ]);
+  assert.deepEqual(gatewayLaunch({ ...base, budget: { maxTools: 0, maxTokens: 6000 } }, "0.1.0").args, [
+    "mcp",
+    "--max-active-tools",
+    "0",
+    "--max-active-tokens",
+    "6000",
+  ]);
+  assert.deepEqual(gatewayLaunch({ ...base, budget: {} }, "0.1.0").args, ["mcp"]);
+  assert.notEqual(
+    gatewayLaunch({ ...base, budget: { maxTools: 8 } }, "0.1.0").version,
+    gatewayLaunch(base, "0.1.0").version,
+  );
+});
+
 test("a trusted workspace: --trust-project with --approved-only, so starting the gateway approves nothing", () => {
   const launch = gatewayLaunch({ command: SIDECAR, logLevel: "warning", folder: "/work/ws", trusted: true }, "0.1.0");
   assert.deepEqual(launch.args, ["mcp", "--project", "/work/ws", "--trust-project", "--approved-only"]);

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { statusBarModel } from "../../format";
-import type { ActiveToolsResult, ContextTokens, StatusRow, ToolDefinition } from "../../protocol";
+import type { ActiveToolsResult, ContextTokens, SessionBudget, StatusRow, ToolDefinition } from "../../protocol";
 import { activeSummary, type ContextFigures, contextEntries, sessionLines } from "../../tokens";
 
 function row(name: string, state: StatusRow["state"], tokens: number | null, tools: number | null = null): StatusRow {
@@ -29,9 +29,26 @@ function tool(id: string, tokens?: number): ToolDefinition {
 
 const TOKENS: ContextTokens = { tokenizer: "llama-2-bpe", allTools: 0, counted: 0, enabled: 0, modelTool: 742 };
 
-function active(tools: ToolDefinition[], tokens: number | null): ActiveToolsResult {
-  return { session: "default", tools, tokens };
+function active(
+  tools: ToolDefinition[],
+  tokens: number | null,
+  budget: SessionBudget | null = null,
+): ActiveToolsResult {
+  return { session: "default", tools, tokens, budget };
 }
+
+test("the session budget follows the session's figures when there is one", () => {
+  const tools = [tool("basic.echo", 61), tool("basic.add", 70)];
+  assert.equal(activeSummary(active(tools, 131)), "2 tools · 131 tokens");
+  assert.equal(
+    activeSummary(active(tools, 131, { maxTools: 12, maxTokens: 6000 })),
+    "2 tools · 131 tokens (budget: at most 12 tools and 6,000 tokens)",
+  );
+  assert.equal(
+    activeSummary(active([], 0, { maxTools: 1, maxTokens: null })),
+    "no active tools (budget: at most 1 tool)",
+  );
+});
 
 test("the view: the session's tools, mcp_tools, both together, every server's (largest first)", () => {
   const rows = [
