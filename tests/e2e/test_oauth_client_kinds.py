@@ -492,7 +492,7 @@ async def test_a_connection_runs_the_secret_command_only_when_a_refresh_needs_it
     secret_file = tmp_path / "client-secret"
     secret_file.write_text(CLIENT_SECRET, encoding="utf-8")
     fixture = ("--preregistered", "app", "--client-secret", CLIENT_SECRET, "--callback-port", str(port))
-    with http_server("oauth_server.py", *fixture, "--access-ttl", "3") as url:
+    with http_server("oauth_server.py", *fixture) as url:
         command = f"!cat {secret_file}"
         definition = {"url": url, "oauthCallbackPort": port, "oauthClientId": "app", "oauthClientSecret": command}
         write_config(home, {"secure": definition})
@@ -500,7 +500,9 @@ async def test_a_connection_runs_the_secret_command_only_when_a_refresh_needs_it
             assert (await sidecar.request("mcp/auth/login", {"server": "secure"}))["status"] == "completed"
             secret_file.unlink()  # the password manager is locked now
             assert (await call_whoami(sidecar))["content"][0]["text"] == "authenticated", "valid tokens need no secret"
-            await asyncio.sleep(3.5)
+            # The access token ends (the server forgets it; a lifetime of seconds could end before the
+            # call above on a loaded machine): the next connection must refresh, which needs the secret.
+            httpx2.post(url.removesuffix("/mcp") + "/test/expire-access", timeout=10).raise_for_status()
             error = diagnostic_of(await sidecar.error("mcp/server/reconnect", {"server": "secure"}))
             assert error["code"] == "secret_lookup_failed", "the refresh needed it, and says why it failed"
             assert error["message"] == "The secret command in `oauthClientSecret` exited with status 1."

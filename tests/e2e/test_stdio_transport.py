@@ -13,9 +13,12 @@ from mcp_sidecar.connections.sdk_streams import load_sdk
 from support.sidecar import wait_until
 
 # Closing its stdin does not end it, only SIGTERM does; it notes the end of its stdin in the
-# file named by its argument, so a test can wait for the shutdown to have begun.
+# file named by its argument, so a test can wait for the shutdown to have begun. It first notes that
+# it runs (`<file>.started`): on a loaded machine a stop begun before Python got that far would
+# end it by SIGTERM before it could note anything.
 DEAF_SERVER = (
-    "import pathlib, sys, time; sys.stdin.buffer.read(); pathlib.Path(sys.argv[1]).write_text('eof'); time.sleep(60)"
+    "import pathlib, sys, time; pathlib.Path(sys.argv[1] + '.started').write_text('');"
+    " sys.stdin.buffer.read(); pathlib.Path(sys.argv[1]).write_text('eof'); time.sleep(60)"
 )
 
 
@@ -32,7 +35,11 @@ async def wait_dead(pid: int, within: float) -> None:
 
 
 async def spawn_deaf(marker: Path) -> stdio.ServerProcess:
-    return await stdio.spawn(sys.executable, ["-c", DEAF_SERVER, str(marker)], {}, None, subprocess.DEVNULL)
+    """The deaf server, once it runs."""
+    server = await stdio.spawn(sys.executable, ["-c", DEAF_SERVER, str(marker)], {}, None, subprocess.DEVNULL)
+    started = marker.with_name(marker.name + ".started")
+    await wait_until(started.exists, 60, "the deaf server to start")
+    return server
 
 
 async def test_stop_finishes_even_when_its_caller_is_cancelled_twice(tmp_path: Path) -> None:

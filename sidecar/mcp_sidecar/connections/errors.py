@@ -67,7 +67,12 @@ def classify(exc: BaseException, ctx: FailureContext) -> SidecarError:
     if isinstance(exc, SidecarError):
         return exc
     candidates = leaves(exc)
-    # Prefer the most specific leaf: a timeout or HTTP status over a generic closure.
+    # The sidecar's own diagnosis first (a secret command that failed during a refresh, beside
+    # the 401 that asked for the refresh), then the most specific leaf: a timeout or HTTP
+    # status over a generic closure.
+    for leaf in candidates:
+        if isinstance(leaf, SidecarError):
+            return leaf
     for leaf in candidates:
         error = _classify_leaf(leaf, ctx)
         if error.diagnostic.code != "operation_failed":
