@@ -341,6 +341,7 @@ PER_CLIENT = tuple(
         "discovery",
         "reading",
         "apps",
+        "app_pages",
         "completion",
         "model_tool",
         "background",
