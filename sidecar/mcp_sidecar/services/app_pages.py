@@ -238,7 +238,7 @@ class AppPages:
             return _error("tools/call takes {name: string, arguments?: object}.", -32602)
         params = {"server": page.server, "uri": page.uri, "name": name, "arguments": arguments}
         if not await self._allowed(page.server, params):
-            return _error(f"The call of {one_line(name)!r} was not allowed in the editor.")
+            return _error(f"The call of {one_line(name)!r} was not allowed.")
         try:
             result = await self._apps.call_tool(page.server, page.uri, name, arguments)
         except SidecarError as exc:

@@ -110,7 +110,7 @@ describe("MCP Apps", function()
     choice = "Deny"
     local denied = vim.json.decode(call().body)
     check.eq(nil, denied.result)
-    check.matches("not allowed in the editor", denied.error.message)
+    check.matches("was not allowed", denied.error.message)
     check.eq(2, #asked)
   end)
 
