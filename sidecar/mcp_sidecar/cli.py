@@ -53,6 +53,10 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(_run_line(args, project or Path.cwd()))
     if args.command == "mcp":
         return _gateway(args, project or Path.cwd())
+    if args.command == "app":
+        from mcp_sidecar import cli_app
+
+        return asyncio.run(cli_app.show_app(args, project or Path.cwd()))
     if args.command in ("login", "logout", "conformance-client"):
         from mcp_sidecar import cli_auth
 

@@ -76,10 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     prompt.add_argument("name")
     prompt.add_argument("values", nargs="*", default=[], metavar="ARG=VALUE")
     prompt.add_argument("--use", action="store_true", help="print the accepted snapshot instead of the preview")
-    from mcp_sidecar import cli_auth, cli_conformance
+    from mcp_sidecar import cli_app, cli_auth, cli_conformance
 
-    cli_auth.add_parsers(sub)
-    cli_conformance.add_parser(sub)
+    for add_parsers in (cli_auth.add_parsers, cli_app.add_parser, cli_conformance.add_parser):
+        add_parsers(sub)
     from mcp_sidecar.gateway import options as gateway_options
 
     gateway_options.add_parser(sub)

@@ -109,6 +109,15 @@ class SamplingAsked:
     params: dict[str, Any]
 
 
+@dataclass(frozen=True, slots=True)
+class AppCallAsked:
+    """An app in a loopback page asks to call a tool: `params` are exactly `mcp/app/confirmCall`'s
+    (`{server, uri, name, arguments}`); the answer is its result (`{allow: bool}`)."""
+
+    server: str
+    params: dict[str, Any]
+
+
 # -- what the registry and services say -------------------------------------------------------
 
 
@@ -227,6 +236,7 @@ def _name(handler: Callable[..., Any]) -> str:
 
 
 __all__ = [
+    "AppCallAsked",
     "CatalogInvalidated",
     "ConnectionEvent",
     "ElicitationAsked",

@@ -26,7 +26,7 @@ from mcp_sidecar import __version__, heavy, tasks
 from mcp_sidecar.config import budget
 from mcp_sidecar.config.budget import Budget
 from mcp_sidecar.connections.client_hooks import ClientOffer
-from mcp_sidecar.events import ElicitationAsked, SamplingAsked
+from mcp_sidecar.events import AppCallAsked, ElicitationAsked, SamplingAsked
 from mcp_sidecar.handlers.registry import request_handlers
 from mcp_sidecar.protocol import methods
 from mcp_sidecar.pygls_shim import pending_requests
@@ -273,7 +273,7 @@ def _serve_client_side(server: SidecarServer, app: Sidecar) -> None:
     ids = itertools.count(1)
 
     def ask_editor(method: str) -> Any:
-        async def ask(request: ElicitationAsked | SamplingAsked) -> Any:
+        async def ask(request: ElicitationAsked | SamplingAsked | AppCallAsked) -> Any:
             # A server's question, as a request to the editor; abandoning it cancels it there too.
             msg_id = f"sidecar-{next(ids)}"
             try:
@@ -287,6 +287,7 @@ def _serve_client_side(server: SidecarServer, app: Sidecar) -> None:
 
     app.hub.answer(ElicitationAsked, ask_editor(methods.ELICIT))
     app.hub.answer(SamplingAsked, ask_editor(methods.SAMPLE))
+    app.hub.answer(AppCallAsked, ask_editor(methods.APP_CONFIRM_CALL))
 
 
 async def _warm_sdk() -> None:

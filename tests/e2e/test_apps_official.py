@@ -3,6 +3,10 @@
 `server-basic-vanillajs` (a clock app) and `server-system-monitor` (a chart app with an app-only
 polling tool) list their UI tools and serve their `ui://` apps, built with the ext-apps SDK; the
 editor here declares the extension as VS Code would.
+
+Through the gateway, a host (the SDK's `Client`, declaring the extension) opens the system monitor's
+app and sends what its app sends when it polls, `tools/call` of `poll-system-stats` (read from the
+app's own HTML), as the ext-apps `AppBridge` forwards it: unchanged.
 """
 
 from __future__ import annotations
@@ -11,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp.client.extension import advertise
 
+from support.gateway import gateway, text_of
 from support.servers import APP_SERVERS
 from support.sidecar import start_sidecar, write_config
 
@@ -56,3 +62,22 @@ async def test_the_official_app_servers_apps_are_listed_and_served(home: Path, t
     assert counts["system-monitor"] == every["system-monitor"] - len(app_only["system-monitor"])
     assert {entry["status"] for entry in activated["results"]} == {"not loaded"}
     assert activated["tools"] == []
+
+
+async def test_the_system_monitors_app_polls_its_server_through_the_gateway(home: Path) -> None:
+    configured(home)
+    app_html = (SERVERS["system-monitor"].parent / "mcp-app.html").read_text(encoding="utf-8")
+    assert 'callServerTool({name:"poll-system-stats"' in app_html  # what the app sends, as it sends it
+    extensions = [advertise("io.modelcontextprotocol/ui", {"mimeTypes": [APP_MIME]})]
+    async with gateway(home, extensions=extensions) as (host, _):
+        refused = await host.call_tool("poll-system-stats", {})
+        read = await host.read_resource("ui://system-monitor/system-monitor/mcp-app.html")
+        polled = await host.call_tool("poll-system-stats", {})
+    assert refused.is_error  # before the host opened the app: no app of the server could call it
+    assert text_of(refused).startswith("[tool_not_found]")
+    assert getattr(read.contents[0], "text", "").lstrip().lower().startswith("<!doctype html>")
+    assert not polled.is_error, text_of(polled)
+    stats = polled.structured_content
+    assert isinstance(stats, dict)
+    assert isinstance(stats["cpu"]["cores"], list)
+    assert stats["cpu"]["cores"]

@@ -3,6 +3,9 @@
 The host is the SDK's `Client` over stdio, declaring `io.modelcontextprotocol/ui` (or not); the
 upstream server is the `apps.py` fixture, configured as `weather`, so its app `ui://apps/dashboard`
 is `ui://weather/apps/dashboard` to the host, as its tool `dashboard` is `weather__dashboard`.
+
+An app's own calls reach the gateway as a host's bridge forwards them (the ext-apps SDK's
+`AppBridge` sends the app's `tools/call` params unchanged): by the server's own tool names.
 """
 
 from __future__ import annotations
@@ -28,6 +31,14 @@ HOST_URI = "ui://weather/apps/dashboard"
 def home(tmp_path: Path) -> Path:
     home = tmp_path / "home"
     write_config(home, {"weather": fixture_stdio("apps.py", "stdio")})
+    return home
+
+
+@pytest.fixture
+def two_homes(tmp_path: Path) -> Path:
+    """Two servers whose apps both have the tools `refresh` and `dashboard`."""
+    home = tmp_path / "home"
+    write_config(home, {"weather": fixture_stdio("apps.py", "stdio"), "climate": fixture_stdio("apps.py", "stdio")})
     return home
 
 
@@ -91,3 +102,54 @@ async def test_a_2026_07_28_hosts_resource_read_keeps_its_contents(home: Path) -
         read = await host.read_resource("mcp-sidecar://weather/ui://apps/not-html")
     [content] = read.contents
     assert getattr(content, "text", None) == '{"not": "html"}'
+
+
+@pytest.mark.parametrize("legacy", [True, False], ids=["2025-11-25", "2026-07-28"])
+async def test_an_opened_apps_calls_reach_its_server_by_the_servers_own_names(home: Path, legacy: bool) -> None:
+    async with gateway(home, legacy=legacy, **declaring()) as (host, _):
+        before = await host.call_tool("refresh", {})
+        assert before.is_error
+        assert text_of(before).startswith("[tool_not_found]")  # no app of the server was opened yet
+        await host.read_resource(HOST_URI)
+        refreshed = await host.call_tool("refresh", {})  # the app's own tool, never listed to the model
+        shown = await host.call_tool("dashboard", {"city": "Oslo"})
+        prefixed = await host.call_tool("weather__refresh", {})
+        plain = await host.call_tool("plain", {})  # no `_meta.ui`: both may call it
+        model_only = await host.call_tool("model_only", {})
+        unknown = await host.call_tool("nosuchtool", {})
+    assert (refreshed.is_error, text_of(refreshed)) == (False, "refreshed")
+    assert not shown.is_error
+    assert shown.structured_content == {"city": "Oslo", "temperature": 21}
+    assert (prefixed.is_error, text_of(prefixed)) == (False, "refreshed")
+    assert (plain.is_error, text_of(plain)) == (False, "plain")
+    assert model_only.is_error
+    assert "[app_call_refused]" in text_of(model_only)
+    assert "is for the model only" in text_of(model_only)
+    assert unknown.is_error
+    assert text_of(unknown).startswith("[tool_not_found]")
+
+
+async def test_a_host_that_does_not_declare_apps_cannot_call_an_apps_tools(home: Path) -> None:
+    async with gateway(home) as (host, _):
+        with pytest.raises(MCPError, match="did not declare MCP Apps"):
+            await host.read_resource(HOST_URI)
+        refused = await host.call_tool("refresh", {})
+        prefixed = await host.call_tool("weather__refresh", {})
+    assert refused.is_error
+    assert text_of(refused).startswith("[tool_not_found]")
+    assert prefixed.is_error
+    assert text_of(prefixed).startswith("[tool_not_found]")
+
+
+async def test_a_tool_of_two_opened_apps_is_refused_unless_its_server_is_named(two_homes: Path) -> None:
+    async with gateway(two_homes, **declaring()) as (host, _):
+        await host.read_resource(HOST_URI)
+        alone = await host.call_tool("refresh", {})  # only weather's app is open: it is weather's
+        await host.read_resource("ui://climate/apps/dashboard")
+        ambiguous = await host.call_tool("refresh", {})
+        named = await host.call_tool("climate__refresh", {})
+    assert (alone.is_error, text_of(alone)) == (False, "refreshed")
+    assert ambiguous.is_error
+    assert "[app_call_refused]" in text_of(ambiguous)
+    assert "several servers this host opened (climate, weather)" in text_of(ambiguous)
+    assert (named.is_error, text_of(named)) == (False, "refreshed")

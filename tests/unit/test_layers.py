@@ -283,7 +283,18 @@ def test_the_result_types_are_imported_for_type_checking_only() -> None:
 
 CONTAINER = "mcp_sidecar.services.app"
 """Where `Sidecar`, the container, is built: the composition root."""
-FRONTS = ("handlers", "operations", "gateway", "cli", "cli_auth", "cli_conformance", "cli_elicit", "server", "engine")
+FRONTS = (
+    "handlers",
+    "operations",
+    "gateway",
+    "cli",
+    "cli_app",
+    "cli_auth",
+    "cli_conformance",
+    "cli_elicit",
+    "server",
+    "engine",
+)
 """The fronts hold the container and hand each feature call what it needs; nothing below them names it."""
 
 
@@ -341,6 +352,7 @@ PER_CLIENT = tuple(
         "discovery",
         "reading",
         "apps",
+        "app_pages",
         "completion",
         "model_tool",
         "background",

@@ -777,6 +777,29 @@ export interface AppResourceResult {
   untrusted: true;
 }
 
+/** `mcp/app/open` (for clients without a webview, Neovim): the app on a loopback page in the browser. */
+export interface AppOpenParams {
+  server: string;
+  uri: string;
+  toolInput?: JsonObject;
+  toolResult?: JsonObject;
+}
+
+export interface AppOpenResult {
+  server: string;
+  uri: string;
+  url: string;
+}
+
+/** `mcp/app/confirmCall`: an app on a loopback page asks to call a tool; `{allow: true}` allows it. */
+export interface AppConfirmCallParams {
+  server: string;
+  uri: string;
+  name: string;
+  arguments: JsonObject;
+  requestId: string;
+}
+
 export interface SubscribeResult {
   watch: Watch;
   created: boolean;
@@ -1074,6 +1097,7 @@ export const callsCancel = new RequestType<CallIdParams, BackgroundCallView, voi
 export const callsResult = new RequestType<CallIdParams, CallsResultResult, void>("mcp/calls/result");
 export const appResource = new RequestType<ResourceParams, AppResourceResult, void>("mcp/app/resource");
 export const appCallTool = new RequestType<AppCallParams, CallToolResult, void>("mcp/app/callTool");
+export const appOpen = new RequestType<AppOpenParams, AppOpenResult, void>("mcp/app/open");
 
 // ---------------------------------------------------------------- notifications, sidecar to client
 
@@ -1094,6 +1118,7 @@ export const callFinished = new NotificationType<BackgroundCallView>("mcp/call/f
 
 export const elicit = new RequestType<ElicitParams, ElicitResult, void>("mcp/elicit");
 export const sample = new RequestType<SampleParams, SampleResult, void>("mcp/sample");
+export const appConfirmCall = new RequestType<AppConfirmCallParams, { allow: boolean }, void>("mcp/app/confirmCall");
 
 /** Every request this file mirrors, for the protocol test. */
 export const REQUESTS = [
@@ -1138,6 +1163,7 @@ export const REQUESTS = [
   callsResult,
   appResource,
   appCallTool,
+  appOpen,
 ].map((type) => type.method);
 
 /** Every notification this file mirrors, for the protocol test. */
@@ -1157,7 +1183,7 @@ export const NOTIFICATIONS = [
 ].map((type) => type.method);
 
 /** Every request the sidecar sends this client (a server asks the person), for the protocol test. */
-export const CLIENT_REQUESTS = [elicit, sample].map((type) => type.method);
+export const CLIENT_REQUESTS = [elicit, sample, appConfirmCall].map((type) => type.method);
 
 /** The `workspace/executeCommand` command that runs one `/mcp` line (generic LSP clients). */
 export const EXECUTE_COMMAND = "mcp.command";

@@ -324,9 +324,26 @@ class Gateway:
             return _refusal(
                 "tool_not_active", refusals.gone(self.app, host, named, "tool_not_active", self._natively(host))
             )
+        if tool_id is None and host.apps and apps.declares(ctx):
+            called = await self._app_call(ctx, host, params.name, arguments)
+            if called is not None:
+                return called
         if tool_id is None:
             return _refusal("tool_not_found", refusals.unknown(self.app, host, params.name, self._natively(host)))
         return await self._forwarded_call(ctx, host, tool_id, arguments)
+
+    async def _app_call(self, ctx: Ctx, host: Host, name: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        """An app's call back to its server, by the server's own tool name (`gateway/apps.py`): no session,
+        no activation, never in the background (the app waits for it); None when no app it opened has it."""
+        try:
+            target = await apps.route(self.app.apps, host.apps, name)
+            if target is None:
+                return None
+            async with self.forwarding.call(ctx, host, {target.server}):
+                result = await self.app.apps.call_tool(target.server, target.uri, target.tool, arguments)
+        except SidecarError as exc:
+            return _failure(exc, self.wording(host))
+        return entries.call_answer(result, host.version, False)
 
     async def _forwarded_call(
         self, ctx: ServerRequestContext[Any, Any], host: Host, tool_id: str, arguments: dict[str, Any]
@@ -522,7 +539,9 @@ class Gateway:
                 why = "Not an app of this gateway: its app URIs are ui://<server>/<the rest of the server's URI>."
                 raise MCPError(apps.RESOURCE_NOT_FOUND, why, {"uri": params.uri})
             async with self.forwarding.call(ctx, host, {found[0]}):
-                return _fresh(ctx, await apps.read(self.app.apps, found[0], found[1], params.uri))
+                read = await apps.read(self.app.apps, found[0], found[1], params.uri)
+            host.apps[found[0]] = found[1]  # its app may now call its server's tools (`_app_call`)
+            return _fresh(ctx, read)
         server, uri = self.resources.target(params.uri)
         async with self.forwarding.call(ctx, host, {server}):
             return _fresh(ctx, await self.resources.read(server, uri, params.uri))

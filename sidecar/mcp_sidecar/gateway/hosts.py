@@ -63,6 +63,9 @@ class Host:
     """How many of its `tools/list` requests were answered."""
     lists: Relisting = "before"
     """When it lists its tools again after `list_changed`, as seen so far (`Relisting`)."""
+    apps: dict[str, str] = field(default_factory=dict)
+    """Server → the (server's own) `ui://` URI of its app this host last read: the apps it may render,
+    whose calls back to their server it sends with the server's own tool names (`gateway/apps.py`)."""
     closed: bool = False
     _listed: asyncio.Event = field(default_factory=asyncio.Event)
 

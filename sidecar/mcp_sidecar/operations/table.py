@@ -394,11 +394,18 @@ APP_CALL_TOOL = Operation(
     params.parse_app_call,
     call=lambda app, p: app.apps.call_tool(p.server, p.uri, p.name, p.arguments),
 )
+APP_OPEN = Operation(
+    methods.APP_OPEN,
+    "app page",
+    params.parse_app_open,
+    call=lambda app, p: app.app_pages.open(p.server, p.uri, p.tool_input, p.tool_result),
+)
 
 _RESOURCE_ROWS = (
     READ,
     APP_RESOURCE,
     APP_CALL_TOOL,
+    APP_OPEN,
     Operation(
         methods.COMPLETE,
         "complete",

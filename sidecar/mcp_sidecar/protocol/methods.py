@@ -48,6 +48,7 @@ CALLS_CANCEL = "mcp/calls/cancel"
 CALLS_RESULT = "mcp/calls/result"
 APP_RESOURCE = "mcp/app/resource"
 APP_CALL_TOOL = "mcp/app/callTool"
+APP_OPEN = "mcp/app/open"
 
 REQUESTS: tuple[str, ...] = (
     STATUS,
@@ -91,6 +92,7 @@ REQUESTS: tuple[str, ...] = (
     CALLS_RESULT,
     APP_RESOURCE,
     APP_CALL_TOOL,
+    APP_OPEN,
 )
 
 EXECUTE_COMMAND = "mcp.command"
@@ -125,11 +127,13 @@ NOTIFICATIONS: tuple[str, ...] = (
     CALL_FINISHED,
 )
 
-# Requests, sidecar to client: a server asks the person (MCP elicitation and sampling).
+# Requests, sidecar to client: a server asks the person (MCP elicitation and sampling), and an app
+# in a loopback page asks to call a tool (`mcp/app/open`).
 ELICIT = "mcp/elicit"
 SAMPLE = "mcp/sample"
+APP_CONFIRM_CALL = "mcp/app/confirmCall"
 
-CLIENT_REQUESTS: tuple[str, ...] = (ELICIT, SAMPLE)
+CLIENT_REQUESTS: tuple[str, ...] = (ELICIT, SAMPLE, APP_CONFIRM_CALL)
 CANCEL_REQUEST = "$/cancelRequest"
 
 DEFAULT_SESSION = "default"

@@ -258,6 +258,16 @@ class AppCallParams:
 
 
 @dataclass(frozen=True, slots=True)
+class AppOpenParams:
+    server: str
+    uri: str
+    tool_input: dict[str, Any] | None
+    """The arguments of the call the app shows (`ui/notifications/tool-input`), when there was one."""
+    tool_result: dict[str, Any] | None
+    """That call's result (`ui/notifications/tool-result`: content, structuredContent, isError)."""
+
+
+@dataclass(frozen=True, slots=True)
 class SpillCleanParams:
     older_than_days: float | None
 
@@ -372,6 +382,26 @@ def parse_app_call(operation: str, params: Any) -> AppCallParams:
     if not isinstance(arguments, Mapping):
         raise invalid_params(operation, "`arguments` must be a JSON object.")
     return AppCallParams(server, uri, name, dict(arguments))
+
+
+def _optional_object(operation: str, p: Mapping[str, Any], name: str) -> dict[str, Any] | None:
+    value = p.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise invalid_params(operation, f"`{name}` must be a JSON object.")
+    return dict(value)
+
+
+def parse_app_open(operation: str, params: Any) -> AppOpenParams:
+    """`{server, uri, toolInput?, toolResult?}`."""
+    p = _object(operation, params)
+    server, uri = (_str(operation, p, key) for key in ("server", "uri"))
+    assert server is not None
+    assert uri is not None
+    tool_input = _optional_object(operation, p, "toolInput")
+    tool_result = _optional_object(operation, p, "toolResult")
+    return AppOpenParams(server, uri, tool_input, tool_result)
 
 
 def parse_spill_clean(operation: str, params: Any) -> SpillCleanParams:

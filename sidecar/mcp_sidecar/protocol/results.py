@@ -839,6 +839,15 @@ class AppResourceResult(TypedDict):
     untrusted: Literal[True]
 
 
+class AppOpenResult(TypedDict):
+    """`mcp/app/open`: the loopback page that shows one MCP App in the person's browser."""
+
+    server: str
+    uri: str
+    url: str
+    """`http://127.0.0.1:<port>/<token>/`: whoever has it can use the app, until the client ends."""
+
+
 class CompletionArgument(TypedDict):
     name: str
     value: str
@@ -1027,6 +1036,7 @@ RESULTS: dict[str, object] = {
     methods.CALLS_RESULT: CallsResultResult,
     methods.APP_RESOURCE: AppResourceResult,
     methods.APP_CALL_TOOL: CallToolResult,
+    methods.APP_OPEN: AppOpenResult,
 }
 """Each request method's result type."""
 

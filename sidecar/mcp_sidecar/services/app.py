@@ -75,6 +75,7 @@ class Sidecar:
         self.activation = client.activation
         self.reading = client.reading
         self.apps = client.apps
+        self.app_pages = client.app_pages
         self.completion = client.completion
         self.discovery = client.discovery
         self.model_tool = client.model_tool
@@ -120,4 +121,5 @@ class Sidecar:
             await asyncio.gather(*(conn.close() for conn in closing), return_exceptions=True)
             return
         self.background.close()
+        self.app_pages.close()
         await self.lifecycle.shutdown(quick)

@@ -138,6 +138,13 @@ class Apps:
             raise fail("app_not_declared", operation, why, server)
         return conn, catalog, tools
 
+    async def tool_visibility(self, server: str, uri: str, name: str) -> list[app_meta.Visibility] | None:
+        """Who may call the tool `name` of the server of the app `uri` (live catalog, filters applied);
+        None when the server has no such tool. Refused as `call_tool` is when the app is not the server's."""
+        conn, catalog, _ = await self._app(server, uri, CALL_OPERATION)
+        descriptor = catalog.allowed(conn.config).get(name)
+        return None if descriptor is None else app_meta.visibility(descriptor)
+
     async def call_tool(self, server: str, uri: str, name: str, arguments: dict[str, Any]) -> CallToolResult:
         """An app's `tools/call`: a tool of the app's own server whose visibility allows apps, as the live
         catalog has it now (its filters applied), called and shaped as `mcp/callTool` does. The editor asks

@@ -25,6 +25,7 @@ from mcp_sidecar.connections.protocol import ServerConnection
 from mcp_sidecar.connections.registry import ServerRegistry
 from mcp_sidecar.events import EventHub
 from mcp_sidecar.services.activation import Activation
+from mcp_sidecar.services.app_pages import AppPages
 from mcp_sidecar.services.approvals import Approvals
 from mcp_sidecar.services.apps import Apps
 from mcp_sidecar.services.auth import Auth
@@ -118,6 +119,8 @@ class ClientContext:
         self.activation = Activation(self.configuration, registry, catalogs, self.sessions)
         self.reading = Reading(self.configuration, registry, catalogs)
         self.apps = Apps(self.configuration, catalogs, self.offers)
+        self.app_pages = AppPages(self.apps, self.hub)
+        """Its apps open in the person's browser (loopback pages), closed at its end."""
         self.completion = Completion(self.configuration, self.reading, self.prompts)
         self.discovery = Discovery(self.configuration, registry, catalogs, self.sessions, self.activation)
         self.background = BackgroundCalls(notify)
@@ -162,4 +165,5 @@ class ClientContext:
         close themselves once it passes, unless a client takes them again)."""
         self._detach()
         self.background.close()
+        self.app_pages.close()
         return self.registry.close()

@@ -201,9 +201,10 @@ ARGVS: dict[str, tuple[list[str], str, Any]] = {
 }
 """One argv per subcommand that runs a row: the row and the params it must carry."""
 
-ELSEWHERE = {"serve", "engine", "run", "mcp", "login", "logout", "conformance-client"}
+ELSEWHERE = {"serve", "engine", "run", "mcp", "login", "logout", "conformance-client", "app"}
 """Subcommands no row runs: serving, the engine, `/mcp` lines (through the `mcp/command` row), the
-gateway, OAuth at a terminal (`cli_auth.py`), the conformance client."""
+gateway, OAuth at a terminal (`cli_auth.py`), the conformance client, an app served until the end of
+input (`cli_app.py`)."""
 
 
 def _subcommands() -> set[str]:

@@ -1,5 +1,5 @@
 --- `:Mcp [line]`: alone it opens the status float; a few subcommands are the plugin's own
---- (search, activate, call, calls, read, trust, review, restart, health, logs, folder, retry); every other line is sent to the
+--- (search, activate, call, calls, read, app, trust, review, restart, health, logs, folder, retry); every other line is sent to the
 --- sidecar's `mcp/command`, so each documented `/mcp` command works exactly as documented. A login
 --- line's result is carried to its end by login.lua.
 local Client = require("mcp_sidecar.client")
@@ -87,6 +87,15 @@ M.local_commands = {
         return notify("Usage: :Mcp read SERVER URI", vim.log.levels.ERROR)
       end
       require("mcp_sidecar.ui.actions").actions.read({ kind = "resource", server = args[1], uri = args[2] })
+    end,
+  },
+  app = {
+    complete = "server",
+    run = function(args)
+      if #args ~= 2 then
+        return notify("Usage: :Mcp app SERVER UI-URI", vim.log.levels.ERROR)
+      end
+      require("mcp_sidecar.apps").open(args[1], args[2])
     end,
   },
   trust = {

@@ -14,6 +14,7 @@ local M = {}
 ---@field notify? { failures: boolean, resource_updates: boolean, server_errors: boolean }
 ---@field elicitation? false|{ form: boolean, url: boolean }
 ---@field sampling? fun(request: table, done: fun(err: any, result: table|string|nil))
+---@field apps? boolean
 ---@field workspace_folders? string[]|fun(root: string): string[]
 ---@field search? { picker: "auto"|"builtin"|"select", limit: integer, debounce_ms: integer }
 ---@field prompt? { register: string }
@@ -49,6 +50,9 @@ local defaults = {
   -- The whole request, then the answer, is shown for your approval first (a float you read to its
   -- end; <CR> pages, then asks Approve / Decline). nil: sampling is not offered.
   sampling = nil,
+  -- MCP Apps: true offers servers the extension (io.modelcontextprotocol/ui), and :Mcp app SERVER URI
+  -- shows an app in your browser (a loopback page; each tool call it makes is asked here first).
+  apps = false,
   -- More folders offered to servers as roots, besides the workspace root (a list of paths, or
   -- function(root) returning one); :Mcp folder add DIR adds one while the sidecar runs.
   workspace_folders = nil,

@@ -28,6 +28,7 @@ local function handlers(root)
     -- Server questions answer later: see questions.lua (the handler yields in vim.lsp's coroutine).
     [P.client_requests.elicit] = Questions.handler("elicit"),
     [P.client_requests.sample] = Questions.handler("sample"),
+    [P.client_requests.app_confirm_call] = require("mcp_sidecar.apps").confirm_handler,
     [P.lsp.cancel_request] = function(_, params)
       Questions.on_cancel(params)
     end,

@@ -34,6 +34,9 @@ function M.mcp_capabilities()
   if type(Config.sampling) == "function" then
     caps.sampling = vim.empty_dict()
   end
+  if Config.apps == true then
+    caps.extensions = { ["io.modelcontextprotocol/ui"] = { mimeTypes = { "text/html;profile=mcp-app" } } }
+  end
   return next(caps) and caps or vim.empty_dict()
 end
 

@@ -46,6 +46,7 @@ M.requests = {
   calls_result = "mcp/calls/result",
   app_resource = "mcp/app/resource",
   app_call_tool = "mcp/app/callTool",
+  app_open = "mcp/app/open",
 }
 
 -- Notifications, sidecar to client (documented in docs/protocol.md).
@@ -64,10 +65,11 @@ M.notifications = {
   call_finished = "mcp/call/finished",
 }
 
--- Requests, sidecar to client: a server asks the person (documented in docs/protocol.md).
+-- Requests, sidecar to client: a server asks the person, an app asks to call a tool (documented in docs/protocol.md).
 M.client_requests = {
   elicit = "mcp/elicit",
   sample = "mcp/sample",
+  app_confirm_call = "mcp/app/confirmCall",
 }
 
 -- LSP notifications the plugin handles besides the sidecar's own.
