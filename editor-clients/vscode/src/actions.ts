@@ -26,6 +26,8 @@ export class Actions {
     private readonly outputs: OutputDocuments,
     readonly prompts: PromptPreviews,
     private readonly elicitations?: Elicitations,
+    /** Opens a called tool's MCP App beside its result. */
+    private readonly onCalled?: (args: P.JsonObject, result: P.CallToolResult) => void,
   ) {}
 
   /** Activates one exact tool id in the default session (the one chat uses). */
@@ -102,6 +104,7 @@ export class Actions {
     }
     const rendered = renderCallResult(result);
     await this.outputs.show(`${id} result`, rendered.text, rendered.language);
+    this.onCalled?.(argumentsValue, result);
     const called = argumentsValue;
     if (result.diagnostic?.code === "elicitation_required" && this.elicitations) {
       this.elicitations.offerRetry(result, () => void this.call(id, called));

@@ -21,6 +21,7 @@ import {
   type McpServerApi,
   mcpServerApi,
 } from "./gateway";
+import type * as P from "./protocol";
 
 // The shapes of vscode.d.ts 1.101 that the gateway uses: the engine's floor (1.95) fixes
 // @types/vscode, which has none of them, so they are declared here and feature-detected.
@@ -70,6 +71,8 @@ export class ChatSurface implements vscode.Disposable {
     private readonly client: SidecarClient,
     private readonly log: vscode.LogOutputChannel,
     private readonly extensionVersion: string,
+    /** Opens a called tool's MCP App (`mcp_call`). */
+    private readonly onCalled?: (args: P.JsonObject, result: P.CallToolResult) => void,
   ) {
     this.provider = {
       onDidChangeMcpServerDefinitions: this.changed.event,
@@ -121,7 +124,7 @@ export class ChatSurface implements vscode.Disposable {
     this.current = mode;
     void vscode.commands.executeCommand("setContext", CHAT_TOOLS_CONTEXT, mode);
     if (mode === "tools") {
-      this.tools ??= registerChatTools(this.client);
+      this.tools ??= registerChatTools(this.client, this.onCalled);
     } else {
       this.tools?.dispose();
       this.tools = undefined;

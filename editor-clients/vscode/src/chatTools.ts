@@ -76,7 +76,10 @@ export async function prepareCall(client: SidecarClient, input: CallInput): Prom
   };
 }
 
-export function registerChatTools(client: SidecarClient): vscode.Disposable {
+export function registerChatTools(
+  client: SidecarClient,
+  onCalled?: (args: P.JsonObject, result: P.CallToolResult) => void,
+): vscode.Disposable {
   if (!vscode.lm?.registerTool) return new vscode.Disposable(() => undefined);
   const discovery = vscode.lm.registerTool<P.JsonObject>("mcp_tools", {
     prepareInvocation(options) {
@@ -115,6 +118,8 @@ export function registerChatTools(client: SidecarClient): vscode.Disposable {
           { id: options.input.id, arguments: options.input.arguments ?? {}, forModel: true },
           { title: `MCP: ${oneLine(String(options.input.id))}`, eager: false, token },
         );
+        // A tool with an MCP App: the app opens beside the chat; the model reads the text as ever.
+        onCalled?.(options.input.arguments ?? {}, result);
         return textResult(callResultText(result));
       } catch (error) {
         return textResult(`Calling ${options.input.id} failed: ${describeError(error).message}`);

@@ -3,6 +3,7 @@
 import * as vscode from "vscode";
 import { Actions } from "./actions";
 import { Approvals } from "./approvals";
+import { Apps, appsEnabled } from "./apps";
 import { Bootstrap, userSidecarPath } from "./bootstrap";
 import { ChatSurface } from "./chatSurface";
 import { prepareCall } from "./chatTools";
@@ -60,6 +61,8 @@ export interface McpSidecarApi {
   onDidRenderProgress: vscode.Event<RenderedProgress>;
   /** What chat gets (`mcpSidecar.chat.tools`): the chat tools, or the gateway's MCP server definition. */
   chat: ChatSurface;
+  /** The MCP Apps on screen, and the modals they ask (tests replace `ask` and `openExternal`). */
+  apps: Apps;
   /** What `mcp_call` would show before calling (VS Code asks only inside a chat session). */
   prepareCall: (input: { id: string; arguments?: P.JsonObject }) => Promise<vscode.PreparedToolInvocation>;
 }
@@ -77,11 +80,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
       samplingEnabled(),
       backgroundAfterSeconds(),
       budgetSetting(),
+      appsEnabled(),
     ]);
   let launchedWith = launchSettings();
   // What servers may ask through the sidecar; sampling needs VS Code's language models.
   const capabilities = () =>
-    mcpCapabilities({ languageModels: languageModelsAvailable(), samplingEnabled: samplingEnabled() });
+    mcpCapabilities({
+      languageModels: languageModelsAvailable(),
+      samplingEnabled: samplingEnabled(),
+      appsEnabled: appsEnabled(),
+    });
   const client = new SidecarClient(log, trace, () => bootstrap.resolveLaunch(), capabilities);
   running = client;
   const store = new ServerStore(client);
@@ -94,12 +102,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
   const elicitations = new Elicitations(client, turns, log);
   const sampling = new Sampling(client, turns, outputs, log);
   const serverChannels = new ServerChannels(client);
-  const actions = new Actions(client, resources, outputs, prompts, elicitations);
+  const version = String(context.extension.packageJSON.version ?? "0");
+  const apps = new Apps(client, context.extensionUri, log, version);
+  const showApp = (args: P.JsonObject, result: P.CallToolResult) => void apps.showForCall(args, result);
+  const actions = new Actions(client, resources, outputs, prompts, elicitations, showApp);
   const view = new ServersView(client, store);
   const calls = new CallsView(client);
   const contextView = new ContextView(store);
   const approvals = new Approvals(client, store, log);
-  const chat = new ChatSurface(client, log, String(context.extension.packageJSON.version ?? "0"));
+  const chat = new ChatSurface(client, log, version, showApp);
 
   context.subscriptions.push(
     log,
@@ -117,6 +128,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
     elicitations,
     sampling,
     serverChannels,
+    apps,
     vscode.workspace.registerTextDocumentContentProvider(RESOURCE_SCHEME, resources),
     vscode.workspace.registerTextDocumentContentProvider(PROMPT_SCHEME, promptDocs),
     vscode.workspace.registerTextDocumentContentProvider(OUTPUT_SCHEME, outputs),
@@ -156,6 +168,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
         "mcpSidecar.sampling.enabled",
         "mcpSidecar.backgroundAfterSeconds",
         "mcpSidecar.sessionBudget",
+        "mcpSidecar.apps.enabled",
       ];
       if (!restarts.some((setting) => event.affectsConfiguration(setting))) return;
       // Only a change of what is used restarts: a workspace's mcpSidecar.path (ignored) does not.
@@ -191,6 +204,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<McpSid
     serverChannels,
     onDidRenderProgress,
     chat,
+    apps,
     prepareCall: (input) => prepareCall(client, input),
   };
 }

@@ -980,6 +980,8 @@ export interface ElicitationCompleteParams {
 export interface McpCapabilities {
   elicitation?: { form?: Record<string, never>; url?: Record<string, never> };
   sampling?: Record<string, never>;
+  /** MCP Apps: `{"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}`. */
+  extensions?: { [name: string]: { mimeTypes?: string[] } };
 }
 
 export interface ElicitFormParams {

@@ -18,11 +18,19 @@ import { stripControls } from "./sanitize";
 /**
  * `initializationOptions.mcpCapabilities`: form and URL elicitation always (the extension
  * renders both), sampling only where VS Code has a language model API and the person left
- * `mcpSidecar.sampling.enabled` on.
+ * `mcpSidecar.sampling.enabled` on, and MCP Apps unless `mcpSidecar.apps.enabled` is off (the
+ * extension renders them in a webview: src/apps.ts).
  */
-export function mcpCapabilities(options: { languageModels: boolean; samplingEnabled: boolean }): McpCapabilities {
+export function mcpCapabilities(options: {
+  languageModels: boolean;
+  samplingEnabled: boolean;
+  appsEnabled?: boolean;
+}): McpCapabilities {
   const capabilities: McpCapabilities = { elicitation: { form: {}, url: {} } };
   if (options.languageModels && options.samplingEnabled) capabilities.sampling = {};
+  if (options.appsEnabled) {
+    capabilities.extensions = { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } };
+  }
   return capabilities;
 }
 

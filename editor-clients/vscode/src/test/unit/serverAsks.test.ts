@@ -34,6 +34,17 @@ test("the capabilities: form and URL elicitation always, sampling only with lang
   });
 });
 
+test("MCP Apps are declared with their MIME type when mcpSidecar.apps.enabled is on, and not otherwise", () => {
+  assert.deepEqual(mcpCapabilities({ languageModels: false, samplingEnabled: false, appsEnabled: true }), {
+    elicitation: { form: {}, url: {} },
+    extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } },
+  });
+  assert.equal(
+    mcpCapabilities({ languageModels: true, samplingEnabled: true, appsEnabled: false }).extensions,
+    undefined,
+  );
+});
+
 test("the URL consent shows the message, the whole URL and its host, and names the host on the Open button", () => {
   const consent = urlConsent({
     server: "billing",
