@@ -9,6 +9,8 @@
 # MCP_E2E_ONLY=<regex>: only the extension-host cases whose names match (after the activation
 # case), and no UI walk, for a quicker loop while working on a few cases.
 # --install-only: install what the tests need, and stop (scripts/test runs it early, in the background).
+# MCP_UI_ONLY=apps: only the MCP Apps walk (scripts/apps-ui-test.mjs): no wheel install test, no
+# extension-host suite, no main walk.
 set -euo pipefail
 INSTALL_ONLY=0
 [[ "${1:-}" == "--install-only" ]] && INSTALL_ONLY=1
@@ -76,8 +78,10 @@ echo "==> vscode: package the .vsix (with the sidecar wheel)"
 node scripts/package.mjs --python "$PY" >/dev/null
 ls -l dist/mcp-sidecar.vsix | awk '{print "    " $5 " bytes  " $9}'
 # package.mjs minifies dist/extension.js; the extension-host suite loads the same bundle.
-echo "==> vscode: the bundled wheel installs into a private venv (the 'Install It' path)"
-node --test --test-reporter=spec dist-test/install/wheel.test.js
+if [ -z "${MCP_UI_ONLY:-}" ]; then
+  echo "==> vscode: the bundled wheel installs into a private venv (the 'Install It' path)"
+  node --test --test-reporter=spec dist-test/install/wheel.test.js
+fi
 
 RUN="$(mktemp -d)"
 SPID="" OAUTH_PID="" KEYRING_PID="" BUS_PID=""
@@ -96,7 +100,8 @@ trap cleanup EXIT
 # The sidecar, its fixture servers and VS Code write only below $RUN.
 export MCP_SIDECAR_HOME="$RUN/home" XDG_STATE_HOME="$RUN/state" XDG_CACHE_HOME="$RUN/cache" \
   XDG_CONFIG_HOME="$RUN/config" XDG_DATA_HOME="$RUN/data" MCP_TEST_PYTHON="$PY" \
-  MCP_TEST_NODE="$(command -v node)" MCP_TEST_EVERYTHING="$EVERYTHING_JS"
+  MCP_TEST_NODE="$(command -v node)" MCP_TEST_EVERYTHING="$EVERYTHING_JS" \
+  MCP_TEST_APP_SERVER="$ROOT/tests/node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js"
 # The extension finds the sidecar through mcpSidecar.path, a machine-scoped setting: in this
 # remote window it is read from the VS Code server's machine settings (<user-data-dir>/Machine),
 # never from the workspace. PATH cannot carry it: the VS Code server gives extension hosts the
@@ -164,6 +169,18 @@ SPID=$!
 for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/version" && break; sleep 0.1; done
 curl -sf -o /dev/null "http://127.0.0.1:$PORT/version" || { echo "the VS Code server did not start"; cat "$RUN/server.log"; exit 1; }
 
+apps_walk() {
+  echo "==> vscode: MCP Apps in the workbench (Playwright): server-basic-vanillajs's app in a webview"
+  # A workspace of its own: no project server (and no approval modal) in the way.
+  mkdir -p "$RUN/apps-ws"
+  node scripts/apps-ui-test.mjs "http://127.0.0.1:$PORT" "$RUN/apps-ws" "$ART"
+}
+if [ "${MCP_UI_ONLY:-}" = apps ]; then
+  apps_walk
+  echo "    screenshots: $(cd "$ART" && ls *.png | tr '\n' ' ')"
+  exit 0
+fi
+
 echo "==> vscode: extension-host suite (real VS Code $(server --version 2>/dev/null | head -1), real sidecar)"
 EXTTESTS_LOG="$ART/workbench-console.log" EXTTESTS_SCREENSHOT="$ART/exttests-failure.png" node scripts/run-exttests.mjs "http://127.0.0.1:$PORT" "$RUN/ws" "$EXT" "$EXT/dist-test/e2e/index.js" 420
 
@@ -173,5 +190,6 @@ if [ -n "${MCP_E2E_ONLY:-}" ]; then
 fi
 echo "==> vscode: workbench UI (Playwright, headless Chromium) with screenshots"
 MCP_TEST_SERVERS="$SERVERS" node scripts/ui-test.mjs "http://127.0.0.1:$PORT" "$RUN/ws" "$ART"
+apps_walk
 echo "    screenshots: $(cd "$ART" && ls *.png | tr '\n' ' ')"
 echo "    VS Code step done in $((SECONDS - START)) s"
