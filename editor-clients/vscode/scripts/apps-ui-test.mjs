@@ -4,7 +4,9 @@
 // from MCP: Search, and its app (a clock) opens in a webview panel: the sandboxed frame shows
 // the time the call returned (the bridge's tool-result), its "Get Server Time" button asks the
 // person through a modal before the app's own tools/call runs (then shows a new time), and its
-// "Open Link" asks before anything opens. Saves a screenshot of every step into ARTIFACTS_DIR.
+// "Open Link" asks before anything opens; inside the frame, a fetch of a reachable server is
+// refused by the policy (connect-src) and the page above is out of reach. Saves a screenshot
+// of every step into ARTIFACTS_DIR.
 // Usage: node apps-ui-test.mjs BASE_URL WORKSPACE ARTIFACTS_DIR
 // Environment: MCP_SIDECAR_HOME (its mcp.json gets the server), MCP_TEST_NODE, MCP_TEST_APP_SERVER
 // (server-basic-vanillajs's dist/index.js).
@@ -110,6 +112,40 @@ await step("calling get-time from MCP: Search opens its app, which shows the cal
   await app.locator("#get-time-btn").waitFor();
   console.log(`    the app shows the call's time ${first}`);
   await snap("app-rendered");
+});
+
+await step("the app runs sandboxed: no network, no way into the page or the VS Code API", async () => {
+  const frame = page.frames().find((f) => f.url() === "about:srcdoc");
+  if (!frame)
+    throw new Error(
+      `no app frame among ${page
+        .frames()
+        .map((f) => f.url())
+        .join(", ")}`,
+    );
+  // A server this browser can reach (the VS Code server itself): the policy must block it.
+  const probe = await frame.evaluate(async (url) => {
+    const violation = new Promise((resolve) => {
+      document.addEventListener("securitypolicyviolation", (e) => resolve(e.effectiveDirective), { once: true });
+      setTimeout(() => resolve("no violation reported within 10 s"), 10_000);
+    });
+    const fetched = await fetch(url).then(
+      () => "fetched",
+      (error) => `refused: ${error}`,
+    );
+    let parent = "";
+    try {
+      parent = typeof window.parent.document;
+    } catch (error) {
+      parent = `blocked: ${error.name}`;
+    }
+    return { fetched, violation: await violation, parent, api: typeof acquireVsCodeApi, origin: window.origin };
+  }, `${base}/version`);
+  console.log(`    ${JSON.stringify(probe)}`);
+  if (!probe.fetched.startsWith("refused")) throw new Error(`the app reached ${base}/version`);
+  if (probe.violation !== "connect-src") throw new Error(`violation: ${probe.violation}`);
+  if (!probe.parent.startsWith("blocked")) throw new Error(`the app reads its parent's document: ${probe.parent}`);
+  if (probe.api !== "undefined" || probe.origin !== "null") throw new Error(`api ${probe.api}, origin ${probe.origin}`);
 });
 
 await step("the app's own tools/call asks first; allowed, the app shows the new time", async () => {

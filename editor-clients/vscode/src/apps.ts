@@ -85,16 +85,24 @@ export class Apps implements vscode.Disposable {
   }
 
   /**
-   * Opens the app of the tool `result` came from, when it has one and apps are on; any failure
-   * is a warning (the call's result was shown already).
+   * Opens the app of the tool `result` came from, when it has one and apps are on; an app that
+   * cannot be shown is a warning (the call's result was shown already).
    */
   async showForCall(args: P.JsonObject, result: P.CallToolResult): Promise<ShownApp | undefined> {
-    if (!appsEnabled() || result.background) return undefined;
+    // A background call has no result yet; a call waiting for a browser step is retried instead.
+    if (!appsEnabled() || result.background || result.diagnostic?.code === "elicitation_required") return undefined;
+    let tool: P.ToolDefinition | undefined;
     try {
       const catalog = await this.client.request(P.serverTools, { server: result.server });
-      const tool = catalog.tools.find((t) => t.name === result.tool);
-      const uri = tool?.ui?.resourceUri;
-      if (!tool || !uri) return undefined;
+      tool = catalog.tools.find((t) => t.name === result.tool);
+    } catch (error) {
+      // Most tools have no app: not finding out is no reason to bother the person.
+      this.log.info(`Whether ${result.id} has an app is unknown: ${describeError(error).message}`);
+      return undefined;
+    }
+    const uri = tool?.ui?.resourceUri;
+    if (!tool || !uri) return undefined;
+    try {
       const resource = await this.client.request(P.appResource, { server: result.server, uri });
       return this.open(tool, resource, { arguments: args as JsonObject, result: mcpResult(result) });
     } catch (error) {
