@@ -136,10 +136,12 @@ export class Apps implements vscode.Disposable {
     const border = (resource.ui as { prefersBorder?: unknown } | undefined)?.prefersBorder === true;
     webview.html = pageHtml(pagePolicy, script.toString(), `${tool.name} · ${app.uri}`, border);
     let shown: ShownApp | undefined;
+    // Questions an app queued are not asked once its panel is closed.
+    let open = true;
     const host: AppHost = {
       send: (message) => void webview.postMessage({ kind: "app", message }),
-      callTool: (name, args) => this.callTool(app, name, args),
-      openLink: (url) => this.openLink(app, url),
+      callTool: (name, args) => this.callTool(app, name, args, () => open),
+      openLink: (url) => this.openLink(app, url, () => open),
       showMessage: (text) =>
         void vscode.window.showInformationMessage(
           `MCP app of ${oneLine(app.server)} says (not sent to chat): ${capped(oneLine(text), 500).text}`,
@@ -171,6 +173,7 @@ export class Apps implements vscode.Disposable {
       },
     );
     panel.onDidDispose(() => {
+      open = false;
       bridge.dispose();
       subscription.dispose();
       if (shown) this.shown.delete(shown);
@@ -210,12 +213,14 @@ export class Apps implements vscode.Disposable {
     app: { server: string; uri: string },
     name: string,
     args: JsonObject,
+    showing: () => boolean,
   ): Promise<AppLaunch["result"]> {
     const allowed = await this.approvals.decide(app, name, async () => {
+      if (!showing()) return false;
       const question = callQuestion(app, name, args);
       return (await this.ask(question.message, { modal: true, detail: question.detail }, ALLOW)) === ALLOW;
     });
-    if (!allowed) throw new AppRefusal("The person declined the tool call.");
+    if (!allowed || !showing()) throw new AppRefusal("The person declined the tool call.");
     try {
       const result = await this.client.request(P.appCallTool, { ...app, name, arguments: args as P.JsonObject });
       return mcpResult(result);
@@ -224,12 +229,13 @@ export class Apps implements vscode.Disposable {
     }
   }
 
-  private async openLink(app: { server: string; uri: string }, url: string): Promise<boolean> {
+  private async openLink(app: { server: string; uri: string }, url: string, showing: () => boolean): Promise<boolean> {
     const parsed = openableLink(url);
     if (!parsed) {
       this.log.warn(`App ${app.server} · ${app.uri} asked to open a link that is not http(s) or mailto; refused.`);
       return false;
     }
+    if (!showing()) return false;
     const question = linkQuestion(app, parsed);
     if ((await this.ask(question.message, { modal: true, detail: question.detail }, OPEN)) !== OPEN) return false;
     return this.openExternal(vscode.Uri.parse(parsed.href, true));
