@@ -5,8 +5,9 @@
 // the time the call returned (the bridge's tool-result), its "Get Server Time" button asks the
 // person through a modal before the app's own tools/call runs (then shows a new time), and its
 // "Open Link" asks before anything opens; inside the frame, a fetch of a reachable server is
-// refused by the policy (connect-src) and the page above is out of reach. Saves a screenshot
-// of every step into ARTIFACTS_DIR.
+// refused by the policy (connect-src) and the page above is out of reach. Then a second official
+// server, @modelcontextprotocol/server-system-monitor: its get-system-info opens a chart app that
+// shows the call's result, then polls its app-only tool poll-system-stats, asked first. Saves a screenshot of every step into ARTIFACTS_DIR.
 // Usage: node apps-ui-test.mjs BASE_URL WORKSPACE ARTIFACTS_DIR
 // Environment: MCP_SIDECAR_HOME (its mcp.json gets the server), MCP_TEST_NODE, MCP_TEST_APP_SERVER
 // (server-basic-vanillajs's dist/index.js).
@@ -21,6 +22,9 @@ const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const config = path.join(process.env.MCP_SIDECAR_HOME, "mcp.json");
 const servers = JSON.parse(readFileSync(config, "utf8"));
 servers.mcpServers.apps = { command: process.env.MCP_TEST_NODE, args: [process.env.MCP_TEST_APP_SERVER, "--stdio"] };
+// server-system-monitor sits beside server-basic-vanillajs in tests/node_modules/@modelcontextprotocol.
+const MONITOR = path.resolve(process.env.MCP_TEST_APP_SERVER, "../../../server-system-monitor/dist/index.js");
+servers.mcpServers.monitor = { command: process.env.MCP_TEST_NODE, args: [MONITOR, "--stdio"] };
 writeFileSync(config, JSON.stringify(servers, null, 2));
 
 const browser = await launchChromium();
@@ -182,6 +186,33 @@ await step("the app's Open Link asks before anything opens; Cancel opens nothing
   await dialog.locator(".monaco-button", { hasText: "Cancel" }).click();
   await dialog.waitFor({ state: "hidden" });
   if (browser.contexts()[0].pages().length !== pages) throw new Error("a page opened");
+});
+
+await step("a second app server: get-system-info opens its chart app with the call's result", async () => {
+  await runPaletteCommand("MCP: Search");
+  await quickInput.locator(".quick-input-title", { hasText: "MCP: Search" }).waitFor();
+  await page.keyboard.type("system information hostname platform memory");
+  await quickRows.filter({ hasText: "monitor.get-system-info" }).first().click();
+  await quickRows.filter({ hasText: "Call with arguments" }).first().click();
+  await quickRows.filter({ hasText: "Submit" }).first().click();
+  await page.locator(".tab", { hasText: "Get System Info · monitor" }).waitFor();
+  const monitor = page.frameLocator("iframe.webview").last().frameLocator("#active-frame").frameLocator("#app");
+  const hostname = monitor.locator("#info-hostname");
+  await hostname.filter({ hasText: /\S/ }).filter({ hasNotText: /^-+$/ }).waitFor();
+  console.log(`    the app shows the host ${(await hostname.textContent())?.trim()}`);
+  // The app starts polling its app-only tool on the result by itself: asked first, then the
+  // memory figure fills in.
+  await dialog.filter({ hasText: 'asks to call its tool "poll-system-stats"' }).waitFor();
+  await dialog.locator(".monaco-button", { hasText: "Allow" }).click();
+  await dialog.waitFor({ state: "hidden" });
+  await monitor
+    .locator("#memory-percent")
+    .filter({ hasText: /\d+(\.\d+)?%/ })
+    .waitFor();
+  console.log(
+    `    the app polled poll-system-stats: memory ${(await monitor.locator("#memory-percent").textContent())?.trim()}`,
+  );
+  await snap("second-app-polling");
 });
 
 console.log(`${passed} passed, 0 failed`);

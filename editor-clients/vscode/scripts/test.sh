@@ -170,7 +170,7 @@ for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/version" &
 curl -sf -o /dev/null "http://127.0.0.1:$PORT/version" || { echo "the VS Code server did not start"; cat "$RUN/server.log"; exit 1; }
 
 apps_walk() {
-  echo "==> vscode: MCP Apps in the workbench (Playwright): server-basic-vanillajs's app in a webview"
+  echo "==> vscode: MCP Apps in the workbench (Playwright): server-basic-vanillajs's and server-system-monitor's apps in webviews"
   # A workspace of its own: no project server (and no approval modal) in the way.
   mkdir -p "$RUN/apps-ws"
   node scripts/apps-ui-test.mjs "http://127.0.0.1:$PORT" "$RUN/apps-ws" "$ART"
