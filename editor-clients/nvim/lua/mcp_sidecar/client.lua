@@ -210,6 +210,18 @@ function M.ensure(root)
   return vim.lsp.get_client_by_id(id)
 end
 
+--- The running client of a root, never starting one: nil while none runs, and from the moment a
+--- stop was asked (a request then would start a new sidecar beside the one shutting down).
+---@param root? string
+---@return vim.lsp.Client?
+function M.running(root)
+  local entry = M.roots[root or M.root()]
+  local client = entry and entry.id and vim.lsp.get_client_by_id(entry.id)
+  if client and not client.is_stopped(client) and entry.stopping ~= client.id then
+    return client
+  end
+end
+
 --- Send a request; `cb(err, result)` runs on the main loop.
 ---@param method string
 ---@param params? table

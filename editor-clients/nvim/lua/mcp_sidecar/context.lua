@@ -22,15 +22,16 @@ local in_flight, stale = false, false
 
 --- Read the session's active tools again (one request at a time; a change meanwhile asks once more).
 function M.refresh()
-  if State.sidecar ~= "running" then
-    return
+  local Client = require("mcp_sidecar.client")
+  if State.sidecar ~= "running" or not Client.running() then
+    return -- never a new sidecar for this (one that is stopping would be replaced by it)
   end
   if in_flight then
     stale = true
     return
   end
   in_flight, stale = true, false
-  require("mcp_sidecar.client").request(P.m.active_tools, { session = Config.session }, function(err, result)
+  Client.request(P.m.active_tools, { session = Config.session }, function(err, result)
     in_flight = false
     if not err and type(result) == "table" then
       State.set_active(result)
