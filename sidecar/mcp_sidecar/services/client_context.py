@@ -139,6 +139,7 @@ class ClientContext:
             completion=self.completion,
             prompts=self.prompts,
             background=self.background,
+            exposure=self.exposure,
         )
         self.profiles = Profiles(self.configuration, self.sessions, self.activation, self.notifier, self.hub)
         """This client's profile: what it searches, and the tools it starts with."""

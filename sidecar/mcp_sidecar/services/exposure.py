@@ -91,6 +91,9 @@ class ToolExposure:
         self._configuration = configuration
         self._registry = registry
         self._catalogs = catalogs
+        self.chat_budget: int | None = None
+        """The client's chat tools' budget (`initializationOptions.chatExposeBudget`): while every tool costs at
+        most that, its `mcp_call` calls any tool without an activation. None (the default): never."""
 
     def counted(self) -> list[ServerConnection]:
         """The servers whose tools count: enabled, and searched by the client's profile."""
@@ -117,6 +120,14 @@ class ToolExposure:
         if tokens is not None:
             return ServerCost(conn.name, len(visible), sum(tokens.get(name, 0) for name in visible)), False
         return ServerCost(conn.name, len(visible), sum(fallback_tokens(d) for d in visible.values())), True
+
+    async def chat_within(self) -> Measure | None:
+        """The measure when the client set a chat budget and every tool of the counted servers costs at most
+        that (its chat's `mcp_call` then calls any of them without an activation), else None."""
+        if self.chat_budget is None:
+            return None
+        measured = await self.measure()
+        return measured if lists_all("auto", measured.tokens, self.chat_budget) else None
 
     def tools(self) -> list[tuple[str, dict[str, Any], str]]:
         """(server, descriptor, canonical text) of every visible tool of the counted servers whose catalog is
