@@ -160,3 +160,21 @@ async def test_proxy_mode_lists_its_two_tools_whatever_the_rule(home: Path) -> N
         assert sorted(await tool_names(host)) == OPENING
         called = await host.call_tool("mcp_call", {"id": "basic.echo", "arguments": {"text": "x"}})
         assert called.is_error  # proxy mode: activate first, as ever
+
+
+async def test_a_listed_tool_that_changed_before_its_call_is_refused(home: Path) -> None:
+    # A host that does not list again when told: its list still has echo as it was.
+    async with gateway(home, "--expose", "all", relists=False) as (host, changes):
+        listed = {t.name: t for t in (await host.list_tools()).tools}
+        assert listed["basic__echo"].input_schema["required"] == ["text"]
+        since = changes.count
+        changed = await host.call_tool("basic__redefine", {"mode": "change"})  # echo now takes `prefix` too
+        assert not changed.is_error
+        await changes.next(since)  # the gateway measured the new catalog and told the host
+        refused = await host.call_tool("basic__echo", {"text": "old schema"})
+        assert refused.is_error
+        assert text_of(refused).startswith("basic: [tool_changed] basic__echo was removed: its server changed it.")
+        relisted = {t.name: t for t in (await host.list_tools()).tools}
+        assert sorted(relisted["basic__echo"].input_schema["required"]) == ["prefix", "text"]
+        called = await host.call_tool("basic__echo", {"text": "new", "prefix": "> "})
+        assert not called.is_error, text_of(called)

@@ -372,9 +372,8 @@ class Gateway:
             return _text(done["text"], True)
         if active.canonical != listed[2]:
             self.app.sessions.deactivate(host.session, [tool_id], "tool changed")  # the host is told (`Hosts`)
-            return _refusal(
-                "tool_changed", refusals.gone(self.app, host, tool_id, "tool_changed", self._natively(host))
-            )
+            why = refusals.gone(self.app, host, tool_id, "tool_changed", self._natively(host))
+            return _refusal("tool_changed", why, listed[0])
         self.hosts.changed(host, tell=False)  # listed already: a durable session keeps it, nothing to tell
         return None
 
