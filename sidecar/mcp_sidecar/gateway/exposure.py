@@ -76,7 +76,7 @@ class Exposing:
                 await asyncio.wait_for(self._ready.wait(), within_s)
             except TimeoutError:
                 log.warning(
-                    "gateway --expose %s: no measure within %.0f s; listing by search meanwhile", self.mode, within_s
+                    "gateway --expose %s: not measured within %.0f s: searched until it is", self.mode, within_s
                 )
 
     async def _run(self) -> None:
