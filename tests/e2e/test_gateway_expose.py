@@ -73,7 +73,7 @@ async def listed_until(host: Client, changes: Changes, wanted: list[str], what: 
     """The host's tools once their sorted names are `wanted`, listing again on each `list_changed`."""
     while True:
         since = changes.count
-        tools = list((await host.list_tools()).tools)
+        tools = list((await host.list_tools(cache_mode="bypass")).tools)
         if sorted(t.name for t in tools) == wanted:
             return tools
         try:

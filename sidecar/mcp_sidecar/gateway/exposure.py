@@ -42,6 +42,9 @@ class Exposing:
         """The last measure (None before the first, and always with `search`)."""
         self.every = False
         """Whether every tool is listed now."""
+        self._tools: Exposed = {}
+        """The tools listed because every tool is, as the last measure found them (a catalog fetched since is
+        listed once measured: what the hosts list is always what was counted)."""
         self._dirty = False
         self._running: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
@@ -89,6 +92,8 @@ class Exposing:
         every = lists_all(self.mode, measured.tokens, self.budget)
         before, was = self.measure, self.every
         self.measure, self.every = measured, every
+        found = self._app.exposure.tools() if every else []
+        self._tools = {f"{server}.{d['name']}": (server, d, canonical) for server, d, canonical in found}
         if before is None:
             log.info("gateway --expose %s: %s", self.mode, self._describe(measured, every))
         elif was != every:
@@ -101,7 +106,7 @@ class Exposing:
                 self._describe(measured, every),
             )
         self._ready.set()
-        now = _key(self.tools())
+        now = _key(self._tools)
         if now == self._last:
             return
         self._last = now
@@ -121,9 +126,7 @@ class Exposing:
 
     def tools(self) -> Exposed:
         """The tools every host lists now because every tool is (none when they are searched)."""
-        if not self.every:
-            return {}
-        return {f"{server}.{d['name']}": (server, d, canonical) for server, d, canonical in self._app.exposure.tools()}
+        return dict(self._tools)
 
 
 def _key(exposed: Exposed) -> dict[str, str]:
