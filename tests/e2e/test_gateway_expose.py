@@ -9,6 +9,7 @@ same tokenizer loaded here.
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -178,3 +179,15 @@ async def test_a_listed_tool_that_changed_before_its_call_is_refused(home: Path)
         assert sorted(relisted["basic__echo"].input_schema["required"]) == ["prefix", "text"]
         called = await host.call_tool("basic__echo", {"text": "new", "prefix": "> "})
         assert not called.is_error, text_of(called)
+
+
+async def test_a_profile_lists_and_counts_its_servers_only(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    other = stdio("basic.py", "--tools-count", "60")  # alone past the budget: outside the profile, it counts nothing
+    document = {"mcpServers": {**BASIC, "other": other}, "profiles": {"review": {"servers": ["basic"]}}}
+    (home / "mcp.json").write_text(json.dumps(document), encoding="utf-8")
+    async with gateway(home, "--profile", "review", "--expose", "auto") as (host, _):
+        names = sorted(await tool_names(host))
+    assert names == sorted([*OPENING, *(f"basic__{n}" for n in BASIC_TOOLS)])
+    assert measures(home)[0][1:3] == (len(BASIC_TOOLS), 1)
