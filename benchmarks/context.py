@@ -14,6 +14,10 @@
    Per catalog (the reference servers, and the 30 real servers of `data/task_catalogs.json`): the
    totals, their ratio to the estimate, and each tool's error (median, 90th percentile, worst).
    UTF-8 bytes / 4, the usual rule of thumb (`gateway.py`'s context figure), is shown beside them.
+4. The gateway's `tools/list` under each `--expose` mode (`auto` at its default budget, `search`,
+   `all`), for every reference server and for the three smallest: what the host lists, its tools
+   and their cost counted here as the host received them (descriptions cut at 2,000 characters, output
+   schemas its protocol version cannot take left out), and the gateway's own line (the servers' definitions).
 3. What counting costs: the 488 tools of `data/task_catalogs.json` and 10,000 generated tools
    (`_synthetic_server.generate_tools`), each with a counter of its own (empty caches), in a
    worker thread as the sidecar counts, and again once its caches are warm.
@@ -29,6 +33,7 @@ import argparse
 import asyncio
 import importlib.util
 import json
+import re
 import statistics
 import sys
 import tempfile
@@ -90,6 +95,56 @@ def bytes_over_four(text: str) -> int:
 def catalogs(path: Path) -> dict[str, list[dict[str, Any]]]:
     servers = json.loads(path.read_text(encoding="utf-8"))["servers"]
     return {name: server["tools"] for name, server in servers.items()}
+
+
+# --------------------------------------------------------------------------- 4: the gateway's list
+
+SMALL = ("time", "fetch", "sequential-thinking")
+EXPOSE_MODES = ("auto", "search", "all")
+MEASURED = re.compile(r"gateway --expose \w+: (\d+ tools of .*)$", re.MULTILINE)
+
+
+async def gateway_lists(
+    servers: Sequence[str], mode: str, counter: token_count.TokenCounter
+) -> tuple[int, int, int, str]:
+    """(tools listed, server tools among them, their tokens counted here, the gateway's decision) of one
+    real gateway's `tools/list` once it measured its servers."""
+    from mcp import Client, StdioServerParameters  # the SDK: only for this part
+
+    with tempfile.TemporaryDirectory(prefix="context-bench-gateway-") as tmp:
+        home = Path(tmp)
+        write_config(
+            home,
+            {name: {"command": PYTHON, "args": [str(SYNTHETIC), "--catalog", str(REFERENCE), "--server", name]}
+             for name in servers},
+        )  # fmt: skip
+        log = home / "gateway.log"
+        argv = ["-m", "mcp_sidecar", "-v", "--log-file", str(log), "mcp", "--expose", mode]
+        params = StdioServerParameters(command=PYTHON, args=argv, env=sidecar_env(home), cwd=str(ROOT))
+        async with Client(params, read_timeout_seconds=120) as host:
+            listed = (await host.list_tools()).tools
+            if mode != "search":  # a first list that came before the measure (a slow start): the list after it
+                deadline = time.monotonic() + 120
+                while True:
+                    if MEASURED.search(log.read_text(encoding="utf-8")) or time.monotonic() > deadline:
+                        break
+                    await asyncio.sleep(0.2)
+                listed = (await host.list_tools()).tools
+        found = MEASURED.findall(log.read_text(encoding="utf-8"))
+    tools = [t for t in listed if t.name not in ("mcp_tools", "mcp_call")]
+    tokens = sum(counter.tool(t.model_dump(by_alias=True, exclude_none=True)) for t in tools)
+    return len(listed), len(tools), tokens, found[0] if found else "(not measured)"
+
+
+async def report_gateway(reference: dict[str, list[dict[str, Any]]], counter: token_count.TokenCounter) -> None:
+    rows: list[list[Any]] = []
+    for label, servers in (("all 7 reference servers", list(reference)), ("the 3 smallest", list(SMALL))):
+        for mode in EXPOSE_MODES:
+            listed, tools, tokens, decision = await gateway_lists(servers, mode, counter)
+            rows.append([label, mode, listed, tools, tokens, decision])
+    print(table(["servers", "--expose", "listed", "server tools", "their tokens", "the gateway's log"], rows,
+                "4. The gateway's tools/list under each --expose mode (default budget), once measured"))  # fmt: skip
+    print()
 
 
 # --------------------------------------------------------------------------- 1: through the sidecar
@@ -238,6 +293,7 @@ async def run(args: argparse.Namespace) -> int:
         tasks = catalogs(TASKS)
         error_table(f"2b. Error on the {len(tasks)} real servers of task_catalogs.json",
                     [t for ts in tasks.values() for t in ts], counter, others)  # fmt: skip
+    await report_gateway(reference, counter)
     costs = [await counting_cost("reference servers", list(reference.values()))]
     if not args.quick:
         costs.append(await counting_cost("task_catalogs.json", list(catalogs(TASKS).values())))

@@ -23,6 +23,7 @@ from pygls.protocol import (
 from pygls.uris import to_fs_path
 
 from mcp_sidecar import __version__, heavy, tasks
+from mcp_sidecar.catalog.context_budget import MAX_BUDGET
 from mcp_sidecar.config import budget
 from mcp_sidecar.config.budget import Budget
 from mcp_sidecar.connections.client_hooks import ClientOffer
@@ -162,6 +163,18 @@ def _session_budget(options: Any) -> Budget:
     return Budget(**values)
 
 
+def _chat_budget(options: Any) -> int | None:
+    """`initializationOptions.chatExposeBudget`: while every tool costs at most this many tokens, the chat's
+    `mcp_call` calls any tool without an activation; absent or null: never (the default)."""
+    value = options.get("chatExposeBudget") if isinstance(options, dict) else None
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_BUDGET:
+        return value
+    log.warning("initializationOptions.chatExposeBudget must be tokens from 0 to %d, or null; using null", MAX_BUDGET)
+    return None
+
+
 def _choose_profile(app: Sidecar, options: Any) -> None:
     """`initializationOptions.profile`: a profile's name (null: none); anything else is none (logged).
     Without it, the command line's `--profile` stays."""
@@ -218,6 +231,7 @@ def create_server(
         )
         _offer_client_side(app, params)
         app.background.after = _background_after(options)
+        app.exposure.chat_budget = _chat_budget(options)
         _choose_profile(app, options)
         app.configuration.budget_setting = _session_budget(options)
         # numpy and the embedding model (about 60 ms) now, when the disk cache holds catalogs a

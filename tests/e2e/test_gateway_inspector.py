@@ -67,7 +67,7 @@ def stdio_target(home: Path) -> list[str]:
     if "PYTHONPATH" in os.environ:
         variables["PYTHONPATH"] = os.environ["PYTHONPATH"]
     given = [word for name, value in variables.items() for word in ("-e", f"{name}={value}")]
-    return [*given, "--", sys.executable, "-m", "mcp_sidecar", "mcp"]
+    return [*given, "--", sys.executable, "-m", "mcp_sidecar", "mcp", "--expose", "search"]
 
 
 def http_target(gateway: HttpGateway) -> list[str]:

@@ -14,6 +14,8 @@ from typing import Any
 import mcp_types as types
 from mcp import Client, StdioServerParameters
 
+from support.expose import searched
+
 
 @dataclass
 class Changes:
@@ -37,7 +39,7 @@ class Changes:
 
 
 def gateway_params(home: Path, *args: str, project: Path | None = None) -> StdioServerParameters:
-    argv = ["-m", "mcp_sidecar", "-v", "--log-file", str(home / "gateway.log"), "mcp", *args]
+    argv = ["-m", "mcp_sidecar", "-v", "--log-file", str(home / "gateway.log"), "mcp", *searched(args)]
     if project is not None:
         argv += ["--project", str(project)]
     return StdioServerParameters(command=sys.executable, args=argv, env={**os.environ, "MCP_SIDECAR_HOME": str(home)})

@@ -18,6 +18,8 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from support.expose import searched
+
 ANNOUNCED = re.compile(r"^mcp-sidecar: MCP over HTTP at (http://\S+) \(send the header: Authorization: Bearer (.+)\)$")
 """The one line the gateway prints at start: its URL and the token (or `<the token in PATH>`)."""
 START_TIMEOUT_S = 60.0
@@ -61,7 +63,7 @@ class HttpGateway:
 
 
 def gateway_command(home: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "mcp_sidecar", "-vv", "--log-file", str(home / "gateway.log"), "mcp", *args]
+    return [sys.executable, "-m", "mcp_sidecar", "-vv", "--log-file", str(home / "gateway.log"), "mcp", *searched(args)]
 
 
 def gateway_env(home: Path) -> dict[str, str]:

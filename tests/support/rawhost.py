@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from support.expose import searched
+
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
 CLIENT_INFO = {"name": "raw-host", "version": "0"}
@@ -155,7 +157,7 @@ class RawHost:
 
 
 def gateway_argv(home: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "mcp_sidecar", "-v", "--log-file", str(home / "gateway.log"), "mcp", *args]
+    return [sys.executable, "-m", "mcp_sidecar", "-v", "--log-file", str(home / "gateway.log"), "mcp", *searched(args)]
 
 
 @asynccontextmanager

@@ -356,6 +356,7 @@ PER_CLIENT = tuple(
         "completion",
         "model_tool",
         "background",
+        "exposure",
         "commands",
         "profiles",
         "config_edits",

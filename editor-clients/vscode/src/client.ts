@@ -21,6 +21,7 @@ import {
   type WorkDoneProgressReport,
 } from "vscode-languageserver-protocol";
 import type { ClientState } from "./format";
+import { CHAT_EXPOSE_BUDGET } from "./gateway";
 import * as P from "./protocol";
 import { Backoff, Serializer } from "./serial";
 
@@ -179,6 +180,8 @@ export class SidecarClient implements vscode.Disposable {
         trustGranted: this.takeTrustGrant(),
         interactive: true,
         mcpCapabilities: this.capabilities(),
+        // The chat tools follow the gateway's rule: every tool callable at once while they cost little.
+        chatExposeBudget: CHAT_EXPOSE_BUDGET,
         // The window's profile (mcpSidecar.profile, a workspace setting too); MCP: Choose Profile switches.
         ...profileOption(),
         // A tool call still running after this many seconds goes on in the background (Background Calls).

@@ -16,6 +16,14 @@ export const CHAT_TOOLS_CONTEXT = "mcpSidecar.chatTools";
 export const GATEWAY_PROVIDER_ID = "mcpSidecar.gateway";
 export const GATEWAY_LABEL = "MCP Sidecar";
 
+/**
+ * What the chat tools may cost before they are left to the search (`initializationOptions.chatExposeBudget`,
+ * tokens): the gateway's default `--expose-budget`, 2 % of a 200,000-token window. While every tool of the
+ * servers costs at most this, `mcp_call` calls any tool without an activation and `mcp_tools`' first answer
+ * says so (issue 34's rule, which gateway mode inherits from the gateway itself).
+ */
+export const CHAT_EXPOSE_BUDGET = 4000;
+
 /** The user's value of the setting; anything else (unset, a typo) is the default. */
 export function chatToolsSetting(value: unknown): ChatTools {
   return value === "gateway" || value === "tools" ? value : DEFAULT_CHAT_TOOLS;

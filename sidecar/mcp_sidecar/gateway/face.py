@@ -32,10 +32,12 @@ from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_sidecar import __version__, tasks
+from mcp_sidecar.catalog.context_budget import DEFAULT_BUDGET, ExposeMode
 from mcp_sidecar.connections.sdk_shim import host_connection
 from mcp_sidecar.gateway import apps, entries, refusals, texts
 from mcp_sidecar.gateway.durable import digest
 from mcp_sidecar.gateway.eras import OPEN_METHOD
+from mcp_sidecar.gateway.exposure import Exposed, Exposing
 from mcp_sidecar.gateway.forwarding import Forwarding, model_tool_servers
 from mcp_sidecar.gateway.host_tasks import EXTENSION, HostTasks, TaskProgress, follows_tasks
 from mcp_sidecar.gateway.hosts import Host, Hosts, Tell, deliver
@@ -146,17 +148,22 @@ class Gateway:
         relist_wait_s: float = RELIST_WAIT_S,
         prompts: PromptSnapshot | None = None,
         background_after_s: float | None = DEFAULT_AFTER_S,
+        expose: ExposeMode = "search",
+        expose_budget: int = DEFAULT_BUDGET,
     ) -> None:
         """`durable`: the session the first host continues (`--session NAME`), else none;
         `resources`: list the servers' resources (`--resources`); `relist_wait_s`: how long an
         activation's answer waits for the host to list its tools again (`--list-wait`);
         `prompts`: the prompts listed at the last start; `background_after_s`: how long a host's call
-        holds its turn before it goes on in the background (`--background-after`; None: never)."""
+        holds its turn before it goes on in the background (`--background-after`; None: never); `expose` and
+        `expose_budget`: whether every tool is listed from the start (`--expose`, `exposure.py`; proxy mode
+        never lists them)."""
         self.app = app
         app.background.after = background_after_s
         self.mode = mode
         self.relist_wait_s = relist_wait_s
         self.hosts = Hosts(app, lists_active=mode == "native")
+        self.exposing = Exposing(app, self.hosts, expose if mode == "native" else "search", expose_budget)
         self._durable = durable
         self._bus = InMemorySubscriptionBus()
         self._modern: Host | None = None
@@ -231,7 +238,14 @@ class Gateway:
         host.version = version
         if durable is not None or profile_tools(self.app):
             host.restoring = tasks.spawn(self._begin(host, durable), "gateway-restore")
+        tasks.spawn(self._expose(host), "gateway-expose-start")
         return host
+
+    async def _expose(self, host: Host) -> None:
+        """Measure what every tool costs (`--expose`) once the first host's roots are known: the servers
+        a measure connects get them from their start."""
+        await self.forwarding.ready(host)
+        self.exposing.start()
 
     async def _begin(self, host: Host, durable: DurableSession | None) -> None:
         """A new host's first tools: the durable session's, then its profile's (`--profile`), so that its
@@ -277,17 +291,26 @@ class Gateway:
     # -- tools ------------------------------------------------------------------------------
 
     def _native(self, host: Host, tool: ActiveTool, with_apps: bool = False) -> dict[str, Any] | None:
-        name = host.native_name(tool.server, tool.name)
-        meta = apps.tool_meta(tool.server, tool.descriptor) if with_apps else None
-        return entries.tool_entry(name, tool.server, tool.descriptor, host.version, meta)
+        return self._entry(host, tool.server, tool.descriptor, with_apps)
 
-    def tools_of(self, host: Host, with_apps: bool = False) -> list[dict[str, Any]]:
-        """`mcp_tools` and `mcp_call`, then in native mode the host's active tools (with their MCP
-        Apps `_meta.ui` when `with_apps`: the host declared the extension)."""
-        tools = texts.opening_tools(self.app.model_tool, self.mode)
+    def _entry(self, host: Host, server: str, descriptor: dict[str, Any], with_apps: bool) -> dict[str, Any] | None:
+        name = host.native_name(server, descriptor["name"])
+        meta = apps.tool_meta(server, descriptor) if with_apps else None
+        return entries.tool_entry(name, server, descriptor, host.version, meta)
+
+    def tools_of(self, host: Host, with_apps: bool = False, exposed: Exposed | None = None) -> list[dict[str, Any]]:
+        """`mcp_tools` and `mcp_call`, then in native mode the host's active tools, then the `exposed` tools
+        not active (`--expose`) (with their MCP Apps `_meta.ui` when `with_apps`: the host declared the extension)."""
+        tools = texts.opening_tools(self.app.model_tool, self.mode, bool(exposed))
         if self.mode == "proxy":
             return tools
-        natives = [self._native(host, t, with_apps) for t in self.app.sessions.active(host.session).values()]
+        active = self.app.sessions.active(host.session)
+        natives = [self._native(host, t, with_apps) for t in active.values()]
+        natives += [
+            self._entry(host, server, descriptor, with_apps)
+            for tool_id, (server, descriptor, _) in (exposed or {}).items()
+            if tool_id not in active
+        ]
         return tools + [entry for entry in natives if entry is not None]
 
     async def _list_tools(
@@ -296,7 +319,9 @@ class Gateway:
         self.app.ensure_loaded()
         host = await self._host(ctx)
         await self._restored(host)
-        listed = self.tools_of(host, apps.declares(ctx))
+        await self.exposing.ready(RESTORE_WAIT_S)
+        host.exposed = self.exposing.tools()
+        listed = self.tools_of(host, apps.declares(ctx), host.exposed)
         host.listed()
         return _result(ctx, {"tools": listed})
 
@@ -318,7 +343,8 @@ class Gateway:
             if not isinstance(tool_id, str) or not isinstance(given, dict) or set(arguments) - {"id", "arguments"}:
                 why = "mcp_call takes {id: string, arguments: object}."
                 return _refusal("invalid_params", why)
-            return await self._forwarded_call(ctx, host, tool_id, given)
+            refused = await self._activate_exposed(host, tool_id, self.exposing.tools())
+            return refused or await self._forwarded_call(ctx, host, tool_id, given)
         tool_id = host.tool_id(params.name) if self.mode == "native" else None
         if tool_id is None and (named := host.as_id(params.name, self.app.registry.names())) in host.dropped:
             return _refusal(
@@ -330,7 +356,26 @@ class Gateway:
                 return called
         if tool_id is None:
             return _refusal("tool_not_found", refusals.unknown(self.app, host, params.name, self._natively(host)))
-        return await self._forwarded_call(ctx, host, tool_id, arguments)
+        refused = await self._activate_exposed(host, tool_id, host.exposed)
+        return refused or await self._forwarded_call(ctx, host, tool_id, arguments)
+
+    async def _activate_exposed(self, host: Host, tool_id: str, exposed: Exposed) -> dict[str, Any] | None:
+        """A tool listed because every tool is (`--expose`), called before anything activated it: activated
+        now, as the definition `exposed` has (the host listed it so), else refused as changed. None: the
+        call goes on (also for a tool that is active, or not exposed: the call says what is wrong)."""
+        listed = exposed.get(tool_id)
+        if listed is None or self.app.sessions.get(host.session, tool_id) is not None:
+            return None
+        done = await self.app.activation.activate((tool_id,), host.session, self.wording(host))
+        active = self.app.sessions.get(host.session, tool_id)
+        if active is None:
+            return _text(done["text"], True)
+        if active.canonical != listed[2]:
+            self.app.sessions.deactivate(host.session, [tool_id], "tool changed")  # the host is told (`Hosts`)
+            why = refusals.gone(self.app, host, tool_id, "tool_changed", self._natively(host))
+            return _refusal("tool_changed", why, listed[0])
+        self.hosts.changed(host, tell=False)  # listed already: a durable session keeps it, nothing to tell
+        return None
 
     async def _app_call(self, ctx: Ctx, host: Host, name: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
         """An app's call back to its server, by the server's own tool name (`gateway/apps.py`): no session,

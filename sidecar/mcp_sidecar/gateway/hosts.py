@@ -66,6 +66,9 @@ class Host:
     apps: dict[str, str] = field(default_factory=dict)
     """Server → the (server's own) `ui://` URI of its app this host last read: the apps it may render,
     whose calls back to their server it sends with the server's own tool names (`gateway/apps.py`)."""
+    exposed: dict[str, tuple[str, dict[str, Any], str]] = field(default_factory=dict)
+    """Tool id → (server, descriptor, canonical text) of the tools its last `tools/list` had because every
+    tool is listed (`--expose`, `exposure.py`): a call of one is activated first, as that definition."""
     closed: bool = False
     _listed: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -173,16 +176,17 @@ class Hosts:
     def __iter__(self) -> Iterator[Host]:
         return iter(list(self._by_session.values()))
 
-    def changed(self, host: Host) -> None:
+    def changed(self, host: Host, tell: bool = True) -> None:
         """The host's active tools changed: a durable session keeps its new set of ids, and a host that
         lists them (native mode) is told its list changed, in the background (never from inside an
-        event handler's caller). In proxy mode its list stays `mcp_tools` and `mcp_call`: nothing to tell."""
+        event handler's caller). In proxy mode its list stays `mcp_tools` and `mcp_call`: nothing to tell;
+        nor when `tell` is False (a tool it listed already, activated as it is called)."""
         for tool_id in self._app.sessions.active(host.session):
             host.dropped.pop(tool_id, None)
         if host.durable is not None and self._by_session.get(host.session) is host:
             active = self._app.sessions.active(host.session)
             host.durable.save({tool_id: digest(tool.canonical) for tool_id, tool in active.items()})
-        if self.lists_active:
+        if self.lists_active and tell:
             self.tell(host)
 
     def tell(self, host: Host) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcp_sidecar.catalog.context_budget import CONTEXT_WINDOW, DEFAULT_BUDGET, MAX_BUDGET
 from mcp_sidecar.config import budget
 from mcp_sidecar.config.budget import Budget
 
@@ -25,6 +26,22 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         default="native",
         help="native: activated tools join tools/list (default); proxy: mcp_tools and mcp_call only, "
         "for hosts that ignore list_changed",
+    )
+    parser.add_argument(
+        "--expose",
+        choices=("auto", "search", "all"),
+        default="auto",
+        help="auto: every tool of the enabled servers (the profile's) is listed from the start, beside mcp_tools, "
+        "while together they cost at most --expose-budget tokens, else they are found with mcp_tools query "
+        "(default); all: always listed; search: never (with --tools proxy: never)",
+    )
+    parser.add_argument(
+        "--expose-budget",
+        type=_budget,
+        default=DEFAULT_BUDGET,
+        metavar="TOKENS",
+        help=f"with --expose auto: the most every tool may cost, in estimated tokens (default {DEFAULT_BUDGET}: "
+        f"2%% of a {CONTEXT_WINDOW // 1000}k-token context window)",
     )
     parser.add_argument(
         "--resources",
@@ -105,6 +122,16 @@ def _limit(field: str) -> Any:
 def budget_of(args: argparse.Namespace) -> Budget:
     """The host's own session budget from `--max-active-tools` / `--max-active-tokens` (None: the files')."""
     return Budget(getattr(args, "max_active_tools", None), getattr(args, "max_active_tokens", None))
+
+
+def _budget(value: str) -> int:
+    try:
+        tokens = int(value.replace("_", "").replace(",", ""))
+    except ValueError:
+        tokens = -1
+    if not 0 <= tokens <= MAX_BUDGET:
+        raise argparse.ArgumentTypeError(f"expected a whole number of tokens from 0 to {MAX_BUDGET} (got {value!r})")
+    return tokens
 
 
 def _seconds(value: str) -> float:

@@ -160,6 +160,8 @@ def _gateway(
         relist_wait_s=args.list_wait,
         background_after_s=args.background_after or None,
         prompts=snapshot or PromptSnapshot(app),
+        expose=args.expose,
+        expose_budget=args.expose_budget,
     )
 
 
@@ -200,7 +202,8 @@ async def _serve_pipes(
         args.tools,
         pipes,
         resources=args.resources,
-        restoring=bool(args.session) or durable is not None or texts.profile_tools(app),
+        # A first list that may hold every tool (`--expose`) waits for the SDK side, which measures them.
+        restoring=bool(args.session) or durable is not None or texts.profile_tools(app) or _may_expose(args),
         prompts=snapshot,
         prepare=lambda arguments: app.activation.connect_servers_soon(app.model_tool.servers_to_contact(arguments)),
     )
@@ -233,6 +236,10 @@ async def _serve_pipes(
             await router.finish()
         for gateway in gateways:
             await gateway.host_tasks.close()  # the host is gone: so are the calls it followed as tasks
+
+
+def _may_expose(args: argparse.Namespace) -> bool:
+    return bool(args.expose != "search" and args.tools == "native")
 
 
 async def _sdk_loaded(start: Callable[[], Awaitable[Router]]) -> Callable[[], Awaitable[Router]]:

@@ -22,6 +22,10 @@ NATIVE_NOTE = """\
 Activated tools are added to your own tools as `<server>__<tool>` (the activation answer \
 names each), with their full schemas: call them directly. When the activation answer says \
 they are not among your tools, call them with `mcp_call` ({id, arguments}) instead."""
+EVERY_NOTE = """\
+Every tool of the servers below is already among your own tools as `<server>__<tool>`, with its \
+full schema: call them directly, no query or activation needed. Use mcp_tools to read resources, \
+complete arguments, find prompts and fetch background results."""
 PROXY_NOTE = """\
 Activated tools are called with `mcp_call` ({id, arguments}), using the signature the \
 activation answer shows."""
@@ -53,11 +57,11 @@ def instructions(tool: ModelTool) -> str:
     return f"{INSTRUCTIONS}\n\n{directory}" if directory else INSTRUCTIONS
 
 
-def mcp_tools(tool: ModelTool, mode: Mode) -> dict[str, Any]:
+def mcp_tools(tool: ModelTool, mode: Mode, every: bool = False) -> dict[str, Any]:
     """`mcp_tools` as the gateway lists it: the editors' definition, with how this gateway's host
-    calls what it activates."""
+    calls what it activates (`every`: every tool is listed already, `--expose`)."""
     described = tool.definition()
-    note = NATIVE_NOTE if mode == "native" else PROXY_NOTE
+    note = PROXY_NOTE if mode != "native" else EVERY_NOTE if every else NATIVE_NOTE
     head, _, directory = described["description"].partition("\n\nServers (")
     description = f"{head}\n{note}" + (f"\n\nServers ({directory}" if directory else "")
     return {"name": model_tool.NAME, "description": description, "inputSchema": model_tool.INPUT_SCHEMA}
@@ -81,9 +85,9 @@ def mcp_call(mode: Mode) -> dict[str, Any]:
     }
 
 
-def opening_tools(tool: ModelTool, mode: Mode) -> list[dict[str, Any]]:
-    """What a host lists before it activated anything."""
-    return [mcp_tools(tool, mode), mcp_call(mode)]
+def opening_tools(tool: ModelTool, mode: Mode, every: bool = False) -> list[dict[str, Any]]:
+    """What a host lists before it activated anything (and beside every tool, when `every`)."""
+    return [mcp_tools(tool, mode, every), mcp_call(mode)]
 
 
 def not_listed(ids: list[str]) -> str:

@@ -69,8 +69,10 @@ async def _call_tool(app: Sidecar, p: CallToolParams) -> CallToolResult:
     """`mcp/callTool`: progress on the client's work-done token, and a model's wording when `forModel`;
     past the client's threshold, the call goes on in the background (`mcp/calls/*`)."""
 
+    activate = p.activate or (p.for_model and await _every_callable(app, p))
+
     def call(progress: ProgressSink | None) -> Awaitable[CallToolResult]:
-        if p.activate:
+        if activate:
             return app.activation.activate_and_call(p.id, p.arguments, p.session, progress)
         return app.activation.call_tool(p.id, p.arguments, p.session, progress)
 
@@ -88,6 +90,15 @@ async def _call_tool(app: Sidecar, p: CallToolParams) -> CallToolResult:
         if p.for_model:
             exc.diagnostic = model_text.for_model(exc.diagnostic)
         raise
+
+
+async def _every_callable(app: Sidecar, p: CallToolParams) -> bool:
+    """A chat's `mcp_call` of a tool not active: activated first while every tool of the client's servers costs
+    at most the client's chat budget (`initializationOptions.chatExposeBudget`; issue 34's rule, as the gateway's
+    `--expose auto`)."""
+    if app.sessions.get(p.session, p.id) is not None:
+        return False
+    return await app.exposure.chat_within() is not None
 
 
 def _gone_to_background(app: Sidecar, call: BackgroundCallView) -> CallToolResult:

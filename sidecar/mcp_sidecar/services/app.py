@@ -78,6 +78,7 @@ class Sidecar:
         self.app_pages = client.app_pages
         self.completion = client.completion
         self.discovery = client.discovery
+        self.exposure = client.exposure
         self.model_tool = client.model_tool
         self.commands = client.commands
         self.background = client.background

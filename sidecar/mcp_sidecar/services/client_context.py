@@ -36,6 +36,7 @@ from mcp_sidecar.services.config_edits import ConfigEdits
 from mcp_sidecar.services.config_imports import ConfigImports
 from mcp_sidecar.services.configuration import Configuration
 from mcp_sidecar.services.discovery import Discovery
+from mcp_sidecar.services.exposure import ToolExposure
 from mcp_sidecar.services.lifecycle import Lifecycle
 from mcp_sidecar.services.model_tool import ModelTool
 from mcp_sidecar.services.notifier import Notifier, Notify
@@ -123,6 +124,8 @@ class ClientContext:
         """Its apps open in the person's browser (loopback pages), closed at its end."""
         self.completion = Completion(self.configuration, self.reading, self.prompts)
         self.discovery = Discovery(self.configuration, registry, catalogs, self.sessions, self.activation)
+        self.exposure = ToolExposure(self.configuration, registry, catalogs)
+        """What every tool of its searched servers would cost its model, against a budget (issue 34)."""
         self.background = BackgroundCalls(notify)
         """Its calls gone to the background (none until a front sets a threshold): its own, released at its end."""
         self.model_tool = ModelTool(
@@ -136,6 +139,7 @@ class ClientContext:
             completion=self.completion,
             prompts=self.prompts,
             background=self.background,
+            exposure=self.exposure,
         )
         self.profiles = Profiles(self.configuration, self.sessions, self.activation, self.notifier, self.hub)
         """This client's profile: what it searches, and the tools it starts with."""

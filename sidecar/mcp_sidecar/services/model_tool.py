@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from mcp_sidecar.services.completion import Completion
     from mcp_sidecar.services.configuration import Configuration
     from mcp_sidecar.services.discovery import Discovery
+    from mcp_sidecar.services.exposure import ToolExposure
     from mcp_sidecar.services.prompts import Prompts
     from mcp_sidecar.services.reading import Reading
     from mcp_sidecar.services.sessions import Sessions
@@ -117,13 +118,20 @@ MAX_WAIT_S = 60.0
 SUMMARY_NAMES = 3
 """A server's summary without a description names this many of its cached tools."""
 
+EVERY_CALLABLE = (
+    "Every tool of these servers costs {tokens:,} tokens together, within the {budget:,}-token budget: call any "
+    "of them with mcp_call by its id (from a query) without activating it first."
+)
+"""After the directory an editor's chat shows in a first answer, when `mcp_call` calls any tool (`exposure.py`)."""
+
 CALL_NAME = "mcp_call"
 CALL_DESCRIPTION = (
     'Call one MCP tool that was activated with mcp_tools, by its exact id ("server.tool"), with arguments that '
     "follow the signature its activation showed: every required parameter, the declared types, only the allowed "
     "values. Steps: 1. mcp_tools with query to find the tool, 2. mcp_tools with activate to load it and see its "
     "signature, 3. this tool with the id and arguments. A tool that was not activated, or whose definition changed "
-    "since, is refused with a message saying what to do (activate it again)."
+    "since, is refused with a message saying what to do (activate it again). When mcp_tools says every tool is "
+    "callable without activating it, call any tool by its id directly."
 )
 CALL_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -191,6 +199,7 @@ class ModelTool:
         completion: Completion,
         prompts: Prompts,
         background: BackgroundCalls,
+        exposure: ToolExposure | None = None,
     ) -> None:
         """The operations are the features' own; `prompts` and `background`: a session's end discards its
         previews and releases its background calls."""
@@ -204,6 +213,7 @@ class ModelTool:
         self._completion = completion
         self._prompts = prompts
         self._background = background
+        self._exposure = exposure
 
     def definition(self) -> ModelToolDefinition:
         """The tool to register: the fixed description, then the directory of the enabled servers."""
@@ -318,10 +328,18 @@ class ModelTool:
         if include_directory and "query" in arguments and not result["isError"]:
             key = self._directory_key()
             if key and self._sessions.directory_news(session, key):
-                result["text"] = f"{directory_text.render(self.directory())}\n\n{result['text']}"
+                shown = directory_text.render(self.directory()) + await self._every_callable()
+                result["text"] = f"{shown}\n\n{result['text']}"
         # Each rendering sanitises its fields; the whole text once more, as the model reads it.
         result["text"] = strip_controls(result["text"])
         return result
+
+    async def _every_callable(self) -> str:
+        """The line saying every tool is callable without an activation, when they cost at most the budget."""
+        within = await self._exposure.chat_within() if self._exposure is not None else None
+        if within is None or not within.tools or self._exposure is None:
+            return ""
+        return "\n" + EVERY_CALLABLE.format(tokens=within.tokens, budget=self._exposure.chat_budget)
 
     async def _invoke(self, arguments: dict[str, Any], session: str, wording: Wording) -> ModelToolInvokeResult:
         op = "mcp_tools"

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_sidecar.engine.kinds import ENGINE_ENV
+from support.expose import searched
 from support.hosts import flows
 from support.hosts.dialect import Dialect, Offered, Result
 from support.hosts.fake_model import DIALECTS
@@ -213,7 +214,7 @@ def run_host(
         "host": host,
         "prompt": prompt,
         "turns": to_json(turns),
-        "gateway": [*gateway, *gateway_args],
+        "gateway": [*gateway, *searched(gateway_args)],
         "gateway_env": gateway_env(sidecar_home),
         "options": options or {},
         "timeout": timeout,

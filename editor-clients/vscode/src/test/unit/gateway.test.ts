@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 import {
+  CHAT_EXPOSE_BUDGET,
   CHAT_TOOLS_CONTEXT,
   CHAT_TOOLS_SETTING,
   chatToolsSetting,
@@ -181,5 +182,21 @@ test("package.json: the chat tools are hidden while the gateway is offered (thei
       ["mcp_tools", `${CHAT_TOOLS_CONTEXT} != gateway`],
       ["mcp_call", `${CHAT_TOOLS_CONTEXT} != gateway`],
     ],
+  );
+});
+
+test("the chat tools' budget is the gateway's default --expose-budget, and mcp_call tells the model what it means", () => {
+  // The sidecar's default: sidecar/mcp_sidecar/catalog/context_budget.py, 2 % of its context window.
+  const source = readFileSync(
+    path.resolve(__dirname, "../../../../sidecar/mcp_sidecar/catalog/context_budget.py"),
+    "utf8",
+  );
+  const window = Number((/^CONTEXT_WINDOW = ([\d_]+)$/m.exec(source)?.[1] ?? "").replaceAll("_", ""));
+  assert.match(source, /^DEFAULT_BUDGET = CONTEXT_WINDOW \* 2 \/\/ 100$/m);
+  assert.equal(CHAT_EXPOSE_BUDGET, (window * 2) / 100);
+  const call = pkg.contributes.languageModelTools.find((t: { name: string }) => t.name === "mcp_call");
+  assert.match(
+    call.modelDescription,
+    /When mcp_tools says every tool is callable without activating it, call any tool by its id directly\./,
   );
 });
