@@ -63,6 +63,10 @@ const INVALID_PARAMS = -32602;
 /** The specification's implementation-defined error code for refusals. */
 const REFUSED = -32000;
 const MAX_SIZE = 20_000;
+/** A frame may send this many messages a second; past it, the rest of that second is refused. */
+export const MAX_MESSAGES_PER_SECOND = 200;
+/** Requests of one app that may wait for an answer at once (its tool calls wait on the person). */
+export const MAX_PENDING_REQUESTS = 16;
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -97,6 +101,12 @@ export class AppBridge {
   private initialized = false;
   private closed = false;
   private context: HostContext;
+  private windowStart = Number.NEGATIVE_INFINITY;
+  private inWindow = 0;
+  private pending = 0;
+  private floodLogged = false;
+  /** Milliseconds, for the flood limit (tests pass their own clock). */
+  now: () => number = () => Date.now();
 
   constructor(
     private readonly host: AppHost,
@@ -136,8 +146,17 @@ export class AppBridge {
     const { id, method } = message;
     if (typeof method !== "string") return; // a response: the bridge sends no requests
     const params = isObject(message.params) ? message.params : {};
-    if (id === undefined) return this.onNotification(method, params);
-    if (typeof id !== "string" && typeof id !== "number") return;
+    if (id !== undefined && typeof id !== "string" && typeof id !== "number") return;
+    const flooded = this.flooded();
+    if (id === undefined) return flooded ? undefined : this.onNotification(method, params);
+    if (flooded || this.pending >= MAX_PENDING_REQUESTS) {
+      const why = flooded
+        ? `More than ${MAX_MESSAGES_PER_SECOND} messages in a second: refused.`
+        : `More than ${MAX_PENDING_REQUESTS} requests waiting for an answer: refused.`;
+      this.respond({ jsonrpc: "2.0", id, error: { code: REFUSED, message: why } });
+      return;
+    }
+    this.pending += 1;
     try {
       const result = await this.onRequest(method, params);
       this.respond({ jsonrpc: "2.0", id, result });
@@ -145,7 +164,28 @@ export class AppBridge {
       const code = error instanceof BridgeError ? error.code : REFUSED;
       const text = error instanceof Error ? error.message : String(error);
       this.respond({ jsonrpc: "2.0", id, error: { code, message: text } });
+    } finally {
+      this.pending -= 1;
     }
+  }
+
+  /** Whether this message is past the second's limit (logged once per app: a flood is not logged whole). */
+  private flooded(): boolean {
+    const now = this.now();
+    if (now - this.windowStart >= 1000) {
+      this.windowStart = now;
+      this.inWindow = 0;
+    }
+    this.inWindow += 1;
+    if (this.inWindow <= MAX_MESSAGES_PER_SECOND) return false;
+    if (!this.floodLogged) {
+      this.floodLogged = true;
+      this.host.log(
+        "warning",
+        `the app sent more than ${MAX_MESSAGES_PER_SECOND} messages in a second; the rest are refused`,
+      );
+    }
+    return true;
   }
 
   private respond(message: JsonObject): void {

@@ -43,13 +43,17 @@ log = logging.getLogger(__name__)
 LOOPBACK = "127.0.0.1"
 MAX_HEAD_BYTES = 16 * 1024
 MAX_BODY_BYTES = 1024 * 1024
+MAX_WAITING_CALLS = 16
+"""An app's calls that may wait for the person's answer or their result at once; past it, refused
+(429): a flooding app neither queues questions without end nor holds the client's sockets."""
 READ_TIMEOUT_S = 30.0
 """How long a request may take to arrive whole."""
 CONFIRM_TIMEOUT_S = 300.0
 """How long a call waits for the person's answer in the editor."""
 _PATH = re.compile(r"^/([A-Za-z0-9_-]{1,128})/(app|call)?$")
 _REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 405: "Method Not Allowed", 413: "Payload Too Large"}
-_REASONS |= {415: "Unsupported Media Type", 421: "Misdirected Request", 431: "Request Header Fields Too Large"}
+_REASONS |= {415: "Unsupported Media Type", 421: "Misdirected Request", 429: "Too Many Requests"}
+_REASONS |= {431: "Request Header Fields Too Large"}
 
 
 @dataclass(frozen=True)
@@ -145,6 +149,7 @@ class AppPages:
         self._apps = apps
         self._hub = hub
         self._pages: dict[str, Page] = {}
+        self._waiting = 0
         self._listener: asyncio.Server | None = None
         self._authority = ""
 
@@ -236,13 +241,20 @@ class AppPages:
         arguments = asked.get("arguments", {}) if isinstance(asked, dict) else None
         if not isinstance(name, str) or not isinstance(arguments, dict):
             return _error("tools/call takes {name: string, arguments?: object}.", -32602)
+        if self._waiting >= MAX_WAITING_CALLS:
+            log.info("app page: %s: more than %d calls waiting; refused", page.server, MAX_WAITING_CALLS)
+            return _plain(429, "Too many calls waiting.")
         params = {"server": page.server, "uri": page.uri, "name": name, "arguments": arguments}
-        if not await self._allowed(page.server, params):
-            return _error(f"The call of {one_line(name)!r} was not allowed.")
+        self._waiting += 1
         try:
-            result = await self._apps.call_tool(page.server, page.uri, name, arguments)
-        except SidecarError as exc:
-            return _error(one_line(exc.diagnostic.render()))
+            if not await self._allowed(page.server, params):
+                return _error(f"The call of {one_line(name)!r} was not allowed.")
+            try:
+                result = await self._apps.call_tool(page.server, page.uri, name, arguments)
+            except SidecarError as exc:
+                return _error(one_line(exc.diagnostic.render()))
+        finally:
+            self._waiting -= 1
         return _json({"result": mcp_result(result)})
 
     async def _allowed(self, server: str, params: dict[str, Any]) -> bool:

@@ -14,6 +14,8 @@ import {
   contentText,
   type JsonObject,
   linkQuestion,
+  MAX_MESSAGES_PER_SECOND,
+  MAX_PENDING_REQUESTS,
   openableLink,
   pageContext,
 } from "../../appBridge";
@@ -291,4 +293,52 @@ test("the page's report becomes host context: theme, style variables, width", ()
   assert.deepEqual(pageContext({ theme: "sepia", width: -4 }), {});
   assert.deepEqual(pageContext("junk"), {});
   assert.equal(contentText({ type: "text", text: "one" }), "one");
+});
+
+test("a flood: past the limit in a second, requests are refused and notifications dropped, logged once", async () => {
+  const host = recorder();
+  const b = bridge(host);
+  let clock = 1_000_000;
+  b.now = () => clock;
+  for (let i = 0; i < MAX_MESSAGES_PER_SECOND; i += 1) {
+    await b.receive({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: i } });
+  }
+  await b.receive({ jsonrpc: "2.0", id: 1, method: "ping" });
+  await b.receive({ jsonrpc: "2.0", method: "ui/notifications/size-changed", params: { width: 10, height: 10 } });
+  await b.receive({ jsonrpc: "2.0", id: 2, method: "ping" });
+  assert.deepEqual(host.sent, [
+    { jsonrpc: "2.0", id: 1, error: { code: -32000, message: "More than 200 messages in a second: refused." } },
+    { jsonrpc: "2.0", id: 2, error: { code: -32000, message: "More than 200 messages in a second: refused." } },
+  ]);
+  assert.deepEqual(host.sizes, []);
+  assert.equal(host.logs.filter((line) => line.includes("more than 200 messages")).length, 1);
+  clock += 1000; // the next second: answered again
+  await b.receive({ jsonrpc: "2.0", id: 3, method: "ping" });
+  assert.deepEqual(host.sent.at(-1), { jsonrpc: "2.0", id: 3, result: {} });
+});
+
+test("requests waiting on the person are bounded: past the limit, the next is refused at once", async () => {
+  const waiting: (() => void)[] = [];
+  const host = recorder({
+    callTool: () =>
+      new Promise((resolve) => {
+        waiting.push(() => resolve({ content: [], isError: false }));
+      }),
+  });
+  const b = bridge(host);
+  const calls = [];
+  for (let i = 0; i < MAX_PENDING_REQUESTS; i += 1) {
+    calls.push(b.receive({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "t", arguments: {} } }));
+  }
+  await b.receive({ jsonrpc: "2.0", id: 99, method: "tools/call", params: { name: "t", arguments: {} } });
+  assert.deepEqual(host.sent, [
+    {
+      jsonrpc: "2.0",
+      id: 99,
+      error: { code: -32000, message: `More than ${MAX_PENDING_REQUESTS} requests waiting for an answer: refused.` },
+    },
+  ]);
+  for (const release of waiting) release();
+  await Promise.all(calls);
+  assert.equal(host.sent.length, MAX_PENDING_REQUESTS + 1);
 });
