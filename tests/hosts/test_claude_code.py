@@ -1,7 +1,8 @@
 """Claude Code 2.1.332 against the gateway, driven by the fake model (tests/hosts/FINDINGS.md).
 
-Three runs, each read by several tests: tool search on (Claude Code's default: the gateway's tools
-are names the model loads with `ToolSearch`), tool search off, and proxy mode.
+Four runs, each read by several tests: tool search on (Claude Code's default: the gateway's tools
+are names the model loads with `ToolSearch`), tool search off, proxy mode, and the gateway's
+`--expose auto` (the one small server's tools listed from the start, called with no search).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import pytest
 
 from support.hosts import flows
 from support.hosts.run import HostRun, can_run_hosts, run_host
-from support.hosts.script import Turn
+from support.hosts.script import Say, Turn
 
 UNAVAILABLE = can_run_hosts()
 pytestmark = [pytest.mark.e2e, pytest.mark.hosts, pytest.mark.skipif(UNAVAILABLE is not None, reason=str(UNAVAILABLE))]
@@ -46,6 +47,16 @@ def searching(tmp_path_factory: pytest.TempPathFactory) -> HostRun:
 def plain(tmp_path_factory: pytest.TempPathFactory) -> HostRun:
     """Tool search off (`ENABLE_TOOL_SEARCH=false`): every tool is offered with its schema."""
     return _run(tmp_path_factory, "claude-plain", flows.native(), options={"tool_search": False})
+
+
+@pytest.fixture(scope="module")
+def exposed(tmp_path_factory: pytest.TempPathFactory) -> HostRun:
+    """`--expose auto` (the gateway's default) with tool search off: `basic` costs far less than the
+    budget, so its tools are in the first list, and the model calls one at once."""
+    turns: list[Turn] = [flows.NATIVE_CALL, Say("finished")]
+    return _run(
+        tmp_path_factory, "claude-auto", turns, options={"tool_search": False}, gateway_args=("--expose", "auto")
+    )
 
 
 @pytest.fixture(scope="module")
@@ -136,3 +147,16 @@ def test_proxy_mode_calls_through_mcp_call(proxy: HostRun) -> None:
 
 def test_proxy_mode_sends_no_list_changed(proxy: HostRun) -> None:
     assert not proxy.trace.notifications("notifications/tools/list_changed"), proxy.report()
+
+
+def test_with_expose_auto_the_first_request_offers_the_servers_tools(exposed: HostRun) -> None:
+    first = exposed.turns[0]
+    assert ECHO_TOOL in first.names, exposed.report()
+    assert MCP_TOOLS in first.names, exposed.report()  # still there: it reads, completes, finds prompts
+
+
+def test_with_expose_auto_the_native_call_needs_no_search(exposed: HostRun) -> None:
+    result = exposed.result("basic__echo")
+    assert result is not None, exposed.report()
+    assert flows.ECHO in result.text
+    assert not any(m for m in exposed.trace.requests("tools/call") if "mcp_tools" in str(m.msg)), exposed.report()
