@@ -43,7 +43,7 @@ async def test_a_script_may_skip_initialize(home: Path) -> None:
         assert [(r["name"], r["scope"], r["state"]) for r in status["servers"]] == [("demo", "builtin", "idle")]
         assert status["diagnostics"] == []
         active = await client.request("mcp/activeTools")
-        assert active["result"] == {"session": "default", "tools": [], "tokens": 0}
+        assert active["result"] == {"session": "default", "tools": [], "tokens": 0, "budget": None}
         assert client.violations == []
 
 

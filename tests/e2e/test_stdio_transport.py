@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mcp_sidecar.connections import stdio
 from mcp_sidecar.connections.sdk_streams import load_sdk
 from support.sidecar import wait_until
@@ -20,6 +22,13 @@ DEAF_SERVER = (
     "import pathlib, sys, time; pathlib.Path(sys.argv[1] + '.started').write_text('');"
     " sys.stdin.buffer.read(); pathlib.Path(sys.argv[1]).write_text('eof'); time.sleep(60)"
 )
+
+
+@pytest.fixture(autouse=True)
+def not_hurried(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The unhurried stop these tests are about: a test run earlier in this process may have called
+    `stdio.hurry()` (a process ending on a signal), after which a stop sends SIGTERM with the closed stdin."""
+    monkeypatch.setattr(stdio, "_hurried", False)
 
 
 def alive(pid: int) -> bool:
